@@ -1,0 +1,36 @@
+#include "checkers/checker.hpp"
+
+namespace checkers {
+
+auto make_fsync_durability() -> std::unique_ptr<Checker>;
+auto make_no_stale_data() -> std::unique_ptr<Checker>;
+auto make_fs_consistency() -> std::unique_ptr<Checker>;
+
+auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
+    if (name == "fsync_durability") return make_fsync_durability();
+    if (name == "no_stale_data") return make_no_stale_data();
+    if (name == "fs_consistency") return make_fs_consistency();
+    return nullptr;
+}
+
+auto checker_names() -> std::vector<std::string> {
+    return {"fs_consistency", "fsync_durability", "no_stale_data"};
+}
+
+auto checker_about(std::string_view name) -> std::string {
+    if (name == "fsync_durability") {
+        return "data and size that a returned fsync covered survive recovery (or newer data of "
+               "the same file and offset)";
+    }
+    if (name == "no_stale_data") {
+        return "every readable block holds zeros or data this workload wrote to that file and "
+               "offset, never stale device contents or another file's data";
+    }
+    if (name == "fs_consistency") {
+        return "the model's metadata invariants after recovery: mountable, no block owned "
+               "twice, extents inside the device";
+    }
+    return "";
+}
+
+}  // namespace checkers

@@ -1,0 +1,44 @@
+#pragma once
+// Checkers are observers: they read the oracle and the recovered state and
+// report violations as data, never mutate, never assert on the model.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checkers/oracle.hpp"
+#include "model/filesystem.hpp"
+
+namespace checkers {
+
+struct Violation {
+    std::string checker;
+    std::string file;          // empty when not about one file
+    std::uint64_t offset = 0;  // bytes
+    std::string expected;
+    std::string found;
+    std::string message;  // one line, complete
+};
+
+struct CheckContext {
+    const std::vector<std::string>& file_names;
+    std::uint32_t block_size;
+};
+
+class Checker {
+public:
+    virtual ~Checker() = default;
+    [[nodiscard]] virtual auto name() const -> std::string_view = 0;
+    /// Appends at most one violation (the first found, in file and offset order).
+    virtual void check(const Oracle& oracle, const model::RecoveredState& state,
+                       const CheckContext& context, std::vector<Violation>& out) const = 0;
+};
+
+/// nullptr for an unknown name.
+auto make_checker(std::string_view name) -> std::unique_ptr<Checker>;
+/// Every checker name, sorted.
+auto checker_names() -> std::vector<std::string>;
+auto checker_about(std::string_view name) -> std::string;
+
+}  // namespace checkers

@@ -1,0 +1,80 @@
+// fsync_durability: for every fsync that returned, every block written by
+// writes that completed before that fsync began must, after recovery, hold
+// that content or newer content written to the same place of the same file;
+// and the file must be at least as large as it was when the fsync began.
+// Not checked: data written after the fsync began (nothing was promised), and
+// files removed after the fsync (no scenario removes files yet).
+#include "checkers/checker.hpp"
+
+namespace checkers {
+namespace {
+
+auto newer_or_same(const model::disk::Content& expected, const model::disk::Content& found) -> bool {
+    return found.kind == model::disk::ContentKind::data && found.file == expected.file &&
+           found.offset == expected.offset && found.version >= expected.version;
+}
+
+class FsyncDurability final : public Checker {
+public:
+    [[nodiscard]] auto name() const -> std::string_view override { return "fsync_durability"; }
+
+    void check(const Oracle& oracle, const model::RecoveredState& state, const CheckContext& context,
+               std::vector<Violation>& out) const override {
+        if (!state.mounted) return;  // fs_consistency reports a failed mount
+        for (const Promise& promise : oracle.promises()) {
+            if (!promise.returned) continue;
+            if (check_promise(promise, state, context, out)) return;
+        }
+    }
+
+private:
+    static auto check_promise(const Promise& promise, const model::RecoveredState& state,
+                              const CheckContext& context, std::vector<Violation>& out) -> bool {
+        const std::string& file_name = context.file_names[promise.file];
+        const model::RecoveredFile& file = state.files[promise.file];
+        const std::string where = " (promised by " + promise.what + ", returned at step " +
+                                  std::to_string(promise.returned_step) + ")";
+        if (!file.exists) {
+            out.push_back({"fsync_durability", file_name, 0, "the file", "no file",
+                           "file " + file_name + " is missing after recovery" + where});
+            return true;
+        }
+        if (file.size_bytes < promise.size_bytes) {
+            out.push_back({"fsync_durability", file_name, promise.size_bytes,
+                           "size >= " + std::to_string(promise.size_bytes),
+                           "size " + std::to_string(file.size_bytes),
+                           "file " + file_name + " size " + std::to_string(file.size_bytes) +
+                               " < " + std::to_string(promise.size_bytes) + where});
+            return true;
+        }
+        bool failed = false;
+        promise.contents.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& expected_start) {
+            if (failed) return;
+            std::uint64_t cursor = start;
+            auto report = [&](std::uint64_t block, const model::disk::Content& found) {
+                const model::disk::Content expected = expected_start.shifted(block - start);
+                const std::string expected_text = expected.describe(context.file_names, context.block_size) + " or newer";
+                const std::string found_text = found.describe(context.file_names, context.block_size);
+                out.push_back({"fsync_durability", file_name, block * context.block_size, expected_text,
+                               found_text,
+                               "file " + file_name + " offset " + std::to_string(block * context.block_size) +
+                                   ": expected " + expected_text + ", found " + found_text + where});
+                failed = true;
+            };
+            file.blocks.for_each(start, end, [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
+                if (failed) return;
+                if (s > cursor) return report(cursor, model::disk::Content::zeros());
+                cursor = e;
+                if (!newer_or_same(expected_start.shifted(s - start), found)) report(s, found);
+            });
+            if (!failed && cursor < end) report(cursor, model::disk::Content::zeros());
+        });
+        return failed;
+    }
+};
+
+}  // namespace
+
+auto make_fsync_durability() -> std::unique_ptr<Checker> { return std::make_unique<FsyncDurability>(); }
+
+}  // namespace checkers

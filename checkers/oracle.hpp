@@ -1,0 +1,56 @@
+#pragma once
+// The oracle: what the workload did and what the system acknowledged,
+// recorded outside the model by the code that runs the scenario's
+// operations. Checkers compare it with what recovery produced.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/disk/content.hpp"
+#include "sim/range_map.hpp"
+
+namespace checkers {
+
+/// What one returned fsync (or sync) promised for one file.
+struct Promise {
+    std::uint32_t file;
+    std::uint64_t size_bytes;                       // size at fsync start
+    sim::RangeMap<model::disk::Content> contents;   // completed writes at fsync start
+    std::uint64_t started_step = 0;
+    std::uint64_t returned_step = 0;
+    bool returned = false;
+    std::string what;  // "fsync #2 of I"
+};
+
+class Oracle {
+public:
+    explicit Oracle(std::size_t files) : files_(files) {}
+
+    /// A write starts: its version names its contents.
+    auto begin_write() -> std::uint64_t { return ++last_version_; }
+    /// A write returned: [start, end) (blocks) now holds the version.
+    void end_write(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                   std::uint64_t version, std::uint64_t size_bytes);
+    /// An fsync of `file` starts; returns its id.
+    auto begin_fsync(std::uint32_t file, std::uint64_t step, std::string what) -> std::size_t;
+    /// It returned: its promise now binds.
+    void end_fsync(std::size_t id, std::uint64_t step);
+
+    [[nodiscard]] auto promises() const -> const std::vector<Promise>& { return promises_; }
+    [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
+    /// Bumps when a promise starts to bind.
+    [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
+    [[nodiscard]] auto file_count() const -> std::size_t { return files_.size(); }
+
+private:
+    struct FileRecord {
+        std::uint64_t size_bytes = 0;
+        sim::RangeMap<model::disk::Content> contents;
+    };
+    std::vector<FileRecord> files_;
+    std::vector<Promise> promises_;
+    std::uint64_t last_version_ = 0;
+    std::uint64_t epoch_ = 0;
+};
+
+}  // namespace checkers

@@ -1,0 +1,350 @@
+// The command line: CLI11 wiring only. Flags -> load -> run -> print -> exit
+// code. The only place that reads the wall clock (for schedules/s figures).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "checkers/checker.hpp"
+#include "model/disk/block_device.hpp"
+#include "model/info.hpp"
+#include "scenarios/campaign.hpp"
+#include "scenarios/repro.hpp"
+#include "scenarios/runner.hpp"
+#include "sim/yield_point.hpp"
+
+namespace {
+
+enum class ExitCode : int { pass = 0, violation = 1, input = 2 };
+
+auto seconds_now() -> double {
+    using clock = std::chrono::steady_clock;
+    static const auto start = clock::now();
+    return std::chrono::duration<double>(clock::now() - start).count();
+}
+
+auto load(const std::string& path, std::string* text_out = nullptr) -> scenarios::Scenario {
+    std::string text = scenarios::read_text_file(path);
+    scenarios::Scenario scenario = scenarios::parse_scenario(text, path);
+    if (text_out != nullptr) *text_out = std::move(text);
+    return scenario;
+}
+
+auto pick_variant(const scenarios::Scenario& scenario, const std::string& name) -> const scenarios::Variant& {
+    if (name.empty()) return scenario.variants.front();
+    const scenarios::Variant* variant = scenario.find_variant(name);
+    if (variant == nullptr) {
+        std::string names;
+        for (const auto& v : scenario.variants) names += (names.empty() ? "" : ", ") + v.name;
+        throw scenarios::InputError(scenario.path + ": $.variants: expected a variant named one of " +
+                                    names + ", got \"" + name + "\"");
+    }
+    return *variant;
+}
+
+void print_violations(const scenarios::RunOutcome& outcome) {
+    for (const auto& violation : outcome.violations) {
+        std::printf("VIOLATION %s: %s", violation.checker.c_str(), violation.message.c_str());
+        if (outcome.crash) {
+            std::printf("; crash after step %llu (%s)",
+                        static_cast<unsigned long long>(outcome.crash->step), outcome.crash->after.c_str());
+        }
+        std::printf("\n");
+    }
+}
+
+void print_story(const scenarios::RunOutcome& outcome) { std::fputs(outcome.story.c_str(), stdout); }
+
+void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome) {
+    if (!path.empty()) scenarios::write_text_file_atomically(path, outcome.trace);
+}
+
+auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode {
+    print_violations(outcome);
+    if (outcome.violated()) return ExitCode::violation;
+    std::printf("no violation (%llu crash state(s) checked)\n",
+                static_cast<unsigned long long>(outcome.crash_states));
+    return ExitCode::pass;
+}
+
+// ---- run ----
+struct RunArgs {
+    std::string scenario;
+    std::string variant;
+    std::string trace_text;
+};
+
+auto cmd_run(const RunArgs& args) -> ExitCode {
+    const scenarios::Scenario scenario = load(args.scenario);
+    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
+    scenarios::Simulation simulation(scenario, variant);
+    std::printf("crashsim run %s: variant %s, %s\n", scenario.name.c_str(), variant.name.c_str(),
+                scenario.schedule.empty() ? "tasks in order (no scripted schedule)" : "scripted schedule");
+    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    print_story(outcome);
+    write_trace_text(args.trace_text, outcome);
+    std::printf("trace hash %016llx\n", static_cast<unsigned long long>(outcome.trace_hash));
+    return verdict(outcome);
+}
+
+// ---- fuzz ----
+struct FuzzArgs {
+    std::string scenario;
+    std::string variant;
+    std::string strategy = "random";
+    std::uint64_t seed = 0;
+    std::uint64_t schedules = 10000;
+    std::string out = ".";
+    bool quiet = false;
+};
+
+auto sanitize(std::string text) -> std::string {
+    for (char& c : text) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+    }
+    return text;
+}
+
+auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
+    std::string text;
+    const scenarios::Scenario scenario = load(args.scenario, &text);
+    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
+    scenarios::FuzzRequest request;
+    if (!sim::parse_strategy(args.strategy, request.strategy)) {
+        throw scenarios::InputError("--strategy: expected random or pct:D with D in 1..16, got \"" +
+                                    args.strategy + "\"");
+    }
+    if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
+    if (!std::filesystem::is_directory(args.out)) {
+        throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
+    }
+    request.seed = args.seed;
+    request.schedules = args.schedules;
+    scenarios::Simulation simulation(scenario, variant);
+    const double started = seconds_now();
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const double elapsed = std::max(seconds_now() - started, 1e-9);
+    std::printf("crashsim fuzz %s: variant %s, strategy %s, seed %llu\n", scenario.name.c_str(),
+                variant.name.c_str(), request.strategy.text().c_str(),
+                static_cast<unsigned long long>(args.seed));
+    if (report.found) {
+        if (!args.quiet) print_story(report.failing);
+        print_violations(report.failing);
+    }
+    std::printf("schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash states/s\n",
+                static_cast<unsigned long long>(report.schedules),
+                static_cast<unsigned long long>(report.crash_states),
+                static_cast<unsigned long long>(report.steps), elapsed, report.schedules / elapsed,
+                report.crash_states / elapsed);
+    if (!report.found) {
+        std::printf("no violation in %llu schedules\n", static_cast<unsigned long long>(report.schedules));
+        return ExitCode::pass;
+    }
+    scenarios::Repro repro;
+    repro.scenario_path = args.scenario;
+    repro.scenario_text = text;
+    repro.variant = variant.name;
+    repro.strategy = request.strategy.text();
+    repro.seed = args.seed;
+    repro.schedule_index = report.index;
+    repro.schedule_seed = report.schedule_seed;
+    repro.choices = report.failing.choices;
+    repro.crash = *report.failing.crash;
+    repro.checker = report.failing.violations.front().checker;
+    repro.message = report.failing.violations.front().message;
+    repro.trace_hash = report.failing.trace_hash;
+    const std::string path = (std::filesystem::path(args.out) /
+                              ("repro-" + sanitize(scenario.name) + "-" + sanitize(variant.name) + "-" +
+                               sanitize(repro.strategy) + "-seed" + std::to_string(args.seed) + ".json"))
+                                 .string();
+    scenarios::write_repro(repro, path);
+    std::printf("found %s at schedule %llu; repro written to %s\nreplay it with: crashsim replay %s\n",
+                repro.checker.c_str(), static_cast<unsigned long long>(report.index), path.c_str(),
+                path.c_str());
+    return ExitCode::violation;
+}
+
+// ---- replay ----
+struct ReplayArgs {
+    std::string repro;
+    std::string trace_text;
+};
+
+auto cmd_replay(const ReplayArgs& args) -> ExitCode {
+    const scenarios::Repro repro = scenarios::read_repro(args.repro);
+    const scenarios::Scenario scenario = scenarios::parse_scenario(repro.scenario_text, repro.scenario_path);
+    const scenarios::Variant* variant = scenario.find_variant(repro.variant);
+    if (variant == nullptr) {
+        throw scenarios::InputError(args.repro + ": $.variant: expected a variant of the embedded scenario, got \"" +
+                                    repro.variant + "\"");
+    }
+    scenarios::Simulation simulation(scenario, *variant);
+    scenarios::RunOutcome outcome;
+    try {
+        outcome = simulation.replay(repro.choices, repro.crash, true);
+    } catch (const sim::ReplayDiverged& diverged) {
+        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
+                                    diverged.what());
+    }
+    std::printf("crashsim replay %s: %s, variant %s, %s schedule %llu\n", args.repro.c_str(),
+                scenario.name.c_str(), variant->name.c_str(), repro.strategy.c_str(),
+                static_cast<unsigned long long>(repro.schedule_index));
+    print_story(outcome);
+    write_trace_text(args.trace_text, outcome);
+    std::printf("trace hash %016llx (%s the repro)\n", static_cast<unsigned long long>(outcome.trace_hash),
+                outcome.trace_hash == repro.trace_hash ? "matches" : "DIFFERS FROM");
+    return verdict(outcome);
+}
+
+// ---- check ----
+auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std::string> {
+    std::vector<std::string> files;
+    for (const auto& path : paths) {
+        if (std::filesystem::is_directory(path)) {
+            for (const auto& entry : std::filesystem::recursive_directory_iterator(path)) {
+                const auto& p = entry.path();
+                if (!entry.is_regular_file() || p.extension() != ".json") continue;
+                // schema/ holds the JSON Schema, not scenarios.
+                if (p.parent_path().filename() == "schema") continue;
+                files.push_back(p.string());
+            }
+        } else {
+            files.push_back(path);
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+auto cmd_check(const std::vector<std::string>& paths) -> ExitCode {
+    const auto files = collect_scenarios(paths.empty() ? std::vector<std::string>{"scenarios"} : paths);
+    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+    std::vector<scenarios::Scenario> loaded;
+    for (const auto& file : files) loaded.push_back(load(file));
+    std::printf("%-40s %-12s %-28s %-7s %10s %13s %9s\n", "scenario", "variant", "expectation",
+                "verdict", "schedules", "crash states", "time");
+    bool all_met = true;
+    std::size_t rows = 0;
+    std::size_t met = 0;
+    for (const auto& scenario : loaded) {
+        for (const auto& variant : scenario.variants) {
+            const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, seconds_now);
+            rows++;
+            if (row.met) met++;
+            all_met = all_met && row.met;
+            std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),
+                        row.variant.c_str(), row.expectation.c_str(), row.met ? "ok" : "FAILED",
+                        static_cast<unsigned long long>(row.schedules),
+                        static_cast<unsigned long long>(row.crash_states), row.seconds);
+            if (!row.met) std::printf("    %s\n", row.detail.c_str());
+            std::fflush(stdout);
+        }
+    }
+    std::printf("check: %zu of %zu expectations met\n", met, rows);
+    return all_met ? ExitCode::pass : ExitCode::violation;
+}
+
+// ---- list ----
+auto cmd_list() -> ExitCode {
+    std::printf("models:\n");
+    for (const auto& info : model::models()) {
+        std::printf("  %s: %s\n    knobs:\n", info.name.c_str(), info.about.c_str());
+        for (const auto& knob : info.knobs) {
+            std::string values;
+            for (const auto& value : knob.values) values += (values.empty() ? "" : " | ") + value;
+            std::printf("      %s: %s (default %s)\n        %s\n", knob.name.c_str(), values.c_str(),
+                        knob.default_value.c_str(), knob.about.c_str());
+        }
+        std::printf("    operations:\n");
+        for (const auto& op : info.ops) {
+            std::string fields;
+            for (const auto& field : op.fields) {
+                fields += " " + std::string(field.required ? "" : "[") + field.name +
+                          (field.required ? "" : "]");
+            }
+            std::printf("      %s%s: %s\n", op.name.c_str(), fields.c_str(), op.about.c_str());
+        }
+        std::string tasks;
+        for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;
+        std::printf("    tasks the model spawns: %s\n    yield points (each is a crash point):\n", tasks.c_str());
+        for (const auto& point : sim::yield_points()) {
+            if (point.name.rfind(info.yield_point_prefix, 0) != 0) continue;
+            std::printf("      %-44s %s\n", std::string(point.name).c_str(), std::string(point.about).c_str());
+        }
+    }
+    std::printf("checkers:\n");
+    for (const auto& name : checkers::checker_names()) {
+        std::printf("  %-18s %s\n", name.c_str(), checkers::checker_about(name).c_str());
+    }
+    std::printf("device profiles:\n");
+    for (const auto& profile : model::disk::profiles()) {
+        std::printf("  %-8s write %llu ns, flush %llu ns, %s (%s)\n", profile.name.c_str(),
+                    static_cast<unsigned long long>(profile.write_latency),
+                    static_cast<unsigned long long>(profile.flush_latency),
+                    profile.rotational ? "rotational" : "non-rotational", profile.source.c_str());
+    }
+    std::printf("crash policies for unflushed writes: none, all, any-subset, prefix\n");
+    std::printf("strategies: random, pct:D (D in 1..16)\n");
+    return ExitCode::pass;
+}
+
+}  // namespace
+
+auto run_bench(const std::string& scenario_path) -> int;
+
+auto main(int argc, char** argv) -> int {
+    CLI::App app{"crashsim: a deterministic crash-consistency simulator for file-system write, fsync and commit protocols"};
+    app.require_subcommand(1);
+    RunArgs run_args;
+    auto* run = app.add_subcommand("run", "run a scenario's scripted schedule and tell its story");
+    run->add_option("scenario", run_args.scenario, "scenario JSON file")->required();
+    run->add_option("--variant", run_args.variant, "variant name (default: the first)");
+    run->add_option("--trace-text", run_args.trace_text, "write every engine step and note to FILE");
+    FuzzArgs fuzz_args;
+    auto* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
+    fuzz->add_option("scenario", fuzz_args.scenario, "scenario JSON file")->required();
+    fuzz->add_option("--variant", fuzz_args.variant, "variant name (default: the first)");
+    fuzz->add_option("--strategy", fuzz_args.strategy, "random or pct:D");
+    fuzz->add_option("--seed", fuzz_args.seed, "campaign seed");
+    fuzz->add_option("--schedules", fuzz_args.schedules, "schedules to run");
+    fuzz->add_option("--out", fuzz_args.out, "directory for the repro file");
+    fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
+    ReplayArgs replay_args;
+    auto* replay = app.add_subcommand("replay", "replay a repro file byte for byte");
+    replay->add_option("repro", replay_args.repro, "repro JSON written by fuzz")->required();
+    replay->add_option("--trace-text", replay_args.trace_text, "write every engine step and note to FILE");
+    std::vector<std::string> check_paths;
+    auto* check = app.add_subcommand("check", "check every variant's expectation (the CI gate)");
+    check->add_option("paths", check_paths, "scenario files or directories (default: scenarios)");
+    app.add_subcommand("list", "models, knobs, operations, checkers and yield points");
+    std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
+    auto* bench = app.add_subcommand("bench", "engine and exploration speed");
+    bench->add_option("--scenario", bench_scenario, "scenario for schedules/s");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& help) {
+        return app.exit(help);
+    } catch (const CLI::ParseError& error) {
+        std::fprintf(stderr, "crashsim: %s (see crashsim --help)\n", error.what());
+        return static_cast<int>(ExitCode::input);
+    }
+    try {
+        ExitCode code = ExitCode::pass;
+        if (*run) code = cmd_run(run_args);
+        if (*fuzz) code = cmd_fuzz(fuzz_args);
+        if (*replay) code = cmd_replay(replay_args);
+        if (*check) code = cmd_check(check_paths);
+        if (app.got_subcommand("list")) code = cmd_list();
+        if (*bench) return run_bench(bench_scenario);
+        std::fflush(stdout);
+        return static_cast<int>(code);
+    } catch (const scenarios::InputError& error) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "crashsim: %s\n", error.what());
+        return static_cast<int>(ExitCode::input);
+    }
+}

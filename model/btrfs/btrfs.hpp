@@ -1,0 +1,234 @@
+#pragma once
+// btrfs data path, as far as seeds/btrfs-fast-fsync-vs-page-release.txt needs
+// it: buffered writes and delalloc, writeback that creates a pinned extent map
+// and an ordered extent, ordered-extent completion (btrfs_finish_ordered_io)
+// that inserts the file extent item and unpins the extent map, page release
+// (btrfs_releasepage -> try_release_extent_mapping), fsync with its fast path
+// (log the list of modified extents) and full path (copy every item of the
+// inode, with checksum lookups), the per-root log tree and its commit,
+// transaction commit, and log replay at mount. Follows fs/btrfs/extent_io.c,
+// extent_map.c, file.c, tree-log.c, ordered-data.c and transaction.c of v5.7
+// (FIDELITY.md section 1).
+//
+// Left out on purpose (FIDELITY.md 1.5): compression, NOCOW, prealloc and
+// reflink; extent map merging; xattrs, directories and new names; hole items
+// (NO_HOLES); delayed refs and space reservation; several subvolumes; the log
+// root tree as a separate level. A transaction commit and a log commit never
+// overlap. Every tree is written as one metadata block per commit.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/disk/block_device.hpp"
+#include "model/filesystem.hpp"
+#include "model/page_cache.hpp"
+#include "sim/range_map.hpp"
+#include "sim/sync.hpp"
+
+namespace model::btrfs {
+
+inline constexpr std::uint64_t generation_pinned = ~std::uint64_t{0};  // (u64)-1 while pinned
+inline constexpr std::uint64_t release_gate_bytes = 16 * 1024 * 1024;   // SZ_16M
+inline constexpr std::uint64_t extent_blocks_max = 32768;              // 128 MiB of 4 KiB
+
+/// try_release_extent_mapping, by patch of the series.
+enum class ReleasePolicy : std::uint8_t {
+    before_fix,               // v5.7: drop any unpinned, unlocked extent map
+    keep_modified,            // 1/3: keep one on the modified list unless LOGGING
+    keep_current_generation,  // 2/3: but drop a listed one older than fs_info->generation
+};
+
+struct Knobs {
+    ReleasePolicy release = ReleasePolicy::keep_current_generation;
+    bool release_sets_full_sync = false;  // true before patch 3/3
+};
+
+/// struct extent_map. Lengths and offsets in blocks (4 KiB pages).
+struct ExtentMap {
+    std::uint64_t id;  // identity, for the fsync's private reference
+    std::uint64_t start;
+    std::uint64_t length;
+    std::uint64_t block_start;  // disk block
+    std::uint64_t generation;
+    bool pinned;            // EXTENT_FLAG_PINNED: I/O not finished
+    bool logging;           // EXTENT_FLAG_LOGGING: a fast fsync is logging it
+    bool on_modified_list;  // em->list linked on modified_extents
+    [[nodiscard]] auto end() const -> std::uint64_t { return start + length; }
+};
+
+/// An inode's extent map tree: the rb-tree and the list of modified extents,
+/// guarded by em_tree.lock (every actor here takes it in write mode).
+struct ExtentMapTree {
+    sim::RwLock lock{"em_tree.lock"};
+    std::map<std::uint64_t, ExtentMap> maps;  // by start
+    [[nodiscard]] auto lookup(std::uint64_t block) -> ExtentMap*;
+};
+
+/// A file extent item in the subvolume tree or the log tree.
+struct FileExtentItem {
+    std::uint64_t disk_block;
+    std::uint64_t generation;
+    [[nodiscard]] auto shifted(std::uint64_t blocks) const -> FileExtentItem {
+        return {disk_block + blocks, generation};
+    }
+    auto operator==(const FileExtentItem&) const -> bool = default;
+};
+
+struct InodeItems {
+    std::uint64_t size_bytes = 0;
+    sim::RangeMap<FileExtentItem> extents;  // file block -> disk block
+};
+
+/// The subvolume btree (fs tree): inode items and file extent items.
+struct FsTree {
+    std::map<std::uint32_t, InodeItems> inodes;
+};
+
+/// The log tree of one root: what fsyncs logged in the running transaction.
+struct LogTree {
+    std::map<std::uint32_t, InodeItems> inodes;
+};
+
+struct Superblock {
+    std::uint64_t generation;  // last committed transaction
+    std::uint64_t root_block;  // fs tree root
+    std::uint64_t root_object;
+    bool has_log;
+    std::uint64_t log_block;
+    std::uint64_t log_object;
+    std::uint64_t log_transid;
+};
+
+using MetaObject = std::variant<Superblock, FsTree, LogTree>;
+
+struct OrderedExtent {
+    std::uint64_t id;
+    std::uint32_t file;
+    std::uint64_t start;   // file block
+    std::uint64_t length;  // blocks
+    std::uint64_t disk_block;
+    std::uint32_t bios_pending = 0;
+    bool complete = false;  // BTRFS_ORDERED_COMPLETE
+};
+
+struct Inode {
+    bool exists = false;
+    std::uint64_t size_bytes = 0;  // in-memory i_size
+    ExtentMapTree em_tree;
+    /// io tree EXTENT_LOCKED ranges (file blocks).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> locked;
+    bool needs_full_sync = true;  // a new inode's first fsync is a full one
+    std::uint64_t last_trans = 0;
+    std::uint64_t logged_trans = 0;
+    std::uint64_t generation = 0;  // transaction that created the inode
+    sim::Mutex inode_lock{"inode.i_rwsem"};
+    sim::Mutex log_mutex{"inode.log_mutex"};
+    [[nodiscard]] auto range_locked(std::uint64_t start, std::uint64_t end) const -> bool;
+};
+
+struct Counters {
+    std::uint64_t transactions_committed = 0;
+    std::uint64_t log_commits = 0;
+    std::uint64_t fsyncs_fast = 0;
+    std::uint64_t fsyncs_full = 0;
+    std::uint64_t fsyncs_skipped = 0;
+    std::uint64_t checksum_lookups = 0;
+    std::uint64_t extent_maps_released = 0;
+    std::uint64_t extent_maps_kept = 0;
+    std::uint64_t ordered_extents = 0;
+};
+
+class Btrfs final : public FileSystem {
+public:
+    Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
+
+    [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
+    void execute(const OpCall& call) override;
+    auto device() -> disk::BlockDevice& override { return device_; }
+    [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
+    [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+
+private:
+    // inode.cpp: buffered write, writeback, ordered extents
+    void create(std::uint32_t file);
+    void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version);
+    void writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
+    void writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    auto cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;
+    void submit_ordered_bios(std::uint64_t ordered_id);
+    void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void end_bio(std::uint64_t ordered_id);
+    void finish_ordered_io(std::uint64_t ordered_id);
+    void wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void sync_all();
+    // extent_map.cpp: page release
+    void release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void try_release_extent_mapping(std::uint32_t file, std::uint64_t page);
+    void release_one(std::uint32_t file, ExtentMap& em);
+    // transaction.cpp
+    auto join_transaction() -> std::uint64_t;
+    void end_transaction();
+    void commit_transaction();
+    void write_superblock(bool with_log);
+    auto store(MetaObject object) -> std::uint64_t;
+    auto allocate_meta_block() -> std::uint64_t;
+    // tree_log.cpp: fsync
+    void fsync(std::uint32_t file);
+    void log_inode(std::uint32_t file, std::uint64_t transid);
+    void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
+    void log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
+    void sync_log();
+    // recovery.cpp
+    void check_consistency(const FsTree& tree, RecoveredState& state) const;
+
+    [[nodiscard]] auto name(std::uint32_t file) const -> const std::string& { return file_names_[file]; }
+    [[nodiscard]] auto bytes(std::uint64_t blocks) const -> std::uint64_t { return blocks * block_size_; }
+
+    Knobs knobs_;
+    std::uint32_t block_size_;
+    std::vector<std::string> file_names_;
+    disk::BlockDevice device_;
+    PageCache page_cache_;
+    std::vector<Inode> inodes_;
+
+    // fs_info
+    std::uint64_t generation_ = 0;  // fs_info->generation: newest transaction started
+    std::uint64_t last_trans_committed_ = 0;
+    bool transaction_running_ = false;
+    bool commit_in_progress_ = false;
+    std::uint32_t transaction_writers_ = 0;  // num_writers of the running transaction
+    sim::WaitQueue transaction_wait_{"transaction.wait"};  // commit done / writers gone
+    FsTree fs_tree_;  // in memory, dirty in the running transaction
+    std::uint64_t root_block_ = 0;  // fs tree root as last committed
+    std::uint64_t root_object_ = 0;
+
+    // The per-root log (log tree, log_mutex, log writers).
+    sim::Mutex root_log_mutex_{"root.log_mutex"};
+    bool log_root_exists_ = false;
+    std::uint32_t log_writers_ = 0;
+    sim::WaitQueue log_writer_wait_{"root.log_writer_wait"};
+    std::uint64_t log_transid_ = 0;
+    std::uint64_t log_batch_ = 0;
+    LogTree log_tree_;
+    std::uint64_t log_block_ = 0;  // the log tree as last written (0: none)
+    std::uint64_t log_object_ = 0;
+
+    // Ordered extents and allocators.
+    std::vector<OrderedExtent> ordered_;
+    sim::WaitQueue ordered_wait_{"ordered_extent.wait"};
+    sim::WaitQueue io_tree_wait_{"io_tree.locked"};
+    std::uint64_t next_extent_map_id_ = 1;
+    std::uint64_t meta_cursor_ = 0;
+    std::uint64_t meta_area_end_ = 0;
+    std::uint64_t data_cursor_ = 0;
+    std::vector<std::shared_ptr<const MetaObject>> meta_objects_;
+    Counters counters_;
+};
+
+}  // namespace model::btrfs

@@ -1,0 +1,106 @@
+// Page release: btrfs_releasepage -> try_release_extent_mapping
+// (fs/btrfs/extent_io.c), the code the three patches of
+// seeds/btrfs-fast-fsync-vs-page-release.txt change. Steps 4 and 6 of patch
+// 1/3's story happen here.
+#include "model/btrfs/btrfs.hpp"
+#include "model/btrfs/points.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+namespace {
+auto em_text(const ExtentMap& em, std::uint32_t block_size) -> std::string {
+    return "extent map [" + std::to_string(em.start * block_size) + ", +" +
+           std::to_string(em.length * block_size) + ") generation " +
+           (em.generation == generation_pinned ? std::string("(u64)-1")
+                                               : std::to_string(em.generation));
+}
+}  // namespace
+
+void Btrfs::release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // Reclaim walks the clean pages it found cached; each is offered to the
+    // file system's release hook and freed if the hook agrees.
+    const auto clean = page_cache_.runs(file, start, end, PageState::clean);
+    for (auto [run_start, run_end] : clean) {
+        for (std::uint64_t page = run_start; page < run_end; page++) {
+            try_release_extent_mapping(file, page);
+        }
+    }
+}
+
+void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
+    Inode& inode = inodes_[file];
+    // R0: never a dirty page or one under writeback.
+    const auto cached = page_cache_.find(file, page);
+    if (!cached || cached->state != PageState::clean) return;
+    SIM_NOTE("page release (btrfs_releasepage) invoked for clean page " + std::to_string(page) +
+             " of inode " + name(file));
+    sim::yield(points::release_before_em_lock);
+    // R1: extent maps are only dropped for files over 16 MiB (and when the
+    // allocation may block, which reclaim's may).
+    if (inode.size_bytes > release_gate_bytes) {
+        std::uint64_t start = page;
+        const std::uint64_t end = page + 1;
+        while (start < end) {
+            // R2: under em_tree.lock, the map covering the page.
+            inode.em_tree.lock.lock();
+            ExtentMap* em = inode.em_tree.lookup(start);
+            if (em == nullptr || em->pinned || em->start != start) {
+                inode.em_tree.lock.unlock();
+                break;
+            }
+            const ExtentMap seen = *em;
+            release_one(file, *em);
+            start = seen.end();
+            inode.em_tree.lock.unlock();
+            sim::yield(points::release_after_em_unlock);
+        }
+    }
+    // R5: clear the page's io-tree state unless LOCKED; the page is freed.
+    if (inode.range_locked(page, page + 1)) return;
+    const auto now_cached = page_cache_.find(file, page);
+    if (now_cached && now_cached->state == PageState::clean) {
+        page_cache_.remove(file, page, page + 1);
+    }
+}
+
+void Btrfs::release_one(std::uint32_t file, ExtentMap& em) {
+    Inode& inode = inodes_[file];
+    const std::string what = em_text(em, block_size_);
+    // R3, by patch.
+    if (inode.range_locked(em.start, em.end())) {
+        SIM_NOTE("try_release_extent_mapping keeps " + what + ": its range is LOCKED");
+        counters_.extent_maps_kept++;
+        return;
+    }
+    if (knobs_.release != ReleasePolicy::before_fix && em.on_modified_list && !em.logging) {
+        // Patch 1/3 keeps a map a fast fsync may still need; patch 2/3 only
+        // if it belongs to the running transaction (fs_info->generation, read
+        // under trans_lock).
+        const std::uint64_t current_generation = generation_;
+        const bool keep = knobs_.release == ReleasePolicy::keep_modified ||
+                          em.generation >= current_generation;
+        if (keep) {
+            SIM_NOTE("try_release_extent_mapping leaves " + what +
+                     " alone: it is on the list of modified extents and not being logged" +
+                     (knobs_.release == ReleasePolicy::keep_current_generation
+                          ? " (generation >= current generation " +
+                                std::to_string(current_generation) + ")"
+                          : std::string()));
+            counters_.extent_maps_kept++;
+            return;
+        }
+    }
+    // remove_extent_mapping: out of the tree, and off the list of modified
+    // extents unless a fast fsync is logging it (then it sits on the fsync's
+    // private list, which holds a reference).
+    const bool was_listed = em.on_modified_list;
+    if (knobs_.release_sets_full_sync) inode.needs_full_sync = true;
+    SIM_NOTE("try_release_extent_mapping removes " + what + " from the extent map tree" +
+             (was_listed ? " and from the list of modified extents" : "") +
+             (em.logging ? " (LOGGING: the fsync keeps its reference)" : "") +
+             (knobs_.release_sets_full_sync ? "; sets NEEDS_FULL_SYNC" : ""));
+    counters_.extent_maps_released++;
+    inode.em_tree.maps.erase(em.start);
+}
+
+}  // namespace model::btrfs

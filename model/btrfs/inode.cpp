@@ -1,0 +1,331 @@
+// Buffered writes, writeback and ordered extents: fs/btrfs/file.c
+// (btrfs_buffered_write), inode.c (run_delalloc_range, cow_file_range,
+// btrfs_finish_ordered_io), extent_io.c (writepage, end_bio) and
+// ordered-data.c. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3.
+#include <algorithm>
+
+#include "model/btrfs/btrfs.hpp"
+#include "model/btrfs/points.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+
+auto ExtentMapTree::lookup(std::uint64_t block) -> ExtentMap* {
+    auto it = maps.upper_bound(block);
+    if (it == maps.begin()) return nullptr;
+    --it;
+    return block < it->second.end() ? &it->second : nullptr;
+}
+
+auto Inode::range_locked(std::uint64_t start, std::uint64_t end) const -> bool {
+    return std::any_of(locked.begin(), locked.end(),
+                       [&](const auto& range) { return range.first < end && start < range.second; });
+}
+
+namespace {
+auto range_text(std::uint64_t offset_bytes, std::uint64_t length_bytes) -> std::string {
+    return "[" + std::to_string(offset_bytes) + ", +" + std::to_string(length_bytes) + ")";
+}
+}  // namespace
+
+Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
+    : knobs_(knobs),
+      block_size_(geometry.block_size),
+      file_names_(std::move(file_names)),
+      device_(geometry.blocks, *disk::find_profile(geometry.profile)),
+      page_cache_(file_names_.size()),
+      inodes_(file_names_.size()) {
+    // mkfs: superblock at block 0, a metadata area, then data.
+    meta_area_end_ = 1 + std::min<std::uint64_t>(1024, std::max<std::uint64_t>(geometry.blocks / 8, 4));
+    SIM_ASSERT(meta_area_end_ < geometry.blocks);
+    meta_cursor_ = 1;
+    data_cursor_ = meta_area_end_;
+    generation_ = 1;
+    last_trans_committed_ = 1;
+    root_object_ = store(FsTree{});
+    root_block_ = allocate_meta_block();
+    device_.format(root_block_, 1, disk::Content::meta(root_object_));
+    const auto super = store(Superblock{1, root_block_, root_object_, false, 0, 0, 0});
+    device_.format(0, 1, disk::Content::meta(super));
+}
+
+auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {
+    SIM_ASSERT(transaction_writers_ == 0);
+    SIM_ASSERT(device_.pending().empty() || true);
+    return std::make_unique<Btrfs>(*this);
+}
+
+void Btrfs::execute(const OpCall& call) {
+    const std::uint64_t start = call.offset / block_size_;
+    const std::uint64_t end = call.has_range ? (call.offset + call.length) / block_size_
+                                             : ~std::uint64_t{0} / block_size_;
+    if (call.name == "create") {
+        create(call.file);
+    } else if (call.name == "write") {
+        buffered_write(call.file, call.offset, call.length, call.version);
+    } else if (call.name == "writeback") {
+        writeback(call.file, start, end, "writeback not triggered by fsync");
+    } else if (call.name == "release_pages") {
+        release_pages(call.file, start, end);
+    } else if (call.name == "fsync") {
+        fsync(call.file);
+    } else if (call.name == "commit") {
+        commit_transaction();
+    } else if (call.name == "sync") {
+        sync_all();
+    } else {
+        SIM_ASSERT(false && "operation validated by the loader");
+    }
+}
+
+auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
+    const auto& disk = device_.counters();
+    return {
+        {"transactions_committed", counters_.transactions_committed},
+        {"log_commits", counters_.log_commits},
+        {"fsyncs_fast", counters_.fsyncs_fast},
+        {"fsyncs_full", counters_.fsyncs_full},
+        {"fsyncs_skipped", counters_.fsyncs_skipped},
+        {"checksum_lookups", counters_.checksum_lookups},
+        {"extent_maps_released", counters_.extent_maps_released},
+        {"extent_maps_kept", counters_.extent_maps_kept},
+        {"ordered_extents", counters_.ordered_extents},
+        {"disk_writes", disk.writes},
+        {"disk_flushes", disk.flushes},
+        {"disk_fua_writes", disk.fua_writes},
+    };
+}
+
+void Btrfs::create(std::uint32_t file) {
+    const std::uint64_t transid = join_transaction();
+    Inode& inode = inodes_[file];
+    inode.exists = true;
+    inode.generation = transid;
+    inode.last_trans = transid;
+    // btrfs_new_inode: the first fsync of a new inode is a full one.
+    inode.needs_full_sync = true;
+    fs_tree_.inodes[file] = InodeItems{};
+    SIM_NOTE("create inode " + name(file) + " in transaction " + std::to_string(transid) +
+             " (NEEDS_FULL_SYNC set)");
+    end_transaction();
+}
+
+void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                           std::uint64_t version) {
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
+    // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
+    wait_ordered_range(file, start, end);
+    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
+    const bool extends = offset + length > inode.size_bytes;
+    if (extends) inode.size_bytes = offset + length;
+    SIM_NOTE("write " + range_text(offset, length) + " of inode " + name(file) + ": " +
+             std::to_string(end - start) + " page(s) from " + std::to_string(start) +
+             " dirtied and marked delalloc" +
+             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
+    sim::yield(points::write_after_dirty);
+}
+
+void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                      const char* who) {
+    const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
+    if (runs.empty()) return;
+    SIM_NOTE(std::string(who) + " starts for inode " + name(file));
+    for (auto [run_start, run_end] : runs) {
+        for (std::uint64_t cursor = run_start; cursor < run_end; cursor += extent_blocks_max) {
+            writeback_run(file, cursor, std::min(run_end, cursor + extent_blocks_max));
+        }
+    }
+}
+
+void Btrfs::lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    Inode& inode = inodes_[file];
+    while (inode.range_locked(start, end)) io_tree_wait_.wait();
+    inode.locked.emplace_back(start, end);
+}
+
+void Btrfs::unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    auto& locked = inodes_[file].locked;
+    auto it = std::find(locked.begin(), locked.end(), std::make_pair(start, end));
+    SIM_ASSERT(it != locked.end());
+    locked.erase(it);
+    io_tree_wait_.wake_all();
+}
+
+void Btrfs::writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // FL1: lock the range in the io tree. Another writeback may have taken
+    // these pages meanwhile (lock_page, clear_page_dirty_for_io): only pages
+    // still dirty under the lock are written.
+    lock_extent(file, start, end);
+    std::vector<std::uint64_t> ordered_ids;
+    for (auto [run_start, run_end] : page_cache_.runs(file, start, end, PageState::dirty)) {
+        ordered_ids.push_back(cow_file_range(file, run_start, run_end));
+    }
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_delalloc);
+    // extent_clear_unlock_delalloc: the range is unlocked before the bios go.
+    unlock_extent(file, start, end);
+    for (std::uint64_t ordered_id : ordered_ids) submit_ordered_bios(ordered_id);
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_submit);
+}
+
+auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end)
+    -> std::uint64_t {
+    Inode& inode = inodes_[file];
+    // FL1: run delalloc: reserve a disk extent.
+    const std::uint64_t length = end - start;
+    SIM_ASSERT(data_cursor_ + length <= device_.block_count());
+    const std::uint64_t disk_block = data_cursor_;
+    data_cursor_ += length;
+    // FL2: a new extent map, PINNED, generation (u64)-1, added in "modified"
+    // mode (on the list of modified extents); older maps of the range go.
+    inode.em_tree.lock.lock();
+    drop_extent_cache(file, start, end);
+    const std::uint64_t em_id = next_extent_map_id_++;
+    inode.em_tree.maps.emplace(
+        start, ExtentMap{em_id, start, length, disk_block, generation_pinned, true, false, true});
+    inode.em_tree.lock.unlock();
+    const std::uint64_t ordered_id = ordered_.size();
+    ordered_.push_back(OrderedExtent{ordered_id, file, start, length, disk_block, 0, false});
+    counters_.ordered_extents++;
+    // Pages go from dirty to writeback (clear_page_dirty_for_io).
+    page_cache_.set_state(file, start, end, PageState::writeback);
+    SIM_NOTE("run_delalloc_range reserves disk extent " + std::to_string(disk_block) + "+" +
+             std::to_string(length) + "; extent map " + range_text(bytes(start), bytes(length)) +
+             " created PINNED, generation (u64)-1, on the list of modified extents; ordered "
+             "extent #" + std::to_string(ordered_id));
+    return ordered_id;
+}
+
+void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
+    // FL3: one bio per run of pages with contiguous contents.
+    const OrderedExtent ordered = ordered_[ordered_id];
+    const std::uint64_t end = ordered.start + ordered.length;
+    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
+    std::vector<std::uint64_t> ends;
+    page_cache_.for_each(ordered.file, ordered.start, end,
+                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
+                             pieces.emplace_back(s, page.content);
+                             ends.push_back(e);
+                         });
+    SIM_ASSERT(!pieces.empty());
+    ordered_[ordered_id].bios_pending = static_cast<std::uint32_t>(pieces.size());
+    for (std::size_t i = 0; i < pieces.size(); i++) {
+        const auto [piece_start, content] = pieces[i];
+        device_.submit_write(ordered.disk_block + (piece_start - ordered.start),
+                             ends[i] - piece_start, content, false, "data",
+                             [this, ordered_id] { end_bio(ordered_id); });
+    }
+    SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
+             name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
+             "; pages under writeback");
+}
+
+void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // btrfs_drop_extent_cache: the parts of older maps outside [start, end)
+    // survive as split maps that keep the list membership (called with
+    // em_tree.lock held).
+    auto& maps = inodes_[file].em_tree.maps;
+    std::vector<ExtentMap> overlapping;
+    for (auto it = maps.begin(); it != maps.end();) {
+        if (it->second.start < end && start < it->second.end()) {
+            overlapping.push_back(it->second);
+            it = maps.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (const ExtentMap& old : overlapping) {
+        if (old.start < start) {
+            ExtentMap head = old;
+            head.id = next_extent_map_id_++;
+            head.length = start - old.start;
+            maps.emplace(head.start, head);
+        }
+        if (old.end() > end) {
+            ExtentMap tail = old;
+            tail.id = next_extent_map_id_++;
+            tail.start = end;
+            tail.length = old.end() - end;
+            tail.block_start = old.block_start + (end - old.start);
+            maps.emplace(tail.start, tail);
+        }
+    }
+}
+
+void Btrfs::end_bio(std::uint64_t ordered_id) {
+    OrderedExtent& ordered = ordered_[ordered_id];
+    SIM_ASSERT(ordered.bios_pending > 0);
+    if (--ordered.bios_pending > 0) return;
+    // FL4: end_page_writeback makes the pages clean (releasable); the
+    // ordered extent's completion is queued to a worker.
+    page_cache_.set_state(ordered.file, ordered.start, ordered.start + ordered.length,
+                          PageState::clean);
+    SIM_NOTE("bio of ordered extent #" + std::to_string(ordered_id) + " completes: page(s) " +
+             std::to_string(ordered.start) + ".." + std::to_string(ordered.start + ordered.length - 1) +
+             " of inode " + name(ordered.file) + " clean; btrfs_finish_ordered_io queued");
+    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); });
+}
+
+void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
+    const OrderedExtent ordered = ordered_[ordered_id];
+    Inode& inode = inodes_[ordered.file];
+    const std::uint64_t end = ordered.start + ordered.length;
+    // E1: join the running transaction.
+    const std::uint64_t transid = join_transaction();
+    SIM_NOTE("btrfs_finish_ordered_io for ordered extent #" + std::to_string(ordered_id) +
+             " joins transaction " + std::to_string(transid));
+    sim::yield(points::endio_after_join);
+    // E2, E3: lock the range, insert the file extent item (dirty in transid).
+    lock_extent(ordered.file, ordered.start, end);
+    InodeItems& items = fs_tree_.inodes[ordered.file];
+    items.extents.assign(ordered.start, end, FileExtentItem{ordered.disk_block, transid});
+    SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(ordered.length)) +
+             " -> disk block " + std::to_string(ordered.disk_block) +
+             " inserted in the subvolume tree");
+    sim::yield(points::endio_after_extent_item);
+    // E4: unpin_extent_cache.
+    inode.em_tree.lock.lock();
+    ExtentMap* em = inode.em_tree.lookup(ordered.start);
+    if (em != nullptr && em->start == ordered.start && em->pinned) {
+        em->generation = transid;
+        em->pinned = false;
+        SIM_NOTE("ordered extent completes: extent map " +
+                 range_text(bytes(em->start), bytes(em->length)) + " unpinned, generation " +
+                 std::to_string(transid) +
+                 (em->on_modified_list ? ", still on the list of modified extents" : ""));
+    }
+    inode.em_tree.lock.unlock();
+    sim::yield(points::endio_after_unpin);
+    // E5, E6: checksums go into the checksum tree; the inode item is updated
+    // with the disk i_size this ordered extent allows.
+    const std::uint64_t disk_size = std::min(bytes(end), inode.size_bytes);
+    items.size_bytes = std::max(items.size_bytes, disk_size);
+    inode.last_trans = transid;
+    // E7: unlock the range, end the transaction, complete the ordered extent.
+    unlock_extent(ordered.file, ordered.start, end);
+    end_transaction();
+    ordered_[ordered_id].complete = true;
+    ordered_wait_.wake_all();
+}
+
+void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    auto pending = [&] {
+        return std::any_of(ordered_.begin(), ordered_.end(), [&](const OrderedExtent& ordered) {
+            return ordered.file == file && !ordered.complete && ordered.start < end &&
+                   start < ordered.start + ordered.length;
+        });
+    };
+    while (pending()) ordered_wait_.wait();
+}
+
+void Btrfs::sync_all() {
+    for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        if (!inodes_[file].exists) continue;
+        writeback(file, 0, ~std::uint64_t{0} / block_size_, "sync: writeback");
+        wait_ordered_range(file, 0, ~std::uint64_t{0} / block_size_);
+    }
+    commit_transaction();
+}
+
+}  // namespace model::btrfs

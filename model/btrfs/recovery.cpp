@@ -1,0 +1,131 @@
+// Mount after a crash (fs/btrfs/disk-io.c open_ctree, tree-log.c
+// btrfs_recover_log_trees / replay_one_buffer): read the superblock, take the
+// roots of the last committed transaction, replay the log if the superblock
+// names one. Whatever lived only in an uncommitted transaction and never
+// reached the log is gone (FIDELITY.md 1.3).
+#include <set>
+
+#include "model/btrfs/btrfs.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+namespace {
+
+/// Reads a metadata block and checks that it holds the object the parent
+/// pointer expects (btrfs verifies the header's bytenr and generation).
+template <typename Object>
+auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expected_object,
+               const std::vector<std::shared_ptr<const MetaObject>>& objects,
+               const std::vector<std::string>& names, std::uint32_t block_size,
+               std::string& error) -> const Object* {
+    const disk::Content content = image.read(block);
+    if (content.kind != disk::ContentKind::meta || content.version != expected_object) {
+        error = "block " + std::to_string(block) + " holds " + content.describe(names, block_size) +
+                ", expected metadata object #" + std::to_string(expected_object) +
+                " (parent transid verify failed)";
+        return nullptr;
+    }
+    SIM_ASSERT(content.version < objects.size());
+    const Object* object = std::get_if<Object>(objects[content.version].get());
+    SIM_ASSERT(object != nullptr);
+    return object;
+}
+
+}  // namespace
+
+auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
+    RecoveredState state;
+    state.files.resize(file_names_.size());
+    // The superblock.
+    const disk::Content super_content = image.read(0);
+    if (super_content.kind != disk::ContentKind::meta || super_content.version >= meta_objects_.size() ||
+        !std::holds_alternative<Superblock>(*meta_objects_[super_content.version])) {
+        state.mount_error = "no valid superblock at block 0: it holds " +
+                            super_content.describe(file_names_, block_size_);
+        state.consistency_errors.push_back(state.mount_error);
+        return state;
+    }
+    const auto& super = std::get<Superblock>(*meta_objects_[super_content.version]);
+    std::string error;
+    const FsTree* root = read_meta<FsTree>(image, super.root_block, super.root_object,
+                                           meta_objects_, file_names_, block_size_, error);
+    if (root == nullptr) {
+        state.mount_error = "fs tree root: " + error;
+        state.consistency_errors.push_back(state.mount_error);
+        return state;
+    }
+    FsTree tree = *root;
+    if (transaction_running_) {
+        state.notes.push_back("transaction " + std::to_string(generation_) +
+                              " never committed: what it changed survives only through the log");
+    }
+    state.notes.push_back("mount: superblock of transaction " + std::to_string(super.generation) +
+                          (super.has_log ? ", names a log tree" : ", no log tree"));
+    if (super.has_log) {
+        const LogTree* log = read_meta<LogTree>(image, super.log_block, super.log_object,
+                                                meta_objects_, file_names_, block_size_, error);
+        if (log == nullptr) {
+            state.mount_error = "log tree root: " + error;
+            state.consistency_errors.push_back(state.mount_error);
+            return state;
+        }
+        for (const auto& [file, logged] : log->inodes) {
+            // The inode item (size) first; items past the logged size go;
+            // logged file extent items replace whatever they overlap.
+            InodeItems& items = tree.inodes[file];
+            items.size_bytes = logged.size_bytes;
+            const std::uint64_t size_blocks = (logged.size_bytes + block_size_ - 1) / block_size_;
+            items.extents.erase(size_blocks, ~std::uint64_t{0});
+            std::uint64_t count = 0;
+            logged.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+                items.extents.assign(start, end, item);
+                count++;
+            });
+            state.notes.push_back("log replay: inode " + file_names_[file] + " i_size " +
+                                  std::to_string(logged.size_bytes) + ", " + std::to_string(count) +
+                                  " file extent item(s) replayed");
+        }
+    }
+    for (const auto& [file, items] : tree.inodes) {
+        RecoveredFile& recovered = state.files[file];
+        recovered.exists = true;
+        recovered.size_bytes = items.size_bytes;
+        const std::uint64_t size_blocks = (items.size_bytes + block_size_ - 1) / block_size_;
+        items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+            image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
+                                    [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {
+                                        const std::uint64_t file_block = start + (s - item.disk_block);
+                                        recovered.blocks.assign(file_block, file_block + (e - s), block.content);
+                                    });
+        });
+    }
+    check_consistency(tree, state);
+    state.mounted = true;
+    return state;
+}
+
+void Btrfs::check_consistency(const FsTree& tree, RecoveredState& state) const {
+    // Every data block belongs to at most one file extent item, inside the
+    // data area of the device.
+    sim::RangeMap<disk::Content> owners;
+    for (const auto& [file, items] : tree.inodes) {
+        items.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+            const std::uint64_t disk_end = item.disk_block + (end - start);
+            if (item.disk_block < meta_area_end_ || disk_end > device_.block_count()) {
+                state.consistency_errors.push_back(
+                    "inode " + file_names_[file] + " file extent at block " + std::to_string(start) +
+                    " points outside the data area (disk block " + std::to_string(item.disk_block) + ")");
+                return;
+            }
+            bool shared = false;
+            owners.for_each(item.disk_block, disk_end, [&](auto, auto, const auto&) { shared = true; });
+            if (shared) {
+                state.consistency_errors.push_back("disk blocks " + std::to_string(item.disk_block) +
+                                                   ".. are referenced by two file extent items");
+            }
+            owners.assign(item.disk_block, disk_end, disk::Content::data(file, start, 0));
+        });
+    }
+}
+
+}  // namespace model::btrfs

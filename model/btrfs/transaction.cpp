@@ -1,0 +1,82 @@
+// Transactions: join/end and commit (fs/btrfs/transaction.c), superblock
+// writes (disk-io.c write_all_supers). A commit writes the trees, flushes the
+// device cache, then writes the superblock with FUA: only then is the
+// transaction durable. Log trees of the committed transaction are dropped.
+#include "model/btrfs/btrfs.hpp"
+#include "model/btrfs/points.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+
+auto Btrfs::store(MetaObject object) -> std::uint64_t {
+    meta_objects_.push_back(std::make_shared<const MetaObject>(std::move(object)));
+    return meta_objects_.size() - 1;
+}
+
+auto Btrfs::allocate_meta_block() -> std::uint64_t {
+    // Copy-on-write: never reuse the block the durable superblock names.
+    for (std::uint64_t tries = 0; tries < meta_area_end_; tries++) {
+        const std::uint64_t block = meta_cursor_;
+        meta_cursor_ = meta_cursor_ + 1 >= meta_area_end_ ? 1 : meta_cursor_ + 1;
+        if (block != root_block_ && block != log_block_) return block;
+    }
+    SIM_ASSERT(false && "metadata area exhausted");
+    return 0;
+}
+
+auto Btrfs::join_transaction() -> std::uint64_t {
+    while (commit_in_progress_) transaction_wait_.wait();
+    if (!transaction_running_) {
+        generation_++;
+        transaction_running_ = true;
+        SIM_NOTE("transaction " + std::to_string(generation_) + " starts");
+    }
+    transaction_writers_++;
+    return generation_;
+}
+
+void Btrfs::end_transaction() {
+    SIM_ASSERT(transaction_writers_ > 0);
+    transaction_writers_--;
+    if (transaction_writers_ == 0) transaction_wait_.wake_all();
+}
+
+void Btrfs::write_superblock(bool with_log) {
+    const std::uint64_t object = store(Superblock{last_trans_committed_, root_block_, root_object_,
+                                                  with_log, log_block_, log_object_, log_transid_});
+    device_.write_and_wait(0, 1, disk::Content::meta(object), true, "super");
+}
+
+void Btrfs::commit_transaction() {
+    while (commit_in_progress_) transaction_wait_.wait();
+    if (!transaction_running_) return;
+    commit_in_progress_ = true;
+    const std::uint64_t transid = generation_;
+    SIM_NOTE("transaction " + std::to_string(transid) + " commit starts");
+    while (transaction_writers_ > 0) transaction_wait_.wait();
+    sim::yield(points::commit_after_writers);
+    // Write the fs tree (copy-on-write, a new block), then FLUSH, then the
+    // superblock with FUA.
+    const std::uint64_t object = store(fs_tree_);
+    const std::uint64_t block = allocate_meta_block();
+    device_.write_and_wait(block, 1, disk::Content::meta(object), false, "meta");
+    sim::yield(points::commit_after_tree_write);
+    device_.flush_and_wait();
+    root_block_ = block;
+    root_object_ = object;
+    last_trans_committed_ = transid;
+    // The log of this transaction is dropped: the new superblock names none.
+    log_tree_ = LogTree{};
+    log_root_exists_ = false;
+    log_block_ = 0;
+    write_superblock(false);
+    counters_.transactions_committed++;
+    SIM_NOTE("transaction " + std::to_string(transid) +
+             " committed: trees written, FLUSH, superblock FUA (no log)");
+    transaction_running_ = false;
+    commit_in_progress_ = false;
+    transaction_wait_.wake_all();
+    sim::yield(points::commit_super_durable);
+}
+
+}  // namespace model::btrfs

@@ -1,0 +1,178 @@
+// fsync and the log tree: btrfs_sync_file (fs/btrfs/file.c), btrfs_log_inode,
+// btrfs_log_changed_extents, copy_items and btrfs_sync_log (tree-log.c).
+// Seed: btrfs-fast-fsync-vs-page-release.txt, steps 5, 7 and 8. The log
+// commit is the simple, serialised form; log_batch batching and the
+// MULTI_LOG_TASKS sleep (seed btrfs-log-commit-jiffy-sleep.txt) come later.
+#include <algorithm>
+
+#include "model/btrfs/btrfs.hpp"
+#include "model/btrfs/points.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+
+void Btrfs::fsync(std::uint32_t file) {
+    Inode& inode = inodes_[file];
+    const std::uint64_t all = ~std::uint64_t{0} / block_size_;
+    // F1: start writeback of the dirty range.
+    writeback(file, 0, all, "fsync: writeback");
+    sim::yield(points::fsync_after_start_writeback);
+    // F2, F3: the inode lock; log_batch++.
+    inode.inode_lock.lock();
+    log_batch_++;
+    // F4: start writeback again and wait for every ordered extent in range.
+    writeback(file, 0, all, "fsync: writeback");
+    wait_ordered_range(file, 0, all);
+    sim::yield(points::fsync_after_wait_ordered);
+    // F5: nothing to log if the inode is already in the log of the running
+    // transaction, or was not changed since the last committed one.
+    log_batch_++;
+    const bool listed = std::any_of(inode.em_tree.maps.begin(), inode.em_tree.maps.end(),
+                                    [](const auto& entry) { return entry.second.on_modified_list; });
+    const bool in_log = transaction_running_ && inode.logged_trans == generation_ && !listed;
+    if (in_log || inode.last_trans <= last_trans_committed_) {
+        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (last_trans " +
+                 std::to_string(inode.last_trans) + ", last committed " +
+                 std::to_string(last_trans_committed_) + ")");
+        counters_.fsyncs_skipped++;
+        inode.inode_lock.unlock();
+        return;
+    }
+    // F6, F7: join the running transaction; start_log_trans.
+    const std::uint64_t transid = join_transaction();
+    root_log_mutex_.lock();
+    if (!log_root_exists_) log_root_exists_ = true;
+    log_writers_++;
+    root_log_mutex_.unlock();
+    SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
+             " and starts the log");
+    sim::yield(points::fsync_after_join);
+    // F8 to F11.
+    log_inode(file, transid);
+    // end_log_trans
+    SIM_ASSERT(log_writers_ > 0);
+    if (--log_writers_ == 0) log_writer_wait_.wake_all();
+    // F12: drop the inode lock and make the log durable.
+    inode.inode_lock.unlock();
+    sync_log();
+    // F13
+    end_transaction();
+    SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+}
+
+void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
+    Inode& inode = inodes_[file];
+    inode.log_mutex.lock();
+    // F8: the full-sync decision, taken before btrfs_log_changed_extents
+    // locks the extent map tree.
+    const bool full = inode.needs_full_sync;
+    SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
+             ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
+    sim::yield(points::fsync_after_full_sync_check);
+    InodeItems& logged = log_tree_.inodes[file];
+    if (full) {
+        inode.needs_full_sync = false;
+        log_inode_full(file, transid, logged);
+    } else {
+        // F9: the inode item, with the live i_size.
+        logged.size_bytes = inode.size_bytes;
+        SIM_NOTE("inode item logged with i_size " + std::to_string(inode.size_bytes));
+        sim::yield(points::fsync_before_changed_extents_lock);
+        log_changed_extents(file, transid, logged);
+    }
+    // F11
+    inode.logged_trans = transid;
+    inode.log_mutex.unlock();
+}
+
+void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
+    Inode& inode = inodes_[file];
+    // Drop the inode's items from the log, copy every item from the
+    // subvolume tree, and look up checksums of extents of this transaction.
+    logged = InodeItems{};
+    logged.size_bytes = inode.size_bytes;
+    std::uint64_t items = 0;
+    const InodeItems& source = fs_tree_.inodes[file];
+    source.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+        logged.extents.assign(start, end, item);
+        items++;
+        if (item.generation >= transid) counters_.checksum_lookups++;
+    });
+    // Every map of the inode leaves the list of modified extents.
+    inode.em_tree.lock.lock();
+    for (auto& [start, em] : inode.em_tree.maps) em.on_modified_list = false;
+    inode.em_tree.lock.unlock();
+    counters_.fsyncs_full++;
+    SIM_NOTE("full fsync copies " + std::to_string(items) +
+             " file extent item(s) from the subvolume tree into the log, i_size " +
+             std::to_string(inode.size_bytes));
+}
+
+void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
+    Inode& inode = inodes_[file];
+    // F10: lock the tree; walk the list, unlinking each map; keep those newer
+    // than the last committed transaction, marked LOGGING.
+    inode.em_tree.lock.lock();
+    const std::uint64_t test_gen = last_trans_committed_;
+    std::vector<ExtentMap> to_log;
+    std::uint64_t listed = 0;
+    for (auto& [start, em] : inode.em_tree.maps) {
+        if (!em.on_modified_list) continue;
+        listed++;
+        em.on_modified_list = false;
+        if (em.generation <= test_gen) continue;
+        em.logging = true;
+        to_log.push_back(em);
+    }
+    std::string names;
+    for (const auto& em : to_log) {
+        names += " [" + std::to_string(bytes(em.start)) + ", +" + std::to_string(bytes(em.length)) + ")";
+    }
+    SIM_NOTE("btrfs_log_changed_extents locks the extent map tree: " + std::to_string(listed) +
+             " extent map(s) on the list of modified extents, " + std::to_string(to_log.size()) +
+             " newer than generation " + std::to_string(test_gen) + " to log" +
+             (to_log.empty() ? std::string(": logs no file extent item") : ":" + names));
+    for (const ExtentMap& em : to_log) {
+        inode.em_tree.lock.unlock();
+        sim::yield(points::fsync_logging_extent);
+        // log_one_extent: a file extent item built from the map, plus the
+        // checksums of that range only.
+        logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation});
+        counters_.checksum_lookups++;
+        inode.em_tree.lock.lock();
+        for (auto& [start, live] : inode.em_tree.maps) {
+            if (live.id == em.id) live.logging = false;
+        }
+    }
+    inode.em_tree.lock.unlock();
+    counters_.fsyncs_fast++;
+    SIM_MAYBE(transid > test_gen);
+}
+
+void Btrfs::sync_log() {
+    root_log_mutex_.lock();
+    // wait_for_writer: every task that joined this log transaction has
+    // finished logging.
+    while (log_writers_ > 0) {
+        root_log_mutex_.unlock();
+        log_writer_wait_.wait();
+        root_log_mutex_.lock();
+    }
+    // Write the log tree, FLUSH, then the superblock with FUA naming it.
+    const std::uint64_t object = store(log_tree_);
+    const std::uint64_t block = allocate_meta_block();
+    device_.write_and_wait(block, 1, disk::Content::meta(object), false, "log");
+    sim::yield(points::sync_log_after_log_write);
+    device_.flush_and_wait();
+    log_block_ = block;
+    log_object_ = object;
+    write_superblock(true);
+    counters_.log_commits++;
+    SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid_) +
+             ", FLUSH, superblock FUA: the log is durable");
+    log_transid_++;
+    root_log_mutex_.unlock();
+    sim::yield(points::sync_log_super_durable);
+}
+
+}  // namespace model::btrfs

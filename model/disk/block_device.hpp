@@ -1,0 +1,119 @@
+#pragma once
+// A block device with a volatile write cache (TigerBeetle's storage and
+// FoundationDB's AsyncFileNonDurable are the models). The durable image stays
+// pristine; writes not yet made durable live in a separate list. A write is
+// durable after it completed and a later FLUSH completed, or at completion
+// when it was FUA. In-flight I/O completes after a latency from the device
+// profile, as a timer, so completions race with tasks. At a crash the image
+// keeps what was durable plus the subset of other writes the strategy picks.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/disk/content.hpp"
+#include "sim/range_map.hpp"
+#include "sim/time.hpp"
+
+namespace model::disk {
+
+struct DeviceProfile {
+    std::string name;
+    sim::Duration write_latency;
+    sim::Duration flush_latency;
+    bool rotational;  // btrfs mounts without -o ssd on rotational devices
+    std::string source;
+};
+
+/// hdd, ssd, nvme, ramdisk; nullptr for an unknown name.
+auto find_profile(const std::string& name) -> const DeviceProfile*;
+auto profiles() -> const std::vector<DeviceProfile>&;
+
+/// A durable block: its content and the sequence number of the write that put
+/// it there, so that an older write made durable later never wins.
+struct DurableBlock {
+    Content content;
+    std::uint64_t sequence = 0;
+    [[nodiscard]] auto shifted(std::uint64_t blocks) const -> DurableBlock {
+        return {content.shifted(blocks), sequence};
+    }
+    auto operator==(const DurableBlock&) const -> bool = default;
+};
+
+/// A write that is not durable yet.
+struct PendingWrite {
+    std::uint64_t sequence;
+    std::uint64_t block;
+    std::uint64_t count;
+    Content content;  // content of the first block
+    bool completed;   // in the cache; false while in flight
+    bool fua;
+    const char* what;  // "data", "meta", "log", "super" for stories and counters
+};
+
+/// What a crash leaves: read-only.
+class Image {
+public:
+    explicit Image(sim::RangeMap<DurableBlock> blocks) : blocks_(std::move(blocks)) {}
+    [[nodiscard]] auto read(std::uint64_t block) const -> Content;
+    [[nodiscard]] auto blocks() const -> const sim::RangeMap<DurableBlock>& { return blocks_; }
+
+private:
+    sim::RangeMap<DurableBlock> blocks_;
+};
+
+struct DeviceCounters {
+    std::uint64_t writes = 0;
+    std::uint64_t blocks_written = 0;
+    std::uint64_t flushes = 0;
+    std::uint64_t fua_writes = 0;
+};
+
+class BlockDevice {
+public:
+    BlockDevice(std::uint64_t blocks, DeviceProfile profile);
+
+    [[nodiscard]] auto block_count() const -> std::uint64_t { return blocks_; }
+    [[nodiscard]] auto profile() const -> const DeviceProfile& { return profile_; }
+
+    /// Submits a write of `count` blocks whose first block holds `content`;
+    /// `on_complete` runs in timer context when it completes.
+    void submit_write(std::uint64_t block, std::uint64_t count, Content content, bool fua,
+                      const char* what, std::function<void()> on_complete);
+    /// Submits a cache flush: at its completion every write that had completed
+    /// when it was submitted is durable.
+    void submit_flush(std::function<void()> on_complete);
+
+    /// From a fiber: submit and block until completion.
+    void write_and_wait(std::uint64_t block, std::uint64_t count, Content content, bool fua,
+                        const char* what);
+    void flush_and_wait();
+
+    /// The current contents as a running system reads them (cache over durable).
+    [[nodiscard]] auto read(std::uint64_t block) const -> Content;
+
+    /// Writes that a crash may keep or drop, in submission order.
+    [[nodiscard]] auto pending() const -> const std::vector<PendingWrite>& { return pending_; }
+    /// The image after a crash that keeps pending()[i] exactly when keep[i].
+    [[nodiscard]] auto crash_image(const std::vector<bool>& keep) const -> Image;
+    /// Bumps whenever anything a crash could observe changes.
+    [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
+    [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
+
+    /// Set-up only: write straight to the durable image (mkfs, pre-filled disks).
+    void format(std::uint64_t block, std::uint64_t count, Content content);
+
+private:
+    void complete_write(std::uint64_t sequence);
+    void make_durable(const PendingWrite& write, sim::RangeMap<DurableBlock>& image) const;
+
+    std::uint64_t blocks_;
+    DeviceProfile profile_;
+    sim::RangeMap<DurableBlock> durable_;
+    std::vector<PendingWrite> pending_;
+    std::uint64_t sequence_ = 0;
+    std::uint64_t epoch_ = 0;
+    DeviceCounters counters_;
+};
+
+}  // namespace model::disk

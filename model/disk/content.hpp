@@ -1,0 +1,43 @@
+#pragma once
+// Block contents as tags, not bytes: who wrote a block (file, block offset,
+// write version), or that it holds metadata, zeros, or stale contents left by
+// an earlier owner of the device. Checkers compare tags.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace model::disk {
+
+enum class ContentKind : std::uint8_t { zeros, data, stale, meta };
+
+struct Content {
+    ContentKind kind = ContentKind::zeros;
+    std::uint32_t file = 0;     // data: the file id
+    std::uint64_t offset = 0;   // data: block index in the file; stale: device block; meta: block in the object
+    std::uint64_t version = 0;  // data: the write's version; meta: the metadata object id
+
+    static auto zeros() -> Content { return {}; }
+    static auto data(std::uint32_t file, std::uint64_t block, std::uint64_t version) -> Content {
+        return {ContentKind::data, file, block, version};
+    }
+    static auto stale(std::uint64_t device_block) -> Content {
+        return {ContentKind::stale, 0, device_block, 0};
+    }
+    static auto meta(std::uint64_t object_id) -> Content {
+        return {ContentKind::meta, 0, 0, object_id};
+    }
+
+    /// The content of the block `blocks` further on in the same run.
+    [[nodiscard]] auto shifted(std::uint64_t blocks) const -> Content {
+        Content next = *this;
+        if (kind != ContentKind::zeros) next.offset += blocks;
+        return next;
+    }
+    auto operator==(const Content&) const -> bool = default;
+
+    /// "data of I at 20971520 (write v3)", "zeros", "stale block 5000 (an earlier owner)".
+    [[nodiscard]] auto describe(const std::vector<std::string>& file_names,
+                                std::uint32_t block_size) const -> std::string;
+};
+
+}  // namespace model::disk

@@ -1,0 +1,75 @@
+#pragma once
+// The interface between a file-system model and the rest of crashsim. A model
+// runs operations inside fibers against its own block device and page cache,
+// and mounts a crashed image (log or journal replay) into a RecoveredState
+// that checkers read. Models never see the oracle or the checkers.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/disk/block_device.hpp"
+#include "model/disk/content.hpp"
+#include "sim/range_map.hpp"
+
+namespace model {
+
+using Config = std::map<std::string, std::string>;
+
+/// One operation, resolved: file names are ids, a write carries its version.
+struct OpCall {
+    std::string_view name;
+    std::uint32_t file = 0;
+    std::uint64_t offset = 0;  // bytes
+    std::uint64_t length = 0;  // bytes
+    bool has_range = false;
+    std::uint64_t version = 0;  // write: the oracle's version for its contents
+    const std::map<std::string, bool>* flags = nullptr;
+};
+
+struct RecoveredFile {
+    bool exists = false;
+    std::uint64_t size_bytes = 0;
+    /// File block -> content; holes (and unwritten extents) are absent and read as zeros.
+    sim::RangeMap<disk::Content> blocks;
+};
+
+/// The file system as mount after a crash left it.
+struct RecoveredState {
+    bool mounted = false;
+    std::string mount_error;
+    std::vector<RecoveredFile> files;  // by file id
+    /// Broken metadata invariants found while mounting (fs_consistency).
+    std::vector<std::string> consistency_errors;
+    /// What recovery did, for the story ("replayed log transaction 3: inode I size ...").
+    std::vector<std::string> notes;
+};
+
+struct Geometry {
+    std::uint32_t block_size;
+    std::uint64_t blocks;
+    std::string profile;
+};
+
+class FileSystem {
+public:
+    virtual ~FileSystem() = default;
+    /// A copy of a quiescent file system (no task inside it, no I/O in flight).
+    [[nodiscard]] virtual auto clone() const -> std::unique_ptr<FileSystem> = 0;
+    /// Runs one operation in the calling fiber.
+    virtual void execute(const OpCall& call) = 0;
+    virtual auto device() -> disk::BlockDevice& = 0;
+    /// Mounts a crashed image: superblock, log replay.
+    [[nodiscard]] virtual auto recover(const disk::Image& image) const -> RecoveredState = 0;
+    /// Mechanism counters for summaries (transactions, log commits, full fsyncs...).
+    [[nodiscard]] virtual auto counters() const -> std::map<std::string, std::uint64_t> = 0;
+};
+
+/// Builds a freshly formatted file system of the named model. The caller has
+/// validated `config` against the model's knobs.
+auto make_filesystem(const std::string& model, const Config& config, const Geometry& geometry,
+                     const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem>;
+
+}  // namespace model

@@ -1,0 +1,52 @@
+#pragma once
+// What a model declares about itself: its knobs (each patch is a knob), the
+// operations a scenario may use with their fields, and its yield points. The
+// scenario loader validates against this; `crashsim list` prints it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace model {
+
+struct KnobInfo {
+    std::string name;
+    std::vector<std::string> values;
+    std::string default_value;
+    std::string about;
+};
+
+/// The fields an operation may carry besides "op".
+enum class FieldKind : std::uint8_t {
+    file,    // string naming a file; must exist (created earlier) unless the op creates it
+    offset,  // unsigned byte offset, multiple of the block size
+    length,  // unsigned byte count > 0, multiple of the block size
+    flag,    // boolean
+};
+
+struct FieldInfo {
+    std::string name;
+    FieldKind kind;
+    bool required;
+};
+
+struct OpInfo {
+    std::string name;
+    std::string about;
+    std::vector<FieldInfo> fields;
+    bool creates_file = false;  // "file" names a new file
+};
+
+struct ModelInfo {
+    std::string name;
+    std::string about;
+    std::vector<KnobInfo> knobs;
+    std::vector<OpInfo> ops;
+    std::string yield_point_prefix;  // e.g. "btrfs." selects this model's yield points
+    std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
+};
+
+/// Every model compiled in, in a stable order.
+auto models() -> const std::vector<ModelInfo>&;
+auto find_model(const std::string& name) -> const ModelInfo*;
+
+}  // namespace model

@@ -1,0 +1,742 @@
+// Loads a scenario file and validates it against the model it names. Every
+// defect becomes one InputError line: "<file>: <JSON path>: expected X, got Y".
+// Validation is strict (an unknown key is an error) because a typo that is
+// silently ignored would make a scenario test something other than it says.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <system_error>
+
+#include "model/info.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/assert.hpp"
+#include "sim/yield_point.hpp"
+
+namespace scenarios {
+namespace {
+
+// Ordered, so that the first unknown key reported is the first in the file.
+using Json = nlohmann::ordered_json;
+using Names = std::vector<std::string>;
+
+// An op's byte range ends at or below 2^44 (16 TiB), so that later sums of offsets and
+// lengths in the model cannot overflow.
+constexpr std::uint64_t file_end_bytes_max = std::uint64_t{1} << 44;
+constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
+constexpr std::uint64_t pct_depth_max = 16;
+constexpr std::uint64_t fuzz_schedules_default = 10000;
+constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
+
+auto block_sizes() -> const std::vector<std::uint64_t>& {
+    static const std::vector<std::uint64_t> sizes = {512,  1024,  2048,  4096,
+                                                     8192, 16384, 32768, 65536};
+    return sizes;
+}
+
+auto unflushed_names() -> const Names& {
+    static const Names names = {"none", "all", "any-subset", "prefix"};
+    return names;
+}
+
+auto join(const Names& names) -> std::string {
+    std::string joined;
+    for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+    return joined;
+}
+
+auto contains(const Names& names, const std::string& name) -> bool {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+auto json_quoted(const std::string& text) -> std::string { return Json(text).dump(); }
+
+/// The JSON type of a value, as a message names it after "got".
+auto type_name(const Json& value) -> std::string {
+    if (value.is_string()) return "a string";
+    if (value.is_array()) return "an array";
+    if (value.is_object()) return "an object";
+    if (value.is_boolean()) return "a boolean";
+    if (value.is_null()) return "null";
+    return "a number";
+}
+
+auto is_identifier(const std::string& key) -> bool {
+    if (key.empty() || (std::isdigit(static_cast<unsigned char>(key[0])) != 0)) return false;
+    return std::all_of(key.begin(), key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+    });
+}
+
+// Keys that are not identifiers use bracket notation so that the path stays unambiguous.
+auto key_path(const std::string& parent, const std::string& key) -> std::string {
+    if (is_identifier(key)) return parent + "." + key;
+    return parent + "[" + json_quoted(key) + "]";
+}
+
+auto index_path(const std::string& parent, std::size_t index) -> std::string {
+    return parent + "[" + std::to_string(index) + "]";
+}
+
+[[noreturn]] void fail_at(const std::string& path, const std::string& json_path,
+                          const std::string& expected, const std::string& got) {
+    throw InputError(path + ": " + json_path + ": expected " + expected + ", got " + got);
+}
+
+/// Rejects a key that appears twice in one object: the parser would keep only the last one.
+class DuplicateKeyCheck {
+public:
+    explicit DuplicateKeyCheck(const std::string& path) : path_(path) {}
+
+    auto operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
+        using Event = Json::parse_event_t;
+        if (event == Event::object_start || event == Event::array_start) {
+            Frame frame;
+            frame.json_path = element_path();
+            frame.is_array = event == Event::array_start;
+            frames_.push_back(std::move(frame));
+        } else if (event == Event::object_end || event == Event::array_end) {
+            frames_.pop_back();
+        } else if (event == Event::key) {
+            on_key(parsed.get<std::string>());
+        } else {
+            element_path();  // A scalar still takes its index in an array.
+        }
+        return true;
+    }
+
+private:
+    struct Frame {
+        std::string json_path;
+        bool is_array = false;
+        std::size_t index_next = 0;
+        std::set<std::string> keys;
+        std::string key;
+    };
+
+    // The path of the element that starts now; advances the index inside an array.
+    auto element_path() -> std::string {
+        if (frames_.empty()) return "$";
+        auto& frame = frames_.back();
+        if (frame.is_array) return index_path(frame.json_path, frame.index_next++);
+        return key_path(frame.json_path, frame.key);
+    }
+
+    void on_key(const std::string& key) {
+        auto& frame = frames_.back();
+        if (!frame.keys.insert(key).second) {
+            fail_at(path_, key_path(frame.json_path, key), "each key once per object",
+                    "a duplicate key");
+        }
+        frame.key = key;
+    }
+
+    const std::string& path_;
+    std::vector<Frame> frames_;
+};
+
+/// Line and column (both from 1, column in bytes) of the byte nlohmann reports,
+/// which is the 1-based index of the offending byte, or size + 1 at end of input.
+auto line_column(const std::string& text, std::size_t byte) -> std::string {
+    const std::size_t index = std::min(byte == 0 ? 0 : byte - 1, text.size());
+    std::size_t line = 1;
+    std::size_t line_start = 0;
+    for (std::size_t position = 0; position < index; position++) {
+        if (text[position] == '\n') {
+            line++;
+            line_start = position + 1;
+        }
+    }
+    const std::size_t column = index - line_start + 1;
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+auto parse_json(const std::string& text, const std::string& path) -> Json {
+    try {
+        return Json::parse(text, DuplicateKeyCheck(path), true, false);
+    } catch (const Json::parse_error& error) {
+        fail_at(path, "$", "valid JSON", "a syntax error at " + line_column(text, error.byte));
+    }
+}
+
+class Loader {
+public:
+    explicit Loader(const std::string& path) { scenario_.path = path; }
+
+    auto load(const std::string& text) -> Scenario;
+
+private:
+    [[noreturn]] void fail(const std::string& json_path, const std::string& expected,
+                           const std::string& got) const {
+        fail_at(scenario_.path, json_path, expected, got);
+    }
+
+    void check_keys(const Json& value, const std::string& json_path, const Names& allowed,
+                    const Names& required) const;
+    auto read_string(const Json& value, const std::string& json_path) const -> std::string;
+    auto read_name(const Json& value, const std::string& json_path) const -> std::string;
+    auto read_choice(const Json& value, const std::string& json_path, const Names& choices,
+                     const std::string& what) const -> std::string;
+    auto read_unsigned(const Json& value, const std::string& json_path) const -> std::uint64_t;
+    auto read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,
+                          std::uint64_t max) const -> std::uint64_t;
+    auto read_positive(const Json& value, const std::string& json_path) const -> std::uint64_t;
+    void check_array(const Json& value, const std::string& json_path) const;
+
+    void read_model(const Json& value);
+    void read_device(const Json& value);
+    auto read_config(const Json& value, const std::string& json_path) const
+        -> std::map<std::string, std::string>;
+    void read_setup(const Json& value);
+    void read_tasks(const Json& value);
+    void read_task(const Json& value, const std::string& json_path, std::set<std::string>& names);
+    auto read_op(const Json& value, const std::string& json_path, std::set<std::string>& visible,
+                 const std::string& visible_what) -> Op;
+    auto find_op(const Json& value, const std::string& json_path) const -> const model::OpInfo&;
+    void read_field(const model::FieldInfo& field, const Json& value, const std::string& json_path,
+                    Op& op) const;
+    auto read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t;
+    void check_op_end(const Op& op, const std::string& json_path) const;
+    void read_file(const Json& value, const std::string& json_path, bool creates,
+                   std::set<std::string>& visible, const std::string& visible_what);
+    auto read_unflushed(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
+    auto read_crash(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
+    void read_schedule(const Json& value);
+    auto read_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
+    auto read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
+    void read_checkers(const Json& value);
+    auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
+    auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
+    void read_variants(const Json& value);
+    auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
+    auto read_expectation(const Json& value, const std::string& json_path) const -> Expectation;
+
+    Scenario scenario_;
+    const model::ModelInfo* model_ = nullptr;
+    std::map<std::string, std::string> config_base_;
+    FuzzBudget fuzz_default_{{"random"}, fuzz_schedules_default, 0};
+    std::set<std::string> files_setup_;
+    std::set<std::string> files_created_;
+};
+
+auto Loader::load(const std::string& text) -> Scenario {
+    const Json root = parse_json(text, scenario_.path);
+    check_keys(root, "$",
+               {"name", "about", "model", "device", "config", "setup", "tasks", "crash", "schedule",
+                "checkers", "fuzz", "variants"},
+               {"name", "model", "device", "tasks", "checkers", "variants"});
+    scenario_.name = read_name(root.at("name"), "$.name");
+    if (root.contains("about")) scenario_.about = read_string(root.at("about"), "$.about");
+    read_model(root.at("model"));
+    read_device(root.at("device"));
+    if (root.contains("config")) config_base_ = read_config(root.at("config"), "$.config");
+    if (root.contains("setup")) read_setup(root.at("setup"));
+    read_tasks(root.at("tasks"));
+    if (root.contains("crash")) scenario_.crash.unflushed = read_crash(root.at("crash"), "$.crash");
+    if (root.contains("schedule")) read_schedule(root.at("schedule"));
+    read_checkers(root.at("checkers"));
+    if (root.contains("fuzz")) fuzz_default_ = read_budget(root.at("fuzz"), "$.fuzz");
+    read_variants(root.at("variants"));
+    return std::move(scenario_);
+}
+
+// --- Generic readers -------------------------------------------------------------------------
+
+void Loader::check_keys(const Json& value, const std::string& json_path, const Names& allowed,
+                        const Names& required) const {
+    if (!value.is_object()) fail(json_path, "an object", type_name(value));
+    for (const auto& item : value.items()) {
+        if (!contains(allowed, item.key())) {
+            fail(key_path(json_path, item.key()), "one of the keys " + join(allowed),
+                 "an unknown key");
+        }
+    }
+    for (const auto& key : required) {
+        if (!value.contains(key)) fail(key_path(json_path, key), "a required key", "nothing");
+    }
+}
+
+auto Loader::read_string(const Json& value, const std::string& json_path) const -> std::string {
+    if (!value.is_string()) fail(json_path, "a string", type_name(value));
+    return value.get<std::string>();
+}
+
+auto Loader::read_name(const Json& value, const std::string& json_path) const -> std::string {
+    if (!value.is_string()) fail(json_path, "a non-empty string", type_name(value));
+    auto name = value.get<std::string>();
+    if (name.empty()) fail(json_path, "a non-empty string", "an empty string");
+    return name;
+}
+
+auto Loader::read_choice(const Json& value, const std::string& json_path, const Names& choices,
+                         const std::string& what) const -> std::string {
+    const std::string expected = "one of " + what + join(choices);
+    if (!value.is_string()) fail(json_path, expected, type_name(value));
+    auto choice = value.get<std::string>();
+    if (!contains(choices, choice)) fail(json_path, expected, json_quoted(choice));
+    return choice;
+}
+
+auto Loader::read_unsigned(const Json& value, const std::string& json_path) const -> std::uint64_t {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    // nlohmann reads "-0" as a signed integer; it is still zero.
+    if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;
+    fail(json_path, "an unsigned integer", value.is_number() ? value.dump() : type_name(value));
+}
+
+auto Loader::read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,
+                              std::uint64_t max) const -> std::uint64_t {
+    const std::uint64_t number = read_unsigned(value, json_path);
+    if (number < min || number > max) {
+        fail(json_path,
+             "an unsigned integer from " + std::to_string(min) + " to " + std::to_string(max),
+             std::to_string(number));
+    }
+    return number;
+}
+
+auto Loader::read_positive(const Json& value, const std::string& json_path) const -> std::uint64_t {
+    const std::uint64_t number = read_unsigned(value, json_path);
+    if (number == 0) fail(json_path, "an unsigned integer greater than 0", "0");
+    return number;
+}
+
+void Loader::check_array(const Json& value, const std::string& json_path) const {
+    if (!value.is_array()) fail(json_path, "an array", type_name(value));
+}
+
+// --- Model, device, knobs ---------------------------------------------------------------------
+
+void Loader::read_model(const Json& value) {
+    Names names;
+    for (const auto& info : model::models()) names.push_back(info.name);
+    scenario_.model = read_choice(value, "$.model", names, "the models ");
+    model_ = model::find_model(scenario_.model);
+    SIM_ASSERT(model_ != nullptr);
+}
+
+void Loader::read_device(const Json& value) {
+    check_keys(value, "$.device", {"block_size", "blocks", "profile"}, {"block_size", "blocks"});
+    const std::uint64_t block_size = read_unsigned(value.at("block_size"), "$.device.block_size");
+    const auto& sizes = block_sizes();
+    if (std::find(sizes.begin(), sizes.end(), block_size) == sizes.end()) {
+        fail("$.device.block_size", "one of 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536",
+             std::to_string(block_size));
+    }
+    scenario_.device.block_size = static_cast<std::uint32_t>(block_size);
+    scenario_.device.blocks =
+        read_unsigned_in(value.at("blocks"), "$.device.blocks", 1, device_blocks_max);
+    if (value.contains("profile")) {
+        scenario_.device.profile = read_choice(value.at("profile"), "$.device.profile",
+                                               {"hdd", "ssd", "nvme", "ramdisk"}, "");
+    }
+}
+
+auto Loader::read_config(const Json& value, const std::string& json_path) const
+    -> std::map<std::string, std::string> {
+    if (!value.is_object()) fail(json_path, "an object", type_name(value));
+    Names knob_names;
+    for (const auto& knob : model_->knobs) knob_names.push_back(knob.name);
+    std::map<std::string, std::string> config;
+    for (const auto& item : value.items()) {
+        const auto knob_path = key_path(json_path, item.key());
+        const auto knob = std::find_if(model_->knobs.begin(), model_->knobs.end(),
+                                       [&](const auto& info) { return info.name == item.key(); });
+        if (knob == model_->knobs.end()) {
+            fail(knob_path, "one of the knobs " + join(knob_names), "an unknown knob");
+        }
+        config[knob->name] = read_choice(item.value(), knob_path, knob->values, "");
+    }
+    return config;
+}
+
+// --- Setup, tasks, ops ------------------------------------------------------------------------
+
+void Loader::read_setup(const Json& value) {
+    check_array(value, "$.setup");
+    for (std::size_t index = 0; index < value.size(); index++) {
+        scenario_.setup.push_back(read_op(value[index], index_path("$.setup", index), files_setup_,
+                                          "a file created earlier in setup"));
+    }
+}
+
+void Loader::read_tasks(const Json& value) {
+    check_array(value, "$.tasks");
+    if (value.empty()) fail("$.tasks", "a non-empty array", "an empty array");
+    std::set<std::string> names;
+    for (std::size_t index = 0; index < value.size(); index++) {
+        read_task(value[index], index_path("$.tasks", index), names);
+    }
+}
+
+void Loader::read_task(const Json& value, const std::string& json_path,
+                       std::set<std::string>& names) {
+    check_keys(value, json_path, {"name", "ops"}, {"name", "ops"});
+    const auto name_path = json_path + ".name";
+    Task task{read_name(value.at("name"), name_path), {}};
+    if (contains(model_->model_tasks, task.name)) {
+        fail(name_path, "a name other than the model's own tasks " + join(model_->model_tasks),
+             json_quoted(task.name));
+    }
+    if (!names.insert(task.name).second) {
+        fail(name_path, "a task name not used before", json_quoted(task.name));
+    }
+    const auto& ops = value.at("ops");
+    const auto ops_path = json_path + ".ops";
+    check_array(ops, ops_path);
+    if (ops.empty()) fail(ops_path, "a non-empty array", "an empty array");
+    // A task sees the files of setup and its own, never another task's: the order of
+    // tasks is up to the schedule, so another task's file may not exist yet.
+    std::set<std::string> visible = files_setup_;
+    for (std::size_t index = 0; index < ops.size(); index++) {
+        task.ops.push_back(read_op(ops[index], index_path(ops_path, index), visible,
+                                   "a file created earlier in setup or in this task"));
+    }
+    scenario_.tasks.push_back(std::move(task));
+}
+
+auto Loader::read_op(const Json& value, const std::string& json_path,
+                     std::set<std::string>& visible, const std::string& visible_what) -> Op {
+    const auto& info = find_op(value, json_path);
+    Names allowed = {"op"};
+    Names required = {"op"};
+    for (const auto& field : info.fields) {
+        allowed.push_back(field.name);
+        if (field.required) required.push_back(field.name);
+    }
+    check_keys(value, json_path, allowed, required);
+    Op op;
+    op.name = info.name;
+    op.json_path = json_path;
+    for (const auto& field : info.fields) {
+        if (!value.contains(field.name)) continue;
+        const auto field_path = key_path(json_path, field.name);
+        read_field(field, value.at(field.name), field_path, op);
+        if (field.kind == model::FieldKind::file) {
+            read_file(value.at(field.name), field_path, info.creates_file, visible, visible_what);
+        }
+    }
+    check_op_end(op, json_path);
+    return op;
+}
+
+auto Loader::find_op(const Json& value, const std::string& json_path) const
+    -> const model::OpInfo& {
+    if (!value.is_object()) fail(json_path, "an object", type_name(value));
+    const auto op_path = json_path + ".op";
+    if (!value.contains("op")) fail(op_path, "a required key", "nothing");
+    Names names;
+    for (const auto& info : model_->ops) names.push_back(info.name);
+    const auto name = read_choice(value.at("op"), op_path, names, "the ops ");
+    return *std::find_if(model_->ops.begin(), model_->ops.end(),
+                         [&](const auto& info) { return info.name == name; });
+}
+
+void Loader::read_field(const model::FieldInfo& field, const Json& value,
+                        const std::string& json_path, Op& op) const {
+    switch (field.kind) {
+        case model::FieldKind::file:
+            SIM_ASSERT(op.file.empty());  // Op holds one file; a model declares at most one.
+            op.file = read_name(value, json_path);
+            break;
+        case model::FieldKind::offset:
+            op.offset = read_multiple(value, json_path);
+            op.has_offset = true;
+            break;
+        case model::FieldKind::length:
+            op.length = read_multiple(value, json_path);
+            if (op.length == 0) fail(json_path, "an unsigned integer greater than 0", "0");
+            op.has_length = true;
+            break;
+        case model::FieldKind::flag:
+            if (!value.is_boolean()) fail(json_path, "a boolean", type_name(value));
+            op.flags[field.name] = value.get<bool>();
+            break;
+    }
+}
+
+auto Loader::read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t {
+    const std::uint64_t bytes = read_unsigned(value, json_path);
+    const std::uint64_t block_size = scenario_.device.block_size;
+    if (bytes % block_size != 0) {
+        fail(json_path, "a multiple of " + std::to_string(block_size), std::to_string(bytes));
+    }
+    return bytes;
+}
+
+void Loader::check_op_end(const Op& op, const std::string& json_path) const {
+    const std::string limit = std::to_string(file_end_bytes_max);
+    if (!op.has_length) {
+        if (op.offset <= file_end_bytes_max) return;
+        fail(json_path + ".offset", "offset <= " + limit, std::to_string(op.offset));
+    }
+    // Written so that it cannot overflow: both terms may be up to 2^64 - 1.
+    if (op.offset <= file_end_bytes_max && op.length <= file_end_bytes_max - op.offset) return;
+    fail(json_path + ".length", "offset + length <= " + limit,
+         std::to_string(op.offset) + " + " + std::to_string(op.length));
+}
+
+void Loader::read_file(const Json& value, const std::string& json_path, bool creates,
+                       std::set<std::string>& visible, const std::string& visible_what) {
+    const auto name = value.get<std::string>();
+    if (!creates) {
+        if (!visible.contains(name)) fail(json_path, visible_what, json_quoted(name));
+        return;
+    }
+    // Names are unique across the whole scenario, so a file id means one file.
+    if (files_created_.contains(name)) {
+        fail(json_path, "a file name that no earlier op creates", json_quoted(name));
+    }
+    files_created_.insert(name);
+    visible.insert(name);
+    scenario_.files.push_back(name);
+}
+
+// --- Crash and schedule -----------------------------------------------------------------------
+
+auto Loader::read_unflushed(const Json& value, const std::string& json_path) const
+    -> UnflushedPolicy {
+    const auto name = read_choice(value, json_path, unflushed_names(), "");
+    const auto index = std::find(unflushed_names().begin(), unflushed_names().end(), name) -
+                       unflushed_names().begin();
+    return static_cast<UnflushedPolicy>(index);
+}
+
+auto Loader::read_crash(const Json& value, const std::string& json_path) const -> UnflushedPolicy {
+    check_keys(value, json_path, {"unflushed"}, {"unflushed"});
+    return read_unflushed(value.at("unflushed"), json_path + ".unflushed");
+}
+
+void Loader::read_schedule(const Json& value) {
+    check_array(value, "$.schedule");
+    for (std::size_t index = 0; index < value.size(); index++) {
+        const auto step_path = index_path("$.schedule", index);
+        scenario_.schedule.push_back(read_step(value[index], step_path));
+        const std::size_t steps_after = value.size() - index - 1;
+        if (scenario_.schedule.back().kind == ScheduleStep::Kind::crash && steps_after > 0) {
+            fail(step_path, "the crash step to be the last step",
+                 std::to_string(steps_after) + (steps_after == 1 ? " step" : " steps") +
+                     " after it");
+        }
+    }
+}
+
+auto Loader::read_step(const Json& value, const std::string& json_path) const -> ScheduleStep {
+    check_keys(value, json_path, {"run", "until", "count", "crash"}, {});
+    if (value.empty()) fail(json_path, "one of the keys run, crash", "an empty object");
+    const bool is_run = value.contains("run");
+    const bool is_crash = value.contains("crash");
+    if (is_run && is_crash) fail(json_path, "exactly one of the keys run, crash", "both");
+    if (!is_run && !is_crash) fail(json_path, "one of the keys run, crash", "neither");
+    if (is_run) return read_run_step(value, json_path);
+    for (const char* key : {"until", "count"}) {
+        if (value.contains(key)) {
+            fail(key_path(json_path, key), "only the key crash in a crash step",
+                 "a key of a run step");
+        }
+    }
+    ScheduleStep step;
+    step.kind = ScheduleStep::Kind::crash;
+    step.json_path = json_path;
+    const auto& crash = value.at("crash");
+    const auto crash_path = json_path + ".crash";
+    if (crash.is_object()) {
+        step.unflushed = read_crash(crash, crash_path);
+    } else if (crash.is_string()) {
+        step.unflushed = read_unflushed(crash, crash_path);
+    } else {
+        fail(crash_path, "one of " + join(unflushed_names()) + " or an object", type_name(crash));
+    }
+    return step;
+}
+
+auto Loader::read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep {
+    Names tasks;
+    for (const auto& task : scenario_.tasks) tasks.push_back(task.name);
+    tasks.insert(tasks.end(), model_->model_tasks.begin(), model_->model_tasks.end());
+    ScheduleStep step;
+    step.json_path = json_path;
+    step.task = read_choice(value.at("run"), json_path + ".run", tasks, "the tasks ");
+    if (value.contains("until")) {
+        const auto until_path = json_path + ".until";
+        step.until = read_name(value.at("until"), until_path);
+        if (sim::find_yield_point(step.until) == nullptr) {
+            fail(until_path, "a registered yield point (crashsim list prints them)",
+                 json_quoted(step.until));
+        }
+    }
+    if (value.contains("count")) {
+        const auto count_path = json_path + ".count";
+        if (step.until.empty()) fail(count_path, "until next to count", "count without until");
+        step.count = static_cast<std::uint32_t>(
+            read_unsigned_in(value.at("count"), count_path, 1, schedule_count_max));
+    }
+    return step;
+}
+
+// --- Checkers, fuzz budgets, variants ---------------------------------------------------------
+
+void Loader::read_checkers(const Json& value) {
+    check_array(value, "$.checkers");
+    if (value.empty()) fail("$.checkers", "a non-empty array", "an empty array");
+    for (std::size_t index = 0; index < value.size(); index++) {
+        const auto checker_path = index_path("$.checkers", index);
+        auto checker = read_choice(value[index], checker_path, known_checkers(), "the checkers ");
+        if (contains(scenario_.checkers, checker)) {
+            fail(checker_path, "a checker not listed before", json_quoted(checker));
+        }
+        scenario_.checkers.push_back(std::move(checker));
+    }
+}
+
+auto Loader::read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget {
+    check_keys(value, json_path, {"strategies", "schedules", "seed"}, {"strategies", "schedules"});
+    FuzzBudget budget;
+    const auto& strategies = value.at("strategies");
+    const auto strategies_path = json_path + ".strategies";
+    check_array(strategies, strategies_path);
+    if (strategies.empty()) fail(strategies_path, "a non-empty array", "an empty array");
+    for (std::size_t index = 0; index < strategies.size(); index++) {
+        const auto strategy_path = index_path(strategies_path, index);
+        auto strategy = read_strategy(strategies[index], strategy_path);
+        if (contains(budget.strategies, strategy)) {
+            fail(strategy_path, "a strategy not listed before", json_quoted(strategy));
+        }
+        budget.strategies.push_back(std::move(strategy));
+    }
+    budget.schedules = read_positive(value.at("schedules"), json_path + ".schedules");
+    if (value.contains("seed")) budget.seed = read_unsigned(value.at("seed"), json_path + ".seed");
+    return budget;
+}
+
+// Only canonical spellings ("pct:3", not "pct:03"), since strategies are printed back in
+// repro files and compared as strings.
+auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> std::string {
+    const std::string expected =
+        "\"random\" or \"pct:D\" with D from 1 to " + std::to_string(pct_depth_max);
+    if (!value.is_string()) fail(json_path, expected, type_name(value));
+    auto strategy = value.get<std::string>();
+    if (strategy == "random") return strategy;
+    const std::string prefix = "pct:";
+    const auto depth = strategy.substr(std::min(prefix.size(), strategy.size()));
+    const bool digits =
+        !depth.empty() && depth.size() <= 2 && depth[0] != '0' &&
+        std::all_of(depth.begin(), depth.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!strategy.starts_with(prefix) || !digits || std::stoull(depth) > pct_depth_max) {
+        fail(json_path, expected, json_quoted(strategy));
+    }
+    return strategy;
+}
+
+void Loader::read_variants(const Json& value) {
+    check_array(value, "$.variants");
+    if (value.empty()) fail("$.variants", "a non-empty array", "an empty array");
+    for (std::size_t index = 0; index < value.size(); index++) {
+        const auto variant_path = index_path("$.variants", index);
+        scenario_.variants.push_back(read_variant(value[index], variant_path));
+    }
+}
+
+auto Loader::read_variant(const Json& value, const std::string& json_path) const -> Variant {
+    check_keys(value, json_path, {"name", "config", "expect"}, {"name", "expect"});
+    Variant variant;
+    const auto name_path = json_path + ".name";
+    variant.name = read_name(value.at("name"), name_path);
+    if (scenario_.find_variant(variant.name) != nullptr) {
+        fail(name_path, "a variant name not used before", json_quoted(variant.name));
+    }
+    variant.config = config_base_;
+    if (value.contains("config")) {
+        for (auto& [knob, knob_value] : read_config(value.at("config"), json_path + ".config")) {
+            variant.config[knob] = knob_value;
+        }
+    }
+    // Every knob gets a value, so that later code never consults the model's defaults.
+    for (const auto& knob : model_->knobs) {
+        variant.config.try_emplace(knob.name, knob.default_value);
+    }
+    variant.expect = read_expectation(value.at("expect"), json_path + ".expect");
+    return variant;
+}
+
+auto Loader::read_expectation(const Json& value, const std::string& json_path) const
+    -> Expectation {
+    Expectation expect;
+    expect.fuzz = fuzz_default_;
+    if (value.is_string() && value.get<std::string>() == "holds") return expect;
+    if (!value.is_object()) {
+        fail(json_path, "\"holds\" or an object",
+             value.is_string() ? json_quoted(value.get<std::string>()) : type_name(value));
+    }
+    check_keys(value, json_path, {"violates", "holds", "fuzz"}, {});
+    const bool violates = value.contains("violates");
+    const bool holds = value.contains("holds");
+    if (violates && holds) fail(json_path, "exactly one of the keys violates, holds", "both");
+    if (!violates && !holds) {
+        fail(json_path, "one of the keys violates, holds",
+             value.empty() ? "an empty object" : "neither");
+    }
+    if (violates) {
+        expect.kind = Expectation::Kind::violates;
+        expect.checker = read_choice(value.at("violates"), json_path + ".violates",
+                                     scenario_.checkers, "the scenario's checkers ");
+    } else if (value.at("holds") != true) {
+        const auto& given = value.at("holds");
+        fail(json_path + ".holds", "true", given.is_boolean() ? "false" : type_name(given));
+    }
+    if (value.contains("fuzz")) expect.fuzz = read_budget(value.at("fuzz"), json_path + ".fuzz");
+    return expect;
+}
+
+auto read_text(const std::string& path) -> std::string {
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                               &std::fclose);
+    const auto unreadable = [&path](int error) {
+        fail_at(path, "$", "a readable scenario file", std::generic_category().message(error));
+    };
+    if (!file) unreadable(errno);
+    std::string text;
+    std::vector<char> buffer(1 << 16);
+    std::size_t bytes_read = 0;
+    while ((bytes_read = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
+        text.append(buffer.data(), bytes_read);
+    }
+    // A directory opens fine on Linux and fails on the first read (EISDIR).
+    if (std::ferror(file.get()) != 0) unreadable(errno);
+    return text;
+}
+
+}  // namespace
+
+auto Scenario::find_variant(const std::string& variant_name) const -> const Variant* {
+    for (const auto& variant : variants) {
+        if (variant.name == variant_name) return &variant;
+    }
+    return nullptr;
+}
+
+auto Scenario::file_id(const std::string& file_name) const -> std::uint32_t {
+    const auto found = std::find(files.begin(), files.end(), file_name);
+    SIM_ASSERT(found != files.end());  // The loader checked every file an op names.
+    return static_cast<std::uint32_t>(found - files.begin());
+}
+
+auto load_scenario(const std::string& path) -> Scenario {
+    return parse_scenario(read_text(path), path);
+}
+
+auto parse_scenario(const std::string& text, const std::string& path) -> Scenario {
+    return Loader(path).load(text);
+}
+
+auto known_checkers() -> const std::vector<std::string>& {
+    static const std::vector<std::string> checkers = {"fs_consistency", "fsync_durability",
+                                                      "no_stale_data"};
+    return checkers;
+}
+
+}  // namespace scenarios

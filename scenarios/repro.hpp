@@ -1,0 +1,36 @@
+#pragma once
+// Repro files: everything needed to replay a failing schedule byte for byte,
+// the scenario included, so a repro stays valid when the scenario file moves.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenarios/runner.hpp"
+
+namespace scenarios {
+
+struct Repro {
+    std::string scenario_path;
+    std::string scenario_text;
+    std::string variant;
+    std::string strategy;
+    std::uint64_t seed = 0;  // the campaign's
+    std::uint64_t schedule_index = 0;
+    std::uint64_t schedule_seed = 0;
+    std::vector<std::uint32_t> choices;
+    CrashRecord crash;
+    std::string checker;
+    std::string message;
+    std::uint64_t trace_hash = 0;
+};
+
+/// Writes to a temporary name and renames, so a reader sees all or nothing.
+void write_repro(const Repro& repro, const std::string& path);
+/// Throws InputError naming the file and the JSON path on a bad repro.
+auto read_repro(const std::string& path) -> Repro;
+/// Reads a whole file; throws InputError.
+auto read_text_file(const std::string& path) -> std::string;
+/// Writes a whole file through a temporary name and rename.
+void write_text_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace scenarios

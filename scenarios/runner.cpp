@@ -1,0 +1,376 @@
+#include "scenarios/runner.hpp"
+
+#include "sim/assert.hpp"
+#include "sim/scheduler.hpp"
+
+namespace scenarios {
+
+auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t {
+    std::uint64_t state = seed ^ (index * 0xD1B54A32D192ED03ULL);
+    return sim::splitmix64(state);
+}
+
+namespace {
+
+constexpr std::uint64_t pct_probe_schedules = 32;
+
+/// The workload: runs a task's operations against the model and tells the
+/// oracle what was done and acknowledged. It lives outside the model.
+struct Workload {
+    const Scenario& scenario;
+    model::FileSystem& fs;
+    checkers::Oracle& oracle;
+    std::vector<bool>& created;
+    std::uint64_t fsyncs = 0;
+
+    void run(const Op& op) {
+        model::OpCall call;
+        call.name = op.name;
+        call.file = op.file.empty() ? 0 : scenario.file_id(op.file);
+        call.offset = op.offset;
+        call.length = op.length;
+        call.has_range = op.has_offset || op.has_length;
+        if (op.has_offset && !op.has_length) call.length = ~std::uint64_t{0} - op.offset;
+        call.flags = &op.flags;
+        auto& scheduler = sim::current_scheduler();
+        const std::uint32_t block_size = scenario.device.block_size;
+        if (op.name == "write") {
+            call.version = oracle.begin_write();
+            fs.execute(call);
+            oracle.end_write(call.file, op.offset / block_size, (op.offset + op.length) / block_size,
+                             call.version, op.offset + op.length);
+        } else if (op.name == "fsync") {
+            const std::size_t id = oracle.begin_fsync(
+                call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
+            fs.execute(call);
+            oracle.end_fsync(id, scheduler.steps());
+        } else if (op.name == "sync") {
+            // sync(2) promises every file that exists when it starts.
+            std::vector<std::size_t> ids;
+            for (std::uint32_t file = 0; file < created.size(); file++) {
+                if (!created[file]) continue;
+                ids.push_back(oracle.begin_fsync(file, scheduler.steps(),
+                                                 "sync of " + scenario.files[file]));
+            }
+            fs.execute(call);
+            for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
+        } else {
+            fs.execute(call);
+            if (op.name == "create") created[call.file] = true;
+        }
+    }
+};
+
+auto schedule_error(const ScheduleStep& step, const Scenario& scenario, const std::string& variant,
+                    const std::string& got) -> InputError {
+    return InputError(scenario.path + ": " + step.json_path + ": expected task " + step.task +
+                      (step.until.empty() ? " to run to its end" : " to reach " + step.until) +
+                      " (variant " + variant + "), got " + got);
+}
+
+}  // namespace
+
+/// Follows the scenario's schedule: each step binds to the first unfinished
+/// task of that name and runs it (firing timers while it waits for I/O) until
+/// it reaches the step's yield point or ends.
+class ScriptedStrategy final : public sim::Strategy {
+public:
+    ScriptedStrategy(const Scenario& scenario, std::string variant)
+        : scenario_(scenario), variant_(std::move(variant)) {}
+
+    [[nodiscard]] auto wants_every_step() const -> bool override { return true; }
+    [[nodiscard]] auto at_crash() const -> bool {
+        return position_ < scenario_.schedule.size() &&
+               scenario_.schedule[position_].kind == ScheduleStep::Kind::crash;
+    }
+    [[nodiscard]] auto crash_step() const -> const ScheduleStep& { return scenario_.schedule[position_]; }
+    [[nodiscard]] auto exhausted() const -> bool { return position_ >= scenario_.schedule.size(); }
+
+    auto choose(const sim::Scheduler& scheduler, std::span<const sim::Candidate> candidates)
+        -> std::size_t override {
+        if (exhausted() || at_crash()) return 0;
+        const ScheduleStep& step = scenario_.schedule[position_];
+        if (bound_ == sim::no_task) bind(scheduler, step);
+        for (std::size_t i = 0; i < candidates.size(); i++) {
+            if (!candidates[i].is_timer() && candidates[i].task == bound_) return i;
+        }
+        for (std::size_t i = 0; i < candidates.size(); i++) {
+            if (candidates[i].is_timer()) return i;
+        }
+        if (bound_ == sim::no_task) throw schedule_error(step, scenario_, variant_, "no such task able to run");
+        throw schedule_error(step, scenario_, variant_,
+                             "it blocked on " + std::string(scheduler.blocked_on(bound_)));
+    }
+
+    /// After each step: has the current schedule step reached its end?
+    void after_step(const sim::Scheduler& scheduler) {
+        if (exhausted() || at_crash() || bound_ == sim::no_task) return;
+        const ScheduleStep& step = scenario_.schedule[position_];
+        const bool finished = scheduler.task_state(bound_) == sim::TaskState::finished;
+        if (!step.until.empty()) {
+            const sim::YieldPoint* point = scheduler.last_point(bound_);
+            if (!finished && scheduler.task_state(bound_) == sim::TaskState::runnable &&
+                point != nullptr && point->name == step.until && last_seen_step_ != scheduler.steps()) {
+                last_seen_step_ = scheduler.steps();
+                if (++reached_ >= step.count) advance();
+                return;
+            }
+            if (finished) throw schedule_error(step, scenario_, variant_, "the task ended first");
+            return;
+        }
+        if (finished) advance();
+    }
+
+    /// The run ended (every task finished) while steps remain.
+    void check_done() const {
+        if (exhausted() || at_crash()) return;
+        const ScheduleStep& step = scenario_.schedule[position_];
+        throw schedule_error(step, scenario_, variant_, "every task already ended");
+    }
+
+private:
+    void bind(const sim::Scheduler& scheduler, const ScheduleStep& step) {
+        for (sim::TaskId task = 0; task < scheduler.task_count(); task++) {
+            if (scheduler.task_name(task) == step.task &&
+                scheduler.task_state(task) != sim::TaskState::finished) {
+                bound_ = task;
+                return;
+            }
+        }
+    }
+    void advance() {
+        position_++;
+        bound_ = sim::no_task;
+        reached_ = 0;
+    }
+
+    const Scenario& scenario_;
+    std::string variant_;
+    std::size_t position_ = 0;
+    sim::TaskId bound_ = sim::no_task;
+    std::uint32_t reached_ = 0;
+    std::uint64_t last_seen_step_ = ~std::uint64_t{0};
+};
+
+Simulation::Simulation(const Scenario& scenario, const Variant& variant)
+    : scenario_(scenario), variant_(variant) {
+    const model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
+                                   scenario.device.profile};
+    prototype_ = model::make_filesystem(scenario.model, variant.config, geometry, scenario.files);
+    prototype_oracle_ = std::make_unique<checkers::Oracle>(scenario.files.size());
+    prototype_created_.assign(scenario.files.size(), false);
+    for (const auto& name : scenario.checkers) checkers_.push_back(checkers::make_checker(name));
+    // The set-up runs once, tasks in order, no crash; every later run starts
+    // from a copy of the quiescent result.
+    {
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = 10'000'000}, nullptr);
+        Workload workload{scenario_, *prototype_, *prototype_oracle_, prototype_created_};
+        scheduler.spawn("setup", [&] {
+            for (const Op& op : scenario_.setup) workload.run(op);
+        });
+        sim::FirstStrategy first;
+        sim::StepOutcome outcome;
+        while ((outcome = scheduler.step(first)) != sim::StepOutcome::finished) {
+            if (outcome == sim::StepOutcome::deadlock) {
+                throw InputError(scenario_.path + ": $.setup: expected the set-up to complete, got a deadlock: " +
+                                 scheduler.describe_blocked());
+            }
+        }
+    }
+    // PCT draws its change points among the decisions a schedule takes: use
+    // the most that a few random schedules (fixed seeds) took.
+    for (std::uint64_t probe = 0; probe < pct_probe_schedules; probe++) {
+        sim::RandomStrategy random(sim::Prng(schedule_seed(0x9c7, probe)));
+        const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
+                                           sim::Prng(0), false, nullptr);
+        decisions_estimate_ = std::max<std::uint64_t>(decisions_estimate_, outcome.choices.size());
+    }
+}
+
+Simulation::~Simulation() = default;
+
+auto Simulation::run_scripted(bool trace) -> RunOutcome {
+    ScriptedStrategy script(scenario_, variant_.name);
+    return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(0).fork("crash"),
+                   trace, scenario_.schedule.empty() ? nullptr : &script);
+}
+
+auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
+    -> RunOutcome {
+    const sim::Prng root(seed);
+    if (spec.kind == sim::StrategySpec::Kind::random) {
+        sim::RandomStrategy strategy(root.fork("schedule"));
+        return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
+    }
+    sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate_);
+    return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
+}
+
+auto Simulation::replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash,
+                        bool trace) -> RunOutcome {
+    sim::ReplayStrategy strategy(choices);
+    return execute(strategy, CrashPlan{CrashPlan::Kind::at_step, crash}, sim::Prng(0), trace,
+                   nullptr);
+}
+
+}  // namespace scenarios
+
+namespace scenarios {
+namespace {
+
+auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool> {
+    std::vector<bool> keep(count, false);
+    switch (policy) {
+        case UnflushedPolicy::none:
+            break;
+        case UnflushedPolicy::all:
+            keep.assign(count, true);
+            break;
+        case UnflushedPolicy::any_subset:
+            for (std::size_t i = 0; i < count; i++) keep[i] = prng.boolean();
+            break;
+        case UnflushedPolicy::prefix: {
+            const auto kept = prng.below(count + 1);
+            for (std::size_t i = 0; i < kept; i++) keep[i] = true;
+            break;
+        }
+    }
+    return keep;
+}
+
+auto describe_position(const sim::Scheduler& scheduler) -> std::string {
+    const sim::TaskId task = scheduler.last_ran();
+    if (task == sim::no_task) return "a device completion";
+    const std::string& name = scheduler.task_name(task);
+    if (scheduler.task_state(task) == sim::TaskState::finished) return name + " returned";
+    if (scheduler.task_state(task) == sim::TaskState::blocked) {
+        return name + " blocked on " + scheduler.blocked_on(task);
+    }
+    return name + " at " + std::string(scheduler.last_point(task)->name);
+}
+
+auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep)
+    -> std::string {
+    std::size_t kept = 0;
+    std::string list;
+    for (std::size_t i = 0; i < pending.size(); i++) {
+        if (keep[i]) kept++;
+        list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" +
+                std::to_string(pending[i].block) + (pending[i].completed ? "" : " in flight") +
+                (keep[i] ? " kept" : " lost");
+    }
+    std::string text = std::to_string(kept) + " of " + std::to_string(pending.size()) +
+                       " unflushed write(s) kept";
+    if (!list.empty()) text += " (" + list + ")";
+    return text;
+}
+
+}  // namespace
+
+auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
+                         bool trace_on, ScriptedStrategy* script) -> RunOutcome {
+    RunOutcome outcome;
+    sim::Trace trace(trace_on);
+    std::unique_ptr<model::FileSystem> fs = prototype_->clone();
+    checkers::Oracle oracle = *prototype_oracle_;
+    std::vector<bool> created = prototype_created_;
+    const checkers::CheckContext context{scenario_.files, scenario_.device.block_size};
+    {
+        constexpr std::uint64_t steps_max = 200000;
+        sim::Scheduler scheduler({.timers_race_tasks = true, .steps_max = steps_max}, &trace);
+        Workload workload{scenario_, *fs, oracle, created};
+        for (const Task& task : scenario_.tasks) {
+            scheduler.spawn(task.name, [&workload, &task] {
+                for (const Op& op : task.ops) workload.run(op);
+            });
+        }
+        model::disk::BlockDevice& device = fs->device();
+        // Recovery and every checker on one crash state; true on a violation.
+        auto evaluate = [&](const std::vector<bool>& keep, bool narrate) {
+            const model::disk::Image image = device.crash_image(keep);
+            const model::RecoveredState state = fs->recover(image);
+            outcome.crash_states++;
+            std::vector<checkers::Violation> found;
+            for (const auto& checker : checkers_) checker->check(oracle, state, context, found);
+            if (narrate || !found.empty()) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
+                           "power cut after step " + std::to_string(scheduler.steps()) + " (" +
+                               describe_position(scheduler) + "): " +
+                               describe_kept(device.pending(), keep)});
+                for (const auto& note : state.notes) {
+                    trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(),
+                               "mount", note});
+                }
+            }
+            if (found.empty()) return false;
+            outcome.violations = std::move(found);
+            outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep};
+            return true;
+        };
+        auto policy = scenario_.crash.unflushed;
+        std::uint64_t seen_disk = device.epoch();
+        std::uint64_t seen_oracle = oracle.epoch();
+        bool stop = false;
+        while (!stop) {
+            if (script != nullptr && script->at_crash()) break;
+            if (scheduler.steps() + 1 >= steps_max) {
+                outcome.violations.push_back({"liveness", "", 0, "the tasks to end",
+                                              "still running after " + std::to_string(steps_max) + " steps",
+                                              "no progress: tasks still running after " +
+                                                  std::to_string(steps_max) + " steps"});
+                break;
+            }
+            const sim::StepOutcome step = scheduler.step(strategy);
+            if (step == sim::StepOutcome::finished) break;
+            if (step == sim::StepOutcome::deadlock) {
+                const std::string blocked = scheduler.describe_blocked();
+                outcome.violations.push_back({"deadlock", "", 0, "a task able to run", blocked,
+                                              "deadlock: " + blocked});
+                break;
+            }
+            if (script != nullptr) script->after_step(scheduler);
+            switch (plan.kind) {
+                case CrashPlan::Kind::every_state:
+                    if (device.epoch() != seen_disk || oracle.epoch() != seen_oracle) {
+                        seen_disk = device.epoch();
+                        seen_oracle = oracle.epoch();
+                        stop = evaluate(draw_keep(policy, device.pending().size(), crash_prng), false);
+                    }
+                    break;
+                case CrashPlan::Kind::at_step:
+                    if (scheduler.steps() == plan.recorded.step) {
+                        if (plan.recorded.keep.size() != device.pending().size()) {
+                            throw sim::ReplayDiverged("the crash keeps " +
+                                                      std::to_string(plan.recorded.keep.size()) +
+                                                      " writes but " +
+                                                      std::to_string(device.pending().size()) +
+                                                      " are unflushed");
+                        }
+                        evaluate(plan.recorded.keep, true);
+                        stop = true;
+                    }
+                    break;
+                case CrashPlan::Kind::scripted:
+                    break;
+            }
+        }
+        if (plan.kind == CrashPlan::Kind::scripted && outcome.violations.empty()) {
+            if (script != nullptr && script->at_crash()) {
+                policy = script->crash_step().unflushed;
+            } else {
+                if (script != nullptr) script->check_done();
+                policy = UnflushedPolicy::none;
+            }
+            evaluate(draw_keep(policy, device.pending().size(), crash_prng), true);
+        }
+        outcome.steps = scheduler.steps();
+        outcome.choices = scheduler.choices();
+    }
+    outcome.story = trace.story();
+    outcome.trace = trace.full();
+    outcome.trace_hash = trace.hash();
+    outcome.counters = fs->counters();
+    return outcome;
+}
+
+}  // namespace scenarios

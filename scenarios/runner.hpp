@@ -1,0 +1,89 @@
+#pragma once
+// Runs a scenario variant: set-up once into a prototype world, then each
+// schedule on a copy of it, with the scenario's tasks as fibers, crash states
+// evaluated between steps (recovery plus every checker), and a trace.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkers/checker.hpp"
+#include "checkers/oracle.hpp"
+#include "model/filesystem.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/strategy.hpp"
+
+namespace scenarios {
+
+/// Where and how the power was cut.
+struct CrashRecord {
+    std::uint64_t step = 0;      // engine step after which the crash happened
+    std::string after;           // "fsyncer at btrfs.sync_log.super_durable"
+    std::vector<bool> keep;      // per unflushed write, in submission order
+};
+
+struct RunOutcome {
+    std::vector<checkers::Violation> violations;  // empty when the run held
+    std::optional<CrashRecord> crash;             // the crash that showed them
+    std::uint64_t steps = 0;
+    std::uint64_t crash_states = 0;
+    std::vector<std::uint32_t> choices;
+    std::string story;
+    std::string trace;  // every line, for --trace-text and hashing
+    std::uint64_t trace_hash = 0;
+    std::map<std::string, std::uint64_t> counters;
+    [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
+};
+
+/// How crash states are chosen during one run.
+struct CrashPlan {
+    enum class Kind : std::uint8_t {
+        every_state,  // after every step that changed the disk or the promises
+        scripted,     // at the schedule's crash step (or at the end)
+        at_step,      // replay: at a recorded step with a recorded subset
+    };
+    Kind kind = Kind::every_state;
+    CrashRecord recorded;  // at_step
+};
+
+class Simulation {
+public:
+    /// Runs the set-up; throws InputError if the set-up cannot complete.
+    Simulation(const Scenario& scenario, const Variant& variant);
+    ~Simulation();
+    Simulation(const Simulation&) = delete;
+    auto operator=(const Simulation&) -> Simulation& = delete;
+
+    /// The scenario's scripted schedule (or, without one, tasks in order).
+    auto run_scripted(bool trace) -> RunOutcome;
+    /// One schedule of a fuzz campaign.
+    auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
+    /// A recorded run: choices plus crash.
+    auto replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash, bool trace)
+        -> RunOutcome;
+    /// Decisions a schedule takes when tasks run in order (PCT's k).
+    [[nodiscard]] auto decisions_estimate() const -> std::uint64_t { return decisions_estimate_; }
+
+    [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
+    [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
+
+private:
+    struct Run;
+    auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,
+                 class ScriptedStrategy* script) -> RunOutcome;
+
+    const Scenario& scenario_;
+    Variant variant_;
+    std::unique_ptr<model::FileSystem> prototype_;
+    std::unique_ptr<checkers::Oracle> prototype_oracle_;
+    std::vector<bool> prototype_created_;
+    std::vector<std::unique_ptr<checkers::Checker>> checkers_;
+    std::uint64_t decisions_estimate_ = 1;
+};
+
+/// The seed of schedule `index` of a campaign started with `seed`.
+auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t;
+
+}  // namespace scenarios

@@ -1,0 +1,179 @@
+#include "sim/scheduler.hpp"
+
+#include <boost/context/fiber.hpp>
+
+#include "sim/assert.hpp"
+
+namespace sim {
+namespace {
+thread_local Scheduler* this_thread_scheduler = nullptr;
+}  // namespace
+
+auto current_scheduler() -> Scheduler& {
+    SIM_ASSERT(this_thread_scheduler != nullptr);
+    return *this_thread_scheduler;
+}
+
+auto has_current_scheduler() -> bool { return this_thread_scheduler != nullptr; }
+
+Scheduler::Scheduler(Options options, Trace* trace)
+    : options_(options), trace_(trace), hits_(yield_point_count(), 0) {
+    outer_ = this_thread_scheduler;
+    this_thread_scheduler = this;
+    candidates_.reserve(16);
+    choices_.reserve(64);
+}
+
+Scheduler::~Scheduler() {
+    // Destroying a suspended fiber unwinds its stack (forced_unwind), which
+    // may run model destructors that look for the current scheduler.
+    for (auto& task : tasks_) task->fiber = Fiber{};
+    this_thread_scheduler = outer_;
+}
+
+auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
+    const auto id = static_cast<TaskId>(tasks_.size());
+    auto task = std::make_unique<Task>();
+    task->id = id;
+    task->name = std::move(name);
+    task->body = std::move(body);
+    Task* raw = task.get();
+    task->fiber = Fiber(std::allocator_arg, PooledStack{&StackPool::local()},
+                        [this, raw](Fiber&& caller) -> Fiber {
+                            raw->caller = std::move(caller);
+                            try {
+                                raw->body();
+                            } catch (const boost::context::detail::forced_unwind&) {
+                                throw;
+                            } catch (...) {
+                                failure_ = std::current_exception();
+                            }
+                            raw->state = TaskState::finished;
+                            unfinished_--;
+                            return std::move(raw->caller);
+                        });
+    tasks_.push_back(std::move(task));
+    unfinished_++;
+    return id;
+}
+
+void Scheduler::switch_to_scheduler() {
+    Task& task = *tasks_[current_];
+    task.caller = std::move(task.caller).resume();
+}
+
+void Scheduler::yield(const YieldPoint& point) {
+    SIM_ASSERT(current_ != no_task);
+    Task& task = *tasks_[current_];
+    task.last_point = &point;
+    hits_[point.id]++;
+    switch_to_scheduler();
+}
+
+void Scheduler::block(const char* what) {
+    SIM_ASSERT(current_ != no_task);
+    Task& task = *tasks_[current_];
+    task.state = TaskState::blocked;
+    task.blocked_on = what;
+    switch_to_scheduler();
+    SIM_ASSERT(task.state == TaskState::runnable);
+}
+
+void Scheduler::wake(TaskId id) {
+    SIM_ASSERT(id < tasks_.size());
+    Task& task = *tasks_[id];
+    SIM_ASSERT(task.state == TaskState::blocked);
+    task.state = TaskState::runnable;
+    task.blocked_on = "";
+}
+
+void Scheduler::sleep(Duration duration) {
+    const TaskId self = current_;
+    after(duration, [this, self] { wake(self); });
+    block("sleep");
+}
+
+void Scheduler::note(std::string text) {
+    if (!tracing()) return;
+    const std::string& task = current_ == no_task ? std::string("device") : tasks_[current_]->name;
+    trace_->add({TraceLine::Kind::note, steps_, now_, task, std::move(text)});
+}
+
+void Scheduler::at(Instant when, std::function<void()> callback) {
+    SIM_ASSERT(when >= now_);
+    timers_.push(Timer{when, timer_sequence_++, std::move(callback)});
+}
+
+auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
+
+auto Scheduler::candidates() -> std::span<const Candidate> {
+    candidates_.clear();
+    for (const auto& task : tasks_) {
+        if (task->state == TaskState::runnable) candidates_.push_back(Candidate{task->id});
+    }
+    if (!timers_.empty() && (candidates_.empty() || options_.timers_race_tasks)) {
+        candidates_.push_back(Candidate{no_task});
+    }
+    return candidates_;
+}
+
+void Scheduler::fire_next_timer() {
+    // Copy out before popping: the callback may add timers.
+    Timer timer = timers_.top();
+    timers_.pop();
+    SIM_ASSERT(timer.when >= now_);
+    now_ = timer.when;
+    timer.callback();
+}
+
+auto Scheduler::execute(Candidate candidate) -> StepOutcome {
+    SIM_ASSERT(steps_ < options_.steps_max);
+    steps_++;
+    last_ran_ = candidate.task;
+    if (candidate.is_timer()) {
+        fire_next_timer();
+        if (failure_) std::rethrow_exception(failure_);
+        return StepOutcome::fired_timer;
+    }
+    Task& task = *tasks_[candidate.task];
+    SIM_ASSERT(task.state == TaskState::runnable);
+    current_ = task.id;
+    task.fiber = std::move(task.fiber).resume();
+    current_ = no_task;
+    if (failure_) std::rethrow_exception(failure_);
+    if (trace_ != nullptr && trace_->enabled()) {
+        std::string where = task.state == TaskState::finished ? "(finished)"
+                            : task.state == TaskState::blocked
+                                ? std::string("(blocked on ") + task.blocked_on + ")"
+                                : std::string(task.last_point->name);
+        trace_->add({TraceLine::Kind::step, steps_, now_, task.name, std::move(where)});
+    }
+    return StepOutcome::ran_task;
+}
+
+auto Scheduler::step(Strategy& strategy) -> StepOutcome {
+    auto options = candidates();
+    if (options.empty()) return unfinished_ == 0 ? StepOutcome::finished : StepOutcome::deadlock;
+    std::size_t index = 0;
+    if (options.size() > 1) {
+        index = strategy.choose(*this, options);
+        SIM_ASSERT(index < options.size());
+        choices_.push_back(static_cast<std::uint32_t>(index));
+    } else if (strategy.wants_every_step()) {
+        index = strategy.choose(*this, options);
+        SIM_ASSERT(index == 0);
+    }
+    return execute(options[index]);
+}
+
+auto Scheduler::describe_blocked() const -> std::string {
+    std::string out;
+    for (const auto& task : tasks_) {
+        if (task->state != TaskState::blocked) continue;
+        if (!out.empty()) out += "; ";
+        out += task->name + " blocked on " + task->blocked_on;
+    }
+    return out;
+}
+
+}  // namespace sim

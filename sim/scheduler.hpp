@@ -1,0 +1,170 @@
+#pragma once
+// The discrete-event scheduler: tasks are fibers, only one runs at a time,
+// and a Strategy picks which runnable task (or the next timer) goes next at
+// every step. A step is one stretch of a fiber from one yield point to the
+// next, or one timer firing. Every real decision (more than one candidate) is
+// recorded, so a run is its choice list.
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/fiber.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+#include "sim/yield_point.hpp"
+
+namespace sim {
+
+using TaskId = std::uint32_t;
+inline constexpr TaskId no_task = ~TaskId{0};
+
+enum class TaskState : std::uint8_t { runnable, blocked, finished };
+
+/// Something the strategy may pick: a runnable task, or the next timer
+/// (device completions and sleeps), which may overtake runnable tasks.
+struct Candidate {
+    TaskId task;  // no_task for the timer
+    [[nodiscard]] auto is_timer() const -> bool { return task == no_task; }
+};
+
+class Scheduler;
+
+/// Policy: which candidate runs next (Relacy-style plug-in).
+class Strategy {
+public:
+    virtual ~Strategy() = default;
+    /// Called when there are at least two candidates, or at every step when
+    /// wants_every_step() (the scripted strategy must see single candidates).
+    virtual auto choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
+        -> std::size_t = 0;
+    [[nodiscard]] virtual auto wants_every_step() const -> bool { return false; }
+};
+
+enum class StepOutcome : std::uint8_t {
+    ran_task,     // a task ran to a yield point, blocked or finished
+    fired_timer,  // a timer fired (chosen, or because nothing else could run)
+    finished,     // every task finished and no timer is pending
+    deadlock,     // unfinished tasks, none runnable, no timer pending
+};
+
+class Scheduler {
+public:
+    struct Options {
+        /// Timers compete with runnable tasks (exploration). When false they
+        /// fire only when no task can run (performance in virtual time).
+        bool timers_race_tasks = true;
+        std::uint64_t steps_max = 100000;
+    };
+
+    Scheduler(Options options, Trace* trace);
+    Scheduler(const Scheduler&) = delete;
+    auto operator=(const Scheduler&) -> Scheduler& = delete;
+    ~Scheduler();
+
+    /// Adds a task; it becomes runnable at once.
+    auto spawn(std::string name, std::function<void()> body) -> TaskId;
+
+    // ---- Called from inside a fiber (model code). ----
+    void yield(const YieldPoint& point);
+    /// Blocks the current task until wake(); `what` names the wait for
+    /// deadlock reports and traces.
+    void block(const char* what);
+    void wake(TaskId task);
+    void sleep(Duration duration);
+    void note(std::string text);
+
+    // ---- Timers, from anywhere. ----
+    void at(Instant when, std::function<void()> callback);
+    void after(Duration delay, std::function<void()> callback) { at(now_ + delay, std::move(callback)); }
+
+    // ---- Driving. ----
+    /// One step: collect candidates, let the strategy choose, run it.
+    auto step(Strategy& strategy) -> StepOutcome;
+    /// The candidates of the next step, in a stable order (tasks by id, then the timer).
+    auto candidates() -> std::span<const Candidate>;
+    /// Runs the given candidate (as step() does after choosing).
+    auto execute(Candidate candidate) -> StepOutcome;
+
+    // ---- Inspection. ----
+    [[nodiscard]] auto now() const -> Instant { return now_; }
+    [[nodiscard]] auto current() const -> TaskId { return current_; }
+    /// The task the last step ran (no_task when it fired a timer).
+    [[nodiscard]] auto last_ran() const -> TaskId { return last_ran_; }
+    [[nodiscard]] auto steps() const -> std::uint64_t { return steps_; }
+    [[nodiscard]] auto task_count() const -> std::size_t { return tasks_.size(); }
+    [[nodiscard]] auto task_name(TaskId task) const -> const std::string& { return tasks_[task]->name; }
+    [[nodiscard]] auto task_state(TaskId task) const -> TaskState { return tasks_[task]->state; }
+    [[nodiscard]] auto blocked_on(TaskId task) const -> const char* { return tasks_[task]->blocked_on; }
+    /// The yield point where the task last stopped (nullptr before its first yield).
+    [[nodiscard]] auto last_point(TaskId task) const -> const YieldPoint* { return tasks_[task]->last_point; }
+    [[nodiscard]] auto has_timers() const -> bool { return !timers_.empty(); }
+    [[nodiscard]] auto choices() const -> const std::vector<std::uint32_t>& { return choices_; }
+    [[nodiscard]] auto hits() const -> const std::vector<std::uint64_t>& { return hits_; }
+    [[nodiscard]] auto tracing() const -> bool { return trace_ != nullptr && trace_->enabled(); }
+    [[nodiscard]] auto all_finished() const -> bool;
+    /// "flusher blocked on em_tree.lock; ..." for deadlock reports.
+    [[nodiscard]] auto describe_blocked() const -> std::string;
+    [[nodiscard]] auto options() const -> const Options& { return options_; }
+
+private:
+    struct Task {
+        TaskId id;
+        std::string name;
+        TaskState state = TaskState::runnable;
+        const char* blocked_on = "";
+        const YieldPoint* last_point = nullptr;
+        std::function<void()> body;
+        Fiber fiber;   // the suspended task
+        Fiber caller;  // the scheduler, while the task runs
+    };
+    struct Timer {
+        Instant when;
+        std::uint64_t sequence;
+        std::function<void()> callback;
+        auto operator>(const Timer& other) const -> bool {
+            return when != other.when ? when > other.when : sequence > other.sequence;
+        }
+    };
+
+    void switch_to_scheduler();
+    void fire_next_timer();
+
+    Options options_;
+    Trace* trace_;
+    std::vector<std::unique_ptr<Task>> tasks_;
+    std::vector<Candidate> candidates_;
+    std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+    std::uint64_t timer_sequence_ = 0;
+    std::vector<std::uint32_t> choices_;
+    std::vector<std::uint64_t> hits_;
+    Instant now_ = 0;
+    std::uint64_t steps_ = 0;
+    TaskId current_ = no_task;
+    TaskId last_ran_ = no_task;
+    std::size_t unfinished_ = 0;
+    std::exception_ptr failure_;
+    Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
+};
+
+/// The scheduler running on this thread (model code reaches it through the
+/// free functions below, as loom's with_execution does).
+auto current_scheduler() -> Scheduler&;
+auto has_current_scheduler() -> bool;
+
+inline void yield(const YieldPoint& point) { current_scheduler().yield(point); }
+inline auto now() -> Instant { return current_scheduler().now(); }
+inline auto tracing() -> bool { return current_scheduler().tracing(); }
+inline void note(std::string text) { current_scheduler().note(std::move(text)); }
+
+}  // namespace sim
+
+/// Writes a story note; the expression is not evaluated when tracing is off.
+#define SIM_NOTE(expression)                                        \
+    do {                                                            \
+        if (::sim::tracing()) ::sim::note(expression);              \
+    } while (false)

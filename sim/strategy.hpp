@@ -1,0 +1,84 @@
+#pragma once
+// Scheduling strategies (policy), separate from the scheduler (mechanism).
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/prng.hpp"
+#include "sim/scheduler.hpp"
+
+namespace sim {
+
+/// Picks uniformly among the candidates at every step.
+class RandomStrategy final : public Strategy {
+public:
+    explicit RandomStrategy(Prng prng) : prng_(prng) {}
+    auto choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
+        -> std::size_t override;
+
+private:
+    Prng prng_;
+};
+
+/// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random
+/// distinct priorities, always run the highest, and at d-1 random steps drop
+/// the running task below every initial priority. Finds any bug of depth d
+/// with probability at least 1/(n k^(d-1)). The timer is one more
+/// "task" with a priority of its own. Tasks spawned mid-run get a fresh
+/// random priority when first seen.
+class PctStrategy final : public Strategy {
+public:
+    PctStrategy(Prng prng, std::uint32_t depth, std::uint64_t steps_estimate);
+    auto choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
+        -> std::size_t override;
+
+private:
+    auto priority_of(const Candidate& candidate) -> std::uint64_t&;
+
+    Prng prng_;
+    std::uint32_t depth_;
+    std::vector<std::uint64_t> change_points_;  // decision numbers, ascending
+    std::vector<std::uint64_t> task_priorities_;  // by task id; 0 = not yet seen
+    std::uint64_t timer_priority_ = 0;
+    std::uint64_t decisions_ = 0;
+};
+
+/// Thrown when a recorded choice list does not fit the run it is replayed on.
+class ReplayDiverged : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Replays a recorded choice list; past its end, runs the first candidate.
+class ReplayStrategy final : public Strategy {
+public:
+    explicit ReplayStrategy(std::vector<std::uint32_t> choices) : choices_(std::move(choices)) {}
+    auto choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
+        -> std::size_t override;
+    [[nodiscard]] auto consumed() const -> std::size_t { return position_; }
+
+private:
+    std::vector<std::uint32_t> choices_;
+    std::size_t position_ = 0;
+};
+
+/// Always the first candidate: the lowest task id, timers last. Used for
+/// set-up and to measure a scenario's length.
+class FirstStrategy final : public Strategy {
+public:
+    auto choose(const Scheduler&, std::span<const Candidate>) -> std::size_t override { return 0; }
+};
+
+/// A strategy spelled on the command line: "random" or "pct:D".
+struct StrategySpec {
+    enum class Kind : std::uint8_t { random, pct };
+    Kind kind = Kind::random;
+    std::uint32_t depth = 3;
+    [[nodiscard]] auto text() const -> std::string;
+};
+/// Parses a spec; returns false on a bad spelling.
+auto parse_strategy(const std::string& text, StrategySpec& spec) -> bool;
+
+}  // namespace sim

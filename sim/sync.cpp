@@ -1,0 +1,96 @@
+#include "sim/sync.hpp"
+
+#include "sim/assert.hpp"
+
+namespace sim {
+
+void WaitQueue::wait() {
+    auto& scheduler = current_scheduler();
+    waiters_.push_back(scheduler.current());
+    scheduler.block(name_);
+}
+
+void WaitQueue::wake_all() {
+    if (waiters_.empty()) return;
+    auto& scheduler = current_scheduler();
+    // Wake in arrival order; the strategy decides who runs first.
+    for (TaskId task : waiters_) scheduler.wake(task);
+    waiters_.clear();
+}
+
+void Mutex::lock() {
+    auto& scheduler = current_scheduler();
+    const TaskId self = scheduler.current();
+    SIM_ASSERT(holder_ != self);
+    if (holder_ == no_task) {
+        holder_ = self;
+        return;
+    }
+    waiters_.push_back(self);
+    scheduler.block(name_);
+    SIM_ASSERT(holder_ == self);
+}
+
+void Mutex::unlock() {
+    auto& scheduler = current_scheduler();
+    SIM_ASSERT(holder_ == scheduler.current());
+    if (waiters_.empty()) {
+        holder_ = no_task;
+        return;
+    }
+    holder_ = waiters_.front();
+    waiters_.pop_front();
+    scheduler.wake(holder_);
+}
+
+void RwLock::lock_shared() {
+    auto& scheduler = current_scheduler();
+    if (writer_ == no_task && waiters_.empty()) {
+        readers_++;
+        return;
+    }
+    waiters_.push_back({scheduler.current(), false});
+    scheduler.block(name_);
+}
+
+void RwLock::unlock_shared() {
+    SIM_ASSERT(readers_ > 0);
+    readers_--;
+    hand_off();
+}
+
+void RwLock::lock() {
+    auto& scheduler = current_scheduler();
+    const TaskId self = scheduler.current();
+    SIM_ASSERT(writer_ != self);
+    if (writer_ == no_task && readers_ == 0 && waiters_.empty()) {
+        writer_ = self;
+        return;
+    }
+    waiters_.push_back({self, true});
+    scheduler.block(name_);
+    SIM_ASSERT(writer_ == self);
+}
+
+void RwLock::unlock() {
+    SIM_ASSERT(writer_ == current_scheduler().current());
+    writer_ = no_task;
+    hand_off();
+}
+
+void RwLock::hand_off() {
+    auto& scheduler = current_scheduler();
+    while (!waiters_.empty() && writer_ == no_task) {
+        const Waiter next = waiters_.front();
+        if (next.writer) {
+            if (readers_ > 0) return;
+            writer_ = next.task;
+        } else {
+            readers_++;
+        }
+        waiters_.pop_front();
+        scheduler.wake(next.task);
+    }
+}
+
+}  // namespace sim

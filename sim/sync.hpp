@@ -1,0 +1,98 @@
+#pragma once
+// Blocking primitives for model code running in fibers. None of them yields
+// by itself when it does not block: model code names its race windows with
+// explicit yield points. A yield taken while holding a lock stands for another
+// CPU running in parallel (FIDELITY.md conventions), so other tasks that need
+// the lock block.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/scheduler.hpp"
+
+namespace sim {
+
+/// Tasks waiting for a condition; wait() must be called in a loop that
+/// re-tests the condition, as with a kernel wait queue.
+class WaitQueue {
+public:
+    explicit WaitQueue(const char* name) : name_(name) {}
+    void wait();
+    void wake_all();
+    [[nodiscard]] auto empty() const -> bool { return waiters_.empty(); }
+
+private:
+    const char* name_;
+    std::vector<TaskId> waiters_;
+};
+
+/// A sleeping mutex with FIFO hand-off: unlock gives the lock to the first
+/// waiter, so a waiter cannot be starved by the unlocker taking it again.
+class Mutex {
+public:
+    explicit Mutex(const char* name) : name_(name) {}
+    void lock();
+    void unlock();
+    [[nodiscard]] auto holder() const -> TaskId { return holder_; }
+    [[nodiscard]] auto held() const -> bool { return holder_ != no_task; }
+
+private:
+    const char* name_;
+    TaskId holder_ = no_task;
+    std::deque<TaskId> waiters_;
+};
+
+/// A reader/writer lock with FIFO hand-off (a writer waiting blocks later readers).
+class RwLock {
+public:
+    explicit RwLock(const char* name) : name_(name) {}
+    void lock_shared();
+    void unlock_shared();
+    void lock();
+    void unlock();
+    [[nodiscard]] auto write_held() const -> bool { return writer_ != no_task; }
+    [[nodiscard]] auto readers() const -> std::uint32_t { return readers_; }
+
+private:
+    struct Waiter {
+        TaskId task;
+        bool writer;
+    };
+    void hand_off();
+    const char* name_;
+    TaskId writer_ = no_task;
+    std::uint32_t readers_ = 0;
+    std::deque<Waiter> waiters_;
+};
+
+/// A one-shot event (I/O completion, ordered extent finished).
+class Completion {
+public:
+    explicit Completion(const char* name) : queue_(name) {}
+    void wait() {
+        while (!done_) queue_.wait();
+    }
+    void complete() {
+        done_ = true;
+        queue_.wake_all();
+    }
+    [[nodiscard]] auto done() const -> bool { return done_; }
+
+private:
+    bool done_ = false;
+    WaitQueue queue_;
+};
+
+/// RAII holders.
+class MutexGuard {
+public:
+    explicit MutexGuard(Mutex& mutex) : mutex_(mutex) { mutex_.lock(); }
+    ~MutexGuard() { mutex_.unlock(); }
+    MutexGuard(const MutexGuard&) = delete;
+    auto operator=(const MutexGuard&) -> MutexGuard& = delete;
+
+private:
+    Mutex& mutex_;
+};
+
+}  // namespace sim

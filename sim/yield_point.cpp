@@ -1,0 +1,59 @@
+#include "sim/yield_point.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+
+#include "sim/assert.hpp"
+
+namespace sim {
+namespace {
+
+// A deque keeps element addresses stable while points register.
+auto registry() -> std::deque<YieldPoint>& {
+    static std::deque<YieldPoint> points;
+    return points;
+}
+
+}  // namespace
+
+namespace detail {
+void assert_fail(const char* condition, const char* file, int line) {
+    std::fprintf(stderr, "crashsim internal bug: %s:%d: assertion failed: %s\n", file, line,
+                 condition);
+    std::abort();
+}
+}  // namespace detail
+
+auto register_yield_point(std::string_view name, std::string_view about) -> YieldPoint {
+    auto& points = registry();
+    for (const auto& point : points) SIM_ASSERT(point.name != name);
+    const YieldPoint point{name, about, static_cast<std::uint32_t>(points.size())};
+    points.push_back(point);
+    return point;
+}
+
+auto yield_points() -> std::vector<YieldPoint> {
+    std::vector<YieldPoint> sorted(registry().begin(), registry().end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const YieldPoint& a, const YieldPoint& b) { return a.name < b.name; });
+    return sorted;
+}
+
+auto find_yield_point(std::string_view name) -> const YieldPoint* {
+    for (const auto& point : registry()) {
+        if (point.name == name) return &point;
+    }
+    return nullptr;
+}
+
+auto yield_point_count() -> std::uint32_t {
+    return static_cast<std::uint32_t>(registry().size());
+}
+
+auto yield_point_by_id(std::uint32_t id) -> const YieldPoint& {
+    SIM_ASSERT(id < registry().size());
+    return registry()[id];
+}
+
+}  // namespace sim

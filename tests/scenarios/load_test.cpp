@@ -1,0 +1,398 @@
+// Tests of scenarios/load.cpp: the shipped btrfs scenario loads as written, the documented
+// defaults are filled in, and every file in tests/bad_input fails with its exact message.
+// Paths are relative to the source root, where the test binary runs.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/scenario.hpp"
+#include "sim/yield_point.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using scenarios::ScheduleStep;
+using scenarios::UnflushedPolicy;
+
+// The btrfs model registers its yield points when it is linked in. Registering a missing one
+// here lets these tests run without the model; it happens after static initialisation, so it
+// can never collide with the model's own registration.
+void register_yield_point_once(std::string_view name) {
+    if (sim::find_yield_point(name) == nullptr) {
+        sim::register_yield_point(name, "registered by tests/scenarios/load_test.cpp");
+    }
+}
+
+auto error_of_load(const std::string& path) -> std::string {
+    try {
+        scenarios::load_scenario(path);
+    } catch (const scenarios::InputError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+auto error_of_parse(const std::string& text) -> std::string {
+    try {
+        scenarios::parse_scenario(text, "inline.json");
+    } catch (const scenarios::InputError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+// A small valid scenario; tests change one thing in it.
+auto minimal() -> Json {
+    return Json::parse(R"({
+      "name": "minimal",
+      "model": "btrfs",
+      "device": {"block_size": 4096, "blocks": 1024},
+      "setup": [{"op": "create", "file": "I"}],
+      "tasks": [
+        {"name": "app", "ops": [{"op": "create", "file": "J"},
+                                {"op": "write", "file": "J", "offset": 0, "length": 8192}]},
+        {"name": "fsyncer", "ops": [{"op": "writeback", "file": "I"}, {"op": "fsync", "file": "I"}]}
+      ],
+      "checkers": ["fsync_durability"],
+      "variants": [{"name": "fix", "expect": "holds"}]
+    })");
+}
+
+auto parse(const Json& document) -> scenarios::Scenario {
+    return scenarios::parse_scenario(document.dump(), "inline.json");
+}
+
+void check_step(const ScheduleStep& step, const std::string& task, const std::string& until) {
+    CHECK(step.kind == ScheduleStep::Kind::run);
+    CHECK(step.task == task);
+    CHECK(step.until == until);
+    CHECK(step.count == 1);
+}
+
+void check_op(const scenarios::Op& op, const std::string& name, const std::string& file) {
+    CHECK(op.name == name);
+    CHECK(op.file == file);
+    CHECK(op.flags.empty());
+}
+
+void check_range(const scenarios::Op& op, std::uint64_t offset, std::uint64_t length) {
+    CHECK(op.has_offset);
+    CHECK(op.has_length);
+    CHECK(op.offset == offset);
+    CHECK(op.length == length);
+}
+
+}  // namespace
+
+TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
+    register_yield_point_once("btrfs.release.before_em_lock");
+    register_yield_point_once("btrfs.fsync.after_full_sync_check");
+    const auto scenario =
+        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    CHECK(scenario.path == "scenarios/btrfs/fast-fsync-vs-page-release.json");
+    CHECK(scenario.name == "btrfs/fast-fsync-vs-page-release");
+    CHECK(scenario.about.starts_with("Patch 1/3 of seeds/"));
+    CHECK(scenario.model == "btrfs");
+    CHECK(scenario.device.block_size == 4096);
+    CHECK(scenario.device.blocks == 16384);
+    CHECK(scenario.device.profile == "nvme");
+    CHECK(scenario.files == std::vector<std::string>{"I"});
+    CHECK(scenario.file_id("I") == 0);
+
+    REQUIRE(scenario.setup.size() == 3);
+    check_op(scenario.setup[0], "create", "I");
+    CHECK_FALSE(scenario.setup[0].has_offset);
+    check_op(scenario.setup[1], "write", "I");
+    check_range(scenario.setup[1], 0, 20971520);
+    CHECK(scenario.setup[1].json_path == "$.setup[1]");
+    check_op(scenario.setup[2], "sync", "");
+
+    REQUIRE(scenario.tasks.size() == 4);
+    const std::vector<std::string> names = {"app", "flusher", "reclaim", "fsyncer"};
+    for (std::size_t index = 0; index < names.size(); index++) {
+        CHECK(scenario.tasks[index].name == names[index]);
+        CHECK(scenario.tasks[index].ops.size() == 1);
+    }
+    check_op(scenario.tasks[0].ops[0], "write", "I");
+    check_range(scenario.tasks[0].ops[0], 20971520, 4096);
+    check_op(scenario.tasks[1].ops[0], "writeback", "I");
+    CHECK_FALSE(scenario.tasks[1].ops[0].has_offset);
+    CHECK_FALSE(scenario.tasks[1].ops[0].has_length);
+    check_op(scenario.tasks[2].ops[0], "release_pages", "I");
+    check_range(scenario.tasks[2].ops[0], 20971520, 4096);
+    check_op(scenario.tasks[3].ops[0], "fsync", "I");
+    CHECK(scenario.tasks[3].ops[0].json_path == "$.tasks[3].ops[0]");
+    CHECK(scenario.crash.unflushed == UnflushedPolicy::any_subset);
+}
+
+TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants") {
+    register_yield_point_once("btrfs.release.before_em_lock");
+    register_yield_point_once("btrfs.fsync.after_full_sync_check");
+    const auto scenario =
+        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const auto& schedule = scenario.schedule;
+    REQUIRE(schedule.size() == 8);
+    check_step(schedule[0], "app", "");
+    check_step(schedule[1], "flusher", "");
+    check_step(schedule[2], "endio", "");
+    check_step(schedule[3], "reclaim", "btrfs.release.before_em_lock");
+    check_step(schedule[4], "fsyncer", "btrfs.fsync.after_full_sync_check");
+    check_step(schedule[5], "reclaim", "");
+    check_step(schedule[6], "fsyncer", "");
+    CHECK(schedule[7].kind == ScheduleStep::Kind::crash);
+    CHECK(schedule[7].unflushed == UnflushedPolicy::none);
+    CHECK(schedule[7].json_path == "$.schedule[7]");
+    CHECK(scenario.checkers ==
+          std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency"});
+
+    REQUIRE(scenario.variants.size() == 3);
+    const auto& before_fix = scenario.variants[0];
+    CHECK(before_fix.name == "before-fix");
+    CHECK(before_fix.config ==
+          std::map<std::string, std::string>{{"release_extent_maps", "before-fix"},
+                                             {"release_sets_full_sync", "yes"}});
+    CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
+    CHECK(before_fix.expect.checker == "fsync_durability");
+    CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3"});
+    CHECK(before_fix.expect.fuzz.schedules == 10000);
+    CHECK(before_fix.expect.fuzz.seed == 0);
+    const auto* fix_2 = scenario.find_variant("fix-2");
+    REQUIRE(fix_2 != nullptr);
+    CHECK(fix_2->config.at("release_extent_maps") == "keep-current-generation");
+    CHECK(fix_2->expect.kind == scenarios::Expectation::Kind::holds);
+    CHECK(fix_2->expect.checker.empty());
+    CHECK(fix_2->expect.fuzz.schedules == 100000);
+    CHECK(scenario.find_variant("fix-1") == &scenario.variants[1]);
+    CHECK(scenario.find_variant("fix-3") == nullptr);
+}
+
+TEST_CASE("parse_scenario: fills in the defaults the format documents") {
+    const auto scenario = parse(minimal());
+    CHECK(scenario.about.empty());
+    CHECK(scenario.device.profile == "nvme");
+    CHECK(scenario.crash.unflushed == UnflushedPolicy::any_subset);
+    CHECK(scenario.schedule.empty());
+    REQUIRE(scenario.variants.size() == 1);
+    const auto& variant = scenario.variants[0];
+    CHECK(variant.config ==
+          std::map<std::string, std::string>{{"release_extent_maps", "keep-current-generation"},
+                                             {"release_sets_full_sync", "no"}});
+    CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
+    CHECK(variant.expect.fuzz.strategies == std::vector<std::string>{"random"});
+    CHECK(variant.expect.fuzz.schedules == 10000);
+    CHECK(variant.expect.fuzz.seed == 0);
+}
+
+TEST_CASE("parse_scenario: variant config overrides top-level config, which overrides defaults") {
+    auto document = minimal();
+    document["config"] = {{"release_extent_maps", "keep-modified"},
+                          {"release_sets_full_sync", "yes"}};
+    document["variants"][0]["config"] = {{"release_sets_full_sync", "no"}};
+    document["variants"].push_back({{"name", "base"}, {"expect", {{"holds", true}}}});
+    const auto scenario = parse(document);
+    CHECK(scenario.variants[0].config.at("release_extent_maps") == "keep-modified");
+    CHECK(scenario.variants[0].config.at("release_sets_full_sync") == "no");
+    CHECK(scenario.variants[1].config.at("release_sets_full_sync") == "yes");
+}
+
+TEST_CASE("parse_scenario: files are numbered in order of creation, setup first") {
+    const auto scenario = parse(minimal());
+    CHECK(scenario.files == std::vector<std::string>{"I", "J"});
+    CHECK(scenario.file_id("J") == 1);
+    CHECK(scenario.tasks[0].ops[1].json_path == "$.tasks[0].ops[1]");
+    check_range(scenario.tasks[0].ops[1], 0, 8192);
+}
+
+TEST_CASE("parse_scenario: a fuzz budget in an expectation overrides the scenario's") {
+    auto document = minimal();
+    document["fuzz"] = {{"strategies", {"pct:16"}}, {"schedules", 5}, {"seed", 7}};
+    document["variants"][0]["expect"] = {
+        {"violates", "fsync_durability"},
+        {"fuzz", {{"strategies", {"random", "pct:1"}}, {"schedules", 9}}}};
+    document["variants"].push_back({{"name", "other"}, {"expect", "holds"}});
+    const auto scenario = parse(document);
+    const auto& own = scenario.variants[0].expect.fuzz;
+    CHECK(own.strategies == std::vector<std::string>{"random", "pct:1"});
+    CHECK(own.schedules == 9);
+    CHECK(own.seed == 0);
+    const auto& inherited = scenario.variants[1].expect.fuzz;
+    CHECK(inherited.strategies == std::vector<std::string>{"pct:16"});
+    CHECK(inherited.schedules == 5);
+    CHECK(inherited.seed == 7);
+}
+
+TEST_CASE("parse_scenario: schedule steps take until, count and both crash spellings") {
+    register_yield_point_once("btrfs.fsync.after_full_sync_check");
+    auto document = minimal();
+    document["crash"] = {{"unflushed", "all"}};
+    document["schedule"] = {
+        {{"run", "fsyncer"}, {"until", "btrfs.fsync.after_full_sync_check"}, {"count", 2}},
+        {{"run", "endio"}},
+        {{"crash", {{"unflushed", "prefix"}}}}};
+    const auto scenario = parse(document);
+    CHECK(scenario.crash.unflushed == UnflushedPolicy::all);
+    REQUIRE(scenario.schedule.size() == 3);
+    CHECK(scenario.schedule[0].count == 2);
+    CHECK(scenario.schedule[2].kind == ScheduleStep::Kind::crash);
+    CHECK(scenario.schedule[2].unflushed == UnflushedPolicy::prefix);
+
+    document["schedule"][0]["count"] = 0;
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.schedule[0].count: expected an unsigned integer from 1 to 4294967295, "
+          "got 0");
+}
+
+TEST_CASE("parse_scenario: a syntax error names the line and column of the offending byte") {
+    const std::string prefix = "inline.json: $: expected valid JSON, got a syntax error at ";
+    CHECK(error_of_parse("") == prefix + "line 1, column 1");
+    CHECK(error_of_parse("{\n") == prefix + "line 2, column 1");
+    CHECK(error_of_parse("{\n  \"a\": 1,\n}") == prefix + "line 3, column 1");
+    CHECK(error_of_parse("{\"a\": tru}") == prefix + "line 1, column 10");
+    // A raw newline inside a string is the offending byte itself, at the end of line 1.
+    CHECK(error_of_parse("{\"a\": \"x\n\"}") == prefix + "line 1, column 9");
+}
+
+TEST_CASE("parse_scenario: a JSON path quotes a key that is not an identifier") {
+    auto document = minimal();
+    document["device"]["block size"] = 4096;
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.device[\"block size\"]: expected one of the keys block_size, blocks, "
+          "profile, got an unknown key");
+}
+
+TEST_CASE("parse_scenario: numbers that are not unsigned integers are named as written") {
+    auto document = minimal();
+    document["device"]["blocks"] = 1.5;
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.device.blocks: expected an unsigned integer, got 1.5");
+    document["device"]["blocks"] = nullptr;
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.device.blocks: expected an unsigned integer, got null");
+}
+
+TEST_CASE("load_scenario: a missing file is named with the system's reason") {
+    CHECK(error_of_load("tests/bad_input/no_such_file.json") ==
+          "tests/bad_input/no_such_file.json: $: expected a readable scenario file, got No such "
+          "file or directory");
+}
+
+TEST_CASE("load_scenario: every bad input fails with its exact message") {
+    // Keyed by file stem; each file has one defect, described in its "about".
+    const std::map<std::string, std::string> expected = {
+        {"bad_base_knob_value",
+         "$.config.release_sets_full_sync: expected one of yes, no, got \"maybe\""},
+        {"bad_block_size",
+         "$.device.block_size: expected one of 512, 1024, 2048, 4096, 8192, 16384, 32768, "
+         "65536, got 4000"},
+        {"bad_crash_policy",
+         "$.crash.unflushed: expected one of none, all, any-subset, prefix, got \"some\""},
+        {"bad_fuzz_strategy",
+         "$.fuzz.strategies[1]: expected \"random\" or \"pct:D\" with D from 1 to 16, got "
+         "\"pct:0\""},
+        {"bad_fuzz_strategy_name",
+         "$.variants[1].expect.fuzz.strategies[0]: expected \"random\" or \"pct:D\" with D from 1 "
+         "to 16, got \"dfs2\""},
+        {"bad_knob_value",
+         "$.variants[0].config.release_extent_maps: expected one of before-fix, keep-modified, "
+         "keep-current-generation, got \"sometimes\""},
+        {"bad_profile",
+         "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, got \"floppy\""},
+        {"broken_json", "$: expected valid JSON, got a syntax error at line 12, column 3"},
+        {"count_without_until",
+         "$.schedule[2].count: expected until next to count, got count without until"},
+        {"crash_step_not_last",
+         "$.schedule[2]: expected the crash step to be the last step, got 1 step after it"},
+        {"duplicate_checker",
+         "$.checkers[2]: expected a checker not listed before, got \"fsync_durability\""},
+        {"duplicate_key",
+         "$.device.block_size: expected each key once per object, got a duplicate key"},
+        {"duplicate_task_name",
+         "$.tasks[1].name: expected a task name not used before, got \"app\""},
+        {"duplicate_variant_name",
+         "$.variants[1].name: expected a variant name not used before, got \"fix\""},
+        {"empty_checkers", "$.checkers: expected a non-empty array, got an empty array"},
+        {"empty_file", "$: expected valid JSON, got a syntax error at line 1, column 1"},
+        {"empty_schedule_step",
+         "$.schedule[2]: expected one of the keys run, crash, got an empty object"},
+        {"empty_tasks", "$.tasks: expected a non-empty array, got an empty array"},
+        {"empty_variants", "$.variants: expected a non-empty array, got an empty array"},
+        {"expect_bad_string",
+         "$.variants[0].expect: expected \"holds\" or an object, got \"violates\""},
+        {"expect_violates_and_holds",
+         "$.variants[0].expect: expected exactly one of the keys violates, holds, got both"},
+        {"file_before_create",
+         "$.tasks[0].ops[0].file: expected a file created earlier in setup or in this task, got "
+         "\"J\""},
+        {"file_created_twice",
+         "$.setup[1].file: expected a file name that no earlier op creates, got \"I\""},
+        {"file_from_other_task",
+         "$.tasks[1].ops[0].file: expected a file created earlier in setup or in this task, got "
+         "\"J\""},
+        {"holds_false", "$.variants[1].expect.holds: expected true, got false"},
+        {"missing_op_field", "$.tasks[0].ops[0].length: expected a required key, got nothing"},
+        {"missing_tasks", "$.tasks: expected a required key, got nothing"},
+        {"model_task_name",
+         "$.tasks[1].name: expected a name other than the model's own tasks endio, got "
+         "\"endio\""},
+        {"negative_offset", "$.tasks[0].ops[0].offset: expected an unsigned integer, got -4096"},
+        {"not_an_object", "$: expected an object, got an array"},
+        {"offset_too_large",
+         "$.tasks[0].ops[0].length: expected offset + length <= 17592186044416, got "
+         "17592186044416 + 4096"},
+        {"run_and_crash_step",
+         "$.schedule[2]: expected exactly one of the keys run, crash, got both"},
+        {"unaligned_length", "$.tasks[0].ops[0].length: expected a multiple of 4096, got 1000"},
+        {"unaligned_offset", "$.tasks[0].ops[0].offset: expected a multiple of 4096, got 100"},
+        {"undeclared_op_field",
+         "$.tasks[1].ops[0].offset: expected one of the keys op, file, got an unknown key"},
+        {"unknown_checker",
+         "$.checkers[1]: expected one of the checkers fs_consistency, fsync_durability, "
+         "no_stale_data, got \"no_stale_date\""},
+        {"unknown_expect_checker",
+         "$.variants[0].expect.violates: expected one of the scenario's checkers "
+         "fsync_durability, no_stale_data, got \"fs_consistency\""},
+        {"unknown_key",
+         "$.device.colour: expected one of the keys block_size, blocks, profile, got an unknown "
+         "key"},
+        {"unknown_knob",
+         "$.variants[0].config.release_extent_map: expected one of the knobs "
+         "release_extent_maps, release_sets_full_sync, got an unknown knob"},
+        {"unknown_model", "$.model: expected one of the models btrfs, got \"ext5\""},
+        {"unknown_op",
+         "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "
+         "fsync, commit, sync, got \"pwrite\""},
+        {"unknown_schedule_task",
+         "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, got \"fsync\""},
+        {"unknown_top_level_key",
+         "$.timeout_ms: expected one of the keys name, about, model, device, config, setup, "
+         "tasks, crash, schedule, checkers, fuzz, variants, got an unknown key"},
+        {"unknown_yield_point",
+         "$.schedule[2].until: expected a registered yield point (crashsim list prints them), "
+         "got \"btrfs.fsync.no_such_point\""},
+        {"wrong_type", "$.device.blocks: expected an unsigned integer, got a string"},
+        {"zero_blocks",
+         "$.device.blocks: expected an unsigned integer from 1 to 4294967296, got 0"},
+        {"zero_fuzz_schedules",
+         "$.fuzz.schedules: expected an unsigned integer greater than 0, got 0"},
+        {"zero_length",
+         "$.tasks[0].ops[0].length: expected an unsigned integer greater than 0, got 0"},
+    };
+    // Every file on disk has an expected message, so a new bad input cannot go untested.
+    std::size_t files_count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("tests/bad_input")) {
+        const auto stem = entry.path().stem().string();
+        CAPTURE(stem);
+        CHECK(entry.path().extension() == ".json");
+        const auto found = expected.find(stem);
+        REQUIRE(found != expected.end());
+        const auto path = "tests/bad_input/" + stem + ".json";
+        CHECK(error_of_load(path) == path + ": " + found->second);
+        files_count++;
+    }
+    CHECK(files_count == expected.size());
+}
