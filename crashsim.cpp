@@ -271,9 +271,8 @@ auto cmd_list() -> ExitCode {
         std::string tasks;
         for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;
         std::printf("    tasks the model spawns: %s\n    yield points (each is a crash point):\n", tasks.c_str());
-        for (const auto& point : sim::yield_points()) {
-            if (point.name.rfind(info.yield_point_prefix, 0) != 0) continue;
-            std::printf("      %-44s %s\n", std::string(point.name).c_str(), std::string(point.about).c_str());
+        for (const sim::YieldPoint* point : info.yield_points) {
+            std::printf("      %-44s %s\n", std::string(point->name).c_str(), std::string(point->about).c_str());
         }
     }
     std::printf("checkers:\n");

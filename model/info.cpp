@@ -1,5 +1,7 @@
 #include "model/info.hpp"
 
+#include "model/btrfs/points.hpp"
+
 namespace model {
 namespace {
 
@@ -16,8 +18,8 @@ auto btrfs_info() -> ModelInfo {
     info.about =
         "btrfs data path: extent maps and the list of modified extents, ordered extents, "
         "transactions, the per-root log tree with fast and full fsync, page release, log replay";
-    info.yield_point_prefix = "btrfs.";
     info.model_tasks = {"endio"};
+    info.yield_points.assign(std::begin(btrfs::points::all), std::end(btrfs::points::all));
     info.knobs = {
         {"release_extent_maps",
          {"before-fix", "keep-modified", "keep-current-generation"},

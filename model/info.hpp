@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/yield_point.hpp"
+
 namespace model {
 
 struct KnobInfo {
@@ -41,8 +43,8 @@ struct ModelInfo {
     std::string about;
     std::vector<KnobInfo> knobs;
     std::vector<OpInfo> ops;
-    std::string yield_point_prefix;  // e.g. "btrfs." selects this model's yield points
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
+    std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
 
 /// Every model compiled in, in a stable order.

@@ -49,4 +49,15 @@ inline const sim::YieldPoint commit_after_tree_write = register_yield_point(
     "btrfs.commit.after_tree_write", "the transaction's tree blocks are written (not yet flushed)");
 inline const sim::YieldPoint commit_super_durable = register_yield_point(
     "btrfs.commit.super_durable", "FLUSH then superblock FUA: the transaction is committed");
+
+/// Every point above, so that whoever lists the model links (and registers) them.
+inline const sim::YieldPoint* const all[] = {
+    &write_after_dirty,        &flusher_after_delalloc,  &flusher_after_submit,
+    &endio_after_join,         &endio_after_extent_item, &endio_after_unpin,
+    &release_before_em_lock,   &release_after_em_unlock, &fsync_after_start_writeback,
+    &fsync_after_wait_ordered, &fsync_after_join,        &fsync_after_full_sync_check,
+    &fsync_before_changed_extents_lock, &fsync_logging_extent, &sync_log_after_log_write,
+    &sync_log_super_durable,   &commit_after_writers,    &commit_after_tree_write,
+    &commit_super_durable,
+};
 }  // namespace model::btrfs::points

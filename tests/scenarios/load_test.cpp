@@ -19,15 +19,6 @@ using Json = nlohmann::ordered_json;
 using scenarios::ScheduleStep;
 using scenarios::UnflushedPolicy;
 
-// The btrfs model registers its yield points when it is linked in. Registering a missing one
-// here lets these tests run without the model; it happens after static initialisation, so it
-// can never collide with the model's own registration.
-void register_yield_point_once(std::string_view name) {
-    if (sim::find_yield_point(name) == nullptr) {
-        sim::register_yield_point(name, "registered by tests/scenarios/load_test.cpp");
-    }
-}
-
 auto error_of_load(const std::string& path) -> std::string {
     try {
         scenarios::load_scenario(path);
@@ -90,8 +81,6 @@ void check_range(const scenarios::Op& op, std::uint64_t offset, std::uint64_t le
 }  // namespace
 
 TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
-    register_yield_point_once("btrfs.release.before_em_lock");
-    register_yield_point_once("btrfs.fsync.after_full_sync_check");
     const auto scenario =
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     CHECK(scenario.path == "scenarios/btrfs/fast-fsync-vs-page-release.json");
@@ -104,13 +93,14 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
     CHECK(scenario.files == std::vector<std::string>{"I"});
     CHECK(scenario.file_id("I") == 0);
 
-    REQUIRE(scenario.setup.size() == 3);
+    REQUIRE(scenario.setup.size() == 4);
     check_op(scenario.setup[0], "create", "I");
     CHECK_FALSE(scenario.setup[0].has_offset);
     check_op(scenario.setup[1], "write", "I");
     check_range(scenario.setup[1], 0, 20971520);
     CHECK(scenario.setup[1].json_path == "$.setup[1]");
-    check_op(scenario.setup[2], "sync", "");
+    check_op(scenario.setup[2], "fsync", "I");
+    check_op(scenario.setup[3], "sync", "");
 
     REQUIRE(scenario.tasks.size() == 4);
     const std::vector<std::string> names = {"app", "flusher", "reclaim", "fsyncer"};
@@ -131,8 +121,6 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
 }
 
 TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants") {
-    register_yield_point_once("btrfs.release.before_em_lock");
-    register_yield_point_once("btrfs.fsync.after_full_sync_check");
     const auto scenario =
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const auto& schedule = scenario.schedule;
@@ -227,7 +215,6 @@ TEST_CASE("parse_scenario: a fuzz budget in an expectation overrides the scenari
 }
 
 TEST_CASE("parse_scenario: schedule steps take until, count and both crash spellings") {
-    register_yield_point_once("btrfs.fsync.after_full_sync_check");
     auto document = minimal();
     document["crash"] = {{"unflushed", "all"}};
     document["schedule"] = {
