@@ -69,8 +69,9 @@ void write_repro(const Repro& repro, const std::string& path) {
 namespace {
 
 template <typename T>
-auto field(const nlohmann::json& json, const char* key, const std::string& path, const char* what) -> T {
-    const std::string where = path + ": $." + key + ": expected " + what;
+auto field(const nlohmann::json& json, const char* key, const std::string& path, const char* what,
+           const std::string& parent = "$") -> T {
+    const std::string where = path + ": " + parent + "." + key + ": expected " + what;
     if (!json.contains(key)) throw InputError(where + ", got nothing");
     try {
         return json.at(key).get<T>();
@@ -105,15 +106,15 @@ auto read_repro(const std::string& path) -> Repro {
     repro.schedule_seed = field<std::uint64_t>(json, "schedule_seed", path, "an unsigned integer");
     repro.choices = field<std::vector<std::uint32_t>>(json, "choices", path, "an array of unsigned integers");
     const auto crash = field<nlohmann::json>(json, "crash", path, "an object");
-    repro.crash.step = field<std::uint64_t>(crash, "step", path, "an unsigned integer");
-    repro.crash.after = field<std::string>(crash, "after", path, "a string");
-    for (char c : field<std::string>(crash, "keep", path, "a string of 0 and 1")) {
+    repro.crash.step = field<std::uint64_t>(crash, "step", path, "an unsigned integer", "$.crash");
+    repro.crash.after = field<std::string>(crash, "after", path, "a string", "$.crash");
+    for (char c : field<std::string>(crash, "keep", path, "a string of 0 and 1", "$.crash")) {
         if (c != '0' && c != '1') throw InputError(path + ": $.crash.keep: expected a string of 0 and 1, got '" + std::string(1, c) + "'");
         repro.crash.keep.push_back(c == '1');
     }
     const auto violation = field<nlohmann::json>(json, "violation", path, "an object");
-    repro.checker = field<std::string>(violation, "checker", path, "a string");
-    repro.message = field<std::string>(violation, "message", path, "a string");
+    repro.checker = field<std::string>(violation, "checker", path, "a string", "$.violation");
+    repro.message = field<std::string>(violation, "message", path, "a string", "$.violation");
     const auto hash = field<std::string>(json, "trace_hash", path, "16 hex digits");
     try {
         std::size_t used = 0;

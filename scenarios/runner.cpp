@@ -354,6 +354,11 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
                     break;
             }
         }
+        if (plan.kind == CrashPlan::Kind::at_step && !stop && outcome.violations.empty()) {
+            throw sim::ReplayDiverged("the run ended at step " + std::to_string(scheduler.steps()) +
+                                      " before the recorded crash step " +
+                                      std::to_string(plan.recorded.step));
+        }
         if (plan.kind == CrashPlan::Kind::scripted && outcome.violations.empty()) {
             if (script != nullptr && script->at_crash()) {
                 policy = script->crash_step().unflushed;

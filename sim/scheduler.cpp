@@ -1,5 +1,6 @@
 #include "sim/scheduler.hpp"
 
+#include <algorithm>
 #include <boost/context/fiber.hpp>
 
 #include "sim/assert.hpp"
@@ -50,10 +51,12 @@ auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
                             }
                             raw->state = TaskState::finished;
                             unfinished_--;
+                            mark_not_runnable(raw->id);
                             return std::move(raw->caller);
                         });
     tasks_.push_back(std::move(task));
     unfinished_++;
+    mark_runnable(id);
     return id;
 }
 
@@ -75,6 +78,7 @@ void Scheduler::block(const char* what) {
     Task& task = *tasks_[current_];
     task.state = TaskState::blocked;
     task.blocked_on = what;
+    mark_not_runnable(task.id);
     switch_to_scheduler();
     SIM_ASSERT(task.state == TaskState::runnable);
 }
@@ -85,6 +89,22 @@ void Scheduler::wake(TaskId id) {
     SIM_ASSERT(task.state == TaskState::blocked);
     task.state = TaskState::runnable;
     task.blocked_on = "";
+    mark_runnable(id);
+}
+
+void Scheduler::mark_runnable(TaskId id) {
+    // Sorted by id; the timer (no_task, the largest id) stays last.
+    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
+                               [](const Candidate& c, TaskId task) { return c.task < task; });
+    SIM_ASSERT(it == candidates_.end() || it->task != id);
+    candidates_.insert(it, Candidate{id});
+}
+
+void Scheduler::mark_not_runnable(TaskId id) {
+    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
+                               [](const Candidate& c, TaskId task) { return c.task < task; });
+    SIM_ASSERT(it != candidates_.end() && it->task == id);
+    candidates_.erase(it);
 }
 
 void Scheduler::sleep(Duration duration) {
@@ -105,17 +125,6 @@ void Scheduler::at(Instant when, std::function<void()> callback) {
 }
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
-
-auto Scheduler::candidates() -> std::span<const Candidate> {
-    candidates_.clear();
-    for (const auto& task : tasks_) {
-        if (task->state == TaskState::runnable) candidates_.push_back(Candidate{task->id});
-    }
-    if (!timers_.empty() && (candidates_.empty() || options_.timers_race_tasks)) {
-        candidates_.push_back(Candidate{no_task});
-    }
-    return candidates_;
-}
 
 void Scheduler::fire_next_timer() {
     // Copy out before popping: the callback may add timers.

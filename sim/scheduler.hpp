@@ -86,7 +86,12 @@ public:
     /// One step: collect candidates, let the strategy choose, run it.
     auto step(Strategy& strategy) -> StepOutcome;
     /// The candidates of the next step, in a stable order (tasks by id, then the timer).
-    auto candidates() -> std::span<const Candidate>;
+    auto candidates() -> std::span<const Candidate> {
+        if (timer_listed_) candidates_.pop_back();
+        timer_listed_ = !timers_.empty() && (candidates_.empty() || options_.timers_race_tasks);
+        if (timer_listed_) candidates_.push_back(Candidate{no_task});
+        return candidates_;
+    }
     /// Runs the given candidate (as step() does after choosing).
     auto execute(Candidate candidate) -> StepOutcome;
 
@@ -137,7 +142,12 @@ private:
     Options options_;
     Trace* trace_;
     std::vector<std::unique_ptr<Task>> tasks_;
+    void mark_runnable(TaskId id);
+    void mark_not_runnable(TaskId id);
+    /// Runnable tasks sorted by id, then (when it may run) the timer: kept up
+    /// to date on every state change, so a step does not scan every task.
     std::vector<Candidate> candidates_;
+    bool timer_listed_ = false;
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
     std::uint64_t timer_sequence_ = 0;
     std::vector<std::uint32_t> choices_;

@@ -8,7 +8,7 @@ namespace sim {
 
 auto RandomStrategy::choose(const Scheduler&, std::span<const Candidate> candidates)
     -> std::size_t {
-    return static_cast<std::size_t>(prng_.below(candidates.size()));
+    return static_cast<std::size_t>(prng_.below_fast(candidates.size()));
 }
 
 PctStrategy::PctStrategy(Prng prng, std::uint32_t depth, std::uint64_t steps_estimate)
@@ -51,7 +51,10 @@ auto PctStrategy::choose(const Scheduler&, std::span<const Candidate> candidates
 
 auto ReplayStrategy::choose(const Scheduler&, std::span<const Candidate> candidates)
     -> std::size_t {
-    if (position_ >= choices_.size()) return 0;
+    if (position_ >= choices_.size()) {
+        throw ReplayDiverged("the run asks for choice " + std::to_string(position_) +
+                             " but the list has only " + std::to_string(choices_.size()));
+    }
     const std::uint32_t choice = choices_[position_++];
     if (choice >= candidates.size()) {
         throw ReplayDiverged("choice " + std::to_string(position_ - 1) + " is " +

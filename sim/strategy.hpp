@@ -51,7 +51,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Replays a recorded choice list; past its end, runs the first candidate.
+/// Replays a recorded choice list; asking past its end means the run diverged.
 class ReplayStrategy final : public Strategy {
 public:
     explicit ReplayStrategy(std::vector<std::uint32_t> choices) : choices_(std::move(choices)) {}
