@@ -63,6 +63,20 @@ void write_trace_text(const std::string& path, const scenarios::RunOutcome& outc
     if (!path.empty()) scenarios::write_text_file_atomically(path, outcome.trace);
 }
 
+/// Fails before any work when an output file could not be written, so a run
+/// never prints its findings and then exits 2.
+void require_writable(const std::string& flag, const std::string& path) {
+    if (path.empty()) return;
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code error;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, error)) {
+        throw scenarios::InputError(flag + ": expected a file in an existing directory, got \"" + path + "\"");
+    }
+    if (std::filesystem::is_directory(path, error)) {
+        throw scenarios::InputError(flag + ": expected a file, got the directory \"" + path + "\"");
+    }
+}
+
 auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode {
     print_violations(outcome);
     if (outcome.violated()) return ExitCode::violation;
@@ -75,16 +89,18 @@ auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode {
 struct RunArgs {
     std::string scenario;
     std::string variant;
+    std::uint64_t seed = 0;
     std::string trace_text;
 };
 
 auto cmd_run(const RunArgs& args) -> ExitCode {
+    require_writable("--trace-text", args.trace_text);
     const scenarios::Scenario scenario = load(args.scenario);
     const scenarios::Variant& variant = pick_variant(scenario, args.variant);
     scenarios::Simulation simulation(scenario, variant);
     std::printf("crashsim run %s: variant %s, %s\n", scenario.name.c_str(), variant.name.c_str(),
                 scenario.schedule.empty() ? "tasks in order (no scripted schedule)" : "scripted schedule");
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    const scenarios::RunOutcome outcome = simulation.run_scripted(true, args.seed);
     print_story(outcome);
     write_trace_text(args.trace_text, outcome);
     std::printf("trace hash %016llx\n", static_cast<unsigned long long>(outcome.trace_hash));
@@ -175,8 +191,15 @@ struct ReplayArgs {
 };
 
 auto cmd_replay(const ReplayArgs& args) -> ExitCode {
+    require_writable("--trace-text", args.trace_text);
     const scenarios::Repro repro = scenarios::read_repro(args.repro);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(repro.scenario_text, repro.scenario_path);
+    scenarios::Scenario scenario;
+    try {
+        scenario = scenarios::parse_scenario(repro.scenario_text, repro.scenario_path);
+    } catch (const scenarios::InputError& error) {
+        throw scenarios::InputError(args.repro + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
+                                    error.what() + ")");
+    }
     const scenarios::Variant* variant = scenario.find_variant(repro.variant);
     if (variant == nullptr) {
         throw scenarios::InputError(args.repro + ": $.variant: expected a variant of the embedded scenario, got \"" +
@@ -302,6 +325,7 @@ auto main(int argc, char** argv) -> int {
     auto* run = app.add_subcommand("run", "run a scenario's scripted schedule and tell its story");
     run->add_option("scenario", run_args.scenario, "scenario JSON file")->required();
     run->add_option("--variant", run_args.variant, "variant name (default: the first)");
+    run->add_option("--seed", run_args.seed, "seed for the writes a crash keeps (any-subset, prefix)");
     run->add_option("--trace-text", run_args.trace_text, "write every engine step and note to FILE");
     FuzzArgs fuzz_args;
     auto* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");

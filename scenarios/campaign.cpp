@@ -56,7 +56,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
             row.detail = "the scripted schedule did not violate " + expect.checker;
         } else if (!violates && scripted.violated()) {
             row.met = false;
-            row.detail = "the scripted schedule violated " + scripted.violations.front().message;
+            row.detail = "the scripted schedule violated " + scripted.violations.front().checker +
+                         ": " + scripted.violations.front().message;
         }
     }
     for (const std::string& text : expect.fuzz.strategies) {
@@ -75,7 +76,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
                          (report.found ? " (found " + report.failing.violations.front().checker + ")" : "");
         } else if (!violates && report.found) {
             row.met = false;
-            row.detail = text + " schedule " + std::to_string(report.index) + ": " +
+            row.detail = text + " schedule " + std::to_string(report.index) + " violated " +
+                         report.failing.violations.front().checker + ": " +
                          report.failing.violations.front().message;
         } else if (violates) {
             row.detail += (row.detail.empty() ? "" : "; ") + text + " found it at schedule " +

@@ -189,9 +189,9 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
 
 Simulation::~Simulation() = default;
 
-auto Simulation::run_scripted(bool trace) -> RunOutcome {
+auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     ScriptedStrategy script(scenario_, variant_.name);
-    return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(0).fork("crash"),
+    return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
                    trace, scenario_.schedule.empty() ? nullptr : &script);
 }
 

@@ -56,8 +56,9 @@ public:
     Simulation(const Simulation&) = delete;
     auto operator=(const Simulation&) -> Simulation& = delete;
 
-    /// The scenario's scripted schedule (or, without one, tasks in order).
-    auto run_scripted(bool trace) -> RunOutcome;
+    /// The scenario's scripted schedule (or, without one, tasks in order);
+    /// `seed` drives the choice of kept writes when the crash keeps any subset.
+    auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
     auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
     /// A recorded run: choices plus crash.

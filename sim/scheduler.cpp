@@ -28,7 +28,14 @@ Scheduler::Scheduler(Options options, Trace* trace)
 Scheduler::~Scheduler() {
     // Destroying a suspended fiber unwinds its stack (forced_unwind), which
     // may run model destructors that look for the current scheduler.
-    for (auto& task : tasks_) task->fiber = Fiber{};
+    // The unwinding task is "current" while its destructors run, so a lock
+    // guard on its stack releases the lock as its holder.
+    for (auto& task : tasks_) {
+        if (!task->fiber) continue;
+        current_ = task->id;
+        task->fiber = Fiber{};
+        current_ = no_task;
+    }
     this_thread_scheduler = outer_;
 }
 

@@ -1,2 +1,355 @@
 #!/bin/sh
-exit 0
+# End-to-end tests of the crashsim command line: exit codes, what each verb
+# prints, the files it writes (and does not write), and the one-line message
+# on bad input. Usage: tests/cli_test.sh PATH-TO-CRASHSIM (run from anywhere;
+# it works from the source root). Prints "ok - NAME" / "not ok - NAME" per
+# check and "cli: N passed, M failed"; exits 1 when a check failed.
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PATH-TO-CRASHSIM" >&2
+    exit 2
+fi
+case $1 in
+    /*) BIN=$1 ;;
+    *) BIN=$(pwd)/$1 ;;
+esac
+if [ ! -x "$BIN" ]; then
+    echo "cli_test: $BIN is not an executable" >&2
+    exit 2
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/crashsim-cli.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+SCEN=scenarios/btrfs/fast-fsync-vs-page-release.json
+PASSED=0
+FAILED=0
+
+ok() {
+    PASSED=$((PASSED + 1))
+    echo "ok - $1"
+}
+not_ok() {
+    FAILED=$((FAILED + 1))
+    echo "not ok - $1"
+    shift
+    [ $# -eq 0 ] || printf '%s\n' "$@" | sed 's/^/#   /'
+}
+
+# run_cs OUT ERR ARGS...: runs crashsim, stdout to OUT, stderr to ERR; sets RC.
+run_cs() {
+    out=$1
+    err=$2
+    shift 2
+    "$BIN" "$@" >"$out" 2>"$err"
+    RC=$?
+}
+
+# show FILE: its first lines, for a failure report.
+show() {
+    if [ -s "$1" ]; then
+        head -n 5 "$1" | sed 's/^/  | /'
+    else
+        echo "  (empty)"
+    fi
+}
+
+lines_of() { wc -l <"$1" | tr -d ' '; }
+is_empty_dir() { [ -d "$1" ] && [ -z "$(ls -A "$1")" ]; }
+files_in() { ls -A "$1" | tr '\n' ' '; }
+
+# expect_rc NAME WANT OUT ERR
+expect_rc() {
+    if [ "$RC" -eq "$2" ]; then
+        ok "$1 exits $2"
+    else
+        not_ok "$1 exits $2" "got exit $RC; stdout/stderr:" "$(show "$3")" "$(show "$4")"
+    fi
+}
+
+# expect_grep NAME PATTERN FILE: FILE contains the fixed string PATTERN.
+expect_grep() {
+    if grep -qF -- "$2" "$3"; then
+        ok "$1"
+    else
+        not_ok "$1" "no '$2' in:" "$(show "$3")"
+    fi
+}
+
+# expect_input_error NAME OUT ERR DIR [PREFIX]: exit 2, exactly one line on
+# stderr that starts with "crashsim: " (or PREFIX), nothing on stdout, DIR
+# still empty.
+expect_input_error() {
+    name=$1
+    prefix=${5:-"crashsim: "}
+    problems=""
+    [ "$RC" -eq 2 ] || problems="$problems exit $RC (want 2);"
+    [ "$(lines_of "$3")" -eq 1 ] || problems="$problems $(lines_of "$3") stderr lines (want 1);"
+    case $(head -n 1 "$3") in
+        "$prefix"*) ;;
+        *) problems="$problems stderr does not start with '$prefix';" ;;
+    esac
+    [ -s "$2" ] && problems="$problems output on stdout;"
+    is_empty_dir "$4" || problems="$problems left files: $(files_in "$4");"
+    if [ -z "$problems" ]; then
+        ok "$name"
+    else
+        not_ok "$name" "$problems" "stderr:" "$(show "$3")" "stdout:" "$(show "$2")"
+    fi
+}
+
+# ---------------------------------------------------------------- run
+for variant in before-fix fix-1 fix-2; do
+    run_cs "$TMP/run.out" "$TMP/run.err" run "$SCEN" --variant "$variant"
+    if [ "$variant" = before-fix ]; then
+        expect_rc "run $variant" 1 "$TMP/run.out" "$TMP/run.err"
+        expect_grep "run $variant prints VIOLATION fsync_durability" "VIOLATION fsync_durability" "$TMP/run.out"
+        expect_grep "run $variant tells the page release" "try_release_extent_mapping removes extent map" "$TMP/run.out"
+    else
+        expect_rc "run $variant" 0 "$TMP/run.out" "$TMP/run.err"
+        expect_grep "run $variant prints no violation" "no violation" "$TMP/run.out"
+        expect_grep "run $variant: page release leaves the extent map" "leaves extent map" "$TMP/run.out"
+        if grep -q VIOLATION "$TMP/run.out"; then
+            not_ok "run $variant prints no VIOLATION"
+        else
+            ok "run $variant prints no VIOLATION"
+        fi
+    fi
+    if [ -s "$TMP/run.err" ]; then
+        not_ok "run $variant writes nothing on stderr" "$(show "$TMP/run.err")"
+    else
+        ok "run $variant writes nothing on stderr"
+    fi
+done
+
+# run twice: byte-identical output.
+run_cs "$TMP/run1.out" "$TMP/run1.err" run "$SCEN" --variant before-fix
+run_cs "$TMP/run2.out" "$TMP/run2.err" run "$SCEN" --variant before-fix
+if cmp -s "$TMP/run1.out" "$TMP/run2.out"; then
+    ok "run before-fix twice gives identical output"
+else
+    not_ok "run before-fix twice gives identical output"
+fi
+
+# ---------------------------------------------------------------- fuzz + replay
+for strategy in random pct:3; do
+    out_dir=$TMP/fuzz-$(echo "$strategy" | tr ':' '_')
+    mkdir "$out_dir"
+    run_cs "$TMP/fuzz.out" "$TMP/fuzz.err" fuzz "$SCEN" --variant before-fix --strategy "$strategy" \
+        --seed 0 --schedules 10000 --out "$out_dir"
+    name="fuzz before-fix --strategy $strategy"
+    expect_rc "$name" 1 "$TMP/fuzz.out" "$TMP/fuzz.err"
+    expect_grep "$name prints schedules/s" "schedules/s" "$TMP/fuzz.out"
+    expect_grep "$name prints crash states checked" "crash states checked" "$TMP/fuzz.out"
+    expect_grep "$name prints VIOLATION fsync_durability" "VIOLATION fsync_durability" "$TMP/fuzz.out"
+    count=$(ls -A "$out_dir" | wc -l | tr -d ' ')
+    repros=$(ls -A "$out_dir" | grep -c '^repro-.*\.json$')
+    if [ "$count" -eq 1 ] && [ "$repros" -eq 1 ]; then
+        ok "$name writes exactly one repro file"
+    else
+        not_ok "$name writes exactly one repro file" "out dir holds: $(files_in "$out_dir")"
+    fi
+    repro=$(ls -A "$out_dir" | head -n 1)
+    repro=$out_dir/$repro
+    expect_grep "$name prints the replay command" "replay it with: crashsim replay $repro" "$TMP/fuzz.out"
+
+    run_cs "$TMP/replay1.out" "$TMP/replay1.err" replay "$repro" --trace-text "$TMP/trace1.txt"
+    expect_rc "replay of the $strategy repro" 1 "$TMP/replay1.out" "$TMP/replay1.err"
+    expect_grep "replay of the $strategy repro matches its trace hash" "(matches the repro)" "$TMP/replay1.out"
+    expect_grep "replay of the $strategy repro prints VIOLATION fsync_durability" \
+        "VIOLATION fsync_durability" "$TMP/replay1.out"
+    run_cs "$TMP/replay2.out" "$TMP/replay2.err" replay "$repro" --trace-text "$TMP/trace2.txt"
+    if [ "$RC" -eq 1 ] && cmp -s "$TMP/replay1.out" "$TMP/replay2.out"; then
+        ok "two replays of the $strategy repro print identical stdout"
+    else
+        not_ok "two replays of the $strategy repro print identical stdout" "second exit $RC"
+    fi
+    if [ -s "$TMP/trace1.txt" ] && cmp -s "$TMP/trace1.txt" "$TMP/trace2.txt"; then
+        ok "two replays of the $strategy repro write identical --trace-text files"
+    else
+        not_ok "two replays of the $strategy repro write identical --trace-text files"
+    fi
+    if [ -e "$TMP/trace1.txt.tmp" ] || [ -e "$TMP/trace2.txt.tmp" ]; then
+        not_ok "replay --trace-text leaves no temporary file"
+    else
+        ok "replay --trace-text leaves no temporary file"
+    fi
+    if [ "$(ls -A "$out_dir" | wc -l | tr -d ' ')" -eq 1 ]; then
+        ok "replay of the $strategy repro writes nothing next to it"
+    else
+        not_ok "replay of the $strategy repro writes nothing next to it" "$(files_in "$out_dir")"
+    fi
+    rm -f "$TMP/trace1.txt" "$TMP/trace2.txt"
+done
+
+# Keep one repro for the tampering checks below.
+GOOD_REPRO=$TMP/good-repro.json
+cp "$TMP/fuzz-random/"repro-*.json "$GOOD_REPRO"
+
+# --quiet leaves the story out but keeps the verdict.
+mkdir "$TMP/quiet"
+run_cs "$TMP/quiet.out" "$TMP/quiet.err" fuzz "$SCEN" --variant before-fix --strategy pct:3 --seed 0 \
+    --schedules 10000 --out "$TMP/quiet" --quiet
+if [ "$RC" -eq 1 ] && ! grep -q "page release (btrfs_releasepage) invoked" "$TMP/quiet.out" &&
+    grep -qF "replay it with: crashsim replay" "$TMP/quiet.out"; then
+    ok "fuzz --quiet omits the story and still reports the repro"
+else
+    not_ok "fuzz --quiet omits the story and still reports the repro" "exit $RC" "$(show "$TMP/quiet.out")"
+fi
+
+# fix-1 survives.
+mkdir "$TMP/fix1"
+run_cs "$TMP/fix1.out" "$TMP/fix1.err" fuzz "$SCEN" --variant fix-1 --schedules 2000 --out "$TMP/fix1"
+expect_rc "fuzz fix-1 --schedules 2000" 0 "$TMP/fix1.out" "$TMP/fix1.err"
+if is_empty_dir "$TMP/fix1"; then
+    ok "fuzz fix-1 writes no repro"
+else
+    not_ok "fuzz fix-1 writes no repro" "out dir holds: $(files_in "$TMP/fix1")"
+fi
+expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 2000 schedules" "$TMP/fix1.out"
+
+# ---------------------------------------------------------------- list
+run_cs "$TMP/list.out" "$TMP/list.err" list
+expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
+for word in release_extent_maps keep-current-generation btrfs.fsync.after_full_sync_check fsync_durability; do
+    expect_grep "list mentions $word" "$word" "$TMP/list.out"
+done
+
+# ---------------------------------------------------------------- bad input files
+bad_count=0
+for file in tests/bad_input/*.json; do
+    bad_count=$((bad_count + 1))
+    mkdir "$TMP/bad"
+    run_cs "$TMP/bad.out" "$TMP/bad.err" run "$file" --trace-text "$TMP/bad/trace.txt"
+    expect_input_error "run $file" "$TMP/bad.out" "$TMP/bad.err" "$TMP/bad" "crashsim: $file: \$"
+    mkdir "$TMP/bad/o"
+    run_cs "$TMP/bad.out" "$TMP/bad.err" fuzz "$file" --out "$TMP/bad/o"
+    expect_input_error "fuzz $file" "$TMP/bad.out" "$TMP/bad.err" "$TMP/bad/o" "crashsim: $file: \$"
+    rm -rf "$TMP/bad"
+done
+if [ "$bad_count" -ge 10 ]; then
+    ok "tests/bad_input holds $bad_count files"
+else
+    not_ok "tests/bad_input holds $bad_count files (want at least 10)"
+fi
+
+# ---------------------------------------------------------------- bad flags
+# bad_flag NAME [PREFIX] -- ARGS...: exit 2, one stderr line, no file left in
+# $TMP/flag (the --out and --trace-text directory).
+bad_flag() {
+    flag_name=$1
+    flag_prefix=$2
+    shift 3
+    rm -rf "$TMP/flag"
+    mkdir "$TMP/flag"
+    run_cs "$TMP/flag.out" "$TMP/flag.err" "$@"
+    expect_input_error "$flag_name" "$TMP/flag.out" "$TMP/flag.err" "$TMP/flag" "$flag_prefix"
+}
+bad_flag "fuzz --strategy dfs2" "crashsim: --strategy" -- fuzz "$SCEN" --strategy dfs2 --out "$TMP/flag"
+bad_flag "fuzz --strategy pct:0" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct:0 --out "$TMP/flag"
+bad_flag "fuzz --strategy pct:" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct: --out "$TMP/flag"
+bad_flag "fuzz --schedules 0" "crashsim: --schedules" -- fuzz "$SCEN" --schedules 0 --out "$TMP/flag"
+bad_flag "fuzz --schedules abc" "crashsim: " -- fuzz "$SCEN" --schedules abc --out "$TMP/flag"
+bad_flag "fuzz --out /nonexistent/dir" "crashsim: --out" -- fuzz "$SCEN" --out /nonexistent/dir
+bad_flag "fuzz --variant nosuch" "crashsim: $SCEN: \$.variants" -- fuzz "$SCEN" --variant nosuch --out "$TMP/flag"
+bad_flag "run --variant nosuch" "crashsim: $SCEN: \$.variants" -- \
+    run "$SCEN" --variant nosuch --trace-text "$TMP/flag/trace.txt"
+bad_flag "run /nonexistent.json" "crashsim: /nonexistent.json: \$" -- \
+    run /nonexistent.json --trace-text "$TMP/flag/trace.txt"
+bad_flag "run without a scenario" "crashsim: " -- run
+bad_flag "unknown verb" "crashsim: " -- frobnicate "$SCEN"
+bad_flag "no verb" "crashsim: " --
+bad_flag "run with an unknown flag" "crashsim: " -- run "$SCEN" --frobnicate
+bad_flag "check /nonexistent.json" "crashsim: /nonexistent.json: \$" -- check /nonexistent.json
+bad_flag "check tests/bad_input/unknown_op.json" "crashsim: tests/bad_input/unknown_op.json: \$" -- \
+    check tests/bad_input/unknown_op.json
+
+# Corrupt and tampered repros, each alone in a directory that must stay so.
+# bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
+bad_repro() {
+    run_cs "$TMP/repro.out" "$TMP/repro.err" replay "$TMP/repro/$2" --trace-text "$TMP/repro/trace.txt"
+    mv "$TMP/repro/$2" "$TMP/$2.saved"
+    expect_input_error "$1" "$TMP/repro.out" "$TMP/repro.err" "$TMP/repro" "$3"
+}
+mkdir "$TMP/repro"
+
+printf 'this is { not json\n' >"$TMP/repro/garbage.json"
+bad_repro "replay of a corrupt repro" garbage.json "crashsim: $TMP/repro/garbage.json: \$"
+
+: >"$TMP/repro/empty.json"
+bad_repro "replay of an empty repro" empty.json "crashsim: $TMP/repro/empty.json: \$"
+
+bad_repro_missing() {
+    run_cs "$TMP/repro.out" "$TMP/repro.err" replay "$TMP/repro/missing.json"
+    expect_input_error "replay of a missing repro" "$TMP/repro.out" "$TMP/repro.err" "$TMP/repro" \
+        "crashsim: $TMP/repro/missing.json: \$"
+}
+bad_repro_missing
+
+# Replace the (multi-line) choices array of the good repro with [99].
+awk '
+    skipping && /^  \]/ { skipping = 0; print "  \"choices\": [99]" substr($0, 4); next }
+    skipping { next }
+    /^  "choices": \[$/ { skipping = 1; next }
+    /^  "choices": \[.*\],?$/ { sub(/\[.*\]/, "[99]"); print; next }
+    { print }
+' "$GOOD_REPRO" >"$TMP/repro/tampered.json"
+if grep -q '"choices": \[99\]' "$TMP/repro/tampered.json"; then
+    ok "tampered repro prepared"
+else
+    not_ok "tampered repro prepared" "$(grep -n choices "$TMP/repro/tampered.json")"
+fi
+bad_repro "replay of a repro whose choices diverge" tampered.json "crashsim: $TMP/repro/tampered.json: \$.choices"
+
+# The scenario embedded in a repro is checked like a scenario file.
+sed 's/"scenario_path"/"scenario_path_x"/' "$GOOD_REPRO" >"$TMP/repro/nopath.json"
+bad_repro "replay of a repro without scenario_path" nopath.json "crashsim: $TMP/repro/nopath.json: \$"
+
+sed 's/"variant": "before-fix"/"variant": "nosuch"/' "$GOOD_REPRO" >"$TMP/repro/variant.json"
+bad_repro "replay of a repro naming an unknown variant" variant.json "crashsim: $TMP/repro/variant.json: \$.variant"
+
+sed 's/"keep": "[01]*"/"keep": "1x"/' "$GOOD_REPRO" >"$TMP/repro/keep.json"
+bad_repro "replay of a repro with a malformed crash.keep" keep.json "crashsim: $TMP/repro/keep.json: \$.crash.keep"
+
+sed 's/"keep": "[01]*"/"keep": "1111111"/' "$GOOD_REPRO" >"$TMP/repro/keepn.json"
+bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json "crashsim: $TMP/repro/keepn.json: \$"
+
+# A crash step the replayed run never reaches is a diverged repro too; it
+# must not be reported as "no violation" with exit 0.
+sed 's/"step": [0-9]*/"step": 99999/' "$GOOD_REPRO" >"$TMP/repro/step.json"
+bad_repro "replay of a repro whose crash step is never reached" step.json "crashsim: $TMP/repro/step.json: \$"
+
+awk '
+    skipping && /^  \]/ { skipping = 0; print "  \"choices\": []" substr($0, 4); next }
+    skipping { next }
+    /^  "choices": \[$/ { skipping = 1; next }
+    { print }
+' "$GOOD_REPRO" >"$TMP/repro/nochoices.json"
+bad_repro "replay of a repro with an empty choices array" nochoices.json "crashsim: $TMP/repro/nochoices.json: \$.choices"
+
+# A bad scenario embedded in a repro is blamed on the repro and $.scenario.
+sed 's/\\"fsync_durability\\", \\"no_stale_data\\"/\\"fsync_durabilityX\\", \\"no_stale_data\\"/' \
+    "$GOOD_REPRO" >"$TMP/repro/scenario.json"
+bad_repro "replay of a repro with a bad embedded scenario" scenario.json "crashsim: $TMP/repro/scenario.json: \$.scenario"
+
+# An unwritable --trace-text is refused before anything runs.
+bad_flag "run --trace-text in a missing directory" "crashsim: --trace-text" -- \
+    run "$SCEN" --trace-text /nonexistent/dir/trace.txt
+bad_flag "replay --trace-text in a missing directory" "crashsim: --trace-text" -- \
+    replay "$GOOD_REPRO" --trace-text /nonexistent/dir/trace.txt
+
+# ---------------------------------------------------------------- check (the CI gate, ~6 s)
+run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/
+expect_rc "check scenarios/" 0 "$TMP/check.out" "$TMP/check.err"
+expect_grep "check scenarios/ meets 3 of 3 expectations" "3 of 3 expectations met" "$TMP/check.out"
+if grep -q FAILED "$TMP/check.out"; then
+    not_ok "check scenarios/ prints no FAILED row" "$(grep FAILED "$TMP/check.out")"
+else
+    ok "check scenarios/ prints no FAILED row"
+fi
+
+echo "cli: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -115,6 +115,9 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
+    // btrfs_file_write_iter holds the inode lock (i_rwsem) for the whole
+    // buffered write, so no write lands inside an fsync's F2..F12.
+    inode.inode_lock.lock();
     // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
     wait_ordered_range(file, start, end);
     page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
@@ -124,6 +127,7 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
              std::to_string(end - start) + " page(s) from " + std::to_string(start) +
              " dirtied and marked delalloc" +
              (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
+    inode.inode_lock.unlock();
     sim::yield(points::write_after_dirty);
 }
 
@@ -239,12 +243,14 @@ void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint
         if (old.start < start) {
             ExtentMap head = old;
             head.id = next_extent_map_id_++;
+            head.logging = false;  // the kernel clears EXTENT_FLAG_LOGGING on splits
             head.length = start - old.start;
             maps.emplace(head.start, head);
         }
         if (old.end() > end) {
             ExtentMap tail = old;
             tail.id = next_extent_map_id_++;
+            tail.logging = false;
             tail.start = end;
             tail.length = old.end() - end;
             tail.block_start = old.block_start + (end - old.start);

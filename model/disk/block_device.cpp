@@ -130,13 +130,18 @@ void BlockDevice::make_durable(const PendingWrite& write,
 }
 
 auto BlockDevice::read(std::uint64_t block) const -> Content {
-    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-        if (block >= it->block && block < it->block + it->count) {
-            return it->content.shifted(block - it->block);
-        }
-    }
+    // The newest write wins, whether it is still pending or already durable
+    // (a newer FUA write may have overtaken an older cached one).
     auto found = durable_.find(block);
-    return found ? found->content : Content::zeros();
+    std::uint64_t newest = found ? found->sequence : 0;
+    Content content = found ? found->content : Content::zeros();
+    for (const auto& write : pending_) {
+        if (block < write.block || block >= write.block + write.count) continue;
+        if (write.sequence < newest) continue;
+        newest = write.sequence;
+        content = write.content.shifted(block - write.block);
+    }
+    return content;
 }
 
 auto BlockDevice::crash_image(const std::vector<bool>& keep) const -> Image {

@@ -1,1 +1,412 @@
+// Scenario-level tests on scenarios/btrfs/fast-fsync-vs-page-release.json: the
+// scripted race tells patch 1/3's story and violates fsync_durability before the
+// fix, both fixes hold, runs are deterministic, fuzzing finds the race and its
+// repro replays byte for byte, and the CI gate's verdicts are right (including
+// when they must fail). Paths are relative to the source root, where the test
+// binary runs.
 #include <doctest/doctest.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "scenarios/campaign.hpp"
+#include "scenarios/repro.hpp"
+#include "scenarios/runner.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/strategy.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* scenario_path = "scenarios/btrfs/fast-fsync-vs-page-release.json";
+
+auto load() -> scenarios::Scenario { return scenarios::load_scenario(scenario_path); }
+
+auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
+    -> const scenarios::Variant& {
+    const scenarios::Variant* variant = scenario.find_variant(name);
+    REQUIRE(variant != nullptr);
+    return *variant;
+}
+
+auto random_spec() -> sim::StrategySpec {
+    sim::StrategySpec spec;
+    REQUIRE(sim::parse_strategy("random", spec));
+    return spec;
+}
+
+auto pct_spec(std::uint32_t depth) -> sim::StrategySpec {
+    sim::StrategySpec spec;
+    REQUIRE(sim::parse_strategy("pct:" + std::to_string(depth), spec));
+    return spec;
+}
+
+auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
+    for (const auto& violation : outcome.violations) {
+        if (violation.checker == checker) return true;
+    }
+    return false;
+}
+
+// Checks that every needle occurs in `story`, each after the previous one, and
+// says which one is missing or out of order.
+void check_in_order(const std::string& story, const std::vector<std::string>& needles) {
+    std::size_t position = 0;
+    for (const auto& needle : needles) {
+        const std::size_t found = story.find(needle, position);
+        INFO("expected, after position ", position, ": ", needle);
+        INFO("story:\n", story);
+        CHECK(found != std::string::npos);
+        if (found == std::string::npos) return;
+        position = found + needle.size();
+    }
+}
+
+auto fixed_clock() -> double { return 0.0; }
+
+// The shipped scenario's JSON, for tests that change one thing in it.
+auto scenario_json() -> Json { return Json::parse(scenarios::read_text_file(scenario_path)); }
+
+auto error_of_scripted(const Json& document, const std::string& variant_name) -> std::string {
+    const scenarios::Scenario scenario = scenarios::parse_scenario(document.dump(), "inline.json");
+    scenarios::Simulation simulation(scenario, variant_of(scenario, variant_name));
+    try {
+        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        return "no error (violated: " + std::string(outcome.violated() ? "yes" : "no") + ")";
+    } catch (const scenarios::InputError& error) {
+        return error.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("scenario: before-fix scripted schedule violates fsync_durability and tells the race") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+
+    REQUIRE(outcome.violated());
+    REQUIRE(has_checker(outcome, "fsync_durability"));
+    for (const auto& violation : outcome.violations) {
+        if (violation.checker != "fsync_durability") continue;
+        CHECK(violation.file == "I");
+        CHECK(violation.offset == 20971520);
+        CHECK(violation.found == "zeros");
+        CHECK(violation.message.find("file I offset 20971520") != std::string::npos);
+    }
+    REQUIRE(outcome.crash.has_value());
+    CHECK(outcome.crash->after == "fsyncer returned");
+    CHECK(outcome.crash->step == outcome.steps);
+    CHECK(outcome.crash_states == 1);
+
+    check_in_order(outcome.story, {
+        "app       write [20971520, +4096) of inode I: 1 page(s) from 5120 dirtied",
+        "extent map [20971520, +4096) created PINNED",
+        "ordered extent completes: extent map [20971520, +4096) unpinned, generation 3",
+        "page release (btrfs_releasepage) invoked",
+        "NEEDS_FULL_SYNC is clear: fast path",
+        "try_release_extent_mapping removes extent map [20971520, +4096) generation 3 from the "
+        "extent map tree and from the list of modified extents",
+        "btrfs_log_changed_extents locks the extent map tree: 0 extent map(s) on the list of "
+        "modified extents",
+        "logs no file extent item",
+        "the log is durable",
+        "fsync of inode I returns 0",
+        "power cut after step",
+        "log replay: inode I i_size 20975616, 0 file extent item(s) replayed",
+    });
+    // The story is numbered and the trace holds at least every story line.
+    CHECK(outcome.story.starts_with("  1. "));
+    CHECK(outcome.trace.size() >= outcome.story.size() / 2);
+    CHECK(outcome.trace_hash != 0);
+}
+
+TEST_CASE("scenario: fix-1 and fix-2 scripted schedules hold; page release leaves the extent map") {
+    const auto scenario = load();
+    for (const char* name : {"fix-1", "fix-2"}) {
+        CAPTURE(name);
+        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        CHECK_FALSE(outcome.violated());
+        CHECK_FALSE(outcome.crash.has_value());
+        CHECK(outcome.crash_states == 1);
+        check_in_order(outcome.story, {
+            "page release (btrfs_releasepage) invoked",
+            "NEEDS_FULL_SYNC is clear: fast path",
+            "try_release_extent_mapping leaves extent map [20971520, +4096) generation 3 alone",
+            "1 newer than generation 2 to log: [20971520, +4096)",
+            "the log is durable",
+            "fsync of inode I returns 0",
+            "power cut after step",
+            "log replay: inode I i_size 20975616, 1 file extent item(s) replayed",
+        });
+        CHECK(outcome.story.find("removes extent map") == std::string::npos);
+    }
+}
+
+TEST_CASE("scenario: the three variants tell different stories (different trace hashes)") {
+    const auto scenario = load();
+    std::vector<std::uint64_t> hashes;
+    for (const char* name : {"before-fix", "fix-1", "fix-2"}) {
+        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        hashes.push_back(simulation.run_scripted(true).trace_hash);
+    }
+    CHECK(hashes[0] != hashes[1]);
+    CHECK(hashes[0] != hashes[2]);
+    CHECK(hashes[1] != hashes[2]);
+}
+
+TEST_CASE("scenario: runs are deterministic, byte for byte") {
+    const auto scenario = load();
+    for (const char* name : {"before-fix", "fix-1"}) {
+        CAPTURE(name);
+        const auto& variant = variant_of(scenario, name);
+        scenarios::Simulation first(scenario, variant);
+        scenarios::Simulation second(scenario, variant);
+
+        SUBCASE("scripted") {
+            const auto a = first.run_scripted(true);
+            const auto b = first.run_scripted(true);  // same simulation again
+            const auto c = second.run_scripted(true);  // a fresh simulation
+            CHECK(!a.trace.empty());
+            CHECK(a.trace == b.trace);
+            CHECK(a.trace == c.trace);
+            CHECK(a.story == c.story);
+            CHECK(a.trace_hash == b.trace_hash);
+            CHECK(a.trace_hash == c.trace_hash);
+            CHECK(a.choices == c.choices);
+        }
+        SUBCASE("run_strategy with the same seed") {
+            for (const auto& spec : {random_spec(), pct_spec(3)}) {
+                CAPTURE(spec.text());
+                for (std::uint64_t seed : {0ULL, 1ULL, 42ULL, 0xdeadbeefULL}) {
+                    CAPTURE(seed);
+                    const auto a = first.run_strategy(spec, seed, true);
+                    const auto b = first.run_strategy(spec, seed, true);
+                    const auto c = second.run_strategy(spec, seed, true);
+                    CHECK(!a.trace.empty());
+                    CHECK(a.trace == b.trace);
+                    CHECK(a.trace == c.trace);
+                    CHECK(a.trace_hash == b.trace_hash);
+                    CHECK(a.trace_hash == c.trace_hash);
+                    CHECK(a.choices == c.choices);
+                    CHECK(a.crash_states == c.crash_states);
+                    CHECK(a.violated() == c.violated());
+                    // Tracing does not change the run.
+                    const auto untraced = first.run_strategy(spec, seed, false);
+                    CHECK(untraced.choices == a.choices);
+                    CHECK(untraced.violated() == a.violated());
+                    CHECK(untraced.crash_states == a.crash_states);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("scenario: different seeds of a random strategy explore different schedules") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    for (const auto& spec : {random_spec(), pct_spec(3)}) {
+        CAPTURE(spec.text());
+        const auto base = simulation.run_strategy(spec, 0, false);
+        bool differs = false;
+        for (std::uint64_t seed = 1; seed <= 8 && !differs; seed++) {
+            differs = simulation.run_strategy(spec, seed, false).choices != base.choices;
+        }
+        CHECK(differs);
+    }
+    CHECK(scenarios::schedule_seed(0, 0) != scenarios::schedule_seed(0, 1));
+    CHECK(scenarios::schedule_seed(0, 1) != scenarios::schedule_seed(1, 1));
+    CHECK(scenarios::schedule_seed(7, 3) == scenarios::schedule_seed(7, 3));
+}
+
+TEST_CASE("scenario: fuzzing before-fix finds fsync_durability, and the repro replays") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    for (const auto& spec : {random_spec(), pct_spec(3)}) {
+        CAPTURE(spec.text());
+        scenarios::FuzzRequest request;
+        request.strategy = spec;
+        request.seed = 0;
+        request.schedules = 10000;
+        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        REQUIRE(report.found);
+        CHECK(has_checker(report.failing, "fsync_durability"));
+        CHECK(report.schedules == report.index + 1);  // stops at the first
+        CHECK(report.schedule_seed == scenarios::schedule_seed(0, report.index));
+        CHECK(report.crash_states >= report.schedules);
+        REQUIRE(report.failing.crash.has_value());
+        CHECK(!report.failing.trace.empty());
+
+        // The failing schedule alone, by its seed, is the same run.
+        const auto again = simulation.run_strategy(spec, report.schedule_seed, true);
+        CHECK(again.trace_hash == report.failing.trace_hash);
+
+        // Replayed from its choices and crash record, byte for byte.
+        const auto replayed = simulation.replay(report.failing.choices, *report.failing.crash, true);
+        CHECK(replayed.trace_hash == report.failing.trace_hash);
+        CHECK(replayed.trace == report.failing.trace);
+        CHECK(has_checker(replayed, "fsync_durability"));
+        REQUIRE(replayed.crash.has_value());
+        CHECK(replayed.crash->step == report.failing.crash->step);
+        CHECK(replayed.crash->keep == report.failing.crash->keep);
+        CHECK(replayed.violations.front().message == report.failing.violations.front().message);
+
+        // A fresh simulation replays it too (as `crashsim replay` does).
+        scenarios::Simulation fresh(scenario, variant_of(scenario, "before-fix"));
+        CHECK(fresh.replay(report.failing.choices, *report.failing.crash, true).trace_hash ==
+              report.failing.trace_hash);
+
+        // The same campaign again finds the same schedule.
+        const scenarios::FuzzReport second = scenarios::fuzz(simulation, request);
+        CHECK(second.found);
+        CHECK(second.index == report.index);
+        CHECK(second.failing.trace_hash == report.failing.trace_hash);
+    }
+}
+
+TEST_CASE("scenario: fix-1 and fix-2 survive fuzzing") {
+    const auto scenario = load();
+    for (const char* name : {"fix-1", "fix-2"}) {
+        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        for (const auto& spec : {random_spec(), pct_spec(3)}) {
+            CAPTURE(name);
+            CAPTURE(spec.text());
+            scenarios::FuzzRequest request;
+            request.strategy = spec;
+            request.seed = 0;
+            request.schedules = 3000;
+            const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+            CHECK_FALSE(report.found);
+            if (report.found) MESSAGE(report.failing.violations.front().message);
+            CHECK(report.schedules == 3000);
+            CHECK(report.crash_states >= report.schedules);
+        }
+    }
+}
+
+TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)") {
+    const auto scenario = load();
+    REQUIRE(scenario.variants.size() == 3);
+    for (const auto& shipped : scenario.variants) {
+        CAPTURE(shipped.name);
+        scenarios::Variant variant = shipped;
+        REQUIRE(!variant.expect.fuzz.strategies.empty());
+        variant.expect.fuzz.schedules = 5000;
+        const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+        INFO(row.detail);
+        CHECK(row.met);
+        CHECK(row.scenario == "btrfs/fast-fsync-vs-page-release");
+        CHECK(row.variant == shipped.name);
+        CHECK(row.schedules >= 1);
+        CHECK(row.crash_states >= 1);
+        CHECK(row.seconds == 0.0);
+        if (variant.expect.kind == scenarios::Expectation::Kind::violates) {
+            CHECK(row.expectation == "violates fsync_durability");
+        } else {
+            CHECK(row.expectation == "holds");
+            // The scripted schedule plus every strategy's full budget.
+            CHECK(row.schedules == 1 + 5000 * variant.expect.fuzz.strategies.size());
+        }
+    }
+}
+
+TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
+    const auto scenario = load();
+    SUBCASE("holds expected of the before-fix config") {
+        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        variant.name = "before-fix-claims-holds";
+        variant.expect = scenarios::Expectation{};
+        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.schedules = 2000;
+        variant.expect.fuzz.seed = 0;
+        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        CHECK_FALSE(row.met);
+        CHECK(row.expectation == "holds");
+        CHECK(row.detail.find("scripted schedule violated") != std::string::npos);
+        CHECK(row.detail.find("file I offset 20971520") != std::string::npos);
+    }
+    SUBCASE("holds expected of the before-fix config, fuzzing alone") {
+        // Without the scripted schedule's help the fuzzer must catch it.
+        scenarios::Scenario unscripted = scenario;
+        unscripted.schedule.clear();
+        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        variant.expect = scenarios::Expectation{};
+        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        variant.expect.fuzz.strategies = {"random"};
+        variant.expect.fuzz.schedules = 10000;
+        const auto row = scenarios::check_variant(unscripted, variant, fixed_clock);
+        CHECK_FALSE(row.met);
+        CHECK(row.detail.find("random schedule") != std::string::npos);
+    }
+    SUBCASE("violates expected of the fix-1 config") {
+        scenarios::Variant variant = variant_of(scenario, "fix-1");
+        variant.name = "fix-1-claims-violates";
+        variant.expect.kind = scenarios::Expectation::Kind::violates;
+        variant.expect.checker = "fsync_durability";
+        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.schedules = 2000;
+        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        CHECK_FALSE(row.met);
+        CHECK(row.expectation == "violates fsync_durability");
+        CHECK(row.detail.find("did not violate fsync_durability") != std::string::npos);
+    }
+    SUBCASE("a different checker expected of the before-fix config") {
+        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        variant.expect.checker = "no_stale_data";
+        variant.expect.fuzz.schedules = 2000;
+        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        CHECK_FALSE(row.met);
+    }
+}
+
+TEST_CASE("scenario: a schedule step that can never complete is an InputError naming $.schedule[i]") {
+    SUBCASE("until a yield point reached fewer times than count") {
+        Json document = scenario_json();
+        document["schedule"] = Json::parse(R"([
+          {"run": "fsyncer", "until": "btrfs.sync_log.super_durable", "count": 5}
+        ])");
+        const std::string message = error_of_scripted(document, "fix-1");
+        CAPTURE(message);
+        CHECK(message.starts_with("inline.json: $.schedule[0]: expected task fsyncer to reach "
+                                  "btrfs.sync_log.super_durable"));
+        CHECK(message.find("got the task ended first") != std::string::npos);
+    }
+    SUBCASE("running a task that already ended") {
+        Json document = scenario_json();
+        document["schedule"] = Json::parse(R"([{"run": "app"}, {"run": "app"}])");
+        const std::string message = error_of_scripted(document, "before-fix");
+        CAPTURE(message);
+        CHECK(message.starts_with("inline.json: $.schedule[1]: expected task app"));
+        CHECK(message.find(", got ") != std::string::npos);
+    }
+    SUBCASE("a task that blocks forever") {
+        // The flusher stops with the range locked and its bio not submitted;
+        // the fsync must then wait for it forever.
+        Json document = scenario_json();
+        document["schedule"] = Json::parse(R"([
+          {"run": "app"},
+          {"run": "flusher", "until": "btrfs.flusher.after_delalloc"},
+          {"run": "fsyncer"}
+        ])");
+        const std::string message = error_of_scripted(document, "before-fix");
+        CAPTURE(message);
+        CHECK(message.starts_with("inline.json: $.schedule[2]: expected task fsyncer to run to its end"));
+        CHECK(message.find("got it blocked on") != std::string::npos);
+    }
+    SUBCASE("steps left when every task ended") {
+        Json document = scenario_json();
+        document["schedule"] = Json::parse(R"([
+          {"run": "app"}, {"run": "flusher"}, {"run": "endio"}, {"run": "reclaim"},
+          {"run": "fsyncer"}, {"run": "endio", "until": "btrfs.endio.after_join"}
+        ])");
+        const std::string message = error_of_scripted(document, "fix-2");
+        CAPTURE(message);
+        CHECK(message.starts_with("inline.json: $.schedule[5]: expected task endio"));
+        CHECK(message.find(", got ") != std::string::npos);
+    }
+}

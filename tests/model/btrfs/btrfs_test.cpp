@@ -1,1 +1,603 @@
+// The btrfs model's mechanisms through the public FileSystem interface:
+// commits and log replay, fast and full fsync, page release by patch
+// (seeds/btrfs-fast-fsync-vs-page-release.txt), and mounts after crashes.
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/btrfs/points.hpp"
+#include "model/disk/content.hpp"
+#include "model/filesystem.hpp"
+#include "sim/scheduler.hpp"
+#include "sim/strategy.hpp"
+
+// Readable failures: content tags print as their description. (The same
+// definition appears in each test file that compares contents.)
+namespace doctest {
+template <>
+struct StringMaker<model::disk::Content> {
+    static auto convert(const model::disk::Content& content) -> String {
+        return content.describe({}, 4096).c_str();
+    }
+};
+template <>
+struct StringMaker<std::optional<model::disk::Content>> {
+    static auto convert(const std::optional<model::disk::Content>& content) -> String {
+        return content ? content->describe({}, 4096).c_str() : "a hole";
+    }
+};
+}  // namespace doctest
+
+namespace {
+
+using model::disk::Content;
+
+constexpr std::uint64_t block_bytes = 4096;
+constexpr std::uint64_t mib = 1024 * 1024;
+constexpr std::uint32_t file_i = 0;
+constexpr std::uint32_t file_j = 1;
+
+/// Operation builders (named after the scenario ops).
+namespace op {
+auto create(std::uint32_t file) -> model::OpCall { return {.name = "create", .file = file}; }
+auto write(std::uint32_t file, std::uint64_t offset, std::uint64_t length, std::uint64_t version)
+    -> model::OpCall {
+    return {.name = "write",
+            .file = file,
+            .offset = offset,
+            .length = length,
+            .has_range = true,
+            .version = version};
+}
+auto fsync(std::uint32_t file) -> model::OpCall { return {.name = "fsync", .file = file}; }
+auto writeback(std::uint32_t file) -> model::OpCall { return {.name = "writeback", .file = file}; }
+auto release_pages(std::uint32_t file) -> model::OpCall {
+    return {.name = "release_pages", .file = file};
+}
+auto sync() -> model::OpCall { return {.name = "sync"}; }
+auto commit() -> model::OpCall { return {.name = "commit"}; }
+}  // namespace op
+
+/// A btrfs on a 64 MiB nvme device with files I and J, inside a scheduler.
+/// The file system is declared first so that the scheduler (and any fiber it
+/// still holds) is destroyed first.
+struct World {
+    std::unique_ptr<model::FileSystem> fs;
+    sim::Scheduler scheduler{{.timers_race_tasks = true, .steps_max = 10'000'000}, nullptr};
+    sim::FirstStrategy first;
+    std::uint32_t tasks = 0;
+
+    World(const std::string& release, const std::string& release_sets_full_sync)
+        : fs(model::make_filesystem("btrfs",
+                                    {{"release_extent_maps", release},
+                                     {"release_sets_full_sync", release_sets_full_sync}},
+                                    model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"})) {}
+
+    /// Spawns a task running `ops` in order; returns its id.
+    auto spawn(std::vector<model::OpCall> ops) -> sim::TaskId {
+        return scheduler.spawn("app" + std::to_string(tasks++), [this, ops] {
+            for (const model::OpCall& op : ops) fs->execute(op);
+        });
+    }
+    /// Runs `ops` in a task and steps until every task (endio included) and
+    /// every timer is done.
+    void run(std::vector<model::OpCall> ops) {
+        spawn(std::move(ops));
+        settle();
+    }
+    void settle() {
+        for (int i = 0; i < 1'000'000; i++) {
+            const sim::StepOutcome outcome = scheduler.step(first);
+            if (outcome == sim::StepOutcome::finished) return;
+            REQUIRE_MESSAGE(outcome != sim::StepOutcome::deadlock, scheduler.describe_blocked());
+        }
+        FAIL("the file system did not settle");
+    }
+    [[nodiscard]] auto counter(const std::string& name) const -> std::uint64_t {
+        return fs->counters().at(name);
+    }
+    [[nodiscard]] auto crash(bool keep) const -> model::RecoveredState {
+        const auto& device = fs->device();
+        return fs->recover(device.crash_image(std::vector<bool>(device.pending().size(), keep)));
+    }
+};
+
+auto block_of(const model::RecoveredFile& file, std::uint64_t offset_bytes)
+    -> std::optional<Content> {
+    return file.blocks.find(offset_bytes / block_bytes);
+}
+
+auto data(std::uint32_t file, std::uint64_t offset_bytes, std::uint64_t version) -> Content {
+    return Content::data(file, offset_bytes / block_bytes, version);
+}
+
+void check_mounted_cleanly(const model::RecoveredState& state) {
+    CHECK(state.mounted);
+    CHECK(state.mount_error.empty());
+    CHECK(state.consistency_errors.empty());
+}
+
+auto has_note(const model::RecoveredState& state, const std::string& text) -> bool {
+    for (const auto& note : state.notes) {
+        if (note.find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// ---- Commits and log replay ----
+
+TEST_CASE("btrfs: a freshly formatted file system mounts with no files") {
+    World world("keep-current-generation", "no");
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    REQUIRE(state.files.size() == 2);
+    CHECK_FALSE(state.files[file_i].exists);
+    CHECK_FALSE(state.files[file_j].exists);
+}
+
+TEST_CASE("btrfs: after fsync and sync, a crash keeping nothing recovers the file and its data") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, 2 * block_bytes, 1), op::fsync(file_i),
+               op::sync()});
+    CHECK(world.fs->device().pending().empty());
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.exists);
+    CHECK(file.size_bytes == 2 * block_bytes);
+    CHECK(block_of(file, 0) == data(file_i, 0, 1));
+    CHECK(block_of(file, block_bytes) == data(file_i, block_bytes, 1));
+    CHECK_FALSE(state.files[file_j].exists);
+    CHECK(world.counter("transactions_committed") == 1);
+}
+
+TEST_CASE("btrfs: a fsynced new file survives a crash through log replay alone") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
+    CHECK(world.counter("transactions_committed") == 0);
+    CHECK(world.counter("log_commits") == 1);
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    CHECK(state.files[file_i].exists);
+    CHECK(state.files[file_i].size_bytes == block_bytes);
+    CHECK(block_of(state.files[file_i], 0) == data(file_i, 0, 1));
+    CHECK(has_note(state, "log replay"));
+}
+
+TEST_CASE("btrfs: a file created and written but never fsynced or committed does not survive") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::writeback(file_i)});
+    // The data write reached the device cache; keeping it does not help:
+    // nothing durable references it.
+    const auto state = world.crash(true);
+    check_mounted_cleanly(state);
+    CHECK_FALSE(state.files[file_i].exists);
+}
+
+TEST_CASE("btrfs: a write without fsync is lost at a crash and the size is the last commit's") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
+    SUBCASE("the write is still in the page cache") {
+        world.run({op::write(file_i, block_bytes, block_bytes, 2)});
+    }
+    SUBCASE("the write went through writeback and its ordered extent completed") {
+        world.run({op::write(file_i, block_bytes, block_bytes, 2), op::writeback(file_i)});
+        CHECK(world.counter("ordered_extents") == 2);
+    }
+    const auto state = world.crash(true);
+    check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.exists);
+    CHECK(file.size_bytes == block_bytes);
+    CHECK(block_of(file, 0) == data(file_i, 0, 1));
+    CHECK_FALSE(block_of(file, block_bytes).has_value());  // a hole
+}
+
+TEST_CASE("btrfs: an overwrite without fsync is lost and the committed contents come back") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
+    world.run({op::write(file_i, 0, block_bytes, 2), op::writeback(file_i)});
+    const auto state = world.crash(true);
+    check_mounted_cleanly(state);
+    // Copy-on-write: the new data went to a new disk block, the old one is intact.
+    CHECK(block_of(state.files[file_i], 0) == data(file_i, 0, 1));
+}
+
+TEST_CASE(
+    "btrfs: a fast fsync after a second write makes the new block durable through log replay") {
+    World world("keep-current-generation", "no");
+    world.run(
+        {op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i), op::sync()});
+    world.run({op::write(file_i, block_bytes, block_bytes, 2), op::fsync(file_i)});
+    CHECK(world.counter("fsyncs_fast") == 1);
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.size_bytes == 2 * block_bytes);
+    CHECK(block_of(file, 0) == data(file_i, 0, 1));
+    CHECK(block_of(file, block_bytes) == data(file_i, block_bytes, 2));
+    CHECK(has_note(state, "log replay"));
+}
+
+TEST_CASE("btrfs: a commit after an fsync drops the log and the superblock names none") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i),
+               op::commit()});
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    CHECK(has_note(state, "no log tree"));
+    CHECK_FALSE(has_note(state, "log replay"));
+    CHECK(block_of(state.files[file_i], 0) == data(file_i, 0, 1));
+}
+
+// ---- Fast and full fsync ----
+
+TEST_CASE("btrfs: a new inode's first fsync is full and the next one is fast") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
+    CHECK(world.counter("fsyncs_full") == 1);
+    CHECK(world.counter("fsyncs_fast") == 0);
+    world.run({op::write(file_i, block_bytes, block_bytes, 2), op::fsync(file_i)});
+    CHECK(world.counter("fsyncs_full") == 1);
+    CHECK(world.counter("fsyncs_fast") == 1);
+    CHECK(world.counter("log_commits") == 2);
+}
+
+TEST_CASE("btrfs: an fsync with nothing changed since the last commit is skipped") {
+    World world("keep-current-generation", "no");
+    world.run(
+        {op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync(), op::fsync(file_i)});
+    CHECK(world.counter("fsyncs_skipped") == 1);
+    CHECK(world.counter("fsyncs_full") == 0);
+    CHECK(world.counter("log_commits") == 0);
+}
+
+// ---- Page release (try_release_extent_mapping) by patch ----
+
+TEST_CASE("btrfs: page release never drops extent maps of a file of at most 16 MiB") {
+    for (const char* policy : {"before-fix", "keep-modified", "keep-current-generation"}) {
+        CAPTURE(policy);
+        World world(policy, "yes");
+        // Exactly 16 MiB: the gate is i_size > SZ_16M. The full fsync takes
+        // the map off the modified list, so every policy would drop it.
+        world.run({op::create(file_i), op::write(file_i, 0, 16 * mib, 1), op::fsync(file_i),
+                   op::sync(), op::create(file_j), op::release_pages(file_i)});
+        CHECK(world.counter("extent_maps_released") == 0);
+        CHECK(world.counter("extent_maps_kept") == 0);
+        // Nothing was released, so nothing forces the next fsync to be full.
+        world.run({op::write(file_i, 16 * mib - block_bytes, block_bytes, 2), op::fsync(file_i)});
+        CHECK(world.counter("fsyncs_full") == 1);
+        CHECK(world.counter("fsyncs_fast") == 1);
+    }
+}
+
+TEST_CASE("btrfs: before-fix page release drops the extent map of a file over 16 MiB") {
+    World world("before-fix", "yes");
+    world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
+               op::release_pages(file_i)});
+    CHECK(world.counter("extent_maps_released") == 1);
+    CHECK(world.counter("extent_maps_kept") == 0);
+}
+
+TEST_CASE(
+    "btrfs: keep-modified keeps a map on the list of modified extents, even from an old "
+    "transaction") {
+    World world("keep-modified", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
+               op::create(file_j), op::release_pages(file_i)});
+    CHECK(world.counter("extent_maps_released") == 0);
+    CHECK(world.counter("extent_maps_kept") >= 1);
+}
+
+TEST_CASE("btrfs: keep-modified drops a map that a full fsync took off the modified list") {
+    World world("keep-modified", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1),
+               op::fsync(file_i), op::sync(), op::release_pages(file_i)});
+    CHECK(world.counter("extent_maps_released") == 1);
+}
+
+TEST_CASE(
+    "btrfs: keep-current-generation keeps a listed map of the current generation and drops an "
+    "older one") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
+               op::release_pages(file_i)});
+    // No transaction started since the commit: fs_info->generation is still
+    // the map's generation.
+    CHECK(world.counter("extent_maps_released") == 0);
+    CHECK(world.counter("extent_maps_kept") >= 1);
+    // A new transaction makes the map older than the current generation; the
+    // pages released above are gone, so write again to have clean pages.
+    world.run({op::write(file_i, 0, block_bytes, 2), op::sync(), op::create(file_j),
+               op::release_pages(file_i)});
+    CHECK(world.counter("extent_maps_released") >= 1);
+}
+
+namespace {
+/// A file over 16 MiB whose first fsync (full) is done, with a second extent
+/// on the list of modified extents from a committed transaction; a new
+/// transaction is running; then page release, a third write and an fsync.
+void release_then_fsync(World& world) {
+    world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1),
+               op::fsync(file_i), op::write(file_i, 16 * mib + block_bytes, block_bytes, 2),
+               op::sync(), op::create(file_j), op::release_pages(file_i)});
+    world.run({op::write(file_i, 16 * mib + 2 * block_bytes, block_bytes, 3), op::fsync(file_i)});
+}
+}  // namespace
+
+TEST_CASE(
+    "btrfs: with release_sets_full_sync=yes a released map forces the next fsync to be full") {
+    World world("keep-current-generation", "yes");
+    release_then_fsync(world);
+    CHECK(world.counter("extent_maps_released") >= 1);
+    CHECK(world.counter("fsyncs_full") == 2);
+    CHECK(world.counter("fsyncs_fast") == 0);
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.size_bytes == 16 * mib + 3 * block_bytes);
+    CHECK(block_of(file, 16 * mib + block_bytes) == data(file_i, 16 * mib + block_bytes, 2));
+    CHECK(block_of(file, 16 * mib + 2 * block_bytes) ==
+          data(file_i, 16 * mib + 2 * block_bytes, 3));
+}
+
+TEST_CASE(
+    "btrfs: with release_sets_full_sync=no releasing an older listed map keeps the next fsync "
+    "fast") {
+    World world("keep-current-generation", "no");
+    release_then_fsync(world);
+    CHECK(world.counter("extent_maps_released") >= 1);
+    CHECK(world.counter("fsyncs_full") == 1);
+    CHECK(world.counter("fsyncs_fast") == 1);
+    // The fast fsync skips the released map (it was committed) and logs the
+    // new one: both survive.
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.size_bytes == 16 * mib + 3 * block_bytes);
+    CHECK(block_of(file, 0) == data(file_i, 0, 1));
+    CHECK(block_of(file, 16 * mib + block_bytes) == data(file_i, 16 * mib + block_bytes, 2));
+    CHECK(block_of(file, 16 * mib + 2 * block_bytes) ==
+          data(file_i, 16 * mib + 2 * block_bytes, 3));
+}
+
+TEST_CASE(
+    "btrfs: a fast fsync after page release dropped a new extent's map loses it, unless a patch "
+    "keeps the map") {
+    // Steps 1 to 9 of patch 1/3, run one after another: the new extent's
+    // ordered extent completes (generation N, on the modified list), page
+    // release runs, then the fsync. Only a fast fsync (no full-sync flag)
+    // with the map dropped loses the data.
+    struct Variant {
+        const char* release;
+        const char* full_sync;
+        bool loses_data;
+    };
+    for (const Variant variant :
+         {Variant{"before-fix", "no", true}, Variant{"before-fix", "yes", false},
+          Variant{"keep-modified", "no", false}, Variant{"keep-current-generation", "no", false}}) {
+        CAPTURE(variant.release);
+        CAPTURE(variant.full_sync);
+        World world(variant.release, variant.full_sync);
+        const std::uint64_t old_size = 16 * mib + block_bytes;
+        world.run(
+            {op::create(file_i), op::write(file_i, 0, old_size, 1), op::fsync(file_i), op::sync()});
+        // Writeback not triggered by fsync; the ordered extent completes.
+        world.run({op::write(file_i, old_size, block_bytes, 2), op::writeback(file_i)});
+        world.run({op::release_pages(file_i)});
+        world.run({op::fsync(file_i)});
+        const auto state = world.crash(false);
+        check_mounted_cleanly(state);
+        const auto& file = state.files[file_i];
+        CHECK(file.size_bytes == old_size + block_bytes);
+        if (variant.loses_data) {
+            CHECK(world.counter("fsyncs_fast") == 1);
+            CHECK_FALSE(block_of(file, old_size).has_value());
+        } else {
+            CHECK(block_of(file, old_size) == data(file_i, old_size, 2));
+        }
+    }
+}
+
+// ---- Crashes in the middle of an fsync ----
+
+namespace {
+/// Steps the world's single app task until it stops at `point`.
+void step_until(World& world, sim::TaskId task, const sim::YieldPoint& point) {
+    for (;;) {
+        const sim::StepOutcome outcome = world.scheduler.step(world.first);
+        REQUIRE(outcome != sim::StepOutcome::finished);
+        REQUIRE(outcome != sim::StepOutcome::deadlock);
+        if (world.scheduler.last_ran() == task &&
+            world.scheduler.task_state(task) == sim::TaskState::runnable &&
+            world.scheduler.last_point(task) == &point) {
+            return;
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE(
+    "btrfs: a crash after the log write but before the flush and superblock mounts the old state") {
+    World world("keep-current-generation", "no");
+    const sim::TaskId task =
+        world.spawn({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
+    step_until(world, task, model::btrfs::points::sync_log_after_log_write);
+    CHECK_FALSE(world.fs->device().pending().empty());
+    for (bool keep : {false, true}) {
+        CAPTURE(keep);
+        const auto state = world.crash(keep);
+        check_mounted_cleanly(state);
+        CHECK_FALSE(has_note(state, "log replay"));
+        CHECK_FALSE(state.files[file_i].exists);
+    }
+    world.settle();
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    CHECK(block_of(state.files[file_i], 0) == data(file_i, 0, 1));
+}
+
+TEST_CASE(
+    "btrfs: while the fsync's superblock write is in flight, keeping it decides whether the log is "
+    "seen") {
+    World world("keep-current-generation", "no");
+    world.spawn({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
+    auto super_in_flight = [&] {
+        for (const auto& write : world.fs->device().pending()) {
+            if (std::string(write.what) == "super" && !write.completed) return true;
+        }
+        return false;
+    };
+    while (!super_in_flight()) {
+        REQUIRE(world.scheduler.step(world.first) != sim::StepOutcome::finished);
+    }
+    // Everything before the superblock was flushed: the only pending write
+    // is the superblock itself.
+    REQUIRE(world.fs->device().pending().size() == 1);
+    const auto without = world.crash(false);
+    check_mounted_cleanly(without);
+    CHECK_FALSE(without.files[file_i].exists);
+    const auto with = world.crash(true);
+    check_mounted_cleanly(with);
+    CHECK(with.files[file_i].exists);
+    CHECK(block_of(with.files[file_i], 0) == data(file_i, 0, 1));
+}
+
+TEST_CASE(
+    "btrfs: a crash at any step of write, fsync, write, commit mounts cleanly, and fsynced data "
+    "survives") {
+    World world("keep-current-generation", "no");
+    bool fsync_returned = false;
+    world.scheduler.spawn("app", [&] {
+        world.fs->execute(op::create(file_i));
+        world.fs->execute(op::write(file_i, 0, 2 * block_bytes, 1));
+        world.fs->execute(op::fsync(file_i));
+        fsync_returned = true;
+        world.fs->execute(op::write(file_i, 2 * block_bytes, block_bytes, 2));
+        world.fs->execute(op::commit());
+    });
+    std::uint64_t crash_points = 0;
+    for (;;) {
+        const auto& pending = world.fs->device().pending();
+        // Keep none, keep all, and keep exactly one pending write.
+        std::vector<std::vector<bool>> keeps{std::vector<bool>(pending.size(), false),
+                                             std::vector<bool>(pending.size(), true)};
+        for (std::size_t i = 0; i < pending.size(); i++) {
+            keeps.emplace_back(pending.size(), false);
+            keeps.back()[i] = true;
+        }
+        for (const auto& keep : keeps) {
+            const auto state = world.fs->recover(world.fs->device().crash_image(keep));
+            CAPTURE(world.scheduler.steps());
+            check_mounted_cleanly(state);
+            if (fsync_returned) {
+                REQUIRE(state.files[file_i].exists);
+                CHECK(state.files[file_i].size_bytes >= 2 * block_bytes);
+                CHECK(block_of(state.files[file_i], 0) == data(file_i, 0, 1));
+                CHECK(block_of(state.files[file_i], block_bytes) == data(file_i, block_bytes, 1));
+            }
+            crash_points++;
+        }
+        const sim::StepOutcome outcome = world.scheduler.step(world.first);
+        REQUIRE(outcome != sim::StepOutcome::deadlock);
+        if (outcome == sim::StepOutcome::finished) break;
+    }
+    CHECK(fsync_returned);
+    CHECK(crash_points > 10);
+}
+
+// ---- Copies ----
+
+TEST_CASE("btrfs: a clone of a quiescent file system evolves independently") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
+    const std::unique_ptr<model::FileSystem> copy = world.fs->clone();
+    world.scheduler.spawn("copy", [&] {
+        copy->execute(op::write(file_i, block_bytes, block_bytes, 2));
+        copy->execute(op::fsync(file_i));
+    });
+    world.settle();
+    CHECK(copy->counters().at("fsyncs_full") == 1);
+    CHECK(world.counter("fsyncs_full") == 0);
+    const auto& device = world.fs->device();
+    const auto state =
+        world.fs->recover(device.crash_image(std::vector<bool>(device.pending().size(), false)));
+    CHECK(state.files[file_i].size_bytes == block_bytes);
+    const auto& copy_device = copy->device();
+    const auto copy_state = copy->recover(
+        copy_device.crash_image(std::vector<bool>(copy_device.pending().size(), false)));
+    CHECK(copy_state.files[file_i].size_bytes == 2 * block_bytes);
+}
+
+namespace {
+/// Runs `task` alone, firing timers and running model tasks (endio) while it
+/// is blocked, until it stops at `point` (nullptr: until it finishes). The
+/// tasks in `held` never run meanwhile.
+void drive(World& world, sim::TaskId task, const sim::YieldPoint* point,
+           const std::vector<sim::TaskId>& held) {
+    auto& scheduler = world.scheduler;
+    for (int i = 0; i < 100000; i++) {
+        if (scheduler.task_state(task) == sim::TaskState::finished) {
+            REQUIRE(point == nullptr);
+            return;
+        }
+        if (scheduler.task_state(task) == sim::TaskState::runnable) {
+            scheduler.execute(sim::Candidate{task});
+            if (point != nullptr && scheduler.task_state(task) == sim::TaskState::runnable &&
+                scheduler.last_point(task) == point) {
+                return;
+            }
+            continue;
+        }
+        bool ran = false;
+        for (sim::TaskId other = 0; other < scheduler.task_count() && !ran; other++) {
+            if (other == task || std::find(held.begin(), held.end(), other) != held.end()) continue;
+            if (scheduler.task_state(other) != sim::TaskState::runnable) continue;
+            scheduler.execute(sim::Candidate{other});
+            ran = true;
+        }
+        if (!ran) {
+            REQUIRE_MESSAGE(scheduler.has_timers(), scheduler.describe_blocked());
+            scheduler.execute(sim::Candidate{sim::no_task});
+        }
+    }
+    FAIL("the task made no progress");
+}
+}  // namespace
+
+// btrfs_file_write_iter holds i_rwsem, which fsync holds from F2 to F12: a
+// write that arrives while a fast fsync logs waits for it, so the fsync never
+// logs an extent map whose data was not written (which replay would map onto
+// stale blocks).
+TEST_CASE("btrfs: a write cannot slip into a fast fsync's logging and expose stale blocks") {
+    World world("keep-current-generation", "no");
+    world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i),
+               op::sync(), op::write(file_i, block_bytes, block_bytes, 2)});
+    const sim::TaskId fsyncer = world.spawn({op::fsync(file_i)});
+    const sim::TaskId writer = world.spawn({op::write(file_i, 0, block_bytes, 3)});
+    const sim::TaskId flusher = world.spawn({op::writeback(file_i)});
+    drive(world, fsyncer, &model::btrfs::points::fsync_before_changed_extents_lock,
+          {writer, flusher});
+    world.scheduler.execute(sim::Candidate{writer});
+    REQUIRE(world.scheduler.task_state(writer) == sim::TaskState::blocked);
+    CHECK(std::string(world.scheduler.blocked_on(writer)) == "inode.i_rwsem");
+    drive(world, fsyncer, nullptr, {writer, flusher});
+    drive(world, writer, nullptr, {fsyncer, flusher});
+    drive(world, flusher, &model::btrfs::points::flusher_after_delalloc, {fsyncer, writer});
+    CHECK(world.counter("fsyncs_fast") == 1);
+    const auto state = world.crash(false);
+    check_mounted_cleanly(state);
+    const auto block = block_of(state.files[file_i], 0);
+    REQUIRE(block.has_value());
+    // Either the fsynced contents or the newer write, never stale.
+    CHECK_MESSAGE(block->kind == model::disk::ContentKind::data, block->describe({"I", "J"}, 4096));
+}
