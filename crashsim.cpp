@@ -21,6 +21,9 @@ namespace {
 
 enum class ExitCode : int { pass = 0, violation = 1, input = 2 };
 
+/// The cap on a dfs run's schedules when --schedules is not given.
+constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;
+
 auto seconds_now() -> double {
     using clock = std::chrono::steady_clock;
     static const auto start = clock::now();
@@ -112,6 +115,10 @@ struct FuzzArgs {
     std::string scenario;
     std::string variant;
     std::string strategy = "random";
+    std::uint32_t preemptions = 2;
+    bool preemptions_given = false;
+    bool schedules_given = false;
+    bool no_reduction = false;
     std::uint64_t seed = 0;
     std::uint64_t schedules = 10000;
     std::string out = ".";
@@ -130,16 +137,27 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     const scenarios::Scenario scenario = load(args.scenario, &text);
     const scenarios::Variant& variant = pick_variant(scenario, args.variant);
     scenarios::FuzzRequest request;
-    if (!sim::parse_strategy(args.strategy, request.strategy)) {
-        throw scenarios::InputError("--strategy: expected random or pct:D with D in 1..16, got \"" +
+    const std::string strategy_text =
+        args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
+    if (!sim::parse_strategy(strategy_text, request.strategy)) {
+        throw scenarios::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
+                                    ", got \"" + args.strategy + "\"");
+    }
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    if (args.preemptions_given && args.strategy != "dfs") {
+        throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
                                     args.strategy + "\"");
     }
+    if (args.preemptions > sim::dfs_preemptions_max) {
+        throw scenarios::InputError("--preemptions: expected 0 to 8, got " + std::to_string(args.preemptions));
+    }
     if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
+    request.sleep_sets = !args.no_reduction;
     if (!std::filesystem::is_directory(args.out)) {
         throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
     }
     request.seed = args.seed;
-    request.schedules = args.schedules;
+    request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
     scenarios::Simulation simulation(scenario, variant);
     const double started = seconds_now();
     const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
@@ -156,8 +174,24 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
                 static_cast<unsigned long long>(report.crash_states),
                 static_cast<unsigned long long>(report.steps), elapsed, report.schedules / elapsed,
                 report.crash_states / elapsed);
+    if (dfs) {
+        std::printf("pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
+                    static_cast<unsigned long long>(report.dfs.pruned_sleep),
+                    static_cast<unsigned long long>(report.dfs.pruned_bound),
+                    static_cast<unsigned long long>(report.dfs.abandoned));
+    }
     if (!report.found) {
-        std::printf("no violation in %llu schedules\n", static_cast<unsigned long long>(report.schedules));
+        if (dfs && report.complete) {
+            std::printf("complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, subsets of up to %zu unflushed writes)\n",
+                        static_cast<unsigned long long>(report.schedules),
+                        static_cast<unsigned long long>(report.crash_states),
+                        request.strategy.preemptions, scenarios::subset_writes_max);
+        } else if (dfs) {
+            std::printf("incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
+                        static_cast<unsigned long long>(report.schedules));
+        } else {
+            std::printf("no violation in %llu schedules\n", static_cast<unsigned long long>(report.schedules));
+        }
         return ExitCode::pass;
     }
     scenarios::Repro repro;
@@ -331,9 +365,13 @@ auto main(int argc, char** argv) -> int {
     auto* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
     fuzz->add_option("scenario", fuzz_args.scenario, "scenario JSON file")->required();
     fuzz->add_option("--variant", fuzz_args.variant, "variant name (default: the first)");
-    fuzz->add_option("--strategy", fuzz_args.strategy, "random or pct:D");
+    fuzz->add_option("--strategy", fuzz_args.strategy, "random, pct:D, dfs (with --preemptions) or dfs:P");
+    auto* preemptions = fuzz->add_option("--preemptions", fuzz_args.preemptions,
+                                         "dfs: the most preemptions a schedule may take (default 2)");
+    fuzz->add_flag("--no-reduction", fuzz_args.no_reduction, "dfs: turn sleep-set pruning off");
     fuzz->add_option("--seed", fuzz_args.seed, "campaign seed");
-    fuzz->add_option("--schedules", fuzz_args.schedules, "schedules to run");
+    auto* schedules = fuzz->add_option("--schedules", fuzz_args.schedules,
+                                       "schedules to run (dfs: the most it may take)");
     fuzz->add_option("--out", fuzz_args.out, "directory for the repro file");
     fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
     ReplayArgs replay_args;
@@ -349,6 +387,8 @@ auto main(int argc, char** argv) -> int {
     bench->add_option("--scenario", bench_scenario, "scenario for schedules/s");
     try {
         app.parse(argc, argv);
+        fuzz_args.preemptions_given = preemptions->count() > 0;
+        fuzz_args.schedules_given = schedules->count() > 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {

@@ -4,7 +4,35 @@
 
 namespace scenarios {
 
+auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
+    FuzzReport report;
+    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
+    bool more = true;
+    while (more && report.schedules < request.schedules) {
+        RunOutcome outcome = simulation.run_dfs(tree, false);
+        report.schedules++;
+        report.crash_states += outcome.crash_states;
+        report.steps += outcome.steps;
+        if (outcome.violated() && !report.found) {
+            report.found = true;
+            report.index = report.schedules - 1;
+            // Replayed with a trace for the story: the choices and the crash
+            // are the whole run.
+            report.failing = simulation.replay(outcome.choices, *outcome.crash, true);
+            SIM_ASSERT(report.failing.violated());
+            if (request.stop_at_first) break;
+        }
+        more = tree.backtrack();
+    }
+    report.complete = !more;
+    report.dfs = tree.stats();
+    return report;
+}
+
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
+    if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
+        return explore_exhaustively(simulation, request);
+    }
     FuzzReport report;
     for (std::uint64_t index = 0; index < request.schedules; index++) {
         const std::uint64_t seed = schedule_seed(request.seed, index);
@@ -74,6 +102,11 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
             row.detail = text + " did not find " + expect.checker + " in " +
                          std::to_string(report.schedules) + " schedules" +
                          (report.found ? " (found " + report.failing.violations.front().checker + ")" : "");
+        } else if (!violates && request.strategy.kind == sim::StrategySpec::Kind::dfs &&
+                   !report.complete) {
+            row.met = false;
+            row.detail = text + " did not complete within " + std::to_string(report.schedules) +
+                         " schedules";
         } else if (!violates && report.found) {
             row.met = false;
             row.detail = text + " schedule " + std::to_string(report.index) + " violated " +

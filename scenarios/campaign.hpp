@@ -12,8 +12,9 @@ namespace scenarios {
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = 10000;
+    std::uint64_t schedules = 10000;  // dfs: the most schedules it may take
     bool stop_at_first = true;
+    bool sleep_sets = true;  // dfs: partial-order reduction on
 };
 
 struct FuzzReport {
@@ -24,11 +25,15 @@ struct FuzzReport {
     std::uint64_t index = 0;          // of the failing schedule
     std::uint64_t schedule_seed = 0;  // its seed
     RunOutcome failing;               // traced re-run of the failing schedule
+    bool complete = false;            // dfs: every schedule within the bound was run
+    sim::DfsStats dfs;                // dfs: pruning figures
 };
 
 /// Runs schedules `0 .. schedules-1` of a campaign; schedule i uses
 /// schedule_seed(seed, i), so any slice of a campaign is reproducible alone.
+/// A dfs request runs the bounded exhaustive search instead.
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;
+auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;
 
 /// One row of `crashsim check`.
 struct CheckRow {

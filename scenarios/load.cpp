@@ -15,6 +15,7 @@
 #include "model/info.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/assert.hpp"
+#include "sim/strategy.hpp"
 #include "sim/yield_point.hpp"
 
 namespace scenarios {
@@ -28,7 +29,6 @@ using Names = std::vector<std::string>;
 // lengths in the model cannot overflow.
 constexpr std::uint64_t file_end_bytes_max = std::uint64_t{1} << 44;
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
-constexpr std::uint64_t pct_depth_max = 16;
 constexpr std::uint64_t fuzz_schedules_default = 10000;
 constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
 
@@ -614,21 +614,13 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
 }
 
 // Only canonical spellings ("pct:3", not "pct:03"), since strategies are printed back in
-// repro files and compared as strings.
+// repro files and compared as strings; sim::parse_strategy is the one definition.
 auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> std::string {
-    const std::string expected =
-        "\"random\" or \"pct:D\" with D from 1 to " + std::to_string(pct_depth_max);
+    const std::string expected = std::string("one of ") + sim::strategy_spellings;
     if (!value.is_string()) fail(json_path, expected, type_name(value));
     auto strategy = value.get<std::string>();
-    if (strategy == "random") return strategy;
-    const std::string prefix = "pct:";
-    const auto depth = strategy.substr(std::min(prefix.size(), strategy.size()));
-    const bool digits =
-        !depth.empty() && depth.size() <= 2 && depth[0] != '0' &&
-        std::all_of(depth.begin(), depth.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!strategy.starts_with(prefix) || !digits || std::stoull(depth) > pct_depth_max) {
-        fail(json_path, expected, json_quoted(strategy));
-    }
+    sim::StrategySpec spec;
+    if (!sim::parse_strategy(strategy, spec)) fail(json_path, expected, json_quoted(strategy));
     return strategy;
 }
 

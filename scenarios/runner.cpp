@@ -14,6 +14,18 @@ namespace {
 
 constexpr std::uint64_t pct_probe_schedules = 32;
 
+// A task may be preempted between two system calls; yielding here also keeps
+// every stretch between yield points inside one operation (or the start of a
+// task and its first operation), which is what yield points' footprint
+// declarations cover.
+const sim::YieldPoint op_begin = sim::register_yield_point(
+    "workload.op_begin", "a task is about to issue its next operation", {"oracle"});
+
+auto oracle_resource() -> sim::Footprint {
+    static const sim::Footprint footprint = sim::resource("oracle");
+    return footprint;
+}
+
 /// The workload: runs a task's operations against the model and tells the
 /// oracle what was done and acknowledged. It lives outside the model.
 struct Workload {
@@ -22,6 +34,15 @@ struct Workload {
     checkers::Oracle& oracle;
     std::vector<bool>& created;
     std::uint64_t fsyncs = 0;
+
+    /// Runs a task's operations; between two of them the task yields (a task
+    /// start is already a step boundary).
+    void run_all(const std::vector<Op>& ops) {
+        for (std::size_t i = 0; i < ops.size(); i++) {
+            if (i > 0) sim::yield(op_begin);
+            run(ops[i]);
+        }
+    }
 
     void run(const Op& op) {
         model::OpCall call;
@@ -33,6 +54,7 @@ struct Workload {
         if (op.has_offset && !op.has_length) call.length = ~std::uint64_t{0} - op.offset;
         call.flags = &op.flags;
         auto& scheduler = sim::current_scheduler();
+        scheduler.touch(oracle_resource());
         const std::uint32_t block_size = scenario.device.block_size;
         if (op.name == "write") {
             call.version = oracle.begin_write();
@@ -58,6 +80,7 @@ struct Workload {
             fs.execute(call);
             if (op.name == "create") created[call.file] = true;
         }
+        scheduler.touch(oracle_resource());
     }
 };
 
@@ -103,7 +126,7 @@ public:
     }
 
     /// After each step: has the current schedule step reached its end?
-    void after_step(const sim::Scheduler& scheduler) {
+    void after_step(const sim::Scheduler& scheduler) override {
         if (exhausted() || at_crash() || bound_ == sim::no_task) return;
         const ScheduleStep& step = scenario_.schedule[position_];
         const bool finished = scheduler.task_state(bound_) == sim::TaskState::finished;
@@ -166,7 +189,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
         sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = 10'000'000}, nullptr);
         Workload workload{scenario_, *prototype_, *prototype_oracle_, prototype_created_};
         scheduler.spawn("setup", [&] {
-            for (const Op& op : scenario_.setup) workload.run(op);
+            workload.run_all(scenario_.setup);
         });
         sim::FirstStrategy first;
         sim::StepOutcome outcome;
@@ -206,6 +229,12 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
     return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
 }
 
+auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
+    sim::DfsStrategy strategy(tree);
+    return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), trace,
+                   nullptr);
+}
+
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
@@ -236,6 +265,47 @@ auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> st
         }
     }
     return keep;
+}
+
+/// Every subset the policy allows (bounded, see subset_writes_max).
+auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>> {
+    std::vector<std::vector<bool>> all;
+    switch (policy) {
+        case UnflushedPolicy::none:
+            all.emplace_back(count, false);
+            break;
+        case UnflushedPolicy::all:
+            all.emplace_back(count, true);
+            break;
+        case UnflushedPolicy::prefix:
+            for (std::size_t kept = 0; kept <= count; kept++) {
+                std::vector<bool> keep(count, false);
+                for (std::size_t i = 0; i < kept; i++) keep[i] = true;
+                all.push_back(std::move(keep));
+            }
+            break;
+        case UnflushedPolicy::any_subset:
+            if (count <= subset_writes_max) {
+                for (std::uint64_t mask = 0; mask < (std::uint64_t{1} << count); mask++) {
+                    std::vector<bool> keep(count);
+                    for (std::size_t i = 0; i < count; i++) keep[i] = ((mask >> i) & 1) != 0;
+                    all.push_back(std::move(keep));
+                }
+            } else {
+                all.emplace_back(count, false);
+                all.emplace_back(count, true);
+                for (std::size_t i = 0; i < count; i++) {
+                    std::vector<bool> only(count, false);
+                    only[i] = true;
+                    all.push_back(only);
+                    std::vector<bool> all_but(count, true);
+                    all_but[i] = false;
+                    all.push_back(all_but);
+                }
+            }
+            break;
+    }
+    return all;
 }
 
 auto describe_position(const sim::Scheduler& scheduler) -> std::string {
@@ -280,9 +350,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         sim::Scheduler scheduler({.timers_race_tasks = true, .steps_max = steps_max}, &trace);
         Workload workload{scenario_, *fs, oracle, created};
         for (const Task& task : scenario_.tasks) {
-            scheduler.spawn(task.name, [&workload, &task] {
-                for (const Op& op : task.ops) workload.run(op);
-            });
+            scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
         }
         model::disk::BlockDevice& device = fs->device();
         // Recovery and every checker on one crash state; true on a violation.
@@ -328,8 +396,22 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
                                               "deadlock: " + blocked});
                 break;
             }
-            if (script != nullptr) script->after_step(scheduler);
+            strategy.after_step(scheduler);
+            if (strategy.abandoned()) {
+                outcome.abandoned = true;
+                break;
+            }
             switch (plan.kind) {
+                case CrashPlan::Kind::exhaustive:
+                    if (strategy.fresh() &&
+                        (device.epoch() != seen_disk || oracle.epoch() != seen_oracle)) {
+                        for (const auto& keep : every_keep(policy, device.pending().size())) {
+                            if ((stop = evaluate(keep, false))) break;
+                        }
+                    }
+                    seen_disk = device.epoch();
+                    seen_oracle = oracle.epoch();
+                    break;
                 case CrashPlan::Kind::every_state:
                     if (device.epoch() != seen_disk || oracle.epoch() != seen_oracle) {
                         seen_disk = device.epoch();

@@ -13,6 +13,7 @@
 #include "checkers/oracle.hpp"
 #include "model/filesystem.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/dfs.hpp"
 #include "sim/strategy.hpp"
 
 namespace scenarios {
@@ -29,6 +30,7 @@ struct RunOutcome {
     std::optional<CrashRecord> crash;             // the crash that showed them
     std::uint64_t steps = 0;
     std::uint64_t crash_states = 0;
+    bool abandoned = false;  // cut by the search: the rest was reached elsewhere
     std::vector<std::uint32_t> choices;
     std::string story;
     std::string trace;  // every line, for --trace-text and hashing
@@ -41,6 +43,7 @@ struct RunOutcome {
 struct CrashPlan {
     enum class Kind : std::uint8_t {
         every_state,  // after every step that changed the disk or the promises
+        exhaustive,   // the same, with every subset of unflushed writes (bounded)
         scripted,     // at the schedule's crash step (or at the end)
         at_step,      // replay: at a recorded step with a recorded subset
     };
@@ -61,6 +64,8 @@ public:
     auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
     auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
+    /// The next schedule of a bounded exhaustive search.
+    auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
     /// A recorded run: choices plus crash.
     auto replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash, bool trace)
         -> RunOutcome;
@@ -83,6 +88,10 @@ private:
     std::vector<std::unique_ptr<checkers::Checker>> checkers_;
     std::uint64_t decisions_estimate_ = 1;
 };
+
+/// Exhaustive crash states enumerate every subset of up to this many
+/// unflushed writes; past it: none, all, and each write alone kept or lost.
+inline constexpr std::size_t subset_writes_max = 10;
 
 /// The seed of schedule `index` of a campaign started with `seed`.
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t;

@@ -147,16 +147,20 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     steps_++;
     last_ran_ = candidate.task;
     if (candidate.is_timer()) {
+        step_footprint_ = footprint_all;
         fire_next_timer();
         if (failure_) std::rethrow_exception(failure_);
         return StepOutcome::fired_timer;
     }
     Task& task = *tasks_[candidate.task];
     SIM_ASSERT(task.state == TaskState::runnable);
+    const YieldPoint* start = task.last_point;
+    step_footprint_ = start != nullptr ? start->touches : 0;
     current_ = task.id;
     task.fiber = std::move(task.fiber).resume();
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
+    if (task.state == TaskState::runnable) step_footprint_ |= task.last_point->touches;
     if (trace_ != nullptr && trace_->enabled()) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked

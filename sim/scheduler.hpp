@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/fiber.hpp"
+#include "sim/resource.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 #include "sim/yield_point.hpp"
@@ -43,6 +44,13 @@ public:
     virtual auto choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
         -> std::size_t = 0;
     [[nodiscard]] virtual auto wants_every_step() const -> bool { return false; }
+    /// Called by the driver after every step.
+    virtual void after_step(const Scheduler& scheduler) { static_cast<void>(scheduler); }
+    /// True when the strategy gave up on this run (an exhaustive search whose
+    /// every remaining choice is redundant).
+    [[nodiscard]] virtual auto abandoned() const -> bool { return false; }
+    /// False while the run retraces states an earlier run already checked.
+    [[nodiscard]] virtual auto fresh() const -> bool { return true; }
 };
 
 enum class StepOutcome : std::uint8_t {
@@ -77,6 +85,8 @@ public:
     void wake(TaskId task);
     void sleep(Duration duration);
     void note(std::string text);
+    /// Adds resources to the running step's footprint.
+    void touch(Footprint footprint) { step_footprint_ |= footprint; }
 
     // ---- Timers, from anywhere. ----
     void at(Instant when, std::function<void()> callback);
@@ -100,6 +110,9 @@ public:
     [[nodiscard]] auto current() const -> TaskId { return current_; }
     /// The task the last step ran (no_task when it fired a timer).
     [[nodiscard]] auto last_ran() const -> TaskId { return last_ran_; }
+    /// What the last step touched: its own reports plus the declarations of
+    /// the yield points it started and ended at (everything, for a timer).
+    [[nodiscard]] auto last_footprint() const -> Footprint { return step_footprint_; }
     [[nodiscard]] auto steps() const -> std::uint64_t { return steps_; }
     [[nodiscard]] auto task_count() const -> std::size_t { return tasks_.size(); }
     [[nodiscard]] auto task_name(TaskId task) const -> const std::string& { return tasks_[task]->name; }
@@ -156,6 +169,7 @@ private:
     std::uint64_t steps_ = 0;
     TaskId current_ = no_task;
     TaskId last_ran_ = no_task;
+    Footprint step_footprint_ = 0;
     std::size_t unfinished_ = 0;
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one

@@ -65,23 +65,53 @@ auto ReplayStrategy::choose(const Scheduler&, std::span<const Candidate> candida
 }
 
 auto StrategySpec::text() const -> std::string {
-    return kind == Kind::random ? "random" : "pct:" + std::to_string(depth);
+    switch (kind) {
+        case Kind::random:
+            return "random";
+        case Kind::pct:
+            return "pct:" + std::to_string(depth);
+        case Kind::dfs:
+            return "dfs:" + std::to_string(preemptions);
+    }
+    return "";
 }
 
+namespace {
+// "12" -> 12; false on empty, non-digits, leading zeros or more than two digits.
+auto parse_small_number(const std::string& digits, std::uint32_t& value) -> bool {
+    if (digits.empty() || digits.size() > 2) return false;
+    if (digits.size() > 1 && digits[0] == '0') return false;
+    value = 0;
+    for (char c : digits) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    return true;
+}
+}  // namespace
+
 auto parse_strategy(const std::string& text, StrategySpec& spec) -> bool {
+    std::uint32_t number = 0;
     if (text == "random") {
-        spec = {StrategySpec::Kind::random, 0};
+        spec = StrategySpec{};
+        spec.kind = StrategySpec::Kind::random;
         return true;
     }
-    if (text.rfind("pct:", 0) != 0 || text.size() < 5 || text.size() > 6) return false;
-    std::uint32_t depth = 0;
-    for (char c : text.substr(4)) {
-        if (c < '0' || c > '9') return false;
-        depth = depth * 10 + static_cast<std::uint32_t>(c - '0');
+    if (text.starts_with("pct:")) {
+        if (!parse_small_number(text.substr(4), number) || number < 1 || number > pct_depth_max) return false;
+        spec = StrategySpec{};
+        spec.kind = StrategySpec::Kind::pct;
+        spec.depth = number;
+        return true;
     }
-    if (depth < 1 || depth > 16) return false;
-    spec = {StrategySpec::Kind::pct, depth};
-    return true;
+    if (text.starts_with("dfs:")) {
+        if (!parse_small_number(text.substr(4), number) || number > dfs_preemptions_max) return false;
+        spec = StrategySpec{};
+        spec.kind = StrategySpec::Kind::dfs;
+        spec.preemptions = number;
+        return true;
+    }
+    return false;
 }
 
 }  // namespace sim

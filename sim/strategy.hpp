@@ -71,14 +71,20 @@ public:
     auto choose(const Scheduler&, std::span<const Candidate>) -> std::size_t override { return 0; }
 };
 
-/// A strategy spelled on the command line: "random" or "pct:D".
+/// A strategy as spelled in scenarios and on the command line: "random",
+/// "pct:D" (D in 1..16) or "dfs:P" (bounded exhaustive, P preemptions, 0..8).
 struct StrategySpec {
-    enum class Kind : std::uint8_t { random, pct };
+    enum class Kind : std::uint8_t { random, pct, dfs };
     Kind kind = Kind::random;
-    std::uint32_t depth = 3;
+    std::uint32_t depth = 3;        // pct
+    std::uint32_t preemptions = 2;  // dfs
     [[nodiscard]] auto text() const -> std::string;
 };
-/// Parses a spec; returns false on a bad spelling.
+inline constexpr std::uint32_t pct_depth_max = 16;
+inline constexpr std::uint32_t dfs_preemptions_max = 8;
+inline constexpr const char* strategy_spellings =
+    "random, pct:D with D from 1 to 16, or dfs:P with P from 0 to 8";
+/// Parses a canonical spelling (no leading zeros); false on anything else.
 auto parse_strategy(const std::string& text, StrategySpec& spec) -> bool;
 
 }  // namespace sim

@@ -6,13 +6,15 @@ namespace sim {
 
 void WaitQueue::wait() {
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
     waiters_.push_back(scheduler.current());
     scheduler.block(name_);
 }
 
 void WaitQueue::wake_all() {
-    if (waiters_.empty()) return;
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
+    if (waiters_.empty()) return;
     // Wake in arrival order; the strategy decides who runs first.
     for (TaskId task : waiters_) scheduler.wake(task);
     waiters_.clear();
@@ -20,6 +22,7 @@ void WaitQueue::wake_all() {
 
 void Mutex::lock() {
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
     const TaskId self = scheduler.current();
     SIM_ASSERT(holder_ != self);
     if (holder_ == no_task) {
@@ -33,6 +36,7 @@ void Mutex::lock() {
 
 void Mutex::unlock() {
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
     SIM_ASSERT(holder_ == scheduler.current());
     if (waiters_.empty()) {
         holder_ = no_task;
@@ -45,6 +49,7 @@ void Mutex::unlock() {
 
 void RwLock::lock_shared() {
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
     if (writer_ == no_task && waiters_.empty()) {
         readers_++;
         return;
@@ -54,6 +59,7 @@ void RwLock::lock_shared() {
 }
 
 void RwLock::unlock_shared() {
+    current_scheduler().touch(resource_);
     SIM_ASSERT(readers_ > 0);
     readers_--;
     hand_off();
@@ -61,6 +67,7 @@ void RwLock::unlock_shared() {
 
 void RwLock::lock() {
     auto& scheduler = current_scheduler();
+    scheduler.touch(resource_);
     const TaskId self = scheduler.current();
     SIM_ASSERT(writer_ != self);
     if (writer_ == no_task && readers_ == 0 && waiters_.empty()) {
@@ -73,6 +80,7 @@ void RwLock::lock() {
 }
 
 void RwLock::unlock() {
+    current_scheduler().touch(resource_);
     SIM_ASSERT(writer_ == current_scheduler().current());
     writer_ = no_task;
     hand_off();

@@ -16,13 +16,15 @@ namespace sim {
 /// re-tests the condition, as with a kernel wait queue.
 class WaitQueue {
 public:
-    explicit WaitQueue(const char* name) : name_(name) {}
+    explicit WaitQueue(const char* name) : name_(name), resource_(resource(name)) {}
+    WaitQueue(const char* name, Footprint footprint) : name_(name), resource_(footprint) {}
     void wait();
     void wake_all();
     [[nodiscard]] auto empty() const -> bool { return waiters_.empty(); }
 
 private:
     const char* name_;
+    Footprint resource_;
     std::vector<TaskId> waiters_;
 };
 
@@ -30,7 +32,7 @@ private:
 /// waiter, so a waiter cannot be starved by the unlocker taking it again.
 class Mutex {
 public:
-    explicit Mutex(const char* name) : name_(name) {}
+    explicit Mutex(const char* name) : name_(name), resource_(resource(name)) {}
     void lock();
     void unlock();
     [[nodiscard]] auto holder() const -> TaskId { return holder_; }
@@ -38,6 +40,7 @@ public:
 
 private:
     const char* name_;
+    Footprint resource_;
     TaskId holder_ = no_task;
     std::deque<TaskId> waiters_;
 };
@@ -45,7 +48,7 @@ private:
 /// A reader/writer lock with FIFO hand-off (a writer waiting blocks later readers).
 class RwLock {
 public:
-    explicit RwLock(const char* name) : name_(name) {}
+    explicit RwLock(const char* name) : name_(name), resource_(resource(name)) {}
     void lock_shared();
     void unlock_shared();
     void lock();
@@ -60,6 +63,7 @@ private:
     };
     void hand_off();
     const char* name_;
+    Footprint resource_;
     TaskId writer_ = no_task;
     std::uint32_t readers_ = 0;
     std::deque<Waiter> waiters_;
@@ -68,7 +72,9 @@ private:
 /// A one-shot event (I/O completion, ordered extent finished).
 class Completion {
 public:
-    explicit Completion(const char* name) : queue_(name) {}
+    /// Private to the task that waits on it: its wait is ordered by the timer
+    /// that completes it, which depends on everything anyway.
+    explicit Completion(const char* name) : queue_(name, 0) {}
     void wait() {
         while (!done_) queue_.wait();
     }

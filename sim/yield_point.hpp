@@ -4,8 +4,11 @@
 // `layer.mechanism.step` (btrfs.fsync.after_full_sync_check). Points register
 // themselves at static initialisation; `crashsim list` prints the registry.
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 #include <vector>
+
+#include "sim/resource.hpp"
 
 namespace sim {
 
@@ -13,11 +16,19 @@ struct YieldPoint {
     std::string_view name;
     std::string_view about;
     std::uint32_t id;
+    /// What the code on either side of this point touches, up to the previous
+    /// and the next yield point of the same operation (tasks also yield at
+    /// every operation's start, so no stretch spans two operations). A point
+    /// that declares nothing touches everything.
+    Footprint touches;
 };
 
 /// Registers a yield point; call it to initialise a namespace-scope
-/// `inline const YieldPoint`. Names must be unique.
-auto register_yield_point(std::string_view name, std::string_view about) -> YieldPoint;
+/// `inline const YieldPoint`. Names must be unique. `touches` names the
+/// resources (sim::resource) the code around it uses besides locks, wait
+/// queues, the disk and the oracle, which report themselves.
+auto register_yield_point(std::string_view name, std::string_view about,
+                          std::initializer_list<std::string_view> touches = {}) -> YieldPoint;
 
 /// Every registered point, sorted by name.
 auto yield_points() -> std::vector<YieldPoint>;

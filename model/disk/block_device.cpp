@@ -7,6 +7,14 @@
 #include "sim/sync.hpp"
 
 namespace model::disk {
+namespace {
+// Every submission orders against every other (and completions, as timers,
+// against everything).
+auto disk_resource() -> sim::Footprint {
+    static const sim::Footprint footprint = sim::resource("disk");
+    return footprint;
+}
+}  // namespace
 
 auto profiles() -> const std::vector<DeviceProfile>& {
     // Order-of-magnitude figures for a 4 KiB write and a cache flush; the
@@ -54,6 +62,7 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
                                bool fua, const char* what, std::function<void()> on_complete) {
     SIM_ASSERT(count > 0);
     SIM_ASSERT(block + count <= blocks_);
+    sim::current_scheduler().touch(disk_resource());
     const std::uint64_t sequence = ++sequence_;
     pending_.push_back(PendingWrite{sequence, block, count, content, false, fua, what});
     counters_.writes++;
@@ -81,6 +90,7 @@ void BlockDevice::complete_write(std::uint64_t sequence) {
 }
 
 void BlockDevice::submit_flush(std::function<void()> on_complete) {
+    sim::current_scheduler().touch(disk_resource());
     std::vector<std::uint64_t> covered;
     for (const auto& write : pending_) {
         if (write.completed) covered.push_back(write.sequence);

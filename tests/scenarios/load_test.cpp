@@ -146,7 +146,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
                                              {"release_sets_full_sync", "yes"}});
     CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
-    CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3"});
+    CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3", "dfs:2"});
     CHECK(before_fix.expect.fuzz.schedules == 10000);
     CHECK(before_fix.expect.fuzz.seed == 0);
     const auto* fix_2 = scenario.find_variant("fix-2");
@@ -279,11 +279,11 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"bad_crash_policy",
          "$.crash.unflushed: expected one of none, all, any-subset, prefix, got \"some\""},
         {"bad_fuzz_strategy",
-         "$.fuzz.strategies[1]: expected \"random\" or \"pct:D\" with D from 1 to 16, got "
-         "\"pct:0\""},
+         "$.fuzz.strategies[1]: expected one of random, pct:D with D from 1 to 16, or dfs:P "
+         "with P from 0 to 8, got \"pct:0\""},
         {"bad_fuzz_strategy_name",
-         "$.variants[1].expect.fuzz.strategies[0]: expected \"random\" or \"pct:D\" with D from 1 "
-         "to 16, got \"dfs2\""},
+         "$.variants[1].expect.fuzz.strategies[0]: expected one of random, pct:D with D from 1 "
+         "to 16, or dfs:P with P from 0 to 8, got \"dfs2\""},
         {"bad_knob_value",
          "$.variants[0].config.release_extent_maps: expected one of before-fix, keep-modified, "
          "keep-current-generation, got \"sometimes\""},

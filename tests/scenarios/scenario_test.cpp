@@ -295,6 +295,9 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         CAPTURE(shipped.name);
         scenarios::Variant variant = shipped;
         REQUIRE(!variant.expect.fuzz.strategies.empty());
+        // For dfs the budget is a cap on an exhaustive search, which 5000 does
+        // not cover at two preemptions; the dfs tests below run it whole.
+        std::erase(variant.expect.fuzz.strategies, std::string("dfs:2"));
         variant.expect.fuzz.schedules = 5000;
         const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
         INFO(row.detail);
@@ -408,5 +411,66 @@ TEST_CASE("scenario: a schedule step that can never complete is an InputError na
         CAPTURE(message);
         CHECK(message.starts_with("inline.json: $.schedule[5]: expected task endio"));
         CHECK(message.find(", got ") != std::string::npos);
+    }
+}
+
+TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound") {
+    const auto scenario = load();
+    for (const auto& variant : scenario.variants) {
+        CAPTURE(variant.name);
+        scenarios::Simulation simulation(scenario, variant);
+        scenarios::FuzzRequest request;
+        REQUIRE(sim::parse_strategy("dfs:2", request.strategy));
+        request.schedules = 1'000'000;
+        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        if (variant.name == "before-fix") {
+            REQUIRE(report.found);
+            CHECK(report.failing.violations.front().checker == "fsync_durability");
+        } else {
+            CHECK_FALSE(report.found);
+            CHECK(report.complete);
+            CHECK(report.dfs.pruned_sleep > 0);
+        }
+    }
+}
+
+TEST_CASE("dfs: without preemptions the race cannot happen, and the search completes") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    scenarios::FuzzRequest request;
+    REQUIRE(sim::parse_strategy("dfs:0", request.strategy));
+    request.schedules = 1'000'000;
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    CHECK_FALSE(report.found);
+    CHECK(report.complete);
+}
+
+TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds") {
+    const auto scenario = load();
+    for (const char* variant_name : {"before-fix", "fix-1", "fix-2"}) {
+        CAPTURE(variant_name);
+        scenarios::Simulation simulation(scenario, *scenario.find_variant(variant_name));
+        for (std::uint32_t preemptions = 0; preemptions <= 3; preemptions++) {
+            CAPTURE(preemptions);
+            scenarios::FuzzRequest request;
+            request.strategy.kind = sim::StrategySpec::Kind::dfs;
+            request.strategy.preemptions = preemptions;
+            request.schedules = 1'000'000;
+            request.sleep_sets = false;
+            const scenarios::FuzzReport unpruned = scenarios::fuzz(simulation, request);
+            request.sleep_sets = true;
+            const scenarios::FuzzReport pruned = scenarios::fuzz(simulation, request);
+            CHECK(pruned.found == unpruned.found);
+            if (pruned.found && unpruned.found) {
+                CHECK(pruned.failing.violations.front().checker ==
+                      unpruned.failing.violations.front().checker);
+                CHECK(pruned.failing.violations.front().offset ==
+                      unpruned.failing.violations.front().offset);
+            }
+            if (!unpruned.found) {
+                CHECK(pruned.complete);
+                CHECK(pruned.schedules <= unpruned.schedules);
+            }
+        }
     }
 }
