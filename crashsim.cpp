@@ -15,6 +15,7 @@
 #include "scenarios/campaign.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
+#include "scenarios/shrink.hpp"
 #include "sim/yield_point.hpp"
 
 namespace {
@@ -123,6 +124,7 @@ struct FuzzArgs {
     std::uint64_t schedules = 10000;
     std::string out = ".";
     bool quiet = false;
+    bool no_shrink = false;
 };
 
 auto sanitize(std::string text) -> std::string {
@@ -165,7 +167,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     std::printf("crashsim fuzz %s: variant %s, strategy %s, seed %llu\n", scenario.name.c_str(),
                 variant.name.c_str(), request.strategy.text().c_str(),
                 static_cast<unsigned long long>(args.seed));
-    if (report.found) {
+    if (report.found && args.no_shrink) {
         if (!args.quiet) print_story(report.failing);
         print_violations(report.failing);
     }
@@ -207,6 +209,13 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     repro.checker = report.failing.violations.front().checker;
     repro.message = report.failing.violations.front().message;
     repro.trace_hash = report.failing.trace_hash;
+    if (!args.no_shrink) {
+        const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+        for (const auto& line : shrunk.log) std::printf("shrink: %s\n", line.c_str());
+        repro = shrunk.repro;
+        if (!args.quiet) print_story(shrunk.outcome);
+        print_violations(shrunk.outcome);
+    }
     const std::string path = (std::filesystem::path(args.out) /
                               ("repro-" + sanitize(scenario.name) + "-" + sanitize(variant.name) + "-" +
                                sanitize(repro.strategy) + "-seed" + std::to_string(args.seed) + ".json"))
@@ -255,6 +264,40 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     std::printf("trace hash %016llx (%s the repro)\n", static_cast<unsigned long long>(outcome.trace_hash),
                 outcome.trace_hash == repro.trace_hash ? "matches" : "DIFFERS FROM");
     return verdict(outcome);
+}
+
+// ---- shrink ----
+struct ShrinkArgs {
+    std::string repro;
+    std::string out;
+};
+
+auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
+    std::string out = args.out;
+    if (out.empty()) {
+        const std::filesystem::path path(args.repro);
+        out = (path.parent_path() / (path.stem().string() + "-shrunk.json")).string();
+    }
+    require_writable("--out", out);
+    const scenarios::Repro repro = scenarios::read_repro(args.repro);
+    try {
+        static_cast<void>(scenarios::parse_scenario(repro.scenario_text, repro.scenario_path));
+    } catch (const scenarios::InputError& error) {
+        throw scenarios::InputError(args.repro + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
+                                    error.what() + ")");
+    }
+    scenarios::ShrinkResult shrunk;
+    try {
+        shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    } catch (const sim::ReplayDiverged& diverged) {
+        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
+                                    diverged.what());
+    }
+    for (const auto& line : shrunk.log) std::printf("shrink: %s\n", line.c_str());
+    print_story(shrunk.outcome);
+    scenarios::write_repro(shrunk.repro, out);
+    std::printf("shrunk repro written to %s\nreplay it with: crashsim replay %s\n", out.c_str(), out.c_str());
+    return verdict(shrunk.outcome);
 }
 
 // ---- check ----
@@ -374,10 +417,15 @@ auto main(int argc, char** argv) -> int {
                                        "schedules to run (dfs: the most it may take)");
     fuzz->add_option("--out", fuzz_args.out, "directory for the repro file");
     fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
+    fuzz->add_flag("--no-shrink", fuzz_args.no_shrink, "write the violation as found, unshrunk");
     ReplayArgs replay_args;
     auto* replay = app.add_subcommand("replay", "replay a repro file byte for byte");
     replay->add_option("repro", replay_args.repro, "repro JSON written by fuzz")->required();
     replay->add_option("--trace-text", replay_args.trace_text, "write every engine step and note to FILE");
+    ShrinkArgs shrink_args;
+    auto* shrink = app.add_subcommand("shrink", "shrink a repro to the smallest failing story");
+    shrink->add_option("repro", shrink_args.repro, "repro JSON")->required();
+    shrink->add_option("--out", shrink_args.out, "where to write the shrunk repro (default: REPRO-shrunk.json)");
     std::vector<std::string> check_paths;
     auto* check = app.add_subcommand("check", "check every variant's expectation (the CI gate)");
     check->add_option("paths", check_paths, "scenario files or directories (default: scenarios)");
@@ -400,6 +448,7 @@ auto main(int argc, char** argv) -> int {
         if (*run) code = cmd_run(run_args);
         if (*fuzz) code = cmd_fuzz(fuzz_args);
         if (*replay) code = cmd_replay(replay_args);
+        if (*shrink) code = cmd_shrink(shrink_args);
         if (*check) code = cmd_check(check_paths);
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);

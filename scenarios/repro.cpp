@@ -62,6 +62,7 @@ void write_repro(const Repro& repro, const std::string& path) {
     json["crash"] = {{"step", repro.crash.step}, {"after", repro.crash.after}, {"keep", keep}};
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
+    if (!repro.shrink_log.empty()) json["shrunk"] = repro.shrink_log;
     json["scenario"] = repro.scenario_text;
     write_text_file_atomically(path, json.dump(2) + "\n");
 }
@@ -115,6 +116,9 @@ auto read_repro(const std::string& path) -> Repro {
     const auto violation = field<nlohmann::json>(json, "violation", path, "an object");
     repro.checker = field<std::string>(violation, "checker", path, "a string", "$.violation");
     repro.message = field<std::string>(violation, "message", path, "a string", "$.violation");
+    if (json.contains("shrunk")) {
+        repro.shrink_log = field<std::vector<std::string>>(json, "shrunk", path, "an array of strings");
+    }
     const auto hash = field<std::string>(json, "trace_hash", path, "16 hex digits");
     try {
         std::size_t used = 0;

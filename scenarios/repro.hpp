@@ -22,6 +22,7 @@ struct Repro {
     std::string checker;
     std::string message;
     std::uint64_t trace_hash = 0;
+    std::vector<std::string> shrink_log;  // what shrinking removed, if it ran
 };
 
 /// Writes to a temporary name and renames, so a reader sees all or nothing.

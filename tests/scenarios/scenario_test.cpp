@@ -6,6 +6,7 @@
 // binary runs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -15,6 +16,7 @@
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/shrink.hpp"
 #include "sim/strategy.hpp"
 
 namespace {
@@ -473,4 +475,59 @@ TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds")
             }
         }
     }
+}
+
+namespace {
+auto count_lines(const std::string& text) -> std::size_t {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+}  // namespace
+
+TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way") {
+    const std::string text = scenarios::read_text_file(scenario_path);
+    const auto scenario = scenarios::parse_scenario(text, scenario_path);
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    scenarios::FuzzRequest request;
+    REQUIRE(sim::parse_strategy("random", request.strategy));
+    request.schedules = 10000;
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    REQUIRE(report.found);
+    scenarios::Repro repro;
+    repro.scenario_path = scenario_path;
+    repro.scenario_text = text;
+    repro.variant = "before-fix";
+    repro.strategy = "random";
+    repro.choices = report.failing.choices;
+    repro.crash = *report.failing.crash;
+    repro.checker = report.failing.violations.front().checker;
+    repro.trace_hash = report.failing.trace_hash;
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    CHECK(shrunk.changed);
+    const auto& violation = shrunk.outcome.violations.front();
+    CHECK(violation.checker == "fsync_durability");
+    CHECK(violation.file == "I");
+    CHECK(violation.offset == 20971520);
+    // The flusher is not needed (fsync's own writeback dirties nothing more),
+    // nor is the 20 MiB of set-up data (the new write alone passes 16 MiB).
+    const auto shrunk_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    CHECK(shrunk_scenario.tasks.size() == 3);
+    CHECK(shrunk_scenario.setup.size() < scenario.setup.size());
+    CHECK(count_lines(shrunk.outcome.story) <= count_lines(report.failing.story));
+    CHECK(shrunk.outcome.story.find(" flusher ") == std::string::npos);
+    CHECK(shrunk.outcome.story.find("writeback not triggered by fsync") == std::string::npos);
+    // Still the race: release removes the map between the fast path's check and its walk.
+    const auto& story = shrunk.outcome.story;
+    const auto fast = story.find("NEEDS_FULL_SYNC is clear");
+    const auto removes = story.find("try_release_extent_mapping removes");
+    const auto walk = story.find("btrfs_log_changed_extents locks");
+    REQUIRE(fast != std::string::npos);
+    REQUIRE(removes != std::string::npos);
+    REQUIRE(walk != std::string::npos);
+    CHECK(fast < removes);
+    CHECK(removes < walk);
+    // The shrunk repro replays to the same trace.
+    const auto replay_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    scenarios::Simulation replay_simulation(replay_scenario, *replay_scenario.find_variant("before-fix"));
+    const auto replayed = replay_simulation.replay(shrunk.repro.choices, shrunk.repro.crash, true);
+    CHECK(replayed.trace_hash == shrunk.repro.trace_hash);
 }
