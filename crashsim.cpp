@@ -13,6 +13,7 @@
 #include "model/disk/block_device.hpp"
 #include "model/info.hpp"
 #include "scenarios/campaign.hpp"
+#include "scenarios/chrome_trace.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/shrink.hpp"
@@ -67,6 +68,13 @@ void write_trace_text(const std::string& path, const scenarios::RunOutcome& outc
     if (!path.empty()) scenarios::write_text_file_atomically(path, outcome.trace);
 }
 
+void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+                        const std::string& title) {
+    if (!path.empty()) {
+        scenarios::write_text_file_atomically(path, scenarios::chrome_trace_json(outcome, title));
+    }
+}
+
 /// Fails before any work when an output file could not be written, so a run
 /// never prints its findings and then exits 2.
 void require_writable(const std::string& flag, const std::string& path) {
@@ -94,11 +102,13 @@ struct RunArgs {
     std::string scenario;
     std::string variant;
     std::uint64_t seed = 0;
+    std::string trace;
     std::string trace_text;
 };
 
 auto cmd_run(const RunArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
+    require_writable("--trace", args.trace);
     const scenarios::Scenario scenario = load(args.scenario);
     const scenarios::Variant& variant = pick_variant(scenario, args.variant);
     scenarios::Simulation simulation(scenario, variant);
@@ -107,6 +117,7 @@ auto cmd_run(const RunArgs& args) -> ExitCode {
     const scenarios::RunOutcome outcome = simulation.run_scripted(true, args.seed);
     print_story(outcome);
     write_trace_text(args.trace_text, outcome);
+    write_chrome_trace(args.trace, outcome, scenario.name + " " + variant.name);
     std::printf("trace hash %016llx\n", static_cast<unsigned long long>(outcome.trace_hash));
     return verdict(outcome);
 }
@@ -125,6 +136,7 @@ struct FuzzArgs {
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;
+    std::string trace;
 };
 
 auto sanitize(std::string text) -> std::string {
@@ -155,6 +167,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     }
     if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
     request.sleep_sets = !args.no_reduction;
+    require_writable("--trace", args.trace);
     if (!std::filesystem::is_directory(args.out)) {
         throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
     }
@@ -170,6 +183,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     if (report.found && args.no_shrink) {
         if (!args.quiet) print_story(report.failing);
         print_violations(report.failing);
+        write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
     }
     std::printf("schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash states/s\n",
                 static_cast<unsigned long long>(report.schedules),
@@ -215,6 +229,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
         repro = shrunk.repro;
         if (!args.quiet) print_story(shrunk.outcome);
         print_violations(shrunk.outcome);
+        write_chrome_trace(args.trace, shrunk.outcome, scenario.name + " " + variant.name + " (shrunk)");
     }
     const std::string path = (std::filesystem::path(args.out) /
                               ("repro-" + sanitize(scenario.name) + "-" + sanitize(variant.name) + "-" +
@@ -231,10 +246,12 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
 struct ReplayArgs {
     std::string repro;
     std::string trace_text;
+    std::string trace;
 };
 
 auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
+    require_writable("--trace", args.trace);
     const scenarios::Repro repro = scenarios::read_repro(args.repro);
     scenarios::Scenario scenario;
     try {
@@ -261,6 +278,7 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
                 static_cast<unsigned long long>(repro.schedule_index));
     print_story(outcome);
     write_trace_text(args.trace_text, outcome);
+    write_chrome_trace(args.trace, outcome, scenario.name + " " + variant->name + " (replay)");
     std::printf("trace hash %016llx (%s the repro)\n", static_cast<unsigned long long>(outcome.trace_hash),
                 outcome.trace_hash == repro.trace_hash ? "matches" : "DIFFERS FROM");
     return verdict(outcome);
@@ -404,6 +422,7 @@ auto main(int argc, char** argv) -> int {
     run->add_option("--variant", run_args.variant, "variant name (default: the first)");
     run->add_option("--seed", run_args.seed, "seed for the writes a crash keeps (any-subset, prefix)");
     run->add_option("--trace-text", run_args.trace_text, "write every engine step and note to FILE");
+    run->add_option("--trace", run_args.trace, "write Chrome trace-event JSON (Perfetto) to FILE");
     FuzzArgs fuzz_args;
     auto* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
     fuzz->add_option("scenario", fuzz_args.scenario, "scenario JSON file")->required();
@@ -418,10 +437,12 @@ auto main(int argc, char** argv) -> int {
     fuzz->add_option("--out", fuzz_args.out, "directory for the repro file");
     fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
     fuzz->add_flag("--no-shrink", fuzz_args.no_shrink, "write the violation as found, unshrunk");
+    fuzz->add_option("--trace", fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
     ReplayArgs replay_args;
     auto* replay = app.add_subcommand("replay", "replay a repro file byte for byte");
     replay->add_option("repro", replay_args.repro, "repro JSON written by fuzz")->required();
     replay->add_option("--trace-text", replay_args.trace_text, "write every engine step and note to FILE");
+    replay->add_option("--trace", replay_args.trace, "write Chrome trace-event JSON (Perfetto) to FILE");
     ShrinkArgs shrink_args;
     auto* shrink = app.add_subcommand("shrink", "shrink a repro to the smallest failing story");
     shrink->add_option("repro", shrink_args.repro, "repro JSON")->required();

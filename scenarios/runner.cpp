@@ -455,6 +455,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     }
     outcome.story = trace.story();
     outcome.trace = trace.full();
+    outcome.lines = trace.lines();
     outcome.trace_hash = trace.hash();
     outcome.counters = fs->counters();
     return outcome;

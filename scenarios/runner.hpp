@@ -34,6 +34,7 @@ struct RunOutcome {
     std::vector<std::uint32_t> choices;
     std::string story;
     std::string trace;  // every line, for --trace-text and hashing
+    std::vector<sim::TraceLine> lines;  // the same, structured (Chrome trace export)
     std::uint64_t trace_hash = 0;
     std::map<std::string, std::uint64_t> counters;
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }

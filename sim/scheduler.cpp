@@ -126,6 +126,13 @@ void Scheduler::note(std::string text) {
     trace_->add({TraceLine::Kind::note, steps_, now_, task, std::move(text)});
 }
 
+void Scheduler::io_event(bool submitted, std::uint64_t id, std::string text) {
+    if (!tracing()) return;
+    const std::string task = current_ == no_task ? std::string("device") : tasks_[current_]->name;
+    trace_->add({submitted ? TraceLine::Kind::io_submit : TraceLine::Kind::io_complete, steps_,
+                 now_, task, std::move(text), id});
+}
+
 void Scheduler::at(Instant when, std::function<void()> callback) {
     SIM_ASSERT(when >= now_);
     timers_.push(Timer{when, timer_sequence_++, std::move(callback)});

@@ -85,6 +85,8 @@ public:
     void wake(TaskId task);
     void sleep(Duration duration);
     void note(std::string text);
+    /// An I/O request entering or leaving the device, for traces.
+    void io_event(bool submitted, std::uint64_t id, std::string text);
     /// Adds resources to the running step's footprint.
     void touch(Footprint footprint) { step_footprint_ |= footprint; }
 

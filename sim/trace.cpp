@@ -29,12 +29,18 @@ auto Trace::full() const -> std::string {
     std::string out;
     char prefix[96];
     for (const auto& line : lines_) {
-        const char* kind = line.kind == TraceLine::Kind::step ? "step" : "note";
+        const char* kind = line.kind == TraceLine::Kind::step        ? "step"
+                           : line.kind == TraceLine::Kind::note      ? "note"
+                           : line.kind == TraceLine::Kind::io_submit ? "io>"
+                                                                     : "io<";
         std::snprintf(prefix, sizeof prefix, "%6llu %10llu ns %-4s %-9s ",
                       static_cast<unsigned long long>(line.step),
                       static_cast<unsigned long long>(line.time), kind, line.task.c_str());
         out += prefix;
         out += line.text;
+        if (line.kind == TraceLine::Kind::io_submit || line.kind == TraceLine::Kind::io_complete) {
+            out += " #" + std::to_string(line.id);
+        }
         out += '\n';
     }
     return out;

@@ -14,12 +14,16 @@
 namespace sim {
 
 struct TraceLine {
-    enum class Kind : std::uint8_t { step, note };
+    /// step: a task ran to `text` (a yield point, "(blocked on X)", "(finished)");
+    /// note: a story sentence; io_submit / io_complete: an I/O request `id`
+    /// entered or left the device (its description in `text`).
+    enum class Kind : std::uint8_t { step, note, io_submit, io_complete };
     Kind kind;
     std::uint64_t step;  // engine step at which the line was written
     Instant time;
     std::string task;
-    std::string text;  // step: the yield point; note: the sentence
+    std::string text;
+    std::uint64_t id = 0;  // io: the request
 };
 
 class Trace {

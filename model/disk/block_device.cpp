@@ -69,11 +69,17 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
     counters_.blocks_written += count;
     if (fua) counters_.fua_writes++;
     epoch_++;
-    sim::current_scheduler().after(profile_.write_latency,
-                                   [this, sequence, done = std::move(on_complete)] {
-                                       complete_write(sequence);
-                                       if (done) done();
-                                   });
+    auto& scheduler = sim::current_scheduler();
+    if (scheduler.tracing()) {
+        scheduler.io_event(true, sequence,
+                           std::string("W(") + what + (fua ? ", FUA" : "") + ") " +
+                               std::to_string(count) + " block(s) at " + std::to_string(block));
+    }
+    scheduler.after(profile_.write_latency, [this, sequence, done = std::move(on_complete)] {
+        complete_write(sequence);
+        sim::current_scheduler().io_event(false, sequence, "");
+        if (done) done();
+    });
 }
 
 void BlockDevice::complete_write(std::uint64_t sequence) {
@@ -96,8 +102,12 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
         if (write.completed) covered.push_back(write.sequence);
     }
     counters_.flushes++;
+    // Flushes are numbered apart from writes, whose numbers order durability.
+    const std::uint64_t flush_id = (std::uint64_t{1} << 62) + counters_.flushes;
+    sim::current_scheduler().io_event(true, flush_id, "FLUSH");
     sim::current_scheduler().after(
-        profile_.flush_latency, [this, covered = std::move(covered), done = std::move(on_complete)] {
+        profile_.flush_latency, [this, flush_id, covered = std::move(covered), done = std::move(on_complete)] {
+            sim::current_scheduler().io_event(false, flush_id, "");
             for (std::uint64_t sequence : covered) {
                 auto it = std::find_if(pending_.begin(), pending_.end(), [sequence](const auto& w) {
                     return w.sequence == sequence;

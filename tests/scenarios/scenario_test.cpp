@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "scenarios/campaign.hpp"
+#include "scenarios/chrome_trace.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
@@ -530,4 +533,36 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     scenarios::Simulation replay_simulation(replay_scenario, *replay_scenario.find_variant("before-fix"));
     const auto replayed = replay_simulation.replay(shrunk.repro.choices, shrunk.repro.crash, true);
     CHECK(replayed.trace_hash == shrunk.repro.trace_hash);
+}
+
+TEST_CASE("chrome trace: one track per task, blocked slices, I/O in flight and the power cut") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    const auto outcome = simulation.run_scripted(true);
+    const auto document = nlohmann::json::parse(scenarios::chrome_trace_json(outcome, "title"));
+    std::set<std::string> tracks;
+    std::size_t blocked = 0;
+    std::size_t power = 0;
+    std::map<std::uint64_t, int> io_open;
+    for (const auto& event : document["traceEvents"]) {
+        const std::string phase = event["ph"];
+        if (phase == "M" && event["name"] == "thread_name") tracks.insert(event["args"]["name"]);
+        if (phase == "X" && event["name"] == "blocked") {
+            blocked++;
+            CHECK(event["dur"].get<double>() >= 0);
+        }
+        if (phase == "i" && event["name"] == "power cut") {
+            power++;
+            CHECK(event["s"] == "g");
+        }
+        if (phase == "b") io_open[event["id"].get<std::uint64_t>()]++;
+        if (phase == "e") io_open[event["id"].get<std::uint64_t>()]--;
+    }
+    for (const char* task : {"app", "flusher", "reclaim", "fsyncer", "endio", "device"}) {
+        CHECK_MESSAGE(tracks.count(task) == 1, task);
+    }
+    CHECK(blocked >= 1);
+    CHECK(power == 1);
+    CHECK(io_open.size() >= 4);  // data, log, flush, superblock
+    for (const auto& [id, open] : io_open) CHECK(open == 0);
 }
