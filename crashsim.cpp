@@ -1,6 +1,8 @@
 // The command line: CLI11 wiring only. Flags -> load -> run -> print -> exit
 // code. The only place that reads the wall clock (for schedules/s figures).
 #include <CLI/CLI.hpp>
+#include <csignal>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "model/info.hpp"
 #include "scenarios/campaign.hpp"
 #include "scenarios/chrome_trace.hpp"
+#include "scenarios/report.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/shrink.hpp"
@@ -21,7 +24,7 @@
 
 namespace {
 
-enum class ExitCode : int { pass = 0, violation = 1, input = 2 };
+enum class ExitCode : int { pass = 0, violation = 1, input = 2, interrupted = 130 };
 
 /// The cap on a dfs run's schedules when --schedules is not given.
 constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;
@@ -136,6 +139,10 @@ struct FuzzArgs {
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;
+    bool all = false;
+    std::uint32_t jobs = 1;
+    std::string shard;
+    std::string result;
     std::string trace;
 };
 
@@ -146,45 +153,64 @@ auto sanitize(std::string text) -> std::string {
     return text;
 }
 
-auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
-    std::string text;
-    const scenarios::Scenario scenario = load(args.scenario, &text);
-    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
-    scenarios::FuzzRequest request;
-    const std::string strategy_text =
-        args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
-    if (!sim::parse_strategy(strategy_text, request.strategy)) {
-        throw scenarios::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
-                                    ", got \"" + args.strategy + "\"");
+/// "K/N" with 0 <= K < N.
+void parse_shard(const std::string& text, scenarios::FuzzRequest& request) {
+    const auto slash = text.find('/');
+    const std::string expected = "K/N with 0 <= K < N";
+    auto number = [&](const std::string& digits) -> std::uint32_t {
+        if (digits.empty() || digits.size() > 6 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+        }
+        return static_cast<std::uint32_t>(std::stoul(digits));
+    };
+    if (slash == std::string::npos) throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+    request.shard_index = number(text.substr(0, slash));
+    request.shard_count = number(text.substr(slash + 1));
+    if (request.shard_count == 0 || request.shard_index >= request.shard_count) {
+        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     }
+}
+
+/// A live line on a terminal; nothing elsewhere (CI reads the summary only).
+class ProgressLine {
+public:
+    explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDOUT_FILENO) != 0), started_(seconds_now()) {}
+    ~ProgressLine() { clear(); }
+    void update(const scenarios::FuzzProgress& progress) {
+        if (!enabled_) return;
+        const double now = seconds_now();
+        if (now - last_ < 0.2) return;
+        last_ = now;
+        const double elapsed = std::max(now - started_, 1e-9);
+        const double rate = progress.schedules / elapsed;
+        const double remaining =
+            rate > 0 && progress.schedules_planned > progress.schedules
+                ? (progress.schedules_planned - progress.schedules) / rate
+                : 0;
+        std::printf("\r  %llu schedules, %.0f/s, %llu crash states, %llu violations, %.1f s elapsed, ~%.0f s left   ",
+                    static_cast<unsigned long long>(progress.schedules), rate,
+                    static_cast<unsigned long long>(progress.crash_states),
+                    static_cast<unsigned long long>(progress.violations), elapsed, remaining);
+        std::fflush(stdout);
+        shown_ = true;
+    }
+    void clear() {
+        if (!shown_) return;
+        std::printf("\r%100s\r", "");
+        std::fflush(stdout);
+        shown_ = false;
+    }
+
+private:
+    bool enabled_;
+    double started_;
+    double last_ = 0;
+    bool shown_ = false;
+};
+
+void print_fuzz_summary(const scenarios::FuzzReport& report, const scenarios::FuzzRequest& request, double elapsed) {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
-    if (args.preemptions_given && args.strategy != "dfs") {
-        throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
-    }
-    if (args.preemptions > sim::dfs_preemptions_max) {
-        throw scenarios::InputError("--preemptions: expected 0 to 8, got " + std::to_string(args.preemptions));
-    }
-    if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
-    request.sleep_sets = !args.no_reduction;
-    require_writable("--trace", args.trace);
-    if (!std::filesystem::is_directory(args.out)) {
-        throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
-    }
-    request.seed = args.seed;
-    request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
-    scenarios::Simulation simulation(scenario, variant);
-    const double started = seconds_now();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
-    const double elapsed = std::max(seconds_now() - started, 1e-9);
-    std::printf("crashsim fuzz %s: variant %s, strategy %s, seed %llu\n", scenario.name.c_str(),
-                variant.name.c_str(), request.strategy.text().c_str(),
-                static_cast<unsigned long long>(args.seed));
-    if (report.found && args.no_shrink) {
-        if (!args.quiet) print_story(report.failing);
-        print_violations(report.failing);
-        write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
-    }
     std::printf("schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash states/s\n",
                 static_cast<unsigned long long>(report.schedules),
                 static_cast<unsigned long long>(report.crash_states),
@@ -196,20 +222,100 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
                     static_cast<unsigned long long>(report.dfs.pruned_bound),
                     static_cast<unsigned long long>(report.dfs.abandoned));
     }
-    if (!report.found) {
-        if (dfs && report.complete) {
-            std::printf("complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, subsets of up to %zu unflushed writes)\n",
-                        static_cast<unsigned long long>(report.schedules),
-                        static_cast<unsigned long long>(report.crash_states),
-                        request.strategy.preemptions, scenarios::subset_writes_max);
-        } else if (dfs) {
-            std::printf("incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
-                        static_cast<unsigned long long>(report.schedules));
-        } else {
-            std::printf("no violation in %llu schedules\n", static_cast<unsigned long long>(report.schedules));
-        }
-        return ExitCode::pass;
+    if (report.interrupted) {
+        std::printf("interrupted: explored %llu schedules before the stop request\n",
+                    static_cast<unsigned long long>(report.schedules));
     }
+    if (!request.stop_at_first && !report.violations.empty()) {
+        std::printf("violations: %zu schedule(s) failed:", report.violations.size());
+        for (const auto& found : report.violations) {
+            std::printf(" %llu (%s)", static_cast<unsigned long long>(found.index), found.violation.checker.c_str());
+        }
+        std::printf("\n");
+    }
+    if (report.found || report.interrupted) return;
+    if (dfs && report.complete) {
+        std::printf("complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, subsets of up to %zu unflushed writes)\n",
+                    static_cast<unsigned long long>(report.schedules),
+                    static_cast<unsigned long long>(report.crash_states), request.strategy.preemptions,
+                    scenarios::subset_writes_max);
+    } else if (dfs) {
+        std::printf("incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
+                    static_cast<unsigned long long>(report.schedules));
+    } else {
+        std::printf("no violation in %llu schedules\n", static_cast<unsigned long long>(report.schedules));
+    }
+}
+
+auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
+    scenarios::FuzzRequest request;
+    if (args.preemptions > sim::dfs_preemptions_max) {
+        throw scenarios::InputError("--preemptions: expected 0 to 8, got " + std::to_string(args.preemptions));
+    }
+    const std::string strategy_text =
+        args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
+    if (!sim::parse_strategy(strategy_text, request.strategy)) {
+        throw scenarios::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
+                                    ", got \"" + args.strategy + "\"");
+    }
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    if (args.preemptions_given && args.strategy != "dfs") {
+        throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
+                                    args.strategy + "\"");
+    }
+    if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
+    if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
+    if (!args.shard.empty()) parse_shard(args.shard, request);
+    if (dfs && (args.jobs > 1 || request.shard_count > 1)) {
+        throw scenarios::InputError("--strategy: expected random or pct:D with --jobs or --shard, got \"" +
+                                    request.strategy.text() + "\"");
+    }
+    require_writable("--trace", args.trace);
+    require_writable("--result", args.result);
+    if (!std::filesystem::is_directory(args.out)) {
+        throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
+    }
+    std::string text;
+    const scenarios::Scenario scenario = load(args.scenario, &text);
+    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
+    request.sleep_sets = !args.no_reduction;
+    request.seed = args.seed;
+    request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
+    request.jobs = args.jobs;
+    request.stop_at_first = !args.all && request.shard_count == 1;
+    scenarios::Simulation simulation(scenario, variant);
+    ProgressLine progress(true);
+    request.progress = [&progress](const scenarios::FuzzProgress& p) { progress.update(p); };
+    const double started = seconds_now();
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const double elapsed = std::max(seconds_now() - started, 1e-9);
+    progress.clear();
+    std::printf("crashsim fuzz %s: variant %s, strategy %s, seed %llu", scenario.name.c_str(),
+                variant.name.c_str(), request.strategy.text().c_str(),
+                static_cast<unsigned long long>(args.seed));
+    if (request.shard_count > 1) std::printf(", shard %u/%u", request.shard_index, request.shard_count);
+    if (request.jobs > 1) std::printf(", %u jobs", request.jobs);
+    std::printf("\n");
+    std::string result_path = args.result;
+    if (result_path.empty() && request.shard_count > 1) {
+        result_path = (std::filesystem::path(args.out) /
+                       ("result-" + sanitize(scenario.name) + "-" + sanitize(variant.name) + "-" +
+                        sanitize(request.strategy.text()) + "-seed" + std::to_string(args.seed) + "-shard" +
+                        std::to_string(request.shard_index) + "of" + std::to_string(request.shard_count) + ".json"))
+                          .string();
+    }
+    if (!result_path.empty()) {
+        scenarios::write_campaign_result(
+            scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant.name), result_path);
+    }
+    if (report.found && args.no_shrink) {
+        if (!args.quiet) print_story(report.failing);
+        print_violations(report.failing);
+        write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
+    }
+    print_fuzz_summary(report, request, elapsed);
+    if (!result_path.empty()) std::printf("result written to %s\n", result_path.c_str());
+    if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
     scenarios::Repro repro;
     repro.scenario_path = args.scenario;
     repro.scenario_text = text;
@@ -240,6 +346,33 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
                 repro.checker.c_str(), static_cast<unsigned long long>(report.index), path.c_str(),
                 path.c_str());
     return ExitCode::violation;
+}
+
+// ---- merge ----
+auto cmd_merge(const std::vector<std::string>& paths, const std::string& out) -> ExitCode {
+    require_writable("--out", out);
+    std::vector<scenarios::CampaignResult> shards;
+    for (const auto& path : paths) shards.push_back(scenarios::read_campaign_result(path));
+    const scenarios::CampaignResult merged = scenarios::merge_results(shards, paths);
+    std::printf("crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n", merged.scenario.c_str(),
+                merged.variant.c_str(), merged.strategy.c_str(), static_cast<unsigned long long>(merged.seed),
+                shards.size());
+    std::printf("schedules: %llu of %llu, crash states checked: %llu, steps: %llu%s\n",
+                static_cast<unsigned long long>(merged.schedules_run),
+                static_cast<unsigned long long>(merged.schedules),
+                static_cast<unsigned long long>(merged.crash_states),
+                static_cast<unsigned long long>(merged.steps), merged.interrupted ? " (a shard was interrupted)" : "");
+    for (const auto& found : merged.violations) {
+        std::printf("VIOLATION at schedule %llu (seed %llu) %s: %s\n", static_cast<unsigned long long>(found.index),
+                    static_cast<unsigned long long>(found.schedule_seed), found.violation.checker.c_str(),
+                    found.violation.message.c_str());
+    }
+    if (merged.violations.empty()) std::printf("no violation\n");
+    if (!out.empty()) {
+        scenarios::write_campaign_result(merged, out);
+        std::printf("merged result written to %s\n", out.c_str());
+    }
+    return merged.violations.empty() ? ExitCode::pass : ExitCode::violation;
 }
 
 // ---- replay ----
@@ -338,22 +471,35 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std
     return files;
 }
 
-auto cmd_check(const std::vector<std::string>& paths) -> ExitCode {
-    const auto files = collect_scenarios(paths.empty() ? std::vector<std::string>{"scenarios"} : paths);
+struct CheckArgs {
+    std::vector<std::string> paths;
+    std::string junit;
+    std::string json;
+    std::uint32_t jobs = 1;
+};
+
+auto cmd_check(const CheckArgs& args) -> ExitCode {
+    if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
+    require_writable("--junit", args.junit);
+    require_writable("--json", args.json);
+    const auto files = collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
     if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
     std::vector<scenarios::Scenario> loaded;
     for (const auto& file : files) loaded.push_back(load(file));
     std::printf("%-40s %-12s %-28s %-7s %10s %13s %9s\n", "scenario", "variant", "expectation",
                 "verdict", "schedules", "crash states", "time");
-    bool all_met = true;
-    std::size_t rows = 0;
-    std::size_t met = 0;
+    const double started = seconds_now();
+    std::vector<scenarios::CheckRow> rows;
+    bool interrupted = false;
     for (const auto& scenario : loaded) {
         for (const auto& variant : scenario.variants) {
-            const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, seconds_now);
-            rows++;
-            if (row.met) met++;
-            all_met = all_met && row.met;
+            if (scenarios::stop_requested()) {
+                interrupted = true;
+                break;
+            }
+            rows.push_back(scenarios::check_variant(scenario, variant, seconds_now, args.jobs));
+            const scenarios::CheckRow& row = rows.back();
+            interrupted = interrupted || row.interrupted;
             std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),
                         row.variant.c_str(), row.expectation.c_str(), row.met ? "ok" : "FAILED",
                         static_cast<unsigned long long>(row.schedules),
@@ -362,8 +508,19 @@ auto cmd_check(const std::vector<std::string>& paths) -> ExitCode {
             std::fflush(stdout);
         }
     }
-    std::printf("check: %zu of %zu expectations met\n", met, rows);
-    return all_met ? ExitCode::pass : ExitCode::violation;
+    const double elapsed = seconds_now() - started;
+    const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
+    std::size_t total = 0;
+    for (const auto& scenario : loaded) total += scenario.variants.size();
+    if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
+    if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
+    if (interrupted) {
+        std::printf("check: interrupted after %zu of %zu variants; %zu of them met their expectation\n", rows.size(),
+                    total, met);
+        return ExitCode::interrupted;
+    }
+    std::printf("check: %zu of %zu expectations met\n", met, rows.size());
+    return met == rows.size() ? ExitCode::pass : ExitCode::violation;
 }
 
 // ---- list ----
@@ -413,7 +570,13 @@ auto cmd_list() -> ExitCode {
 
 auto run_bench(const std::string& scenario_path) -> int;
 
+extern "C" void on_stop_signal(int /*signal*/) { scenarios::request_stop(); }
+
 auto main(int argc, char** argv) -> int {
+    // Ctrl-C and SIGTERM stop campaigns at the next schedule; the verb then
+    // prints what it explored and writes its reports (by rename, whole).
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
     CLI::App app{"crashsim: a deterministic crash-consistency simulator for file-system write, fsync and commit protocols"};
     app.require_subcommand(1);
     RunArgs run_args;
@@ -438,6 +601,11 @@ auto main(int argc, char** argv) -> int {
     fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
     fuzz->add_flag("--no-shrink", fuzz_args.no_shrink, "write the violation as found, unshrunk");
     fuzz->add_option("--trace", fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
+    fuzz->add_option("--jobs", fuzz_args.jobs, "threads (random and pct; default 1)");
+    fuzz->add_option("--shard", fuzz_args.shard,
+                     "K/N: run schedules i with i % N == K and write a result for crashsim merge");
+    fuzz->add_option("--result", fuzz_args.result, "write the campaign's JSON result to FILE");
+    fuzz->add_flag("--all", fuzz_args.all, "do not stop at the first violation");
     ReplayArgs replay_args;
     auto* replay = app.add_subcommand("replay", "replay a repro file byte for byte");
     replay->add_option("repro", replay_args.repro, "repro JSON written by fuzz")->required();
@@ -447,9 +615,17 @@ auto main(int argc, char** argv) -> int {
     auto* shrink = app.add_subcommand("shrink", "shrink a repro to the smallest failing story");
     shrink->add_option("repro", shrink_args.repro, "repro JSON")->required();
     shrink->add_option("--out", shrink_args.out, "where to write the shrunk repro (default: REPRO-shrunk.json)");
-    std::vector<std::string> check_paths;
+    CheckArgs check_args;
     auto* check = app.add_subcommand("check", "check every variant's expectation (the CI gate)");
-    check->add_option("paths", check_paths, "scenario files or directories (default: scenarios)");
+    check->add_option("paths", check_args.paths, "scenario files or directories (default: scenarios)");
+    check->add_option("--junit", check_args.junit, "write a JUnit XML report to FILE");
+    check->add_option("--json", check_args.json, "write a JSON report with every figure to FILE");
+    check->add_option("--jobs", check_args.jobs, "threads for random and pct campaigns (default 1)");
+    std::vector<std::string> merge_paths;
+    std::string merge_out;
+    auto* merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
+    merge->add_option("results", merge_paths, "result JSON files written by fuzz --shard")->required();
+    merge->add_option("--out", merge_out, "write the merged result to FILE");
     app.add_subcommand("list", "models, knobs, operations, checkers and yield points");
     std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
     auto* bench = app.add_subcommand("bench", "engine and exploration speed");
@@ -470,7 +646,8 @@ auto main(int argc, char** argv) -> int {
         if (*fuzz) code = cmd_fuzz(fuzz_args);
         if (*replay) code = cmd_replay(replay_args);
         if (*shrink) code = cmd_shrink(shrink_args);
-        if (*check) code = cmd_check(check_paths);
+        if (*check) code = cmd_check(check_args);
+        if (*merge) code = cmd_merge(merge_paths, merge_out);
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);
         std::fflush(stdout);

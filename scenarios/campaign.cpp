@@ -1,18 +1,49 @@
 #include "scenarios/campaign.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include "sim/assert.hpp"
 
 namespace scenarios {
+namespace {
+
+std::atomic<bool> stop_flag{false};
+
+/// Schedules run between two checks of the stop flag and progress reports.
+constexpr std::uint64_t batch_per_job = 256;
+
+struct ScheduleResult {
+    std::uint64_t crash_states = 0;
+    std::uint64_t steps = 0;
+    bool violated = false;
+    checkers::Violation first;
+};
+
+}  // namespace
+
+void request_stop() { stop_flag.store(true, std::memory_order_relaxed); }
+auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed); }
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report;
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
     bool more = true;
     while (more && report.schedules < request.schedules) {
+        if (stop_requested()) {
+            report.interrupted = true;
+            break;
+        }
         RunOutcome outcome = simulation.run_dfs(tree, false);
         report.schedules++;
         report.crash_states += outcome.crash_states;
         report.steps += outcome.steps;
+        if (outcome.violated()) {
+            report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
+        }
         if (outcome.violated() && !report.found) {
             report.found = true;
             report.index = report.schedules - 1;
@@ -21,6 +52,10 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
             report.failing = simulation.replay(outcome.choices, *outcome.crash, true);
             SIM_ASSERT(report.failing.violated());
             if (request.stop_at_first) break;
+        }
+        if (request.progress && report.schedules % batch_per_job == 0) {
+            request.progress({report.schedules, request.schedules, report.crash_states,
+                              report.violations.size()});
         }
         more = tree.backtrack();
     }
@@ -33,22 +68,76 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
         return explore_exhaustively(simulation, request);
     }
+    SIM_ASSERT(request.jobs >= 1);
+    SIM_ASSERT(request.shard_count >= 1 && request.shard_index < request.shard_count);
     FuzzReport report;
-    for (std::uint64_t index = 0; index < request.schedules; index++) {
-        const std::uint64_t seed = schedule_seed(request.seed, index);
-        RunOutcome outcome = simulation.run_strategy(request.strategy, seed, false);
-        report.schedules++;
-        report.crash_states += outcome.crash_states;
-        report.steps += outcome.steps;
-        if (!outcome.violated() || report.found) continue;
-        report.found = true;
-        report.index = index;
-        report.schedule_seed = seed;
+    // This shard's indices: shard_index, shard_index + shard_count, ...
+    const std::uint64_t mine =
+        request.schedules > request.shard_index
+            ? (request.schedules - request.shard_index + request.shard_count - 1) / request.shard_count
+            : 0;
+    auto index_of = [&](std::uint64_t k) { return request.shard_index + k * request.shard_count; };
+    const std::uint64_t batch = batch_per_job * request.jobs;
+    std::vector<ScheduleResult> results;
+    // One world per job: copies of a world share its immutable metadata
+    // objects, whose reference counts would bounce between cores.
+    std::vector<std::unique_ptr<Simulation>> extra;
+    for (std::uint32_t job = 1; job < request.jobs; job++) {
+        extra.push_back(std::make_unique<Simulation>(simulation.scenario(), simulation.variant()));
+    }
+    for (std::uint64_t begin = 0; begin < mine; begin += batch) {
+        if (stop_requested()) {
+            report.interrupted = true;
+            break;
+        }
+        const std::uint64_t end = std::min(mine, begin + batch);
+        results.assign(end - begin, ScheduleResult{});
+        std::atomic<std::uint64_t> next{begin};
+        auto worker = [&](Simulation& mine_simulation) {
+            for (std::uint64_t k = next++; k < end; k = next++) {
+                const RunOutcome outcome = mine_simulation.run_strategy(
+                    request.strategy, schedule_seed(request.seed, index_of(k)), false);
+                ScheduleResult& result = results[k - begin];
+                result.crash_states = outcome.crash_states;
+                result.steps = outcome.steps;
+                result.violated = outcome.violated();
+                if (result.violated) result.first = outcome.violations.front();
+            }
+        };
+        if (request.jobs == 1) {
+            worker(simulation);
+        } else {
+            std::vector<std::thread> threads;
+            for (auto& job : extra) threads.emplace_back(worker, std::ref(*job));
+            worker(simulation);
+            for (auto& thread : threads) thread.join();
+        }
+        // Fold in index order, so the outcome does not depend on the jobs.
+        bool stop = false;
+        for (std::uint64_t k = begin; k < end && !stop; k++) {
+            const ScheduleResult& result = results[k - begin];
+            report.schedules++;
+            report.crash_states += result.crash_states;
+            report.steps += result.steps;
+            if (!result.violated) continue;
+            const std::uint64_t index = index_of(k);
+            report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
+            if (!report.found) {
+                report.found = true;
+                report.index = index;
+                report.schedule_seed = schedule_seed(request.seed, index);
+            }
+            stop = request.stop_at_first;
+        }
+        if (request.progress) {
+            request.progress({report.schedules, mine, report.crash_states, report.violations.size()});
+        }
+        if (stop) break;
+    }
+    if (report.found) {
         // The same schedule again, traced, for the story and the trace hash.
-        report.failing = simulation.run_strategy(request.strategy, seed, true);
+        report.failing = simulation.run_strategy(request.strategy, report.schedule_seed, true);
         SIM_ASSERT(report.failing.violated());
-        SIM_ASSERT(report.failing.choices == outcome.choices);
-        if (request.stop_at_first) break;
     }
     return report;
 }
@@ -56,19 +145,18 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
 namespace {
 
 auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool {
-    for (const auto& violation : outcome.violations) {
-        if (violation.checker == checker) return true;
-    }
-    return false;
+    return std::any_of(outcome.violations.begin(), outcome.violations.end(),
+                       [&](const auto& violation) { return violation.checker == checker; });
 }
 
 }  // namespace
 
 auto check_variant(const Scenario& scenario, const Variant& variant,
-                   const std::function<double()>& clock) -> CheckRow {
+                   const std::function<double()>& clock, std::uint32_t jobs) -> CheckRow {
     const double started = clock();
     CheckRow row;
     row.scenario = scenario.name;
+    row.scenario_path = scenario.path;
     row.variant = variant.name;
     const Expectation& expect = variant.expect;
     const bool violates = expect.kind == Expectation::Kind::violates;
@@ -76,7 +164,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     Simulation simulation(scenario, variant);
     row.met = true;
     if (!scenario.schedule.empty()) {
-        const RunOutcome scripted = simulation.run_scripted(false);
+        const RunOutcome scripted = simulation.run_scripted(!violates);
         row.schedules++;
         row.crash_states += scripted.crash_states;
         if (violates && !has_checker(scripted, expect.checker)) {
@@ -86,32 +174,49 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
             row.met = false;
             row.detail = "the scripted schedule violated " + scripted.violations.front().checker +
                          ": " + scripted.violations.front().message;
+            row.story = scripted.story;
+            row.command = "crashsim run " + scenario.path + " --variant " + variant.name;
         }
     }
     for (const std::string& text : expect.fuzz.strategies) {
-        if (!row.met) break;
+        if (!row.met || stop_requested()) break;
         FuzzRequest request;
         SIM_ASSERT(sim::parse_strategy(text, request.strategy));
         request.seed = expect.fuzz.seed;
         request.schedules = expect.fuzz.schedules;
+        request.jobs = jobs;
         const FuzzReport report = fuzz(simulation, request);
+        row.interrupted = row.interrupted || report.interrupted;
         row.schedules += report.schedules;
         row.crash_states += report.crash_states;
-        if (violates && !(report.found && has_checker(report.failing, expect.checker))) {
+        row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
+                                report.found ? report.failing.violations.front().checker : "",
+                                report.complete, report.dfs.pruned_sleep});
+        const std::string command = "crashsim fuzz " + scenario.path + " --variant " + variant.name +
+                                    " --strategy " + text + " --seed " + std::to_string(request.seed) +
+                                    " --schedules " + std::to_string(request.schedules);
+        if (report.interrupted) {
+            row.met = false;
+            row.detail = text + " was interrupted after " + std::to_string(report.schedules) + " schedules";
+        } else if (violates && !(report.found && has_checker(report.failing, expect.checker))) {
             row.met = false;
             row.detail = text + " did not find " + expect.checker + " in " +
                          std::to_string(report.schedules) + " schedules" +
                          (report.found ? " (found " + report.failing.violations.front().checker + ")" : "");
+            row.command = command;
         } else if (!violates && request.strategy.kind == sim::StrategySpec::Kind::dfs &&
-                   !report.complete) {
+                   !report.complete && !report.found) {
             row.met = false;
             row.detail = text + " did not complete within " + std::to_string(report.schedules) +
                          " schedules";
+            row.command = command;
         } else if (!violates && report.found) {
             row.met = false;
             row.detail = text + " schedule " + std::to_string(report.index) + " violated " +
                          report.failing.violations.front().checker + ": " +
                          report.failing.violations.front().message;
+            row.story = report.failing.story;
+            row.command = command;
         } else if (violates) {
             row.detail += (row.detail.empty() ? "" : "; ") + text + " found it at schedule " +
                           std::to_string(report.index);

@@ -1,5 +1,12 @@
 #pragma once
 // Fuzz campaigns and the CI gate's per-variant verdicts, on top of Simulation.
+//
+// A campaign of N schedules is the list 0..N-1; schedule i uses
+// schedule_seed(seed, i), so the result depends only on the list, never on how
+// it was run: in parallel (--jobs), in slices (--shard K/N, then merge) or at
+// once. Stopping at the first violation means the lowest failing index, and
+// counts are those of schedules 0..index.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -9,12 +16,30 @@
 
 namespace scenarios {
 
+struct FuzzProgress {
+    std::uint64_t schedules = 0;
+    std::uint64_t schedules_planned = 0;
+    std::uint64_t crash_states = 0;
+    std::uint64_t violations = 0;
+};
+
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
     std::uint64_t schedules = 10000;  // dfs: the most schedules it may take
     bool stop_at_first = true;
     bool sleep_sets = true;  // dfs: partial-order reduction on
+    std::uint32_t jobs = 1;  // random, pct: threads
+    std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
+    std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index
+    std::function<void(const FuzzProgress&)> progress;  // called now and then, from the caller's thread
+};
+
+/// One failing schedule of a campaign.
+struct FoundViolation {
+    std::uint64_t index;
+    std::uint64_t schedule_seed;
+    checkers::Violation violation;
 };
 
 struct FuzzReport {
@@ -22,22 +47,39 @@ struct FuzzReport {
     std::uint64_t crash_states = 0;
     std::uint64_t steps = 0;
     bool found = false;
-    std::uint64_t index = 0;          // of the failing schedule
+    std::uint64_t index = 0;          // of the (first) failing schedule
     std::uint64_t schedule_seed = 0;  // its seed
-    RunOutcome failing;               // traced re-run of the failing schedule
+    RunOutcome failing;               // traced re-run of the first failing schedule
+    std::vector<FoundViolation> violations;  // every failing schedule run, by index
     bool complete = false;            // dfs: every schedule within the bound was run
+    bool interrupted = false;         // stopped by request_stop()
     sim::DfsStats dfs;                // dfs: pruning figures
 };
 
-/// Runs schedules `0 .. schedules-1` of a campaign; schedule i uses
-/// schedule_seed(seed, i), so any slice of a campaign is reproducible alone.
-/// A dfs request runs the bounded exhaustive search instead.
+/// Runs the campaign (or, for dfs, the bounded exhaustive search).
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;
+
+/// Asks every running campaign to stop at the next schedule (async-signal-safe).
+void request_stop();
+auto stop_requested() -> bool;
+
+/// One strategy's part of a check.
+struct CheckAttempt {
+    std::string strategy;
+    std::uint64_t schedules = 0;
+    std::uint64_t crash_states = 0;
+    bool found = false;
+    std::uint64_t index = 0;
+    std::string checker;  // of the violation found
+    bool complete = false;  // dfs
+    std::uint64_t pruned = 0;  // dfs: by sleep sets
+};
 
 /// One row of `crashsim check`.
 struct CheckRow {
     std::string scenario;
+    std::string scenario_path;
     std::string variant;
     std::string expectation;  // "violates fsync_durability", "holds"
     bool met = false;
@@ -45,11 +87,15 @@ struct CheckRow {
     std::uint64_t schedules = 0;
     std::uint64_t crash_states = 0;
     double seconds = 0;
+    std::vector<CheckAttempt> attempts;
+    std::string story;    // of the violation that broke a "holds", if any
+    std::string command;  // reproduces it
+    bool interrupted = false;
 };
 
 /// Checks one variant against its expectation. `clock` returns seconds (the
 /// library reads no wall clock itself).
 auto check_variant(const Scenario& scenario, const Variant& variant,
-                   const std::function<double()>& clock) -> CheckRow;
+                   const std::function<double()>& clock, std::uint32_t jobs = 1) -> CheckRow;
 
 }  // namespace scenarios

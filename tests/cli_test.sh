@@ -266,6 +266,18 @@ bad_flag "run with an unknown flag" "crashsim: " -- run "$SCEN" --frobnicate
 bad_flag "check /nonexistent.json" "crashsim: /nonexistent.json: \$" -- check /nonexistent.json
 bad_flag "check tests/bad_input/unknown_op.json" "crashsim: tests/bad_input/unknown_op.json: \$" -- \
     check tests/bad_input/unknown_op.json
+bad_flag "fuzz --shard 3/2" "crashsim: --shard" -- fuzz "$SCEN" --shard 3/2 --out "$TMP/flag"
+bad_flag "fuzz --shard x" "crashsim: --shard" -- fuzz "$SCEN" --shard x --out "$TMP/flag"
+bad_flag "fuzz --shard 0/0" "crashsim: --shard" -- fuzz "$SCEN" --shard 0/0 --out "$TMP/flag"
+bad_flag "fuzz --jobs 0" "crashsim: --jobs" -- fuzz "$SCEN" --jobs 0 --out "$TMP/flag"
+bad_flag "fuzz --strategy dfs --jobs 2" "crashsim: --strategy" -- fuzz "$SCEN" --strategy dfs --jobs 2 --out "$TMP/flag"
+bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SCEN" --preemptions 2 --out "$TMP/flag"
+bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
+bad_flag "check --jobs 0" "crashsim: --jobs" -- check "$SCEN" --jobs 0 --junit "$TMP/flag/j.xml"
+bad_flag "check --junit in a missing directory" "crashsim: --junit" -- check "$SCEN" --junit /nonexistent/dir/j.xml
+bad_flag "shrink of a missing repro" "crashsim: $TMP/flag/none.json: \$" -- shrink "$TMP/flag/none.json"
+printf 'not json' >"$TMP/garbage-result.json"
+bad_flag "merge of a corrupt result" "crashsim: $TMP/garbage-result.json: \$" -- merge "$TMP/garbage-result.json" --out "$TMP/flag/m.json"
 
 # Corrupt and tampered repros, each alone in a directory that must stay so.
 # bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
@@ -342,10 +354,66 @@ bad_flag "run --trace-text in a missing directory" "crashsim: --trace-text" -- \
 bad_flag "replay --trace-text in a missing directory" "crashsim: --trace-text" -- \
     replay "$GOOD_REPRO" --trace-text /nonexistent/dir/trace.txt
 
+# ---------------------------------------------------------------- shards and merge
+mkdir "$TMP/shards"
+for k in 0 1 2; do
+    run_cs "$TMP/shard.out" "$TMP/shard.err" fuzz "$SCEN" --variant before-fix --schedules 3000 \
+        --shard "$k/3" --no-shrink --quiet --out "$TMP/shards"
+    if [ "$RC" -le 1 ] && ls "$TMP"/shards/result-*shard${k}of3.json >/dev/null 2>&1; then
+        ok "fuzz --shard $k/3 writes its result"
+    else
+        not_ok "fuzz --shard $k/3 writes its result" "exit $RC" "$(show "$TMP/shard.err")"
+    fi
+done
+run_cs "$TMP/merge.out" "$TMP/merge.err" merge "$TMP"/shards/result-*.json --out "$TMP/merged.json"
+expect_rc "merge of three shards" 1 "$TMP/merge.out" "$TMP/merge.err"
+run_cs "$TMP/all.out" "$TMP/all.err" fuzz "$SCEN" --variant before-fix --schedules 3000 --all \
+    --no-shrink --quiet --jobs 2 --result "$TMP/all.json" --out "$TMP/shards"
+expect_rc "fuzz --all --jobs 2" 1 "$TMP/all.out" "$TMP/all.err"
+if [ "$(grep -v '"shard"\|"index": [0-9]*,$\|"count"' "$TMP/merged.json" | grep -v '^  },$')" = \
+     "$(grep -v '"shard"\|"index": [0-9]*,$\|"count"' "$TMP/all.json" | grep -v '^  },$')" ]; then
+    ok "merged shards equal the whole campaign run with 2 jobs"
+else
+    not_ok "merged shards equal the whole campaign run with 2 jobs" "$(diff "$TMP/merged.json" "$TMP/all.json" | head -n 10)"
+fi
+cp "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
+run_cs "$TMP/dup.out" "$TMP/dup.err" merge "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
+expect_rc "merge of a repeated shard" 2 "$TMP/dup.out" "$TMP/dup.err"
+
+# ---------------------------------------------------------------- interruption
+"$BIN" fuzz "$SCEN" --variant fix-1 --schedules 100000000 --result "$TMP/interrupted.json" \
+    --out "$TMP/shards" >"$TMP/int.out" 2>"$TMP/int.err" &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+expect_rc "a fuzz run stopped by SIGTERM" 130 "$TMP/int.out" "$TMP/int.err"
+expect_grep "an interrupted fuzz run prints what it explored" "interrupted: explored" "$TMP/int.out"
+expect_grep "an interrupted fuzz run writes its whole result" '"interrupted": true' "$TMP/interrupted.json"
+if ls "$TMP"/*.tmp "$TMP"/shards/*.tmp >/dev/null 2>&1; then
+    not_ok "an interrupted run leaves no temporary file"
+else
+    ok "an interrupted run leaves no temporary file"
+fi
+
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)
-run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/
+run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/ --junit "$TMP/check.xml" --json "$TMP/check.json"
 expect_rc "check scenarios/" 0 "$TMP/check.out" "$TMP/check.err"
-expect_grep "check scenarios/ meets 3 of 3 expectations" "3 of 3 expectations met" "$TMP/check.out"
+if grep -Eq '^check: ([0-9]+) of \1 expectations met$' "$TMP/check.out"; then
+    ok "check scenarios/ meets every expectation"
+else
+    not_ok "check scenarios/ meets every expectation" "$(tail -n 1 "$TMP/check.out")"
+fi
+rows=$(grep -c ' ok ' "$TMP/check.out")
+cases=$(grep -c '<testcase ' "$TMP/check.xml")
+if [ "$rows" -eq "$cases" ] && grep -q 'failures="0"' "$TMP/check.xml"; then
+    ok "check --junit has one passing testcase per variant"
+else
+    not_ok "check --junit has one passing testcase per variant" "$rows rows, $cases testcases"
+fi
+expect_grep "check --json reports every variant met" "\"failed\": 0" "$TMP/check.json"
+expect_grep "check --json carries the dfs pruning figure" "\"pruned_by_sleep_sets\"" "$TMP/check.json"
 if grep -q FAILED "$TMP/check.out"; then
     not_ok "check scenarios/ prints no FAILED row" "$(grep FAILED "$TMP/check.out")"
 else

@@ -16,6 +16,7 @@
 
 #include "scenarios/campaign.hpp"
 #include "scenarios/chrome_trace.hpp"
+#include "scenarios/report.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
@@ -565,4 +566,77 @@ TEST_CASE("chrome trace: one track per task, blocked slices, I/O in flight and t
     CHECK(power == 1);
     CHECK(io_open.size() >= 4);  // data, log, flush, superblock
     for (const auto& [id, open] : io_open) CHECK(open == 0);
+}
+
+namespace {
+auto violation_indices(const scenarios::FuzzReport& report) -> std::vector<std::uint64_t> {
+    std::vector<std::uint64_t> indices;
+    for (const auto& found : report.violations) indices.push_back(found.index);
+    return indices;
+}
+}  // namespace
+
+TEST_CASE("campaign: the same violations and counts with any number of jobs") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    for (const bool stop_at_first : {true, false}) {
+        CAPTURE(stop_at_first);
+        scenarios::FuzzRequest request;
+        REQUIRE(sim::parse_strategy("random", request.strategy));
+        request.schedules = 3000;
+        request.stop_at_first = stop_at_first;
+        const auto one = scenarios::fuzz(simulation, request);
+        REQUIRE(one.found);
+        for (const std::uint32_t jobs : {2U, 3U}) {
+            CAPTURE(jobs);
+            request.jobs = jobs;
+            const auto many = scenarios::fuzz(simulation, request);
+            CHECK(many.schedules == one.schedules);
+            CHECK(many.crash_states == one.crash_states);
+            CHECK(many.steps == one.steps);
+            CHECK(many.index == one.index);
+            CHECK(violation_indices(many) == violation_indices(one));
+            CHECK(many.failing.trace_hash == one.failing.trace_hash);
+        }
+    }
+}
+
+TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") {
+    const auto scenario = load();
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    scenarios::FuzzRequest whole_request;
+    REQUIRE(sim::parse_strategy("pct:3", whole_request.strategy));
+    whole_request.schedules = 2000;
+    whole_request.stop_at_first = false;
+    const auto whole = scenarios::fuzz(simulation, whole_request);
+    REQUIRE_FALSE(whole.violations.empty());
+    const auto whole_result = scenarios::campaign_result(whole, whole_request, scenario, 7, "before-fix");
+    for (const std::uint32_t count : {1U, 2U, 3U, 7U}) {
+        CAPTURE(count);
+        std::vector<scenarios::CampaignResult> shards;
+        std::vector<std::string> names;
+        for (std::uint32_t index = count; index-- > 0;) {  // any order
+            scenarios::FuzzRequest request = whole_request;
+            request.shard_index = index;
+            request.shard_count = count;
+            const auto report = scenarios::fuzz(simulation, request);
+            shards.push_back(scenarios::campaign_result(report, request, scenario, 7, "before-fix"));
+            names.push_back("shard" + std::to_string(index));
+        }
+        const auto merged = scenarios::merge_results(shards, names);
+        CHECK(merged.schedules_run == whole_result.schedules_run);
+        CHECK(merged.crash_states == whole_result.crash_states);
+        CHECK(merged.steps == whole_result.steps);
+        REQUIRE(merged.violations.size() == whole_result.violations.size());
+        for (std::size_t i = 0; i < merged.violations.size(); i++) {
+            CHECK(merged.violations[i].index == whole_result.violations[i].index);
+            CHECK(merged.violations[i].violation.message == whole_result.violations[i].violation.message);
+        }
+    }
+    // A missing or repeated shard is refused.
+    scenarios::FuzzRequest request = whole_request;
+    request.shard_count = 2;
+    const auto only = scenarios::campaign_result(scenarios::fuzz(simulation, request), request, scenario, 7, "before-fix");
+    CHECK_THROWS_AS(scenarios::merge_results({only}, {"a"}), scenarios::InputError);
+    CHECK_THROWS_AS(scenarios::merge_results({only, only}, {"a", "b"}), scenarios::InputError);
 }

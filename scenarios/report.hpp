@@ -1,0 +1,45 @@
+#pragma once
+// Report files for CI: JUnit XML (one testcase per scenario variant, in the
+// shape GitLab, Jenkins and GitHub test reporters read) and a JSON report with
+// every figure; and the JSON result of one fuzz campaign or shard, which
+// `crashsim merge` combines. Every file is written to a temporary name and
+// renamed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenarios/campaign.hpp"
+
+namespace scenarios {
+
+void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
+void write_check_json(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
+
+/// A fuzz campaign's result, or one shard's.
+struct CampaignResult {
+    std::string scenario;       // name
+    std::uint64_t scenario_hash = 0;  // of the scenario file's text
+    std::string variant;
+    std::string strategy;
+    std::uint64_t seed = 0;
+    std::uint64_t schedules = 0;  // the whole campaign's size
+    std::uint32_t shard_index = 0;
+    std::uint32_t shard_count = 1;
+    std::uint64_t schedules_run = 0;
+    std::uint64_t crash_states = 0;
+    std::uint64_t steps = 0;
+    bool interrupted = false;
+    std::vector<FoundViolation> violations;
+};
+
+auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,
+                     std::uint64_t scenario_hash, const std::string& variant) -> CampaignResult;
+void write_campaign_result(const CampaignResult& result, const std::string& path);
+/// Throws InputError naming the file and JSON path.
+auto read_campaign_result(const std::string& path) -> CampaignResult;
+/// Combines the shards of one campaign; throws InputError when they are not
+/// the shards 0..N-1 of the same campaign, each once.
+auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)
+    -> CampaignResult;
+
+}  // namespace scenarios
