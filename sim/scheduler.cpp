@@ -6,19 +6,14 @@
 #include "sim/assert.hpp"
 
 namespace sim {
-namespace {
+namespace detail {
 thread_local Scheduler* this_thread_scheduler = nullptr;
-}  // namespace
-
-auto current_scheduler() -> Scheduler& {
-    SIM_ASSERT(this_thread_scheduler != nullptr);
-    return *this_thread_scheduler;
-}
-
-auto has_current_scheduler() -> bool { return this_thread_scheduler != nullptr; }
+}  // namespace detail
+using detail::this_thread_scheduler;
 
 Scheduler::Scheduler(Options options, Trace* trace)
-    : options_(options), trace_(trace), hits_(yield_point_count(), 0) {
+    : options_(options), trace_(trace), tracing_(trace != nullptr && trace->enabled()),
+      hits_(yield_point_count(), 0) {
     outer_ = this_thread_scheduler;
     this_thread_scheduler = this;
     candidates_.reserve(16);
@@ -70,14 +65,6 @@ auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
 void Scheduler::switch_to_scheduler() {
     Task& task = *tasks_[current_];
     task.caller = std::move(task.caller).resume();
-}
-
-void Scheduler::yield(const YieldPoint& point) {
-    SIM_ASSERT(current_ != no_task);
-    Task& task = *tasks_[current_];
-    task.last_point = &point;
-    hits_[point.id]++;
-    switch_to_scheduler();
 }
 
 void Scheduler::block(const char* what) {
@@ -168,7 +155,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
     if (task.state == TaskState::runnable) step_footprint_ |= task.last_point->touches;
-    if (trace_ != nullptr && trace_->enabled()) {
+    if (tracing_) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked
                                 ? std::string("(blocked on ") + task.blocked_on + ")"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/assert.hpp"
 #include "sim/fiber.hpp"
 #include "sim/resource.hpp"
 #include "sim/time.hpp"
@@ -78,7 +79,13 @@ public:
     auto spawn(std::string name, std::function<void()> body) -> TaskId;
 
     // ---- Called from inside a fiber (model code). ----
-    void yield(const YieldPoint& point);
+    void yield(const YieldPoint& point) {
+        SIM_ASSERT(current_ != no_task);
+        Task& task = *tasks_[current_];
+        task.last_point = &point;
+        hits_[point.id]++;
+        task.caller = std::move(task.caller).resume();
+    }
     /// Blocks the current task until wake(); `what` names the wait for
     /// deadlock reports and traces.
     void block(const char* what);
@@ -125,7 +132,7 @@ public:
     [[nodiscard]] auto has_timers() const -> bool { return !timers_.empty(); }
     [[nodiscard]] auto choices() const -> const std::vector<std::uint32_t>& { return choices_; }
     [[nodiscard]] auto hits() const -> const std::vector<std::uint64_t>& { return hits_; }
-    [[nodiscard]] auto tracing() const -> bool { return trace_ != nullptr && trace_->enabled(); }
+    [[nodiscard]] auto tracing() const -> bool { return tracing_; }
     [[nodiscard]] auto all_finished() const -> bool;
     /// "flusher blocked on em_tree.lock; ..." for deadlock reports.
     [[nodiscard]] auto describe_blocked() const -> std::string;
@@ -156,6 +163,7 @@ private:
 
     Options options_;
     Trace* trace_;
+    bool tracing_;  // trace_ is there and enabled (fixed for the scheduler's life)
     std::vector<std::unique_ptr<Task>> tasks_;
     void mark_runnable(TaskId id);
     void mark_not_runnable(TaskId id);
@@ -177,10 +185,17 @@ private:
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };
 
+namespace detail {
+extern thread_local Scheduler* this_thread_scheduler;
+}  // namespace detail
+
 /// The scheduler running on this thread (model code reaches it through the
 /// free functions below, as loom's with_execution does).
-auto current_scheduler() -> Scheduler&;
-auto has_current_scheduler() -> bool;
+inline auto current_scheduler() -> Scheduler& {
+    SIM_ASSERT(detail::this_thread_scheduler != nullptr);
+    return *detail::this_thread_scheduler;
+}
+inline auto has_current_scheduler() -> bool { return detail::this_thread_scheduler != nullptr; }
 
 inline void yield(const YieldPoint& point) { current_scheduler().yield(point); }
 inline auto now() -> Instant { return current_scheduler().now(); }
