@@ -497,7 +497,11 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
                 interrupted = true;
                 break;
             }
-            rows.push_back(scenarios::check_variant(scenario, variant, seconds_now, args.jobs));
+            ProgressLine progress(true);
+            rows.push_back(scenarios::check_variant(
+                scenario, variant, seconds_now, args.jobs,
+                [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
+            progress.clear();
             const scenarios::CheckRow& row = rows.back();
             interrupted = interrupted || row.interrupted;
             std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),

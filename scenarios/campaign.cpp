@@ -152,7 +152,8 @@ auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool 
 }  // namespace
 
 auto check_variant(const Scenario& scenario, const Variant& variant,
-                   const std::function<double()>& clock, std::uint32_t jobs) -> CheckRow {
+                   const std::function<double()>& clock, std::uint32_t jobs,
+                   const std::function<void(const FuzzProgress&)>& progress) -> CheckRow {
     const double started = clock();
     CheckRow row;
     row.scenario = scenario.name;
@@ -185,6 +186,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
         request.seed = expect.fuzz.seed;
         request.schedules = expect.fuzz.schedules;
         request.jobs = jobs;
+        request.progress = progress;
         const FuzzReport report = fuzz(simulation, request);
         row.interrupted = row.interrupted || report.interrupted;
         row.schedules += report.schedules;

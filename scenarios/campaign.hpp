@@ -96,6 +96,7 @@ struct CheckRow {
 /// Checks one variant against its expectation. `clock` returns seconds (the
 /// library reads no wall clock itself).
 auto check_variant(const Scenario& scenario, const Variant& variant,
-                   const std::function<double()>& clock, std::uint32_t jobs = 1) -> CheckRow;
+                   const std::function<double()>& clock, std::uint32_t jobs = 1,
+                   const std::function<void(const FuzzProgress&)>& progress = {}) -> CheckRow;
 
 }  // namespace scenarios
