@@ -1,12 +1,21 @@
 #include "model/filesystem.hpp"
 
+#include <algorithm>
+
 #include "model/btrfs/btrfs.hpp"
+#include "model/info.hpp"
+#include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
 
 namespace model {
 
-auto make_filesystem(const std::string& model, const Config& config, const Geometry& geometry,
+auto make_filesystem(const std::string& model, const Config& given, const Geometry& geometry,
                      const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem> {
+    // Knobs left out take the model's defaults.
+    const ModelInfo* info = find_model(model);
+    SIM_ASSERT(info != nullptr);
+    Config config = given;
+    for (const auto& knob : info->knobs) config.try_emplace(knob.name, knob.default_value);
     if (model == "btrfs") {
         btrfs::Knobs knobs;
         const std::string& release = config.at("release_extent_maps");
@@ -14,7 +23,21 @@ auto make_filesystem(const std::string& model, const Config& config, const Geome
                         : release == "keep-modified" ? btrfs::ReleasePolicy::keep_modified
                                                      : btrfs::ReleasePolicy::keep_current_generation;
         knobs.release_sets_full_sync = config.at("release_sets_full_sync") == "yes";
+        knobs.log_commit_sleep = config.at("log_commit_sleep") == "jiffy";
+        knobs.hz = static_cast<std::uint32_t>(std::stoul(config.at("hz")));
+        knobs.jiffy_tick_aligned = config.at("jiffy_timer") == "tick-aligned";
         return std::make_unique<btrfs::Btrfs>(knobs, geometry, file_names);
+    }
+    if (model == "xfs") {
+        xfs::Knobs knobs;
+        knobs.delalloc_convert = config.at("delalloc_convert") == "written"
+                                     ? xfs::DelallocConvert::written
+                                     : xfs::DelallocConvert::unwritten;
+        const std::string& hint = config.at("extent_size_hint");
+        const std::uint64_t hint_bytes = hint == "64k" ? 65536 : hint == "1m" ? 1048576 : 0;
+        knobs.extent_size_hint_blocks =
+            hint_bytes == 0 ? 0 : std::max<std::uint64_t>(1, hint_bytes / geometry.block_size);
+        return std::make_unique<xfs::Xfs>(knobs, geometry, file_names);
     }
     SIM_ASSERT(false && "model validated by the loader");
     return nullptr;

@@ -1,6 +1,7 @@
 #include "model/info.hpp"
 
 #include "model/btrfs/points.hpp"
+#include "model/xfs/points.hpp"
 
 namespace model {
 namespace {
@@ -33,6 +34,17 @@ auto btrfs_info() -> ModelInfo {
          "no",
          "page release sets BTRFS_INODE_NEEDS_FULL_SYNC when it drops an extent map: yes before "
          "patch 3/3, no after it"},
+        {"log_commit_sleep",
+         {"jiffy", "none"},
+         "none",
+         "btrfs_sync_log: the leader of a log commit on a non-ssd mount sleeps one jiffy while "
+         "MULTI_LOG_TASKS is set (jiffy, before the 2025 patch) or never (none, after it)"},
+        {"hz", {"100", "250", "300", "1000"}, "250", "timer ticks per second: one jiffy is 1/HZ"},
+        {"jiffy_timer",
+         {"tick-aligned", "exact"},
+         "tick-aligned",
+         "a one-jiffy timeout wakes on the second tick after the call, (1, 2] jiffies "
+         "(tick-aligned, as the timer wheel does), or after exactly one jiffy"},
     };
     info.ops = {
         {"create", "create an empty regular file", {file_field()}, true},
@@ -53,10 +65,80 @@ auto btrfs_info() -> ModelInfo {
     return info;
 }
 
+// seeds/xfs-delalloc-unwritten-stale-data.txt: the patch is one knob.
+auto xfs_info() -> ModelInfo {
+    ModelInfo info;
+    info.name = "xfs";
+    info.about =
+        "xfs data path: data fork extent records (delalloc, unwritten, written), writeback that "
+        "converts whole delalloc records, I/O completion that converts unwritten extents and "
+        "raises di_size, fallocate, hole punch and zero range, the CIL and log forces, godown, "
+        "log recovery";
+    info.model_tasks = {"ioend"};
+    info.yield_points.assign(std::begin(xfs::points::all), std::end(xfs::points::all));
+    info.knobs = {
+        {"delalloc_convert",
+         {"written", "unwritten"},
+         "unwritten",
+         "how xfs_bmapi_allocate maps a delalloc record of the data fork that writeback "
+         "(xfs_bmapi_convert_delalloc) or fallocate converts: written (XFS_EXT_NORM, v5.7) or "
+         "unwritten (XFS_BMAPI_PREALLOC, converted to written when its I/O completes; \"xfs: "
+         "force writes to delalloc regions to unwritten\", v5.8)"},
+        {"extent_size_hint",
+         {"none", "64k", "1m"},
+         "none",
+         "extent size hint every new file inherits (mkfs.xfs -d extszinherit): buffered writes "
+         "into holes then allocate unwritten extents aligned to it (xfs_iomap_write_direct) "
+         "instead of reserving delalloc"},
+    };
+    auto keep_size = [](std::vector<FieldInfo> fields) {
+        fields.push_back({"keep_size", FieldKind::flag, false});
+        return fields;
+    };
+    info.ops = {
+        {"create", "create an empty regular file (a transaction)", {file_field()}, true},
+        {"write",
+         "buffered write: reserve delalloc over holes (with an extent size hint: allocate "
+         "unwritten), dirty the pages, raise i_size (not di_size)",
+         range_fields(true)},
+        {"writeback",
+         "background writeback (WB_SYNC_NONE) of the dirty pages in range (default: the whole "
+         "file): xfs_map_blocks, delalloc conversion, ioend submission; does not wait",
+         range_fields(false)},
+        {"sync_file_range",
+         "sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER): write back the range and wait; no "
+         "log force, so no durability promise",
+         range_fields(true)},
+        {"fsync",
+         "xfs_file_fsync: write back and wait for the whole file, then force the log up to the "
+         "inode's last transaction (or FLUSH the device if it is not pinned)",
+         {file_field()}},
+        {"falloc",
+         "fallocate, FALLOC_FL_KEEP_SIZE with keep_size: xfs_alloc_file_space "
+         "(xfs_bmapi_write with XFS_BMAPI_PREALLOC; a delalloc record in range is converted "
+         "whole); without keep_size, raises i_size and di_size past the range; no writeback",
+         keep_size(range_fields(true))},
+        {"fpunch",
+         "FALLOC_FL_PUNCH_HOLE: xfs_flush_unmap_range (write back, wait, drop the pages), then "
+         "xfs_free_file_space (the range may extend past EOF)",
+         range_fields(true)},
+        {"fzero",
+         "FALLOC_FL_ZERO_RANGE (with keep_size: | FALLOC_FL_KEEP_SIZE): flush and unmap as "
+         "fpunch, free the range, then preallocate it unwritten",
+         keep_size(range_fields(true))},
+        {"log_force", "the log worker: xfs_log_force(XFS_LOG_SYNC) pushes the CIL to disk", {}},
+        {"shutdown",
+         "godown -f: force the log, then shut down: no more transactions, log writes or data "
+         "writeback; later operations fail with EIO",
+         {}},
+    };
+    return info;
+}
+
 }  // namespace
 
 auto models() -> const std::vector<ModelInfo>& {
-    static const std::vector<ModelInfo> all = {btrfs_info()};
+    static const std::vector<ModelInfo> all = {btrfs_info(), xfs_info()};
     return all;
 }
 

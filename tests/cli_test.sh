@@ -214,9 +214,35 @@ expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 20
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
 expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
-for word in release_extent_maps keep-current-generation btrfs.fsync.after_full_sync_check fsync_durability; do
+for word in release_extent_maps keep-current-generation btrfs.fsync.after_full_sync_check fsync_durability \
+    delalloc_convert extent_size_hint sync_file_range fpunch xfs.convert.after_alloc \
+    xfs.ioend.after_convert_commit; do
     expect_grep "list mentions $word" "$word" "$TMP/list.out"
 done
+
+# ---------------------------------------------------------------- xfs (generic/042, ~1 s)
+XFS042=scenarios/xfs/generic-042.json
+run_cs "$TMP/xfs.out" "$TMP/xfs.err" run "$XFS042" --variant before-fix
+expect_rc "run xfs/generic-042 before-fix" 1 "$TMP/xfs.out" "$TMP/xfs.err"
+expect_grep "run xfs/generic-042 before-fix prints VIOLATION no_stale_data" \
+    "VIOLATION no_stale_data: file J offset 0 exposes stale contents" "$TMP/xfs.out"
+expect_grep "run xfs/generic-042 before-fix converts the whole record written" \
+    "xfs_bmapi_convert_delalloc converts the whole delalloc record [0, 65536) of inode J" "$TMP/xfs.out"
+run_cs "$TMP/xfs.out" "$TMP/xfs.err" run "$XFS042" --variant fix
+expect_rc "run xfs/generic-042 fix" 0 "$TMP/xfs.out" "$TMP/xfs.err"
+expect_grep "run xfs/generic-042 fix converts at I/O completion" \
+    "xfs_iomap_write_unwritten converts exactly [61440, 65536) of inode J to NORM" "$TMP/xfs.out"
+mkdir "$TMP/xfs-fuzz"
+run_cs "$TMP/xfs.out" "$TMP/xfs.err" fuzz scenarios/xfs/delalloc-writeback-race.json \
+    --variant before-fix --strategy pct:3 --schedules 2000 --out "$TMP/xfs-fuzz" --quiet
+expect_rc "fuzz xfs/delalloc-writeback-race before-fix" 1 "$TMP/xfs.out" "$TMP/xfs.err"
+expect_grep "fuzz xfs/delalloc-writeback-race before-fix finds no_stale_data" \
+    "VIOLATION no_stale_data" "$TMP/xfs.out"
+run_cs "$TMP/xfs.out" "$TMP/xfs.err" fuzz scenarios/xfs/delalloc-writeback-race.json \
+    --variant fix --strategy random --schedules 2000 --out "$TMP/xfs-fuzz"
+expect_rc "fuzz xfs/delalloc-writeback-race fix" 0 "$TMP/xfs.out" "$TMP/xfs.err"
+expect_grep "fuzz xfs/delalloc-writeback-race fix says no violation" \
+    "no violation in 2000 schedules" "$TMP/xfs.out"
 
 # ---------------------------------------------------------------- bad input files
 bad_count=0

@@ -44,6 +44,12 @@ enum class ReleasePolicy : std::uint8_t {
 struct Knobs {
     ReleasePolicy release = ReleasePolicy::keep_current_generation;
     bool release_sets_full_sync = false;  // true before patch 3/3
+    // seeds/btrfs-log-commit-jiffy-sleep.txt: the leader of a log commit on a
+    // non-ssd mount sleeps one jiffy while MULTI_LOG_TASKS is set (before the
+    // patch) or not at all (after it).
+    bool log_commit_sleep = false;
+    std::uint32_t hz = 250;
+    bool jiffy_tick_aligned = true;
 };
 
 /// struct extent_map. Lengths and offsets in blocks (4 KiB pages).
@@ -139,6 +145,8 @@ struct Counters {
     std::uint64_t extent_maps_released = 0;
     std::uint64_t extent_maps_kept = 0;
     std::uint64_t ordered_extents = 0;
+    std::uint64_t jiffy_sleeps = 0;
+    std::uint64_t log_followers = 0;  // fsyncs whose log commit another task led
 };
 
 class Btrfs final : public FileSystem {
@@ -183,7 +191,11 @@ private:
     void log_inode(std::uint32_t file, std::uint64_t transid);
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
     void log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
-    void sync_log();
+    auto start_log_trans() -> std::uint64_t;
+    void wait_for_writer();
+    void wait_log_commit(std::uint64_t log_transid);
+    void jiffy_sleep();
+    void sync_log(std::uint64_t log_transid);
     // recovery.cpp
     void check_consistency(const FsTree& tree, RecoveredState& state) const;
 
@@ -214,6 +226,14 @@ private:
     std::uint32_t log_writers_ = 0;
     sim::WaitQueue log_writer_wait_{"root.log_writer_wait"};
     std::uint64_t log_transid_ = 0;
+    std::int64_t log_transid_committed_ = -1;
+    bool log_committing_[2] = {false, false};
+    sim::WaitQueue log_commit_wait_[2] = {sim::WaitQueue{"root.log_commit_wait"},
+                                          sim::WaitQueue{"root.log_commit_wait"}};
+    sim::TaskId log_start_task_ = sim::no_task;  // log_start_pid
+    bool multi_log_tasks_ = false;               // BTRFS_ROOT_MULTI_LOG_TASKS
+    bool ssd_ = false;                           // -o ssd: the device is not rotational
+    sim::Mutex log_root_tree_mutex_{"log_root_tree.log_mutex"};
     std::uint64_t log_batch_ = 0;
     LogTree log_tree_;
     std::uint64_t log_block_ = 0;  // the log tree as last written (0: none)

@@ -42,6 +42,7 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     data_cursor_ = meta_area_end_;
     generation_ = 1;
     last_trans_committed_ = 1;
+    ssd_ = !device_.profile().rotational;
     root_object_ = store(FsTree{});
     root_block_ = allocate_meta_block();
     device_.format(root_block_, 1, disk::Content::meta(root_object_));
@@ -90,6 +91,8 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"extent_maps_released", counters_.extent_maps_released},
         {"extent_maps_kept", counters_.extent_maps_kept},
         {"ordered_extents", counters_.ordered_extents},
+        {"jiffy_sleeps", counters_.jiffy_sleeps},
+        {"log_followers", counters_.log_followers},
         {"disk_writes", disk.writes},
         {"disk_flushes", disk.flushes},
         {"disk_fua_writes", disk.fua_writes},

@@ -57,6 +57,11 @@ inline const sim::YieldPoint fsync_logging_extent = register_yield_point(
     "btrfs.fsync.logging_extent",
     "btrfs_log_changed_extents dropped em_tree.lock to log one extent map (LOGGING set)",
     {"btrfs.em_tree", "btrfs.log", "btrfs.inode"});
+inline const sim::YieldPoint sync_log_root_released = register_yield_point(
+    "btrfs.sync_log.root_released",
+    "the leader started the log write and released log_mutex: later fsyncs join the next log "
+    "transaction",
+    {"btrfs.log", "btrfs.transaction", "btrfs.meta"});
 inline const sim::YieldPoint sync_log_after_log_write = register_yield_point(
     "btrfs.sync_log.after_log_write", "the log tree blocks are written (not yet flushed)",
     {"btrfs.log", "btrfs.transaction", "btrfs.meta", "btrfs.inode", "btrfs.em_tree"});
@@ -79,7 +84,8 @@ inline const sim::YieldPoint* const all[] = {
     &endio_after_join,         &endio_after_extent_item, &endio_after_unpin,
     &release_before_em_lock,   &release_after_em_unlock, &fsync_after_start_writeback,
     &fsync_after_wait_ordered, &fsync_after_join,        &fsync_after_full_sync_check,
-    &fsync_before_changed_extents_lock, &fsync_logging_extent, &sync_log_after_log_write,
+    &fsync_before_changed_extents_lock, &fsync_logging_extent, &sync_log_root_released,
+    &sync_log_after_log_write,
     &sync_log_super_durable,   &commit_after_writers,    &commit_after_tree_write,
     &commit_super_durable,
 };

@@ -1,8 +1,10 @@
 // fsync and the log tree: btrfs_sync_file (fs/btrfs/file.c), btrfs_log_inode,
-// btrfs_log_changed_extents, copy_items and btrfs_sync_log (tree-log.c).
-// Seed: btrfs-fast-fsync-vs-page-release.txt, steps 5, 7 and 8. The log
-// commit is the simple, serialised form; log_batch batching and the
-// MULTI_LOG_TASKS sleep (seed btrfs-log-commit-jiffy-sleep.txt) come later.
+// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log
+// (tree-log.c). Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
+// and btrfs-log-commit-jiffy-sleep.txt (the log commit: leader and
+// followers, log_batch, log_writers, two log transactions in flight by
+// parity, MULTI_LOG_TASKS and the one-jiffy sleep; FIDELITY.md 2.2, v6.5).
+// The log root tree level is folded into one step with its own mutex.
 #include <algorithm>
 
 #include "model/btrfs/btrfs.hpp"
@@ -40,12 +42,9 @@ void Btrfs::fsync(std::uint32_t file) {
     }
     // F6, F7: join the running transaction; start_log_trans.
     const std::uint64_t transid = join_transaction();
-    root_log_mutex_.lock();
-    if (!log_root_exists_) log_root_exists_ = true;
-    log_writers_++;
-    root_log_mutex_.unlock();
+    const std::uint64_t log_transid = start_log_trans();
     SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
-             " and starts the log");
+             " and starts the log (log transaction " + std::to_string(log_transid) + ")");
     sim::yield(points::fsync_after_join);
     // F8 to F11.
     log_inode(file, transid);
@@ -54,7 +53,7 @@ void Btrfs::fsync(std::uint32_t file) {
     if (--log_writers_ == 0) log_writer_wait_.wake_all();
     // F12: drop the inode lock and make the log durable.
     inode.inode_lock.unlock();
-    sync_log();
+    sync_log(log_transid);
     // F13
     end_transaction();
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
@@ -149,29 +148,122 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     SIM_MAYBE(transid > test_gen);
 }
 
-void Btrfs::sync_log() {
+auto Btrfs::start_log_trans() -> std::uint64_t {
+    const sim::TaskId self = sim::current_scheduler().current();
     root_log_mutex_.lock();
-    // wait_for_writer: every task that joined this log transaction has
-    // finished logging.
+    // MULTI_LOG_TASKS: a second task logging in the same log transaction.
+    if (log_root_exists_) {
+        if (log_start_task_ == sim::no_task) {
+            multi_log_tasks_ = false;
+            log_start_task_ = self;
+        } else if (log_start_task_ != self) {
+            multi_log_tasks_ = true;
+        }
+    } else {
+        log_root_exists_ = true;
+        multi_log_tasks_ = false;
+        log_start_task_ = self;
+    }
+    log_writers_++;
+    const std::uint64_t log_transid = log_transid_;
+    root_log_mutex_.unlock();
+    return log_transid;
+}
+
+void Btrfs::wait_for_writer() {
+    // Called with log_mutex held; drops it while waiting.
     while (log_writers_ > 0) {
         root_log_mutex_.unlock();
         log_writer_wait_.wait();
         root_log_mutex_.lock();
     }
-    // Write the log tree, FLUSH, then the superblock with FUA naming it.
+}
+
+void Btrfs::wait_log_commit(std::uint64_t log_transid) {
+    // Called with log_mutex held; drops it while waiting.
+    const std::size_t index = log_transid % 2;
+    while (log_committing_[index] && log_transid_committed_ < static_cast<std::int64_t>(log_transid)) {
+        root_log_mutex_.unlock();
+        log_commit_wait_[index].wait();
+        root_log_mutex_.lock();
+    }
+}
+
+void Btrfs::jiffy_sleep() {
+    // A one-jiffy timeout lands one timer-wheel bucket late so it never fires
+    // early: the task wakes on the second tick after the call, (1, 2] jiffies.
+    const sim::Duration jiffy = sim::seconds / knobs_.hz;
+    const sim::Instant now = sim::now();
+    const sim::Duration delay = knobs_.jiffy_tick_aligned ? (now / jiffy + 2) * jiffy - now : jiffy;
+    counters_.jiffy_sleeps++;
+    SIM_NOTE("btrfs_sync_log: MULTI_LOG_TASKS is set on a non-ssd mount: the leader drops "
+             "log_mutex and sleeps one jiffy (" + std::to_string(delay / sim::microseconds) + " us)");
+    sim::current_scheduler().sleep(delay);
+}
+
+void Btrfs::sync_log(std::uint64_t log_transid) {
+    root_log_mutex_.lock();
+    // S1: a later commit already covered this log transaction.
+    if (log_transid_committed_ >= static_cast<std::int64_t>(log_transid)) {
+        root_log_mutex_.unlock();
+        return;
+    }
+    const std::size_t index = log_transid % 2;
+    // S2: someone leads this log transaction's commit: follow it.
+    if (log_committing_[index]) {
+        counters_.log_followers++;
+        SIM_NOTE("btrfs_sync_log: log transaction " + std::to_string(log_transid) +
+                 " is being committed by another task; waiting for it (follower)");
+        wait_log_commit(log_transid);
+        root_log_mutex_.unlock();
+        return;
+    }
+    // S3: lead it; the previous log transaction commits first.
+    log_committing_[index] = true;
+    if (log_transid > 0 && log_committing_[(index + 1) % 2]) wait_log_commit(log_transid - 1);
+    // S4: let more fsyncs join while they keep arriving.
+    for (;;) {
+        const std::uint64_t batch = log_batch_;
+        if (!ssd_ && multi_log_tasks_ && knobs_.log_commit_sleep) {
+            root_log_mutex_.unlock();
+            jiffy_sleep();
+            root_log_mutex_.lock();
+        }
+        wait_for_writer();
+        if (batch == log_batch_) break;
+    }
+    // S6: start writing the log tree; S7: later fsyncs belong to the next
+    // log transaction.
     const std::uint64_t object = store(log_tree_);
     const std::uint64_t block = allocate_meta_block();
-    device_.write_and_wait(block, 1, disk::Content::meta(object), false, "log");
+    sim::Completion written("log");
+    device_.submit_write(block, 1, disk::Content::meta(object), false, "log",
+                         [&written] { written.complete(); });
+    log_transid_++;
+    log_start_task_ = sim::no_task;
+    root_log_mutex_.unlock();
+    sim::yield(points::sync_log_root_released);
+    // S8 to S11 (the log root tree level, folded): wait for the log blocks,
+    // FLUSH, then the superblock with FUA naming this log.
+    log_root_tree_mutex_.lock();
+    written.wait();
     sim::yield(points::sync_log_after_log_write);
     device_.flush_and_wait();
     log_block_ = block;
     log_object_ = object;
     write_superblock(true);
-    counters_.log_commits++;
-    SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid_) +
-             ", FLUSH, superblock FUA: the log is durable");
-    log_transid_++;
+    log_root_tree_mutex_.unlock();
+    // S12: hand the result to the followers.
+    root_log_mutex_.lock();
+    if (log_transid_committed_ < static_cast<std::int64_t>(log_transid)) {
+        log_transid_committed_ = static_cast<std::int64_t>(log_transid);
+    }
+    log_committing_[index] = false;
+    log_commit_wait_[index].wake_all();
     root_log_mutex_.unlock();
+    counters_.log_commits++;
+    SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid) +
+             ", FLUSH, superblock FUA: the log is durable");
     sim::yield(points::sync_log_super_durable);
 }
 

@@ -143,7 +143,10 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
     CHECK(before_fix.name == "before-fix");
     CHECK(before_fix.config ==
           std::map<std::string, std::string>{{"release_extent_maps", "before-fix"},
-                                             {"release_sets_full_sync", "yes"}});
+                                             {"release_sets_full_sync", "yes"},
+                                             {"log_commit_sleep", "none"},
+                                             {"hz", "250"},
+                                             {"jiffy_timer", "tick-aligned"}});
     CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
     CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3", "dfs:2"});
@@ -169,7 +172,10 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
     const auto& variant = scenario.variants[0];
     CHECK(variant.config ==
           std::map<std::string, std::string>{{"release_extent_maps", "keep-current-generation"},
-                                             {"release_sets_full_sync", "no"}});
+                                             {"release_sets_full_sync", "no"},
+                                             {"log_commit_sleep", "none"},
+                                             {"hz", "250"},
+                                             {"jiffy_timer", "tick-aligned"}});
     CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
     CHECK(variant.expect.fuzz.strategies == std::vector<std::string>{"random"});
     CHECK(variant.expect.fuzz.schedules == 10000);
@@ -348,8 +354,9 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "key"},
         {"unknown_knob",
          "$.variants[0].config.release_extent_map: expected one of the knobs "
-         "release_extent_maps, release_sets_full_sync, got an unknown knob"},
-        {"unknown_model", "$.model: expected one of the models btrfs, got \"ext5\""},
+         "release_extent_maps, release_sets_full_sync, log_commit_sleep, hz, jiffy_timer, got an "
+         "unknown knob"},
+        {"unknown_model", "$.model: expected one of the models btrfs, xfs, got \"ext5\""},
         {"unknown_op",
          "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "
          "fsync, commit, sync, got \"pwrite\""},
@@ -368,6 +375,33 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.fuzz.schedules: expected an unsigned integer greater than 0, got 0"},
         {"zero_length",
          "$.tasks[0].ops[0].length: expected an unsigned integer greater than 0, got 0"},
+        {"xfs_fpunch_past_max_size",
+         "$.tasks[0].ops[1].length: expected offset + length <= 17592186044416, got "
+         "17592186040320 + 8192"},
+        {"xfs_ioend_task_name",
+         "$.tasks[1].name: expected a name other than the model's own tasks ioend, got "
+         "\"ioend\""},
+        {"xfs_keep_size_not_boolean",
+         "$.tasks[0].ops[1].keep_size: expected a boolean, got a string"},
+        {"xfs_keep_size_on_fpunch",
+         "$.tasks[0].ops[1].keep_size: expected one of the keys op, file, offset, length, got an "
+         "unknown key"},
+        {"xfs_sync_file_range_without_length",
+         "$.tasks[0].ops[1].length: expected a required key, got nothing"},
+        {"xfs_unaligned_fpunch", "$.tasks[0].ops[1].offset: expected a multiple of 4096, got 61441"},
+        {"xfs_unaligned_fzero_length",
+         "$.tasks[0].ops[1].length: expected a multiple of 4096, got 100"},
+        {"xfs_unknown_extent_size_hint",
+         "$.variants[0].config.extent_size_hint: expected one of none, 64k, 1m, got \"4k\""},
+        {"xfs_unknown_fork_state",
+         "$.variants[0].config.delalloc_convert: expected one of written, unwritten, got "
+         "\"delayed\""},
+        {"xfs_unknown_op",
+         "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
+         "sync_file_range, fsync, falloc, fpunch, fzero, log_force, shutdown, got \"punch\""},
+        {"xfs_unknown_yield_point",
+         "$.schedule[0].until: expected a registered yield point (crashsim list prints them), got "
+         "\"xfs.wb.submitted\""},
     };
     // Every file on disk has an expected message, so a new bad input cannot go untested.
     std::size_t files_count = 0;

@@ -1,0 +1,64 @@
+#pragma once
+// The xfs model's yield points, in the order generic/042's story visits them
+// (seeds/xfs-delalloc-unwritten-stale-data.txt; FIDELITY.md 3.2 names the
+// candidates wb.map_lookup, convert.after_alloc, convert.after_commit,
+// wb.submit, ioend.queued and ioend.after_convert_commit).
+#include "sim/yield_point.hpp"
+
+namespace model::xfs::points {
+using sim::register_yield_point;
+
+inline const sim::YieldPoint create_after_commit = register_yield_point(
+    "xfs.create.after_commit", "the new inode's transaction is committed to the CIL");
+inline const sim::YieldPoint write_after_dirty = register_yield_point(
+    "xfs.write.after_dirty",
+    "buffered write reserved delalloc (or, with an extent size hint, allocated unwritten) and "
+    "dirtied its pages; i_size raised, di_size not");
+inline const sim::YieldPoint wb_map_lookup = register_yield_point(
+    "xfs.wb.map_lookup",
+    "xfs_map_blocks looked the page up under ILOCK shared and dropped the lock (B1)");
+inline const sim::YieldPoint convert_after_alloc = register_yield_point(
+    "xfs.convert.after_alloc",
+    "xfs_bmapi_convert_delalloc allocated disk blocks for the whole delalloc record, ILOCK "
+    "exclusive held (B2)");
+inline const sim::YieldPoint convert_after_commit = register_yield_point(
+    "xfs.convert.after_commit",
+    "the allocation transaction is in the CIL (memory only) and ILOCK is dropped (B2)");
+inline const sim::YieldPoint wb_submit = register_yield_point(
+    "xfs.wb.submit", "an ioend's W(data) is submitted for the flushed pages only (B3, B4)");
+inline const sim::YieldPoint ioend_queued = register_yield_point(
+    "xfs.ioend.queued",
+    "the data bio completed and its ioend is on the workqueue; the worker has not started (B5)");
+inline const sim::YieldPoint ioend_after_convert_commit = register_yield_point(
+    "xfs.ioend.after_convert_commit",
+    "xfs_iomap_write_unwritten committed one conversion to written (and di_size) (B6)");
+inline const sim::YieldPoint ioend_after_size_commit = register_yield_point(
+    "xfs.ioend.after_size_commit", "xfs_setfilesize committed the new di_size (B6)");
+inline const sim::YieldPoint falloc_after_alloc = register_yield_point(
+    "xfs.falloc.after_alloc",
+    "xfs_alloc_file_space committed one xfs_bmapi_write(XFS_BMAPI_PREALLOC) allocation");
+inline const sim::YieldPoint punch_after_flush = register_yield_point(
+    "xfs.punch.after_flush",
+    "xfs_flush_unmap_range wrote back, waited for and invalidated the range");
+inline const sim::YieldPoint punch_after_unmap = register_yield_point(
+    "xfs.punch.after_unmap", "xfs_unmap_extent committed the unmapping of up to two extents");
+inline const sim::YieldPoint fsync_after_writeback = register_yield_point(
+    "xfs.fsync.after_writeback", "xfs_file_fsync wrote back and waited for the whole file");
+inline const sim::YieldPoint log_cil_pushed = register_yield_point(
+    "xfs.log.cil_pushed",
+    "a log force took the CIL checkpoint; its record is not written yet");
+inline const sim::YieldPoint log_record_durable = register_yield_point(
+    "xfs.log.record_durable", "PREFLUSH, then the log record with FUA: the checkpoint is durable");
+inline const sim::YieldPoint shutdown_done = register_yield_point(
+    "xfs.shutdown.done", "godown -f forced the log and shut the file system down");
+
+/// Every point above, so that whoever lists the model links (and registers) them.
+inline const sim::YieldPoint* const all[] = {
+    &create_after_commit,     &write_after_dirty,          &wb_map_lookup,
+    &convert_after_alloc,     &convert_after_commit,       &wb_submit,
+    &ioend_queued,            &ioend_after_convert_commit, &ioend_after_size_commit,
+    &falloc_after_alloc,      &punch_after_flush,          &punch_after_unmap,
+    &fsync_after_writeback,   &log_cil_pushed,             &log_record_durable,
+    &shutdown_done,
+};
+}  // namespace model::xfs::points

@@ -1,0 +1,247 @@
+// Scenario-level tests of the xfs scenarios (seeds/xfs-delalloc-unwritten-stale-data.txt):
+// generic/042's scripted run tells the story step by step and violates no_stale_data before
+// the fix, the fix holds and shows the unwritten conversion at I/O completion, extent size
+// hints and preallocated files hold before the fix too, runs are deterministic, fuzzing the
+// unscripted race finds the exposure before the fix and not after it, and every shipped
+// variant meets its expectation. Paths are relative to the source root.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenarios/campaign.hpp"
+#include "scenarios/runner.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/strategy.hpp"
+
+namespace {
+
+constexpr const char* generic_042 = "scenarios/xfs/generic-042.json";
+constexpr const char* generic_042_prealloc = "scenarios/xfs/generic-042-prealloc.json";
+constexpr const char* falloc_sized = "scenarios/xfs/falloc-k-over-sized-file.json";
+constexpr const char* race = "scenarios/xfs/delalloc-writeback-race.json";
+
+auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
+    -> const scenarios::Variant& {
+    const scenarios::Variant* variant = scenario.find_variant(name);
+    REQUIRE(variant != nullptr);
+    return *variant;
+}
+
+auto spec_of(const std::string& text) -> sim::StrategySpec {
+    sim::StrategySpec spec;
+    REQUIRE(sim::parse_strategy(text, spec));
+    return spec;
+}
+
+auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
+    for (const auto& violation : outcome.violations) {
+        if (violation.checker == checker) return true;
+    }
+    return false;
+}
+
+// Checks that every needle occurs in `story`, each after the previous one.
+void check_in_order(const std::string& story, const std::vector<std::string>& needles) {
+    std::size_t position = 0;
+    for (const auto& needle : needles) {
+        const std::size_t found = story.find(needle, position);
+        INFO("expected, after position ", position, ": ", needle);
+        INFO("story:\n", story);
+        CHECK(found != std::string::npos);
+        if (found == std::string::npos) return;
+        position = found + needle.size();
+    }
+}
+
+auto run_scripted(const char* path, const std::string& variant) -> scenarios::RunOutcome {
+    const auto scenario = scenarios::load_scenario(path);
+    scenarios::Simulation simulation(scenario, variant_of(scenario, variant));
+    return simulation.run_scripted(true);
+}
+
+auto fixed_clock() -> double { return 0.0; }
+
+}  // namespace
+
+TEST_CASE("xfs scenario: generic/042 before the fix tells the race and exposes stale blocks") {
+    const scenarios::RunOutcome outcome = run_scripted(generic_042, "before-fix");
+    REQUIRE(has_checker(outcome, "no_stale_data"));
+    const auto& violation = outcome.violations.front();
+    CHECK(violation.checker == "no_stale_data");
+    CHECK(violation.file == "J");
+    CHECK(violation.offset == 0);
+    CHECK(violation.found.starts_with("stale contents of device block"));
+    CHECK(violation.message.ends_with("offsets that read what this workload never wrote there: "
+                                      "J [0, 61440), K [0, 61440)"));
+    REQUIRE(outcome.crash.has_value());
+    CHECK(outcome.crash->after == "godown returned");
+    CHECK(outcome.crash_states == 1);
+
+    check_in_order(outcome.story, {
+        // falloc -k: the whole record is converted, but nothing is written and di_size stays 0.
+        "falloc_k  write [0, 65536) of inode I: xfs_bmapi_reserve_delalloc: delalloc record "
+        "[0, 65536)",
+        "falloc -k [61440, 65536) of inode I",
+        "xfs_bmapi_allocate (wasdel) converts the whole record, not just [61440, 65536): NORM "
+        "extent [0, 65536)",
+        // fpunch: FIDELITY.md 3.4 steps 2 to 5.
+        "fpunch    write [0, 65536) of inode J: xfs_bmapi_reserve_delalloc: delalloc record "
+        "[0, 65536); 16 page(s) dirtied; i_size 65536, di_size 0",
+        "fpunch [61440, 65536) of inode J (xfs_file_fallocate)",
+        "xfs_map_blocks: the block at 61440 of inode J lies in delalloc record [0, 65536)",
+        "xfs_bmapi_convert_delalloc converts the whole delalloc record [0, 65536) of inode J, not "
+        "just the block at 61440: NORM extent [0, 65536)",
+        "(xfs_bmapi_convert_delalloc) committed to the CIL, in memory only",
+        "submit W(data) of 1 page(s) [61440, 65536) of inode J",
+        "ioend #0 NORM, past di_size 0: size update transaction allocated",
+        "15 dirty page(s) of the mapping [0, 65536) are not written",
+        "bio of ioend #0 completes: queued to the ioend workqueue",
+        "xfs_setfilesize for ioend #0: di_size of inode J 0 -> 65536",
+        "xfs_bunmapi unmaps NORM extent [61440, 65536)",
+        // fzero -k: the same, then preallocation.
+        "fzero -k [61440, 65536) of inode K",
+        "xfs_setfilesize for ioend #1: di_size of inode K 0 -> 65536",
+        "allocates UNWRITTEN extent [61440, 65536)",
+        // Step 6: godown -f.
+        "godown -f: XFS_IOC_GOINGDOWN",
+        "log record lsn 1 with FUA",
+        "xfs_force_shutdown: no more transactions, log writes or data writeback; dirty pages "
+        "never written: I [0, 65536), J [0, 61440), K [0, 61440)",
+        // Step 7: mount.
+        "power cut after step",
+        "log recovery replays lsn 1..1",
+        "inode I: di_size 0, data fork: NORM extent [0, 65536)",
+        "a read of inode I returns nothing (size 0)",
+        "inode J: di_size 65536, data fork: NORM extent [0, 61440)",
+        "hole [61440, 65536)",
+        "a read of inode J returns [0, 61440) stale contents of device block",
+        "a read of inode K returns [0, 61440) stale contents of device block",
+    });
+    CHECK(outcome.counters.at("delalloc_conversions") == 3);
+    CHECK(outcome.counters.at("size_updates") == 2);
+    CHECK(outcome.counters.at("unwritten_conversions") == 0);
+    CHECK(outcome.counters.at("log_forces") == 1);
+    CHECK(outcome.counters.at("log_forces.shutdown") == 1);
+    CHECK(outcome.counters.at("data_ios.fpunch") == 1);
+    // Allocation, size update (counted against the op that submitted the I/O),
+    // unmap, prealloc flags.
+    CHECK(outcome.counters.at("transactions.fpunch") == 4);
+}
+
+TEST_CASE("xfs scenario: generic/042 with the fix holds; the ioend converts exactly the page") {
+    const scenarios::RunOutcome outcome = run_scripted(generic_042, "fix");
+    CHECK_FALSE(outcome.violated());
+    CHECK(outcome.crash_states == 1);
+    check_in_order(outcome.story, {
+        "xfs_bmapi_allocate (wasdel) converts the whole record, not just [61440, 65536): "
+        "UNWRITTEN extent [0, 65536)",
+        "xfs_bmapi_convert_delalloc converts the whole delalloc record [0, 65536) of inode J, not "
+        "just the block at 61440: UNWRITTEN extent [0, 65536)",
+        "submit W(data) of 1 page(s) [61440, 65536) of inode J",
+        "ioend #0 UNWRITTEN",
+        "bio of ioend #0 completes: queued to the ioend workqueue",
+        "xfs_iomap_write_unwritten converts exactly [61440, 65536) of inode J to NORM; di_size 0 "
+        "-> 65536",
+        "xfs_bunmapi unmaps NORM extent [61440, 65536)",
+        "xfs_iomap_write_unwritten converts exactly [61440, 65536) of inode K to NORM",
+        "log record lsn 1 with FUA",
+        "inode J: di_size 65536, data fork: UNWRITTEN extent [0, 61440)",
+        "a read of inode J returns [0, 65536) zeros",
+        "a read of inode K returns [0, 65536) zeros",
+    });
+    CHECK(outcome.story.find("xfs_setfilesize") == std::string::npos);
+    CHECK(outcome.counters.at("unwritten_conversions") == 2);
+    CHECK(outcome.counters.at("size_updates") == 0);
+}
+
+TEST_CASE("xfs scenario: extent size hints and preallocated files take the unwritten path") {
+    for (const char* name : {"hint-before", "hint-fix"}) {
+        CAPTURE(name);
+        const scenarios::RunOutcome outcome = run_scripted(generic_042, name);
+        CHECK_FALSE(outcome.violated());
+        CHECK(outcome.counters.at("delalloc_conversions") == 0);
+        CHECK(outcome.story.find("xfs_bmapi_reserve_delalloc") == std::string::npos);
+        CHECK(outcome.story.find("a read of inode J returns [0, 65536) zeros") !=
+              std::string::npos);
+    }
+    for (const char* name : {"before-fix", "fix"}) {
+        CAPTURE(name);
+        const scenarios::RunOutcome outcome = run_scripted(generic_042_prealloc, name);
+        CHECK_FALSE(outcome.violated());
+        CHECK(outcome.counters.at("delalloc_conversions") == 0);
+        check_in_order(outcome.story, {
+            "write [0, 65536) of inode J: over existing UNWRITTEN extent [0, 65536)",
+            "xfs_iomap_write_unwritten converts exactly [61440, 65536) of inode J to NORM",
+            "a read of inode J returns [0, 65536) zeros",
+        });
+    }
+}
+
+TEST_CASE("xfs scenario: falloc -k exposes stale blocks before the fix once di_size covers them") {
+    const scenarios::RunOutcome before = run_scripted(falloc_sized, "before-fix");
+    REQUIRE(has_checker(before, "no_stale_data"));
+    CHECK(before.violations.front().message.ends_with("I [0, 65536)"));
+    CHECK(before.counters.at("data_ios") == 0);  // nothing was ever written back
+    const scenarios::RunOutcome after = run_scripted(falloc_sized, "fix");
+    CHECK_FALSE(after.violated());
+    CHECK(after.story.find("a read of inode I returns [0, 69632) zeros") != std::string::npos);
+}
+
+TEST_CASE("xfs scenario: runs are deterministic and the variants tell different stories") {
+    const scenarios::RunOutcome first = run_scripted(generic_042, "before-fix");
+    const scenarios::RunOutcome second = run_scripted(generic_042, "before-fix");
+    CHECK(first.trace_hash == second.trace_hash);
+    CHECK(first.trace == second.trace);
+    CHECK(first.counters == second.counters);
+    CHECK(run_scripted(generic_042, "fix").trace_hash != first.trace_hash);
+
+    const auto scenario = scenarios::load_scenario(race);
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    for (std::uint64_t seed : {1, 2, 3}) {
+        const auto a = simulation.run_strategy(spec_of("random"), seed, true);
+        const auto b = simulation.run_strategy(spec_of("random"), seed, true);
+        CHECK(a.trace_hash == b.trace_hash);
+        CHECK(a.choices == b.choices);
+    }
+}
+
+TEST_CASE("xfs scenario: fuzzing the unscripted race finds the exposure before the fix only") {
+    const auto scenario = scenarios::load_scenario(race);
+    CHECK(scenario.schedule.empty());
+    for (const char* strategy : {"random", "pct:3"}) {
+        CAPTURE(strategy);
+        scenarios::FuzzRequest request;
+        request.strategy = spec_of(strategy);
+        request.schedules = 3000;
+        scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
+        const scenarios::FuzzReport found = scenarios::fuzz(before, request);
+        REQUIRE(found.found);
+        CHECK(has_checker(found.failing, "no_stale_data"));
+        CHECK(found.failing.story.find("xfs_bmapi_convert_delalloc converts the whole delalloc "
+                                       "record [0, 65536)") != std::string::npos);
+        const auto replayed = before.replay(found.failing.choices, *found.failing.crash, true);
+        CHECK(replayed.trace_hash == found.failing.trace_hash);
+
+        scenarios::Simulation fixed(scenario, variant_of(scenario, "fix"));
+        const scenarios::FuzzReport none = scenarios::fuzz(fixed, request);
+        CHECK_FALSE(none.found);
+        if (none.found) MESSAGE(none.failing.violations.front().message);
+        CHECK(none.schedules == 3000);
+    }
+}
+
+TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation") {
+    for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {
+        const auto scenario = scenarios::load_scenario(path);
+        for (const auto& variant : scenario.variants) {
+            CAPTURE(path);
+            CAPTURE(variant.name);
+            const scenarios::CheckRow row =
+                scenarios::check_variant(scenario, variant, fixed_clock);
+            CHECK(row.met);
+            if (!row.met) MESSAGE(row.detail);
+        }
+    }
+}
