@@ -9,9 +9,17 @@
 namespace checkers {
 namespace {
 
-auto newer_or_same(const model::disk::Content& expected, const model::disk::Content& found) -> bool {
-    return found.kind == model::disk::ContentKind::data && found.file == expected.file &&
-           found.offset == expected.offset && found.version >= expected.version;
+/// The promised content, or what a later operation put there: a newer write
+/// of the same file and offset, or zeros from a hole punch or zero range
+/// started after the promised content was written.
+auto newer_or_same(const model::disk::Content& expected, const model::disk::Content& found,
+                   std::uint32_t file, std::uint64_t block, const Oracle& oracle) -> bool {
+    using model::disk::ContentKind;
+    if (found.kind == ContentKind::zeros) {
+        return expected.kind == ContentKind::zeros || oracle.zeroed_version(file, block) > expected.version;
+    }
+    return found.kind == ContentKind::data && found.file == file && found.offset == block &&
+           found.version >= expected.version;
 }
 
 class FsyncDurability final : public Checker {
@@ -23,13 +31,14 @@ public:
         if (!state.mounted) return;  // fs_consistency reports a failed mount
         for (const Promise& promise : oracle.promises()) {
             if (!promise.returned) continue;
-            if (check_promise(promise, state, context, out)) return;
+            if (check_promise(promise, state, context, oracle, out)) return;
         }
     }
 
 private:
     static auto check_promise(const Promise& promise, const model::RecoveredState& state,
-                              const CheckContext& context, std::vector<Violation>& out) -> bool {
+                              const CheckContext& context, const Oracle& oracle,
+                              std::vector<Violation>& out) -> bool {
         const std::string& file_name = context.file_names[promise.file];
         const model::RecoveredFile& file = state.files[promise.file];
         const std::string where = " (promised by " + promise.what + ", returned at step " +
@@ -61,13 +70,25 @@ private:
                                    ": expected " + expected_text + ", found " + found_text + where});
                 failed = true;
             };
+            // A hole reads zeros; each piece is uniform, so its first block decides
+            // (a zeroing operation's range can split a piece: check per block then).
+            auto check_piece = [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
+                for (std::uint64_t block = s; block < e && !failed; block++) {
+                    const model::disk::Content here = found.kind == model::disk::ContentKind::zeros ? found : found.shifted(block - s);
+                    if (!newer_or_same(expected_start.shifted(block - start), here, promise.file, block, oracle)) {
+                        report(block, here);
+                    }
+                    if (found.kind != model::disk::ContentKind::zeros) break;  // data pieces are uniform
+                }
+            };
             file.blocks.for_each(start, end, [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
                 if (failed) return;
-                if (s > cursor) return report(cursor, model::disk::Content::zeros());
+                if (s > cursor) check_piece(cursor, s, model::disk::Content::zeros());
+                if (failed) return;
                 cursor = e;
-                if (!newer_or_same(expected_start.shifted(s - start), found)) report(s, found);
+                check_piece(s, e, found);
             });
-            if (!failed && cursor < end) report(cursor, model::disk::Content::zeros());
+            if (!failed && cursor < end) check_piece(cursor, end, model::disk::Content::zeros());
         });
         return failed;
     }

@@ -31,6 +31,14 @@ public:
     /// A write returned: [start, end) (blocks) now holds the version.
     void end_write(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                    std::uint64_t version, std::uint64_t size_bytes);
+    /// A hole punch or zero range starts over [start, end) (blocks); from now
+    /// on zeros there are newer than what was written before.
+    auto begin_zero(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;
+    /// It returned: [start, end) reads zeros; size_bytes > 0 raises the size.
+    void end_zero(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version,
+                  std::uint64_t size_bytes);
+    /// The newest zeroing operation started over `block`, 0 if none.
+    [[nodiscard]] auto zeroed_version(std::uint32_t file, std::uint64_t block) const -> std::uint64_t;
     /// An fsync of `file` starts; returns its id.
     auto begin_fsync(std::uint32_t file, std::uint64_t step, std::string what) -> std::size_t;
     /// It returned: its promise now binds.
@@ -45,7 +53,8 @@ public:
 private:
     struct FileRecord {
         std::uint64_t size_bytes = 0;
-        sim::RangeMap<model::disk::Content> contents;
+        sim::RangeMap<model::disk::Content> contents;  // zeros carry their operation's version
+        sim::RangeMap<model::disk::Content> zeroed;    // newest zeroing started, by block
     };
     std::vector<FileRecord> files_;
     std::vector<Promise> promises_;

@@ -53,13 +53,17 @@ struct Geometry {
     std::string profile;
 };
 
+/// How an operation ended: an operation that failed (EIO after a shutdown,
+/// ENOSPC) acknowledges nothing, so the oracle records no promise for it.
+enum class OpResult : std::uint8_t { ok, failed };
+
 class FileSystem {
 public:
     virtual ~FileSystem() = default;
     /// A copy of a quiescent file system (no task inside it, no I/O in flight).
     [[nodiscard]] virtual auto clone() const -> std::unique_ptr<FileSystem> = 0;
     /// Runs one operation in the calling fiber.
-    virtual void execute(const OpCall& call) = 0;
+    virtual auto execute(const OpCall& call) -> OpResult = 0;
     virtual auto device() -> disk::BlockDevice& = 0;
     /// Mounts a crashed image: superblock, log replay.
     [[nodiscard]] virtual auto recover(const disk::Image& image) const -> RecoveredState = 0;

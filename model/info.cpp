@@ -6,6 +6,12 @@
 namespace model {
 namespace {
 
+void set_effect(ModelInfo& info, const std::string& op, OracleEffect effect) {
+    for (auto& entry : info.ops) {
+        if (entry.name == op) entry.effect = effect;
+    }
+}
+
 auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
 auto range_fields(bool required) -> std::vector<FieldInfo> {
     return {file_field(), {"offset", FieldKind::offset, required},
@@ -62,6 +68,9 @@ auto btrfs_info() -> ModelInfo {
         {"commit", "commit the running transaction (btrfs_commit_transaction)", {}},
         {"sync", "sync(2): write back every dirty page, wait for ordered extents, commit", {}},
     };
+    set_effect(info, "write", OracleEffect::write_data);
+    set_effect(info, "fsync", OracleEffect::fsync_file);
+    set_effect(info, "sync", OracleEffect::sync_all);
     return info;
 }
 
@@ -132,6 +141,10 @@ auto xfs_info() -> ModelInfo {
          "writeback; later operations fail with EIO",
          {}},
     };
+    set_effect(info, "write", OracleEffect::write_data);
+    set_effect(info, "fsync", OracleEffect::fsync_file);
+    set_effect(info, "fpunch", OracleEffect::zero_range);
+    set_effect(info, "fzero", OracleEffect::zero_range);
     return info;
 }
 

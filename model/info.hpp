@@ -31,11 +31,22 @@ struct FieldInfo {
     bool required;
 };
 
+/// What an operation means to the oracle (checkers/oracle.hpp), so that the
+/// code running workloads never needs a model's operation names.
+enum class OracleEffect : std::uint8_t {
+    none,
+    write_data,  // file, offset, length now hold this operation's contents
+    zero_range,  // file, offset, length now read as zeros (hole punch, zero range)
+    fsync_file,  // once it returns, the file's data and size are promised
+    sync_all,    // once it returns, every existing file is promised
+};
+
 struct OpInfo {
     std::string name;
     std::string about;
     std::vector<FieldInfo> fields;
     bool creates_file = false;  // "file" names a new file
+    OracleEffect effect = OracleEffect::none;
 };
 
 struct ModelInfo {

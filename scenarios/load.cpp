@@ -564,8 +564,14 @@ auto Loader::read_run_step(const Json& value, const std::string& json_path) cons
     if (value.contains("until")) {
         const auto until_path = json_path + ".until";
         step.until = read_name(value.at("until"), until_path);
-        if (sim::find_yield_point(step.until) == nullptr) {
-            fail(until_path, "a registered yield point (crashsim list prints them)",
+        // A point of this model, or the workload's own (between two operations).
+        const bool ours =
+            step.until == "workload.op_begin" ||
+            std::any_of(model_->yield_points.begin(), model_->yield_points.end(),
+                        [&](const sim::YieldPoint* point) { return point->name == step.until; });
+        if (!ours) {
+            fail(until_path,
+                 "a yield point of model " + model_->name + " (crashsim list prints them)",
                  json_quoted(step.until));
         }
     }

@@ -1,5 +1,7 @@
 #include "scenarios/runner.hpp"
 
+#include "model/info.hpp"
+
 #include "sim/assert.hpp"
 #include "sim/scheduler.hpp"
 
@@ -34,6 +36,17 @@ struct Workload {
     checkers::Oracle& oracle;
     std::vector<bool>& created;
     std::uint64_t fsyncs = 0;
+    const model::ModelInfo* info = model::find_model(scenario.model);
+
+    [[nodiscard]] auto op_info(const Op& op) const -> const model::OpInfo& {
+        for (const auto& entry : info->ops) {
+            if (entry.name == op.name) return entry;
+        }
+        SIM_ASSERT(false && "operation validated by the loader");
+        return info->ops.front();
+    }
+    [[nodiscard]] auto effect_of(const Op& op) const -> model::OracleEffect { return op_info(op).effect; }
+    [[nodiscard]] auto is_create(const Op& op) const -> bool { return op_info(op).creates_file; }
 
     /// Runs a task's operations; between two of them the task yields (a task
     /// start is already a step boundary).
@@ -56,29 +69,49 @@ struct Workload {
         auto& scheduler = sim::current_scheduler();
         scheduler.touch(oracle_resource());
         const std::uint32_t block_size = scenario.device.block_size;
-        if (op.name == "write") {
-            call.version = oracle.begin_write();
-            fs.execute(call);
-            oracle.end_write(call.file, op.offset / block_size, (op.offset + op.length) / block_size,
-                             call.version, op.offset + op.length);
-        } else if (op.name == "fsync") {
-            const std::size_t id = oracle.begin_fsync(
-                call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
-            fs.execute(call);
-            oracle.end_fsync(id, scheduler.steps());
-        } else if (op.name == "sync") {
-            // sync(2) promises every file that exists when it starts.
-            std::vector<std::size_t> ids;
-            for (std::uint32_t file = 0; file < created.size(); file++) {
-                if (!created[file]) continue;
-                ids.push_back(oracle.begin_fsync(file, scheduler.steps(),
-                                                 "sync of " + scenario.files[file]));
+        const std::uint64_t start = op.offset / block_size;
+        const std::uint64_t end = (op.offset + op.length) / block_size;
+        switch (effect_of(op)) {
+            case model::OracleEffect::write_data: {
+                call.version = oracle.begin_write();
+                if (fs.execute(call) == model::OpResult::ok) {
+                    oracle.end_write(call.file, start, end, call.version, op.offset + op.length);
+                }
+                break;
             }
-            fs.execute(call);
-            for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
-        } else {
-            fs.execute(call);
-            if (op.name == "create") created[call.file] = true;
+            case model::OracleEffect::zero_range: {
+                const auto keep_size = op.flags.find("keep_size");
+                const bool extends = keep_size == op.flags.end() ? op.name != "fpunch" : !keep_size->second;
+                call.version = oracle.begin_zero(call.file, start, end);
+                if (fs.execute(call) == model::OpResult::ok) {
+                    oracle.end_zero(call.file, start, end, call.version,
+                                    extends ? op.offset + op.length : 0);
+                }
+                break;
+            }
+            case model::OracleEffect::fsync_file: {
+                const std::size_t id = oracle.begin_fsync(
+                    call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
+                if (fs.execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
+                break;
+            }
+            case model::OracleEffect::sync_all: {
+                // sync(2) promises every file that exists when it starts.
+                std::vector<std::size_t> ids;
+                for (std::uint32_t file = 0; file < created.size(); file++) {
+                    if (!created[file]) continue;
+                    ids.push_back(oracle.begin_fsync(file, scheduler.steps(), "sync of " + scenario.files[file]));
+                }
+                if (fs.execute(call) == model::OpResult::ok) {
+                    for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
+                }
+                break;
+            }
+            case model::OracleEffect::none: {
+                const bool ok = fs.execute(call) == model::OpResult::ok;
+                if (ok && is_create(op)) created[call.file] = true;
+                break;
+            }
         }
         scheduler.touch(oracle_resource());
     }

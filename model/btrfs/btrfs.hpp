@@ -154,7 +154,7 @@ public:
     Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
-    void execute(const OpCall& call) override;
+    auto execute(const OpCall& call) -> OpResult override;
     auto device() -> disk::BlockDevice& override { return device_; }
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;

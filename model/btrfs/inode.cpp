@@ -56,7 +56,7 @@ auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {
     return std::make_unique<Btrfs>(*this);
 }
 
-void Btrfs::execute(const OpCall& call) {
+auto Btrfs::execute(const OpCall& call) -> OpResult {
     const std::uint64_t start = call.offset / block_size_;
     const std::uint64_t end = call.has_range ? (call.offset + call.length) / block_size_
                                              : ~std::uint64_t{0} / block_size_;
@@ -77,6 +77,7 @@ void Btrfs::execute(const OpCall& call) {
     } else {
         SIM_ASSERT(false && "operation validated by the loader");
     }
+    return OpResult::ok;
 }
 
 auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {

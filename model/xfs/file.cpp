@@ -50,7 +50,12 @@ auto Xfs::op_name() const -> std::string {
     return found == task_op_.end() ? "background" : found->second;
 }
 
-void Xfs::execute(const OpCall& call) {
+auto Xfs::execute(const OpCall& call) -> OpResult {
+    // xfs_is_shutdown: every entry point fails with EIO once godown ran.
+    if (shutdown_ && call.name != "shutdown") {
+        SIM_NOTE(std::string(call.name) + " fails with EIO: the file system is shut down");
+        return OpResult::failed;
+    }
     const sim::TaskId task = sim::current_scheduler().current();
     task_op_[task] = std::string(call.name);
     counters_.by_op[task_op_[task]].ops++;
@@ -78,6 +83,8 @@ void Xfs::execute(const OpCall& call) {
         SIM_ASSERT(false && "operation validated by the loader");
     }
     task_op_.erase(task);
+    // An fsync or write that raced with godown reports EIO.
+    return shutdown_ && call.name != "shutdown" ? OpResult::failed : OpResult::ok;
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {

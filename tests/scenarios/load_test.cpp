@@ -366,8 +366,11 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.timeout_ms: expected one of the keys name, about, model, device, config, setup, "
          "tasks, crash, schedule, checkers, fuzz, variants, got an unknown key"},
         {"unknown_yield_point",
-         "$.schedule[2].until: expected a registered yield point (crashsim list prints them), "
-         "got \"btrfs.fsync.no_such_point\""},
+         "$.schedule[2].until: expected a yield point of model btrfs (crashsim list prints "
+         "them), got \"btrfs.fsync.no_such_point\""},
+        {"yield_point_of_another_model",
+         "$.schedule[0].until: expected a yield point of model btrfs (crashsim list prints "
+         "them), got \"xfs.wb.map_lookup\""},
         {"wrong_type", "$.device.blocks: expected an unsigned integer, got a string"},
         {"zero_blocks",
          "$.device.blocks: expected an unsigned integer from 1 to 4294967296, got 0"},
@@ -400,8 +403,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
          "sync_file_range, fsync, falloc, fpunch, fzero, log_force, shutdown, got \"punch\""},
         {"xfs_unknown_yield_point",
-         "$.schedule[0].until: expected a registered yield point (crashsim list prints them), got "
-         "\"xfs.wb.submitted\""},
+         "$.schedule[0].until: expected a yield point of model xfs (crashsim list prints them), "
+         "got \"xfs.wb.submitted\""},
     };
     // Every file on disk has an expected message, so a new bad input cannot go untested.
     std::size_t files_count = 0;
