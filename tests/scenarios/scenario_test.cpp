@@ -6,6 +6,8 @@
 // binary runs.
 #include <doctest/doctest.h>
 
+#include "tests/support.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -24,6 +26,10 @@
 #include "sim/strategy.hpp"
 
 namespace {
+
+using test_support::check_in_order;
+using test_support::has_checker;
+using test_support::spec_of;
 
 using Json = nlohmann::ordered_json;
 
@@ -48,27 +54,6 @@ auto pct_spec(std::uint32_t depth) -> sim::StrategySpec {
     sim::StrategySpec spec;
     REQUIRE(sim::parse_strategy("pct:" + std::to_string(depth), spec));
     return spec;
-}
-
-auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
-    for (const auto& violation : outcome.violations) {
-        if (violation.checker == checker) return true;
-    }
-    return false;
-}
-
-// Checks that every needle occurs in `story`, each after the previous one, and
-// says which one is missing or out of order.
-void check_in_order(const std::string& story, const std::vector<std::string>& needles) {
-    std::size_t position = 0;
-    for (const auto& needle : needles) {
-        const std::size_t found = story.find(needle, position);
-        INFO("expected, after position ", position, ": ", needle);
-        INFO("story:\n", story);
-        CHECK(found != std::string::npos);
-        if (found == std::string::npos) return;
-        position = found + needle.size();
-    }
 }
 
 auto fixed_clock() -> double { return 0.0; }

@@ -6,6 +6,8 @@
 // variant meets its expectation. Paths are relative to the source root.
 #include <doctest/doctest.h>
 
+#include "tests/support.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +19,10 @@
 
 namespace {
 
+using test_support::check_in_order;
+using test_support::has_checker;
+using test_support::spec_of;
+
 constexpr const char* generic_042 = "scenarios/xfs/generic-042.json";
 constexpr const char* generic_042_prealloc = "scenarios/xfs/generic-042-prealloc.json";
 constexpr const char* falloc_sized = "scenarios/xfs/falloc-k-over-sized-file.json";
@@ -27,32 +33,6 @@ auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
     const scenarios::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
-}
-
-auto spec_of(const std::string& text) -> sim::StrategySpec {
-    sim::StrategySpec spec;
-    REQUIRE(sim::parse_strategy(text, spec));
-    return spec;
-}
-
-auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
-    for (const auto& violation : outcome.violations) {
-        if (violation.checker == checker) return true;
-    }
-    return false;
-}
-
-// Checks that every needle occurs in `story`, each after the previous one.
-void check_in_order(const std::string& story, const std::vector<std::string>& needles) {
-    std::size_t position = 0;
-    for (const auto& needle : needles) {
-        const std::size_t found = story.find(needle, position);
-        INFO("expected, after position ", position, ": ", needle);
-        INFO("story:\n", story);
-        CHECK(found != std::string::npos);
-        if (found == std::string::npos) return;
-        position = found + needle.size();
-    }
 }
 
 auto run_scripted(const char* path, const std::string& variant) -> scenarios::RunOutcome {

@@ -3,6 +3,8 @@
 // (seeds/btrfs-fast-fsync-vs-page-release.txt), and mounts after crashes.
 #include <doctest/doctest.h>
 
+#include "tests/support.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -539,38 +541,9 @@ TEST_CASE("btrfs: a clone of a quiescent file system evolves independently") {
 }
 
 namespace {
-/// Runs `task` alone, firing timers and running model tasks (endio) while it
-/// is blocked, until it stops at `point` (nullptr: until it finishes). The
-/// tasks in `held` never run meanwhile.
 void drive(World& world, sim::TaskId task, const sim::YieldPoint* point,
            const std::vector<sim::TaskId>& held) {
-    auto& scheduler = world.scheduler;
-    for (int i = 0; i < 100000; i++) {
-        if (scheduler.task_state(task) == sim::TaskState::finished) {
-            REQUIRE(point == nullptr);
-            return;
-        }
-        if (scheduler.task_state(task) == sim::TaskState::runnable) {
-            scheduler.execute(sim::Candidate{task});
-            if (point != nullptr && scheduler.task_state(task) == sim::TaskState::runnable &&
-                scheduler.last_point(task) == point) {
-                return;
-            }
-            continue;
-        }
-        bool ran = false;
-        for (sim::TaskId other = 0; other < scheduler.task_count() && !ran; other++) {
-            if (other == task || std::find(held.begin(), held.end(), other) != held.end()) continue;
-            if (scheduler.task_state(other) != sim::TaskState::runnable) continue;
-            scheduler.execute(sim::Candidate{other});
-            ran = true;
-        }
-        if (!ran) {
-            REQUIRE_MESSAGE(scheduler.has_timers(), scheduler.describe_blocked());
-            scheduler.execute(sim::Candidate{sim::no_task});
-        }
-    }
-    FAIL("the task made no progress");
+    test_support::drive(world.scheduler, task, point, held, test_support::WhenStuck::fail);
 }
 }  // namespace
 

@@ -7,6 +7,8 @@
 // the log tail moving, and the counters.
 #include <doctest/doctest.h>
 
+#include "tests/support.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -176,40 +178,6 @@ void check_zeros(const model::RecoveredFile& file, std::uint64_t start, std::uin
     }
 }
 
-/// Runs `task` alone, firing timers and running other tasks not in `held`
-/// (ioend workers) while it is blocked, until it stops at `point` or blocks
-/// on something no timer resolves (nullptr: until it finishes).
-void drive(World& world, sim::TaskId task, const sim::YieldPoint* point,
-           const std::vector<sim::TaskId>& held) {
-    auto& scheduler = world.scheduler;
-    for (int i = 0; i < 100000; i++) {
-        if (scheduler.task_state(task) == sim::TaskState::finished) {
-            REQUIRE(point == nullptr);
-            return;
-        }
-        if (scheduler.task_state(task) == sim::TaskState::runnable) {
-            scheduler.execute(sim::Candidate{task});
-            if (point != nullptr && scheduler.task_state(task) == sim::TaskState::runnable &&
-                scheduler.last_point(task) == point) {
-                return;
-            }
-            continue;
-        }
-        bool ran = false;
-        for (sim::TaskId other = 0; other < scheduler.task_count() && !ran; other++) {
-            if (other == task || std::find(held.begin(), held.end(), other) != held.end()) continue;
-            if (scheduler.task_state(other) != sim::TaskState::runnable) continue;
-            scheduler.execute(sim::Candidate{other});
-            ran = true;
-        }
-        if (!ran) {
-            if (!scheduler.has_timers()) return;  // blocked on another task
-            scheduler.execute(sim::Candidate{sim::no_task});
-        }
-    }
-    FAIL("the task made no progress");
-}
-
 }  // namespace
 
 // ---- Mount, log force, recovery ----
@@ -312,6 +280,13 @@ TEST_CASE("xfs: targeted writeback converts the whole delalloc record but writes
         }
     }
 }
+
+namespace {
+void drive(World& world, sim::TaskId task, const sim::YieldPoint* point,
+           const std::vector<sim::TaskId>& held) {
+    test_support::drive(world.scheduler, task, point, held, test_support::WhenStuck::stop);
+}
+}  // namespace
 
 TEST_CASE("xfs: unwritten conversion commits at I/O completion, after the allocation's force") {
     // The allocation transaction commits before the data I/O is submitted;

@@ -1,0 +1,77 @@
+#pragma once
+// Helpers shared by the test files: driving one task of a scheduler by hand,
+// and reading outcomes and stories.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "scenarios/runner.hpp"
+#include "sim/scheduler.hpp"
+#include "sim/strategy.hpp"
+
+namespace test_support {
+
+/// What drive() does when the task is blocked and no timer can unblock it.
+enum class WhenStuck { fail, stop };
+
+/// Runs `task` alone, firing timers and running the other tasks that are not
+/// in `held` (model workers such as endio or ioend) while it is blocked, until
+/// it stops at `point` (nullptr: until it finishes).
+inline void drive(sim::Scheduler& scheduler, sim::TaskId task, const sim::YieldPoint* point,
+                  const std::vector<sim::TaskId>& held, WhenStuck when_stuck = WhenStuck::fail) {
+    for (int i = 0; i < 100000; i++) {
+        if (scheduler.task_state(task) == sim::TaskState::finished) {
+            REQUIRE(point == nullptr);
+            return;
+        }
+        if (scheduler.task_state(task) == sim::TaskState::runnable) {
+            scheduler.execute(sim::Candidate{task});
+            if (point != nullptr && scheduler.task_state(task) == sim::TaskState::runnable &&
+                scheduler.last_point(task) == point) {
+                return;
+            }
+            continue;
+        }
+        bool ran = false;
+        for (sim::TaskId other = 0; other < scheduler.task_count() && !ran; other++) {
+            if (other == task || std::find(held.begin(), held.end(), other) != held.end()) continue;
+            if (scheduler.task_state(other) != sim::TaskState::runnable) continue;
+            scheduler.execute(sim::Candidate{other});
+            ran = true;
+        }
+        if (ran) continue;
+        if (!scheduler.has_timers() && when_stuck == WhenStuck::stop) return;
+        REQUIRE_MESSAGE(scheduler.has_timers(), scheduler.describe_blocked());
+        scheduler.execute(sim::Candidate{sim::no_task});
+    }
+    FAIL("the task made no progress");
+}
+
+inline auto spec_of(const std::string& text) -> sim::StrategySpec {
+    sim::StrategySpec spec;
+    REQUIRE(sim::parse_strategy(text, spec));
+    return spec;
+}
+
+inline auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
+    return std::any_of(outcome.violations.begin(), outcome.violations.end(),
+                       [&](const auto& violation) { return violation.checker == checker; });
+}
+
+/// Checks that every needle occurs in `story`, each after the previous one,
+/// and says which one is missing or out of order.
+inline void check_in_order(const std::string& story, const std::vector<std::string>& needles) {
+    std::size_t position = 0;
+    for (const auto& needle : needles) {
+        const std::size_t found = story.find(needle, position);
+        INFO("expected, after position ", position, ": ", needle);
+        INFO("story:\n", story);
+        CHECK(found != std::string::npos);
+        if (found == std::string::npos) return;
+        position = found + needle.size();
+    }
+}
+
+}  // namespace test_support
