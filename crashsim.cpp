@@ -16,6 +16,7 @@
 #include "model/info.hpp"
 #include "scenarios/campaign.hpp"
 #include "scenarios/chrome_trace.hpp"
+#include "scenarios/perf.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
@@ -491,8 +492,21 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     const double started = seconds_now();
     std::vector<scenarios::CheckRow> rows;
     bool interrupted = false;
+    auto print_row = [](const scenarios::CheckRow& row) {
+        std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),
+                    row.variant.c_str(), row.expectation.c_str(), row.met ? "ok" : "FAILED",
+                    static_cast<unsigned long long>(row.schedules),
+                    static_cast<unsigned long long>(row.crash_states), row.seconds);
+        if (!row.met) std::printf("    %s\n", row.detail.c_str());
+        std::fflush(stdout);
+    };
     for (const auto& scenario : loaded) {
+        for (auto& row : scenarios::check_perf(scenario, seconds_now)) {
+            print_row(row);
+            rows.push_back(std::move(row));
+        }
         for (const auto& variant : scenario.variants) {
+            if (variant.expect.kind == scenarios::Expectation::Kind::measure) continue;
             if (scenarios::stop_requested()) {
                 interrupted = true;
                 break;
@@ -504,18 +518,18 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
             progress.clear();
             const scenarios::CheckRow& row = rows.back();
             interrupted = interrupted || row.interrupted;
-            std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),
-                        row.variant.c_str(), row.expectation.c_str(), row.met ? "ok" : "FAILED",
-                        static_cast<unsigned long long>(row.schedules),
-                        static_cast<unsigned long long>(row.crash_states), row.seconds);
-            if (!row.met) std::printf("    %s\n", row.detail.c_str());
-            std::fflush(stdout);
+            print_row(row);
         }
     }
     const double elapsed = seconds_now() - started;
     const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
     std::size_t total = 0;
-    for (const auto& scenario : loaded) total += scenario.variants.size();
+    for (const auto& scenario : loaded) {
+        for (const auto& variant : scenario.variants) {
+            if (variant.expect.kind != scenarios::Expectation::Kind::measure) total++;
+        }
+        if (scenario.perf) total += scenario.perf->ratios.size();
+    }
     if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
     if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
     if (interrupted) {
@@ -525,6 +539,60 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     }
     std::printf("check: %zu of %zu expectations met\n", met, rows.size());
     return met == rows.size() ? ExitCode::pass : ExitCode::violation;
+}
+
+// ---- perf ----
+auto cmd_perf(const std::string& path, const std::string& csv) -> ExitCode {
+    require_writable("--csv", csv);
+    const scenarios::Scenario scenario = load(path);
+    if (!scenario.fio) {
+        throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
+    }
+    const double started = seconds_now();
+    const scenarios::PerfReport report = scenarios::measure(scenario);
+    const double elapsed = seconds_now() - started;
+    std::printf("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(), scenario.device.profile.c_str());
+    std::printf("%-14s %10s %10s %10s %9s %9s %9s %10s", "variant", "MiB/s", "writes/s", "fsyncs/s",
+                "p50 ms", "p99 ms", "max ms", "virtual s");
+    std::vector<std::string> counters;
+    for (const auto& name : scenarios::perf_counter_names()) {
+        if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0) counters.push_back(name);
+    }
+    for (const auto& name : counters) std::printf(" %s", name.c_str());
+    std::printf("\n");
+    std::string csv_text = "variant,mib_s,writes_s,fsyncs_s,fsync_p50_ms,fsync_p99_ms,fsync_max_ms,virtual_s";
+    for (const auto& name : counters) csv_text += "," + name;
+    csv_text += "\n";
+    std::uint64_t operations = 0;
+    for (const auto& row : report.rows) {
+        const double virtual_s = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
+        operations += row.outcome.writes + row.outcome.fsyncs;
+        std::printf("%-14s %10.2f %10.0f %10.0f %9.3f %9.3f %9.3f %10.3f", row.variant.c_str(), row.throughput_mib_s,
+                    row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms, virtual_s);
+        char line[256];
+        std::snprintf(line, sizeof line, "%s,%.4f,%.2f,%.2f,%.4f,%.4f,%.4f,%.6f", row.variant.c_str(),
+                      row.throughput_mib_s, row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms,
+                      row.fsync_max_ms, virtual_s);
+        csv_text += line;
+        for (const auto& name : counters) {
+            const auto value = row.outcome.counters.at(name);
+            std::printf(" %*llu", static_cast<int>(name.size()), static_cast<unsigned long long>(value));
+            csv_text += "," + std::to_string(value);
+        }
+        std::printf("\n");
+        csv_text += "\n";
+    }
+    bool met = true;
+    for (const auto& result : report.ratios) {
+        met = met && result.met;
+        std::printf("ratio %s / %s (%s): %.2f, expected %.2f..%.2f: %s\n", result.ratio.numerator.c_str(),
+                    result.ratio.denominator.c_str(), scenario.perf->metric.c_str(), result.value, result.ratio.min,
+                    result.ratio.max, result.met ? "ok" : "OUT OF RANGE");
+    }
+    std::printf("simulated %llu operations in %.2f s of wall time (%.0f operations/s)\n",
+                static_cast<unsigned long long>(operations), elapsed, operations / std::max(elapsed, 1e-9));
+    if (!csv.empty()) scenarios::write_text_file_atomically(csv, csv_text);
+    return met ? ExitCode::pass : ExitCode::violation;
 }
 
 // ---- list ----
@@ -625,6 +693,11 @@ auto main(int argc, char** argv) -> int {
     check->add_option("--junit", check_args.junit, "write a JUnit XML report to FILE");
     check->add_option("--json", check_args.json, "write a JSON report with every figure to FILE");
     check->add_option("--jobs", check_args.jobs, "threads for random and pct campaigns (default 1)");
+    std::string perf_scenario;
+    std::string perf_csv;
+    auto* perf = app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");
+    perf->add_option("scenario", perf_scenario, "scenario JSON file with a workload")->required();
+    perf->add_option("--csv", perf_csv, "write the table as CSV to FILE");
     std::vector<std::string> merge_paths;
     std::string merge_out;
     auto* merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
@@ -652,6 +725,7 @@ auto main(int argc, char** argv) -> int {
         if (*shrink) code = cmd_shrink(shrink_args);
         if (*check) code = cmd_check(check_args);
         if (*merge) code = cmd_merge(merge_paths, merge_out);
+        if (*perf) code = cmd_perf(perf_scenario, perf_csv);
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);
         std::fflush(stdout);

@@ -15,6 +15,7 @@
 #include "model/info.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/assert.hpp"
+#include "sim/prng.hpp"
 #include "sim/strategy.hpp"
 #include "sim/yield_point.hpp"
 
@@ -211,6 +212,9 @@ private:
     void read_checkers(const Json& value);
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
+    void read_workload(const Json& value);
+    void read_perf(const Json& value);
+    auto read_number(const Json& value, const std::string& json_path) const -> double;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
     auto read_expectation(const Json& value, const std::string& json_path) const -> Expectation;
@@ -226,22 +230,138 @@ private:
 auto Loader::load(const std::string& text) -> Scenario {
     const Json root = parse_json(text, scenario_.path);
     check_keys(root, "$",
-               {"name", "about", "model", "device", "config", "setup", "tasks", "crash", "schedule",
-                "checkers", "fuzz", "variants"},
-               {"name", "model", "device", "tasks", "checkers", "variants"});
+               {"name", "about", "model", "device", "config", "setup", "workload", "tasks", "crash",
+                "schedule", "checkers", "fuzz", "perf", "variants"},
+               root.is_object() && root.contains("workload")
+                   ? Names{"name", "model", "device", "checkers", "variants"}
+                   : Names{"name", "model", "device", "tasks", "checkers", "variants"});
     scenario_.name = read_name(root.at("name"), "$.name");
     if (root.contains("about")) scenario_.about = read_string(root.at("about"), "$.about");
     read_model(root.at("model"));
     read_device(root.at("device"));
     if (root.contains("config")) config_base_ = read_config(root.at("config"), "$.config");
     if (root.contains("setup")) read_setup(root.at("setup"));
-    read_tasks(root.at("tasks"));
+    if (root.contains("workload")) read_workload(root.at("workload"));
+    if (root.contains("tasks")) read_tasks(root.at("tasks"));
     if (root.contains("crash")) scenario_.crash.unflushed = read_crash(root.at("crash"), "$.crash");
     if (root.contains("schedule")) read_schedule(root.at("schedule"));
     read_checkers(root.at("checkers"));
     if (root.contains("fuzz")) fuzz_default_ = read_budget(root.at("fuzz"), "$.fuzz");
     read_variants(root.at("variants"));
+    if (root.contains("perf")) read_perf(root.at("perf"));
+    for (std::size_t i = 0; i < scenario_.variants.size(); i++) {
+        const bool measured = scenario_.variants[i].expect.kind == Expectation::Kind::measure;
+        if (measured && !scenario_.perf) {
+            fail(index_path("$.variants", i) + ".expect", "\"holds\" or an object (\"measure\" needs a perf key)",
+                 "\"measure\"");
+        }
+    }
     return std::move(scenario_);
+}
+
+// --- Workloads and performance expectations ---------------------------------------------------
+
+// seeds/btrfs-log-commit-jiffy-sleep.txt and btrfs-fast-fsync-vs-page-release.txt give fio
+// jobs; the loader expands one into files and tasks, so the rest of crashsim sees ordinary ops.
+void Loader::read_workload(const Json& value) {
+    check_keys(value, "$.workload", {"fio"}, {"fio"});
+    const Json& job = value.at("fio");
+    const std::string path = "$.workload.fio";
+    check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed"},
+               {"jobs", "rw", "bs", "size"});
+    FioJob fio;
+    fio.jobs = static_cast<std::uint32_t>(read_unsigned_in(job.at("jobs"), path + ".jobs", 1, 256));
+    fio.random = read_choice(job.at("rw"), path + ".rw", {"write", "randwrite"}, "") == "randwrite";
+    fio.bs = read_multiple(job.at("bs"), path + ".bs");
+    if (fio.bs == 0) fail(path + ".bs", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
+    auto multiple_of_bs = [&](const char* key) {
+        const std::uint64_t bytes = read_positive(job.at(key), path + "." + key);
+        if (bytes % fio.bs != 0) fail(path + "." + key, "a multiple of bs (" + std::to_string(fio.bs) + ")", std::to_string(bytes));
+        return bytes;
+    };
+    fio.size = multiple_of_bs("size");
+    fio.io_size = job.contains("io_size") ? multiple_of_bs("io_size") : fio.size;
+    if (fio.io_size / fio.bs > 1'000'000) fail(path + ".io_size", "at most 1000000 writes per job", std::to_string(fio.io_size / fio.bs));
+    if (fio.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fio.size));
+    if (job.contains("fsync")) fio.fsync = read_unsigned_in(job.at("fsync"), path + ".fsync", 0, 1'000'000);
+    if (job.contains("direct") && job.at("direct") != false) {
+        fail(path + ".direct", "false (direct I/O is not modelled)", job.at("direct").dump());
+    }
+    if (job.contains("o_dsync")) {
+        if (!job.at("o_dsync").is_boolean()) fail(path + ".o_dsync", "a boolean", type_name(job.at("o_dsync")));
+        fio.o_dsync = job.at("o_dsync").get<bool>();
+    }
+    if (job.contains("seed")) fio.seed = read_unsigned(job.at("seed"), path + ".seed");
+    // Expand: file jobN created in the set-up, task jobN writes bs at a time
+    // (sequentially, or at offsets drawn from the job's own stream) and
+    // fsyncs every `fsync` writes (every write with O_DSYNC).
+    const std::uint64_t writes = fio.io_size / fio.bs;
+    const std::uint64_t slots = fio.size / fio.bs;
+    const std::uint64_t fsync_every = fio.o_dsync ? 1 : fio.fsync;
+    for (std::uint32_t index = 0; index < fio.jobs; index++) {
+        const std::string file = "job" + std::to_string(index);
+        if (!files_created_.insert(file).second) fail(path, "job files job0..jobN-1 not created elsewhere", json_quoted(file));
+        files_setup_.insert(file);
+        scenario_.files.push_back(file);
+        Op create;
+        create.name = "create";
+        create.file = file;
+        create.json_path = path;
+        scenario_.setup.push_back(create);
+        Task task{file, {}};
+        sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
+        for (std::uint64_t write = 0; write < writes; write++) {
+            Op op;
+            op.name = "write";
+            op.file = file;
+            op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
+            op.length = fio.bs;
+            op.has_offset = op.has_length = true;
+            op.json_path = path;
+            task.ops.push_back(op);
+            if (fsync_every != 0 && (write + 1) % fsync_every == 0) {
+                Op fsync;
+                fsync.name = "fsync";
+                fsync.file = file;
+                fsync.json_path = path;
+                task.ops.push_back(fsync);
+            }
+        }
+        scenario_.tasks.push_back(std::move(task));
+    }
+    scenario_.fio = fio;
+}
+
+auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
+    if (!value.is_number()) fail(json_path, "a number", type_name(value));
+    const double number = value.get<double>();
+    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", value.dump());
+    return number;
+}
+
+void Loader::read_perf(const Json& value) {
+    check_keys(value, "$.perf", {"metric", "ratios"}, {"metric", "ratios"});
+    PerfSpec perf;
+    perf.metric = read_choice(value.at("metric"), "$.perf.metric", {"throughput", "fsync_rate"}, "");
+    const Json& ratios = value.at("ratios");
+    check_array(ratios, "$.perf.ratios");
+    if (ratios.empty()) fail("$.perf.ratios", "a non-empty array", "an empty array");
+    Names variants;
+    for (const auto& variant : scenario_.variants) variants.push_back(variant.name);
+    for (std::size_t i = 0; i < ratios.size(); i++) {
+        const std::string path = index_path("$.perf.ratios", i);
+        check_keys(ratios[i], path, {"numerator", "denominator", "min", "max"},
+                   {"numerator", "denominator", "min", "max"});
+        PerfRatio ratio;
+        ratio.json_path = path;
+        ratio.numerator = read_choice(ratios[i].at("numerator"), path + ".numerator", variants, "the variants ");
+        ratio.denominator = read_choice(ratios[i].at("denominator"), path + ".denominator", variants, "the variants ");
+        ratio.min = read_number(ratios[i].at("min"), path + ".min");
+        ratio.max = read_number(ratios[i].at("max"), path + ".max");
+        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + ratios[i].at("min").dump() + ")", ratios[i].at("max").dump());
+        perf.ratios.push_back(std::move(ratio));
+    }
+    scenario_.perf = std::move(perf);
 }
 
 // --- Generic readers -------------------------------------------------------------------------
@@ -332,7 +452,7 @@ void Loader::read_device(const Json& value) {
         read_unsigned_in(value.at("blocks"), "$.device.blocks", 1, device_blocks_max);
     if (value.contains("profile")) {
         scenario_.device.profile = read_choice(value.at("profile"), "$.device.profile",
-                                               {"hdd", "ssd", "nvme", "ramdisk"}, "");
+                                               {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational"}, "");
     }
 }
 
@@ -666,8 +786,12 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
     Expectation expect;
     expect.fuzz = fuzz_default_;
     if (value.is_string() && value.get<std::string>() == "holds") return expect;
+    if (value.is_string() && value.get<std::string>() == "measure") {
+        expect.kind = Expectation::Kind::measure;
+        return expect;
+    }
     if (!value.is_object()) {
-        fail(json_path, "\"holds\" or an object",
+        fail(json_path, "\"holds\", \"measure\" or an object",
              value.is_string() ? json_quoted(value.get<std::string>()) : type_name(value));
     }
     check_keys(value, json_path, {"violates", "holds", "fuzz"}, {});

@@ -1,5 +1,7 @@
 #include "scenarios/runner.hpp"
 
+#include <algorithm>
+
 #include "model/info.hpp"
 
 #include "sim/assert.hpp"
@@ -37,6 +39,7 @@ struct Workload {
     std::vector<bool>& created;
     std::uint64_t fsyncs = 0;
     const model::ModelInfo* info = model::find_model(scenario.model);
+    PerfOutcome* perf = nullptr;  // set for performance runs
 
     [[nodiscard]] auto op_info(const Op& op) const -> const model::OpInfo& {
         for (const auto& entry : info->ops) {
@@ -76,6 +79,10 @@ struct Workload {
                 call.version = oracle.begin_write();
                 if (fs.execute(call) == model::OpResult::ok) {
                     oracle.end_write(call.file, start, end, call.version, op.offset + op.length);
+                    if (perf != nullptr) {
+                        perf->bytes_written += op.length;
+                        perf->writes++;
+                    }
                 }
                 break;
             }
@@ -92,7 +99,14 @@ struct Workload {
             case model::OracleEffect::fsync_file: {
                 const std::size_t id = oracle.begin_fsync(
                     call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
-                if (fs.execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
+                const sim::Instant began = scheduler.now();
+                if (fs.execute(call) == model::OpResult::ok) {
+                    oracle.end_fsync(id, scheduler.steps());
+                    if (perf != nullptr) {
+                        perf->fsyncs++;
+                        perf->fsync_latencies_ns.push_back(scheduler.now() - began);
+                    }
+                }
                 break;
             }
             case model::OracleEffect::sync_all: {
@@ -233,14 +247,20 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
             }
         }
     }
+}
+
+auto Simulation::decisions_estimate() -> std::uint64_t {
     // PCT draws its change points among the decisions a schedule takes: use
     // the most that a few random schedules (fixed seeds) took.
+    if (decisions_estimated_) return decisions_estimate_;
     for (std::uint64_t probe = 0; probe < pct_probe_schedules; probe++) {
         sim::RandomStrategy random(sim::Prng(schedule_seed(0x9c7, probe)));
         const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
                                            sim::Prng(0), false, nullptr);
         decisions_estimate_ = std::max<std::uint64_t>(decisions_estimate_, outcome.choices.size());
     }
+    decisions_estimated_ = true;
+    return decisions_estimate_;
 }
 
 Simulation::~Simulation() = default;
@@ -258,8 +278,46 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
         sim::RandomStrategy strategy(root.fork("schedule"));
         return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
     }
-    sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate_);
+    sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate());
     return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
+}
+
+auto Simulation::run_perf() -> PerfOutcome {
+    PerfOutcome outcome;
+    std::unique_ptr<model::FileSystem> fs = prototype_->clone();
+    checkers::Oracle oracle = *prototype_oracle_;
+    std::vector<bool> created = prototype_created_;
+    {
+        constexpr std::uint64_t steps_max = 2'000'000'000;
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_max, .cpu_costs = true},
+                                 nullptr);
+        Workload workload{scenario_, *fs, oracle, created};
+        workload.perf = &outcome;
+        for (const Task& task : scenario_.tasks) {
+            scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
+        }
+        sim::FirstStrategy first;
+        for (;;) {
+            if (scheduler.steps() + 1 >= steps_max) {
+                outcome.problem = "still running after " + std::to_string(steps_max) + " steps";
+                break;
+            }
+            const sim::StepOutcome step = scheduler.step(first);
+            if (step == sim::StepOutcome::finished) break;
+            if (step == sim::StepOutcome::deadlock) {
+                outcome.problem = "deadlock: " + scheduler.describe_blocked();
+                break;
+            }
+        }
+        outcome.elapsed_ns = scheduler.now();
+    }
+    const auto before = prototype_->counters();
+    for (const auto& [name, value] : fs->counters()) {
+        const auto it = before.find(name);
+        outcome.counters[name] = value - (it == before.end() ? 0 : it->second);
+    }
+    std::sort(outcome.fsync_latencies_ns.begin(), outcome.fsync_latencies_ns.end());
+    return outcome;
 }
 
 auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {

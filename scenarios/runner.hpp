@@ -40,6 +40,18 @@ struct RunOutcome {
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 
+/// A run in virtual time (crashsim perf): tasks in order, timers only when no
+/// task can run, no crash states.
+struct PerfOutcome {
+    sim::Instant elapsed_ns = 0;
+    std::uint64_t bytes_written = 0;
+    std::uint64_t writes = 0;
+    std::uint64_t fsyncs = 0;
+    std::vector<sim::Duration> fsync_latencies_ns;  // sorted
+    std::map<std::string, std::uint64_t> counters;  // of the run alone (set-up subtracted)
+    std::string problem;  // a deadlock or step bound, empty when the run ended
+};
+
 /// How crash states are chosen during one run.
 struct CrashPlan {
     enum class Kind : std::uint8_t {
@@ -65,13 +77,16 @@ public:
     auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
     auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
+    /// The workload in virtual time, for performance figures.
+    auto run_perf() -> PerfOutcome;
     /// The next schedule of a bounded exhaustive search.
     auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
     /// A recorded run: choices plus crash.
     auto replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash, bool trace)
         -> RunOutcome;
-    /// Decisions a schedule takes when tasks run in order (PCT's k).
-    [[nodiscard]] auto decisions_estimate() const -> std::uint64_t { return decisions_estimate_; }
+    /// Decisions a schedule takes (PCT's k): the most of a few random
+    /// schedules, measured on first use.
+    auto decisions_estimate() -> std::uint64_t;
 
     [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
     [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
@@ -88,6 +103,7 @@ private:
     std::vector<bool> prototype_created_;
     std::vector<std::unique_ptr<checkers::Checker>> checkers_;
     std::uint64_t decisions_estimate_ = 1;
+    bool decisions_estimated_ = false;
 };
 
 /// Exhaustive crash states enumerate every subset of up to this many

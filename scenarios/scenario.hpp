@@ -60,7 +60,8 @@ struct FuzzBudget {
 };
 
 struct Expectation {
-    enum class Kind : std::uint8_t { violates, holds };
+    /// measure: a performance variant, judged by the scenario's perf ratios.
+    enum class Kind : std::uint8_t { violates, holds, measure };
     Kind kind = Kind::holds;
     std::string checker;  // violates: the checker that must fail
     FuzzBudget fuzz;      // found within this budget / survives this budget
@@ -70,6 +71,33 @@ struct Variant {
     std::string name;
     std::map<std::string, std::string> config;  // every knob, defaults filled in
     Expectation expect;
+};
+
+/// A fio-like job (`workload.fio`), expanded at load time into one file
+/// ("job0", "job1", ...) created in the set-up and one task per job.
+struct FioJob {
+    std::uint32_t jobs = 1;
+    bool random = false;        // rw: randwrite (else write)
+    std::uint64_t bs = 4096;    // bytes per write
+    std::uint64_t size = 0;     // bytes of each job's file
+    std::uint64_t io_size = 0;  // bytes each job writes
+    std::uint64_t fsync = 0;    // fsync after every N writes (0: never)
+    bool o_dsync = false;       // O_DSYNC: every write is followed by an fsync
+    std::uint64_t seed = 0;     // randwrite offsets
+};
+
+/// A performance expectation: numerator's metric / denominator's in [min, max].
+struct PerfRatio {
+    std::string numerator;
+    std::string denominator;
+    double min = 0;
+    double max = 0;
+    std::string json_path;
+};
+
+struct PerfSpec {
+    std::string metric = "throughput";  // throughput (MiB/s) or fsync_rate (fsyncs/s)
+    std::vector<PerfRatio> ratios;
 };
 
 struct Device {
@@ -91,6 +119,8 @@ struct Scenario {
     std::vector<ScheduleStep> schedule;  // empty when the scenario has none
     std::vector<std::string> checkers;
     std::vector<Variant> variants;
+    std::optional<FioJob> fio;     // the declared workload, if any (already expanded)
+    std::optional<PerfSpec> perf;  // performance expectations, if any
 
     [[nodiscard]] auto find_variant(const std::string& name) const -> const Variant*;
     [[nodiscard]] auto file_id(const std::string& name) const -> std::uint32_t;

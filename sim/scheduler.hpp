@@ -15,6 +15,7 @@
 
 #include "sim/assert.hpp"
 #include "sim/fiber.hpp"
+#include "sim/prng.hpp"
 #include "sim/resource.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
@@ -68,6 +69,9 @@ public:
         /// fire only when no task can run (performance in virtual time).
         bool timers_race_tasks = true;
         std::uint64_t steps_max = 100000;
+        /// Model CPU costs (sim::cpu) take virtual time: performance runs.
+        /// Off, they cost nothing and add no step, so exploration is unchanged.
+        bool cpu_costs = false;
     };
 
     Scheduler(Options options, Trace* trace);
@@ -91,6 +95,8 @@ public:
     void block(const char* what);
     void wake(TaskId task);
     void sleep(Duration duration);
+    /// sim::cpu's jittered busy time.
+    void compute(Duration nominal) { sleep(nominal / 2 + cpu_jitter_.below(nominal + 1)); }
     void note(std::string text);
     /// An I/O request entering or leaving the device, for traces.
     void io_event(bool submitted, std::uint64_t id, std::string text);
@@ -180,6 +186,7 @@ private:
     TaskId current_ = no_task;
     TaskId last_ran_ = no_task;
     Footprint step_footprint_ = 0;
+    Prng cpu_jitter_{hash_name("cpu")};
     std::size_t unfinished_ = 0;
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
@@ -198,6 +205,12 @@ inline auto current_scheduler() -> Scheduler& {
 inline auto has_current_scheduler() -> bool { return detail::this_thread_scheduler != nullptr; }
 
 inline void yield(const YieldPoint& point) { current_scheduler().yield(point); }
+/// The calling task computes for about `duration` (each task has a CPU of its
+/// own): 50% to 150% of it, drawn from the scheduler's own stream.
+inline void cpu(Duration duration) {
+    auto& scheduler = current_scheduler();
+    if (scheduler.options().cpu_costs && duration > 0) scheduler.compute(duration);
+}
 inline auto now() -> Instant { return current_scheduler().now(); }
 inline auto tracing() -> bool { return current_scheduler().tracing(); }
 inline void note(std::string text) { current_scheduler().note(std::move(text)); }

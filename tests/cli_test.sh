@@ -423,6 +423,14 @@ else
     ok "an interrupted run leaves no temporary file"
 fi
 
+# ---------------------------------------------------------------- perf
+run_cs "$TMP/perf.out" "$TMP/perf.err" perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv "$TMP/perf.csv"
+expect_rc "perf of the jiffy-sleep scenario" 0 "$TMP/perf.out" "$TMP/perf.err"
+expect_grep "perf prints the ratio and its verdict" "ratio no-sleep / jiffy-sleep (throughput):" "$TMP/perf.out"
+expect_grep "perf --csv writes the rows" "jiffy-sleep," "$TMP/perf.csv"
+bad_flag "perf of a scenario without a workload" "crashsim: $SCEN: \$.workload" -- perf "$SCEN" --csv "$TMP/flag/p.csv"
+bad_flag "perf --csv in a missing directory" "crashsim: --csv" -- perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv /nonexistent/dir/p.csv
+
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)
 run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/ --junit "$TMP/check.xml" --json "$TMP/check.json"
 expect_rc "check scenarios/" 0 "$TMP/check.out" "$TMP/check.err"

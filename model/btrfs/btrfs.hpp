@@ -34,6 +34,19 @@ inline constexpr std::uint64_t generation_pinned = ~std::uint64_t{0};  // (u64)-
 inline constexpr std::uint64_t release_gate_bytes = 16 * 1024 * 1024;   // SZ_16M
 inline constexpr std::uint64_t extent_blocks_max = 32768;              // 128 MiB of 4 KiB
 
+/// CPU time of the code paths, charged only in performance runs (sim::cpu).
+/// Order-of-magnitude figures for a 2020s x86 core: copying a 4 KiB page and
+/// updating the io tree; btrfs_sync_file's entry and writeback start;
+/// btrfs_log_inode's btree searches and item copies for a few items; one
+/// checksum-tree lookup; the leader's log-commit bookkeeping.
+namespace cpu_cost {
+inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
+inline constexpr sim::Duration fsync_entry = 30 * sim::microseconds;
+inline constexpr sim::Duration log_inode = 120 * sim::microseconds;
+inline constexpr sim::Duration checksum_lookup = 5 * sim::microseconds;
+inline constexpr sim::Duration log_commit = 40 * sim::microseconds;
+}  // namespace cpu_cost
+
 /// try_release_extent_mapping, by patch of the series.
 enum class ReleasePolicy : std::uint8_t {
     before_fix,               // v5.7: drop any unpinned, unlocked extent map

@@ -125,6 +125,7 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
     wait_ordered_range(file, start, end);
     page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
+    sim::cpu(cpu_cost::buffered_write_page * (end - start));
     const bool extends = offset + length > inode.size_bytes;
     if (extends) inode.size_bytes = offset + length;
     SIM_NOTE("write " + range_text(offset, length) + " of inode " + name(file) + ": " +

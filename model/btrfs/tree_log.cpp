@@ -17,6 +17,7 @@ void Btrfs::fsync(std::uint32_t file) {
     Inode& inode = inodes_[file];
     const std::uint64_t all = ~std::uint64_t{0} / block_size_;
     // F1: start writeback of the dirty range.
+    sim::cpu(cpu_cost::fsync_entry);
     writeback(file, 0, all, "fsync: writeback");
     sim::yield(points::fsync_after_start_writeback);
     // F2, F3: the inode lock; log_batch++.
@@ -68,6 +69,7 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
     SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
              ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
+    sim::cpu(cpu_cost::log_inode);
     InodeItems& logged = log_tree_.inodes[file];
     if (full) {
         inode.needs_full_sync = false;
@@ -95,7 +97,10 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
     source.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
         logged.extents.assign(start, end, item);
         items++;
-        if (item.generation >= transid) counters_.checksum_lookups++;
+        if (item.generation >= transid) {
+            counters_.checksum_lookups++;
+            sim::cpu(cpu_cost::checksum_lookup);
+        }
     });
     // Every map of the inode leaves the list of modified extents.
     inode.em_tree.lock.lock();
@@ -138,6 +143,7 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
         // checksums of that range only.
         logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation});
         counters_.checksum_lookups++;
+        sim::cpu(cpu_cost::checksum_lookup);
         inode.em_tree.lock.lock();
         for (auto& [start, live] : inode.em_tree.maps) {
             if (live.id == em.id) live.logging = false;
@@ -234,6 +240,7 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     }
     // S6: start writing the log tree; S7: later fsyncs belong to the next
     // log transaction.
+    sim::cpu(cpu_cost::log_commit);
     const std::uint64_t object = store(log_tree_);
     const std::uint64_t block = allocate_meta_block();
     sim::Completion written("log");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/disk/content.hpp"
+#include "sim/prng.hpp"
 #include "sim/range_map.hpp"
 #include "sim/time.hpp"
 
@@ -111,9 +112,12 @@ private:
     DeviceProfile profile_;
     sim::RangeMap<DurableBlock> durable_;
     std::vector<PendingWrite> pending_;
+    [[nodiscard]] auto latency(sim::Duration nominal) -> sim::Duration;
+
     std::uint64_t sequence_ = 0;
     std::uint64_t epoch_ = 0;
     DeviceCounters counters_;
+    sim::Prng jitter_{sim::hash_name("disk.latency")};  // performance runs only
 };
 
 }  // namespace model::disk

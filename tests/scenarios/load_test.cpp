@@ -294,7 +294,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[0].config.release_extent_maps: expected one of before-fix, keep-modified, "
          "keep-current-generation, got \"sometimes\""},
         {"bad_profile",
-         "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, got \"floppy\""},
+         "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, got "
+         "\"floppy\""},
         {"broken_json", "$: expected valid JSON, got a syntax error at line 12, column 3"},
         {"count_without_until",
          "$.schedule[2].count: expected until next to count, got count without until"},
@@ -315,7 +316,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"empty_tasks", "$.tasks: expected a non-empty array, got an empty array"},
         {"empty_variants", "$.variants: expected a non-empty array, got an empty array"},
         {"expect_bad_string",
-         "$.variants[0].expect: expected \"holds\" or an object, got \"violates\""},
+         "$.variants[0].expect: expected \"holds\", \"measure\" or an object, got \"violates\""},
         {"expect_violates_and_holds",
          "$.variants[0].expect: expected exactly one of the keys violates, holds, got both"},
         {"file_before_create",
@@ -364,7 +365,15 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, got \"fsync\""},
         {"unknown_top_level_key",
          "$.timeout_ms: expected one of the keys name, about, model, device, config, setup, "
-         "tasks, crash, schedule, checkers, fuzz, variants, got an unknown key"},
+         "workload, tasks, crash, schedule, checkers, fuzz, perf, variants, got an unknown key"},
+        {"fio_zero_jobs", "$.workload.fio.jobs: expected an unsigned integer from 1 to 256, got 0"},
+        {"fio_direct", "$.workload.fio.direct: expected false (direct I/O is not modelled), got true"},
+        {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
+        {"measure_without_perf",
+         "$.variants[0].expect: expected \"holds\" or an object (\"measure\" needs a perf key), got "
+         "\"measure\""},
+        {"perf_unknown_variant",
+         "$.perf.ratios[0].denominator: expected one of the variants a, b, got \"c\""},
         {"unknown_yield_point",
          "$.schedule[2].until: expected a yield point of model btrfs (crashsim list prints "
          "them), got \"btrfs.fsync.no_such_point\""},

@@ -1,0 +1,45 @@
+#pragma once
+// Performance in virtual time (crashsim perf): every variant of a scenario
+// runs its workload once, tasks in order, timers only when no task can run;
+// throughput, fsync latency percentiles and the mechanism counters come from
+// what the modelled code did (sleeps, lock waits, device latency), never
+// from a ratio written into the model.
+#include <string>
+#include <vector>
+
+#include "scenarios/campaign.hpp"
+#include "scenarios/runner.hpp"
+
+namespace scenarios {
+
+struct PerfRow {
+    std::string variant;
+    PerfOutcome outcome;
+    double throughput_mib_s = 0;
+    double writes_per_s = 0;
+    double fsyncs_per_s = 0;
+    double fsync_p50_ms = 0;
+    double fsync_p99_ms = 0;
+    double fsync_max_ms = 0;
+    double metric = 0;  // the scenario's perf metric
+};
+
+struct PerfRatioResult {
+    PerfRatio ratio;
+    double value = 0;
+    bool met = false;
+};
+
+struct PerfReport {
+    std::vector<PerfRow> rows;
+    std::vector<PerfRatioResult> ratios;
+};
+
+/// Runs every variant (throws InputError on a deadlock or step bound).
+auto measure(const Scenario& scenario) -> PerfReport;
+/// The counters the table shows, in order, when a model has them.
+auto perf_counter_names() -> const std::vector<std::string>&;
+/// One check row per ratio of the scenario's perf expectations.
+auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow>;
+
+}  // namespace scenarios
