@@ -135,6 +135,9 @@ auto xfs_info() -> ModelInfo {
          "FALLOC_FL_ZERO_RANGE (with keep_size: | FALLOC_FL_KEEP_SIZE): flush and unmap as "
          "fpunch, free the range, then preallocate it unwritten",
          keep_size(range_fields(true))},
+        {"truncate",
+         "truncate up to `length` bytes (xfs_setattr_size): a sparse, pre-sized file; never shrinks",
+         {file_field(), {"length", FieldKind::length, true}}},
         {"log_force", "the log worker: xfs_log_force(XFS_LOG_SYNC) pushes the CIL to disk", {}},
         {"shutdown",
          "godown -f: force the log, then shut down: no more transactions, log writes or data "

@@ -267,7 +267,7 @@ void Loader::read_workload(const Json& value) {
     check_keys(value, "$.workload", {"fio"}, {"fio"});
     const Json& job = value.at("fio");
     const std::string path = "$.workload.fio";
-    check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed"},
+    check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
                {"jobs", "rw", "bs", "size"});
     FioJob fio;
     fio.jobs = static_cast<std::uint32_t>(read_unsigned_in(job.at("jobs"), path + ".jobs", 1, 256));
@@ -292,6 +292,15 @@ void Loader::read_workload(const Json& value) {
         fio.o_dsync = job.at("o_dsync").get<bool>();
     }
     if (job.contains("seed")) fio.seed = read_unsigned(job.at("seed"), path + ".seed");
+    if (job.contains("prefill")) {
+        // The file as the job finds it: sparse but sized, preallocated, or written and fsynced.
+        fio.prefill = read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
+        const std::string op = fio.prefill == "truncate" ? "truncate" : fio.prefill == "falloc" ? "falloc" : "write";
+        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(), [&](const auto& info) { return info.name == op; });
+        if (fio.prefill != "none" && !known) {
+            fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
+        }
+    }
     // Expand: file jobN created in the set-up, task jobN writes bs at a time
     // (sequentially, or at offsets drawn from the job's own stream) and
     // fsyncs every `fsync` writes (every write with O_DSYNC).
@@ -308,6 +317,24 @@ void Loader::read_workload(const Json& value) {
         create.file = file;
         create.json_path = path;
         scenario_.setup.push_back(create);
+        if (fio.prefill != "none") {
+            Op fill;
+            fill.name = fio.prefill == "truncate" ? "truncate" : fio.prefill == "falloc" ? "falloc" : "write";
+            fill.file = file;
+            fill.offset = 0;
+            fill.length = fio.size;
+            fill.has_offset = fill.name != "truncate";
+            fill.has_length = true;
+            fill.json_path = path + ".prefill";
+            scenario_.setup.push_back(fill);
+            if (fio.prefill == "write") {
+                Op fsync;
+                fsync.name = "fsync";
+                fsync.file = file;
+                fsync.json_path = path + ".prefill";
+                scenario_.setup.push_back(fsync);
+            }
+        }
         Task task{file, {}};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {

@@ -35,6 +35,7 @@ void Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     }
     // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
     inode.iolock.lock();
+    sim::cpu(cpu_cost::buffered_write_page * (end - start));
     wait_writeback(file, start, end);
     std::string mapped;
     if (inode.extsize_blocks > 0) {
@@ -217,6 +218,7 @@ void Xfs::submit_ioend(Ioend ioend) {
                  " fails with EIO: the file system is shut down, nothing is written");
         return;
     }
+    sim::cpu(cpu_cost::submit_ioend);
     // xfs_prepare_ioend (B3): an append that is not unwritten allocates its
     // size-update transaction now; unwritten completion updates di_size itself.
     if (!ioend.unwritten && bytes(end) > inode.di_size) {
@@ -296,6 +298,7 @@ void Xfs::finish_ioend_pages(const Ioend& ioend) {
 
 void Xfs::end_ioend(std::uint64_t ioend_id) {
     sim::yield(points::ioend_queued);
+    sim::cpu(cpu_cost::workqueue_hop);
     // B6, xfs_end_ioend. ioends_ may grow while this task yields: index it anew.
     const std::uint32_t file = ioends_[ioend_id].file;
     const std::uint64_t start = ioends_[ioend_id].start;

@@ -75,6 +75,8 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
         fsync(call.file);
     } else if (call.name == "falloc" || call.name == "fpunch" || call.name == "fzero") {
         fallocate(call, start, end);
+    } else if (call.name == "truncate") {
+        if (call.length > inodes_[call.file].size_bytes) setattr_size(call.file, call.length);
     } else if (call.name == "log_force") {
         if (!shutdown_) log_force("xfs_log_worker");
     } else if (call.name == "shutdown") {
@@ -140,6 +142,7 @@ void Xfs::fsync(std::uint32_t file) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
         return;
     }
+    sim::cpu(cpu_cost::fsync_entry);
     write_and_wait(file, 0, file_blocks_end, "fsync");
     sim::yield(points::fsync_after_writeback);
     if (shutdown_) {

@@ -76,6 +76,7 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
         tp.id = 0;  // a clean transaction logs nothing
         return true;
     }
+    sim::cpu(cpu_cost::transaction_commit);
     LoggedTransaction logged{tp.id, tp.kind, {}, std::nullopt};
     for (std::uint32_t file : tp.inodes) {
         logged.inodes.emplace_back(file, image_of(file));
@@ -117,6 +118,7 @@ auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
 auto Xfs::push_cil(const char* why) -> bool {
     SIM_ASSERT(log_force_lock_.held());
     if (cil_.empty() || shutdown_) return false;
+    sim::cpu(cpu_cost::cil_push);
     // xlog_cil_push: switch the context; later commits go to the next checkpoint.
     std::vector<LoggedTransaction> checkpoint = std::move(cil_);
     cil_.clear();

@@ -410,7 +410,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "\"delayed\""},
         {"xfs_unknown_op",
          "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
-         "sync_file_range, fsync, falloc, fpunch, fzero, log_force, shutdown, got \"punch\""},
+         "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, got \"punch\""},
         {"xfs_unknown_yield_point",
          "$.schedule[0].until: expected a yield point of model xfs (crashsim list prints them), "
          "got \"xfs.wb.submitted\""},
