@@ -3,6 +3,7 @@
 // (seeds/btrfs-fast-fsync-vs-page-release.txt), and mounts after crashes.
 #include <doctest/doctest.h>
 
+#include "tests/model/world.hpp"
 #include "tests/support.hpp"
 
 #include <algorithm>
@@ -68,70 +69,17 @@ auto commit() -> model::OpCall { return {.name = "commit"}; }
 }  // namespace op
 
 /// A btrfs on a 64 MiB nvme device with files I and J, inside a scheduler.
-/// The file system is declared first so that the scheduler (and any fiber it
-/// still holds) is destroyed first.
-struct World {
-    std::unique_ptr<model::FileSystem> fs;
-    sim::Scheduler scheduler{{.timers_race_tasks = true, .steps_max = 10'000'000}, nullptr};
-    sim::FirstStrategy first;
-    std::uint32_t tasks = 0;
-
+struct World : test_support::ModelWorld {
     World(const std::string& release, const std::string& release_sets_full_sync)
-        : fs(model::make_filesystem("btrfs",
-                                    {{"release_extent_maps", release},
-                                     {"release_sets_full_sync", release_sets_full_sync}},
-                                    model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"})) {}
-
-    /// Spawns a task running `ops` in order; returns its id.
-    auto spawn(std::vector<model::OpCall> ops) -> sim::TaskId {
-        return scheduler.spawn("app" + std::to_string(tasks++), [this, ops] {
-            for (const model::OpCall& op : ops) fs->execute(op);
-        });
-    }
-    /// Runs `ops` in a task and steps until every task (endio included) and
-    /// every timer is done.
-    void run(std::vector<model::OpCall> ops) {
-        spawn(std::move(ops));
-        settle();
-    }
-    void settle() {
-        for (int i = 0; i < 1'000'000; i++) {
-            const sim::StepOutcome outcome = scheduler.step(first);
-            if (outcome == sim::StepOutcome::finished) return;
-            REQUIRE_MESSAGE(outcome != sim::StepOutcome::deadlock, scheduler.describe_blocked());
-        }
-        FAIL("the file system did not settle");
-    }
-    [[nodiscard]] auto counter(const std::string& name) const -> std::uint64_t {
-        return fs->counters().at(name);
-    }
-    [[nodiscard]] auto crash(bool keep) const -> model::RecoveredState {
-        const auto& device = fs->device();
-        return fs->recover(device.crash_image(std::vector<bool>(device.pending().size(), keep)));
-    }
+        : ModelWorld("btrfs",
+                     {{"release_extent_maps", release}, {"release_sets_full_sync", release_sets_full_sync}},
+                     model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"}) {}
 };
 
-auto block_of(const model::RecoveredFile& file, std::uint64_t offset_bytes)
-    -> std::optional<Content> {
-    return file.blocks.find(offset_bytes / block_bytes);
-}
-
-auto data(std::uint32_t file, std::uint64_t offset_bytes, std::uint64_t version) -> Content {
-    return Content::data(file, offset_bytes / block_bytes, version);
-}
-
-void check_mounted_cleanly(const model::RecoveredState& state) {
-    CHECK(state.mounted);
-    CHECK(state.mount_error.empty());
-    CHECK(state.consistency_errors.empty());
-}
-
-auto has_note(const model::RecoveredState& state, const std::string& text) -> bool {
-    for (const auto& note : state.notes) {
-        if (note.find(text) != std::string::npos) return true;
-    }
-    return false;
-}
+using test_support::block_of;
+using test_support::check_mounted_cleanly;
+using test_support::data;
+using test_support::has_note;
 
 }  // namespace
 

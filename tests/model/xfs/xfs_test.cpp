@@ -7,6 +7,7 @@
 // the log tail moving, and the counters.
 #include <doctest/doctest.h>
 
+#include "tests/model/world.hpp"
 #include "tests/support.hpp"
 
 #include <algorithm>
@@ -94,71 +95,23 @@ auto shutdown() -> model::OpCall { return {.name = "shutdown"}; }
 }  // namespace op
 
 /// An xfs on a 4 MiB nvme device with files I, J and K, inside a scheduler.
-/// The file system is declared first so that the scheduler (and any fiber it
-/// still holds) is destroyed first.
-struct World {
-    std::unique_ptr<model::FileSystem> fs;
-    sim::Scheduler scheduler{{.timers_race_tasks = true, .steps_max = 10'000'000}, nullptr};
-    sim::FirstStrategy first;
-    std::uint32_t tasks = 0;
-
+struct World : test_support::ModelWorld {
     explicit World(const std::string& delalloc_convert, const std::string& hint = "none",
                    std::uint64_t blocks = 1024)
-        : fs(model::make_filesystem(
-              "xfs", {{"delalloc_convert", delalloc_convert}, {"extent_size_hint", hint}},
-              model::Geometry{block_bytes, blocks, "nvme"}, {"I", "J", "K"})) {}
-
-    auto spawn(std::vector<model::OpCall> ops) -> sim::TaskId {
-        return scheduler.spawn("app" + std::to_string(tasks++), [this, ops] {
-            for (const model::OpCall& call : ops) fs->execute(call);
-        });
-    }
-    /// Runs `ops` in a task and steps until every task (ioend included) and
-    /// every timer is done.
-    void run(std::vector<model::OpCall> ops) {
-        spawn(std::move(ops));
-        settle();
-    }
-    void settle() {
-        for (int i = 0; i < 1'000'000; i++) {
-            const sim::StepOutcome outcome = scheduler.step(first);
-            if (outcome == sim::StepOutcome::finished) return;
-            REQUIRE_MESSAGE(outcome != sim::StepOutcome::deadlock, scheduler.describe_blocked());
-        }
-        FAIL("the file system did not settle");
-    }
+        : ModelWorld("xfs", {{"delalloc_convert", delalloc_convert}, {"extent_size_hint", hint}},
+                     model::Geometry{block_bytes, blocks, "nvme"}, {"I", "J", "K"}) {}
+    /// Per-operation counters exist once an operation of that kind ran: absent reads as 0.
     [[nodiscard]] auto counter(const std::string& name) const -> std::uint64_t {
         const auto all = fs->counters();
         const auto found = all.find(name);
         return found == all.end() ? 0 : found->second;
     }
-    [[nodiscard]] auto crash(bool keep) const -> model::RecoveredState {
-        const auto& device = fs->device();
-        return fs->recover(device.crash_image(std::vector<bool>(device.pending().size(), keep)));
-    }
 };
 
-auto block_of(const model::RecoveredFile& file, std::uint64_t offset_bytes)
-    -> std::optional<Content> {
-    return file.blocks.find(offset_bytes / block_bytes);
-}
-
-auto data(std::uint32_t file, std::uint64_t offset_bytes, std::uint64_t version) -> Content {
-    return Content::data(file, offset_bytes / block_bytes, version);
-}
-
-void check_mounted_cleanly(const model::RecoveredState& state) {
-    CHECK(state.mounted);
-    CHECK(state.mount_error.empty());
-    CHECK(state.consistency_errors.empty());
-    for (const auto& error : state.consistency_errors) INFO(error);
-}
-
-auto has_note(const model::RecoveredState& state, const std::string& text) -> bool {
-    return std::any_of(state.notes.begin(), state.notes.end(), [&](const std::string& note) {
-        return note.find(text) != std::string::npos;
-    });
-}
+using test_support::block_of;
+using test_support::check_mounted_cleanly;
+using test_support::data;
+using test_support::has_note;
 
 /// Every block of [start, end) reads stale device contents.
 void check_stale(const model::RecoveredFile& file, std::uint64_t start, std::uint64_t end) {

@@ -1,0 +1,85 @@
+#pragma once
+// A file-system model inside a scheduler, driven by hand in mechanism tests,
+// and helpers to read what a crash left. Shared by the btrfs and xfs tests.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/disk/content.hpp"
+#include "model/filesystem.hpp"
+#include "sim/scheduler.hpp"
+#include "sim/strategy.hpp"
+
+namespace test_support {
+
+inline constexpr std::uint64_t model_block_bytes = 4096;
+
+/// The file system is declared first so that the scheduler (and any fiber it
+/// still holds) is destroyed first.
+struct ModelWorld {
+    std::unique_ptr<model::FileSystem> fs;
+    sim::Scheduler scheduler{{.timers_race_tasks = true, .steps_max = 10'000'000}, nullptr};
+    sim::FirstStrategy first;
+    std::uint32_t tasks = 0;
+
+    ModelWorld(const std::string& model_name, const model::Config& config, const model::Geometry& geometry,
+               const std::vector<std::string>& files)
+        : fs(model::make_filesystem(model_name, config, geometry, files)) {}
+
+    /// Spawns a task running `ops` in order; returns its id.
+    auto spawn(std::vector<model::OpCall> ops) -> sim::TaskId {
+        return scheduler.spawn("app" + std::to_string(tasks++), [this, ops] {
+            for (const model::OpCall& op : ops) fs->execute(op);
+        });
+    }
+    /// Runs `ops` in a task and steps until every task (the model's workers
+    /// included) and every timer is done.
+    void run(std::vector<model::OpCall> ops) {
+        spawn(std::move(ops));
+        settle();
+    }
+    void settle() {
+        for (int i = 0; i < 1'000'000; i++) {
+            const sim::StepOutcome outcome = scheduler.step(first);
+            if (outcome == sim::StepOutcome::finished) return;
+            REQUIRE_MESSAGE(outcome != sim::StepOutcome::deadlock, scheduler.describe_blocked());
+        }
+        FAIL("the file system did not settle");
+    }
+    [[nodiscard]] auto counter(const std::string& name) const -> std::uint64_t {
+        return fs->counters().at(name);
+    }
+    /// Mounts the image a crash leaves when it keeps every unflushed write or none.
+    [[nodiscard]] auto crash(bool keep) const -> model::RecoveredState {
+        const auto& device = fs->device();
+        return fs->recover(device.crash_image(std::vector<bool>(device.pending().size(), keep)));
+    }
+};
+
+inline auto block_of(const model::RecoveredFile& file, std::uint64_t offset_bytes)
+    -> std::optional<model::disk::Content> {
+    return file.blocks.find(offset_bytes / model_block_bytes);
+}
+
+inline auto data(std::uint32_t file, std::uint64_t offset_bytes, std::uint64_t version)
+    -> model::disk::Content {
+    return model::disk::Content::data(file, offset_bytes / model_block_bytes, version);
+}
+
+inline void check_mounted_cleanly(const model::RecoveredState& state) {
+    CHECK(state.mounted);
+    CHECK(state.mount_error.empty());
+    CHECK(state.consistency_errors.empty());
+}
+
+inline auto has_note(const model::RecoveredState& state, const std::string& text) -> bool {
+    return std::any_of(state.notes.begin(), state.notes.end(),
+                       [&](const std::string& note) { return note.find(text) != std::string::npos; });
+}
+
+}  // namespace test_support
