@@ -48,7 +48,6 @@ public:
     [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
     /// Bumps when a promise starts to bind.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
-    [[nodiscard]] auto file_count() const -> std::size_t { return files_.size(); }
 
 private:
     struct FileRecord {

@@ -293,10 +293,11 @@ void Loader::read_workload(const Json& value) {
     }
     if (job.contains("seed")) fio.seed = read_unsigned(job.at("seed"), path + ".seed");
     if (job.contains("prefill")) {
-        // The file as the job finds it: sparse but sized, preallocated, or written and fsynced.
+        // The file as the job finds it: sparse but sized (the model's truncate), preallocated
+        // (falloc), or written and fsynced. Each prefill is the operation of the same name.
         fio.prefill = read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
-        const std::string op = fio.prefill == "truncate" ? "truncate" : fio.prefill == "falloc" ? "falloc" : "write";
-        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(), [&](const auto& info) { return info.name == op; });
+        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(),
+                                       [&](const auto& info) { return info.name == fio.prefill; });
         if (fio.prefill != "none" && !known) {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
@@ -312,47 +313,31 @@ void Loader::read_workload(const Json& value) {
         if (!files_created_.insert(file).second) fail(path, "job files job0..jobN-1 not created elsewhere", json_quoted(file));
         files_setup_.insert(file);
         scenario_.files.push_back(file);
-        Op create;
-        create.name = "create";
-        create.file = file;
-        create.json_path = path;
-        scenario_.setup.push_back(create);
+        auto expanded = [&file](const char* name, const std::string& json_path) {
+            Op op;
+            op.name = name;
+            op.file = file;
+            op.json_path = json_path;
+            return op;
+        };
+        scenario_.setup.push_back(expanded("create", path));
         if (fio.prefill != "none") {
-            Op fill;
-            fill.name = fio.prefill == "truncate" ? "truncate" : fio.prefill == "falloc" ? "falloc" : "write";
-            fill.file = file;
-            fill.offset = 0;
+            Op fill = expanded(fio.prefill.c_str(), path + ".prefill");
             fill.length = fio.size;
-            fill.has_offset = fill.name != "truncate";
+            fill.has_offset = fio.prefill != "truncate";  // truncate takes a size only
             fill.has_length = true;
-            fill.json_path = path + ".prefill";
             scenario_.setup.push_back(fill);
-            if (fio.prefill == "write") {
-                Op fsync;
-                fsync.name = "fsync";
-                fsync.file = file;
-                fsync.json_path = path + ".prefill";
-                scenario_.setup.push_back(fsync);
-            }
+            if (fio.prefill == "write") scenario_.setup.push_back(expanded("fsync", path + ".prefill"));
         }
         Task task{file, {}};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {
-            Op op;
-            op.name = "write";
-            op.file = file;
+            Op op = expanded("write", path);
             op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
             op.length = fio.bs;
             op.has_offset = op.has_length = true;
-            op.json_path = path;
             task.ops.push_back(op);
-            if (fsync_every != 0 && (write + 1) % fsync_every == 0) {
-                Op fsync;
-                fsync.name = "fsync";
-                fsync.file = file;
-                fsync.json_path = path;
-                task.ops.push_back(fsync);
-            }
+            if (fsync_every != 0 && (write + 1) % fsync_every == 0) task.ops.push_back(expanded("fsync", path));
         }
         scenario_.tasks.push_back(std::move(task));
     }

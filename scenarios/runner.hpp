@@ -92,7 +92,6 @@ public:
     [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
 
 private:
-    struct Run;
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,
                  class ScriptedStrategy* script) -> RunOutcome;
 

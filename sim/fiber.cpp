@@ -27,7 +27,6 @@ auto StackPool::allocate() -> boost::context::stack_context {
         // The lowest page is a guard: a stack overflow faults instead of
         // silently corrupting the neighbouring stack.
         SIM_ASSERT(::mprotect(base, page_bytes(), PROT_NONE) == 0);
-        mapped_count_++;
     }
     boost::context::stack_context stack;
     stack.size = stack_bytes;

@@ -27,7 +27,6 @@ public:
 
 private:
     std::vector<void*> free_;  // base (lowest address, guard page) of each free mapping
-    std::size_t mapped_count_ = 0;
 };
 
 /// Boost.Context StackAllocator handle onto a StackPool.
