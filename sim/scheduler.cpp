@@ -34,6 +34,14 @@ Scheduler::~Scheduler() {
     this_thread_scheduler = outer_;
 }
 
+auto Scheduler::spawn_daemon(std::string name, std::function<void()> body) -> TaskId {
+    const TaskId id = spawn(std::move(name), std::move(body));
+    tasks_[id]->daemon = true;
+    unfinished_--;
+    daemons_++;
+    return id;
+}
+
 auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
     const auto id = static_cast<TaskId>(tasks_.size());
     auto task = std::make_unique<Task>();
@@ -52,7 +60,11 @@ auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
                                 failure_ = std::current_exception();
                             }
                             raw->state = TaskState::finished;
-                            unfinished_--;
+                            if (raw->daemon) {
+                                daemons_--;
+                            } else {
+                                unfinished_--;
+                            }
                             mark_not_runnable(raw->id);
                             return std::move(raw->caller);
                         });
@@ -103,8 +115,32 @@ void Scheduler::mark_not_runnable(TaskId id) {
 
 void Scheduler::sleep(Duration duration) {
     const TaskId self = current_;
-    after(duration, [this, self] { wake(self); });
+    const bool daemon = tasks_[self]->daemon;
+    timers_.push(Timer{now_ + duration, timer_sequence_++, daemon, [this, self] { wake(self); }});
+    if (!daemon) live_timers_++;
     block("sleep");
+}
+
+void Scheduler::compute(Duration nominal) {
+    const Duration busy = nominal / 2 + cpu_jitter_.below(nominal + 1);
+    if (options_.cpus == 0) {
+        sleep(busy);
+        return;
+    }
+    if (cpus_busy_ < options_.cpus) {
+        cpus_busy_++;
+    } else {
+        cpu_waiters_.push_back(current_);
+        block("cpu");  // woken with a CPU handed over
+    }
+    sleep(busy);
+    if (cpu_waiters_.empty()) {
+        cpus_busy_--;
+    } else {
+        const TaskId next = cpu_waiters_.front();
+        cpu_waiters_.pop_front();
+        wake(next);
+    }
 }
 
 void Scheduler::note(std::string text) {
@@ -122,7 +158,8 @@ void Scheduler::io_event(bool submitted, std::uint64_t id, std::string text) {
 
 void Scheduler::at(Instant when, std::function<void()> callback) {
     SIM_ASSERT(when >= now_);
-    timers_.push(Timer{when, timer_sequence_++, std::move(callback)});
+    timers_.push(Timer{when, timer_sequence_++, false, std::move(callback)});
+    live_timers_++;
 }
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
@@ -131,6 +168,7 @@ void Scheduler::fire_next_timer() {
     // Copy out before popping: the callback may add timers.
     Timer timer = timers_.top();
     timers_.pop();
+    if (!timer.daemon) live_timers_--;
     SIM_ASSERT(timer.when >= now_);
     now_ = timer.when;
     timer.callback();
@@ -166,6 +204,8 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
 }
 
 auto Scheduler::step(Strategy& strategy) -> StepOutcome {
+    // Only daemons left (running, blocked or asleep): the run is over.
+    if (daemons_ > 0 && unfinished_ == 0 && live_timers_ == 0) return StepOutcome::finished;
     auto options = candidates();
     if (options.empty()) return unfinished_ == 0 ? StepOutcome::finished : StepOutcome::deadlock;
     std::size_t index = 0;

@@ -6,6 +6,7 @@
 // recorded, so a run is its choice list.
 #include <cstdint>
 #include <exception>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -72,6 +73,10 @@ public:
         /// Model CPU costs (sim::cpu) take virtual time: performance runs.
         /// Off, they cost nothing and add no step, so exploration is unchanged.
         bool cpu_costs = false;
+        /// CPUs shared by every task's sim::cpu (0: each task has its own).
+        /// A task that finds them all busy waits FIFO for one; lock waits,
+        /// I/O waits and sleeps hold none.
+        std::uint32_t cpus = 0;
     };
 
     Scheduler(Options options, Trace* trace);
@@ -81,6 +86,10 @@ public:
 
     /// Adds a task; it becomes runnable at once.
     auto spawn(std::string name, std::function<void()> body) -> TaskId;
+    /// Adds a kernel thread (kswapd, the transaction kthread): it runs like
+    /// any task, but neither it nor its sleeps keep the run going, so a run
+    /// finishes when every other task has finished and their timers fired.
+    auto spawn_daemon(std::string name, std::function<void()> body) -> TaskId;
 
     // ---- Called from inside a fiber (model code). ----
     void yield(const YieldPoint& point) {
@@ -95,8 +104,8 @@ public:
     void block(const char* what);
     void wake(TaskId task);
     void sleep(Duration duration);
-    /// sim::cpu's jittered busy time.
-    void compute(Duration nominal) { sleep(nominal / 2 + cpu_jitter_.below(nominal + 1)); }
+    /// sim::cpu's jittered busy time, on one of the CPUs.
+    void compute(Duration nominal);
     void note(std::string text);
     /// An I/O request entering or leaving the device, for traces.
     void io_event(bool submitted, std::uint64_t id, std::string text);
@@ -148,6 +157,7 @@ private:
     struct Task {
         TaskId id;
         std::string name;
+        bool daemon = false;
         TaskState state = TaskState::runnable;
         const char* blocked_on = "";
         const YieldPoint* last_point = nullptr;
@@ -158,6 +168,7 @@ private:
     struct Timer {
         Instant when;
         std::uint64_t sequence;
+        bool daemon;  // a daemon's sleep: does not keep the run going
         std::function<void()> callback;
         auto operator>(const Timer& other) const -> bool {
             return when != other.when ? when > other.when : sequence > other.sequence;
@@ -187,7 +198,11 @@ private:
     TaskId last_ran_ = no_task;
     Footprint step_footprint_ = 0;
     Prng cpu_jitter_{hash_name("cpu")};
-    std::size_t unfinished_ = 0;
+    std::size_t unfinished_ = 0;     // tasks other than daemons
+    std::size_t daemons_ = 0;
+    std::size_t live_timers_ = 0;    // timers other than daemons' sleeps
+    std::uint32_t cpus_busy_ = 0;
+    std::deque<TaskId> cpu_waiters_;
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };

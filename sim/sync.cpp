@@ -50,7 +50,7 @@ void Mutex::unlock() {
 void RwLock::lock_shared() {
     auto& scheduler = current_scheduler();
     scheduler.touch(resource_);
-    if (writer_ == no_task && waiters_.empty()) {
+    if (writer_ == no_task && (waiters_.empty() || readers_first_)) {
         readers_++;
         return;
     }
@@ -88,6 +88,18 @@ void RwLock::unlock() {
 
 void RwLock::hand_off() {
     auto& scheduler = current_scheduler();
+    if (readers_first_ && writer_ == no_task) {
+        // Every waiting reader goes in; a writer only once none is left.
+        for (auto it = waiters_.begin(); it != waiters_.end();) {
+            if (it->writer) {
+                ++it;
+                continue;
+            }
+            readers_++;
+            scheduler.wake(it->task);
+            it = waiters_.erase(it);
+        }
+    }
     while (!waiters_.empty() && writer_ == no_task) {
         const Waiter next = waiters_.front();
         if (next.writer) {

@@ -45,16 +45,24 @@ private:
     std::deque<TaskId> waiters_;
 };
 
-/// A reader/writer lock with FIFO hand-off (a writer waiting blocks later readers).
+/// A reader/writer lock with FIFO hand-off (a writer waiting blocks later
+/// readers), or, with Preference::readers, one where readers only wait for a
+/// writer that holds the lock, so a steady stream of readers starves writers.
 class RwLock {
 public:
-    explicit RwLock(const char* name) : name_(name), resource_(resource(name)) {}
+    enum class Preference : std::uint8_t { fifo, readers };
+    explicit RwLock(const char* name, Preference preference = Preference::fifo)
+        : name_(name), resource_(resource(name)), readers_first_(preference == Preference::readers) {}
     void lock_shared();
     void unlock_shared();
     void lock();
     void unlock();
     [[nodiscard]] auto write_held() const -> bool { return writer_ != no_task; }
     [[nodiscard]] auto readers() const -> std::uint32_t { return readers_; }
+    /// True when a reader arriving now would have to wait.
+    [[nodiscard]] auto contended() const -> bool {
+        return writer_ != no_task || (!readers_first_ && !waiters_.empty());
+    }
 
 private:
     struct Waiter {
@@ -64,6 +72,7 @@ private:
     void hand_off();
     const char* name_;
     Footprint resource_;
+    bool readers_first_;
     TaskId writer_ = no_task;
     std::uint32_t readers_ = 0;
     std::deque<Waiter> waiters_;

@@ -1049,3 +1049,100 @@ TEST_CASE("scheduler: a task destroyed while holding a MutexGuard unwinds withou
     CHECK(saw_scheduler);
     CHECK_FALSE(mutex.held());
 }
+
+namespace {
+/// Runs every step with the first strategy; returns how the run ended.
+auto run_first(sim::Scheduler& scheduler) -> sim::StepOutcome {
+    sim::FirstStrategy first;
+    for (;;) {
+        const auto outcome = scheduler.step(first);
+        if (outcome == sim::StepOutcome::finished || outcome == sim::StepOutcome::deadlock) return outcome;
+    }
+}
+}  // namespace
+
+TEST_CASE("daemons: a run finishes when the other tasks have, though a daemon still sleeps") {
+    sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
+    int daemon_rounds = 0;
+    scheduler.spawn_daemon("kthread", [&] {
+        for (;;) {
+            sim::current_scheduler().sleep(10 * sim::milliseconds);
+            daemon_rounds++;
+        }
+    });
+    scheduler.spawn("app", [] { sim::current_scheduler().sleep(35 * sim::milliseconds); });
+    CHECK(run_first(scheduler) == sim::StepOutcome::finished);
+    // The daemon ran while the app slept (10, 20, 30 ms), and its next sleep
+    // did not keep the run going to 40 ms.
+    CHECK(daemon_rounds == 3);
+    CHECK(scheduler.now() == 35 * sim::milliseconds);
+}
+
+TEST_CASE("daemons: a task blocked forever is still a deadlock, daemons or not") {
+    sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
+    sim::WaitQueue never("test.never");
+    scheduler.spawn_daemon("kthread", [&] { never.wait(); });
+    scheduler.spawn("app", [&] { never.wait(); });
+    CHECK(run_first(scheduler) == sim::StepOutcome::deadlock);
+}
+
+TEST_CASE("cpus: with fewer CPUs than busy tasks, computing takes turns in FIFO order") {
+    auto finish_times = [](std::uint32_t cpus) {
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound, .cpu_costs = true, .cpus = cpus},
+                                 nullptr);
+        std::vector<sim::Instant> done(4, 0);
+        for (int i = 0; i < 4; i++) {
+            scheduler.spawn(numbered("t", i), [&done, i] {
+                sim::cpu(100 * sim::microseconds);
+                done[static_cast<std::size_t>(i)] = sim::now();
+            });
+        }
+        CHECK(run_first(scheduler) == sim::StepOutcome::finished);
+        return done;
+    };
+    const auto unlimited = finish_times(0);
+    const auto one = finish_times(1);
+    const auto two = finish_times(2);
+    // Each task computes 50..150 us: in parallel all end by 150 us; on one
+    // CPU they end one after another, in spawn order; two CPUs lie between.
+    for (auto when : unlimited) CHECK(when <= 150 * sim::microseconds);
+    CHECK(std::is_sorted(one.begin(), one.end()));
+    CHECK(one.back() >= 4 * 50 * sim::microseconds);
+    CHECK(*std::max_element(two.begin(), two.end()) <= one.back());
+    CHECK(*std::max_element(two.begin(), two.end()) >= *std::max_element(unlimited.begin(), unlimited.end()));
+}
+
+TEST_CASE("rwlock: with reader preference a waiting writer does not hold back new readers") {
+    for (auto preference : {sim::RwLock::Preference::fifo, sim::RwLock::Preference::readers}) {
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
+        sim::RwLock lock("test.rwlock.preference", preference);
+        std::vector<std::string> order;
+        const auto reader1 = scheduler.spawn("reader1", [&] {
+            lock.lock_shared();
+            sim::yield(point_a);
+            order.push_back("reader1 out");
+            lock.unlock_shared();
+        });
+        const auto writer = scheduler.spawn("writer", [&] {
+            lock.lock();
+            order.push_back("writer in");
+            lock.unlock();
+        });
+        const auto reader2 = scheduler.spawn("reader2", [&] {
+            lock.lock_shared();
+            order.push_back("reader2 in");
+            lock.unlock_shared();
+        });
+        // reader1 holds the lock, the writer queues, then reader2 arrives.
+        scheduler.execute(sim::Candidate{reader1});
+        scheduler.execute(sim::Candidate{writer});
+        CHECK(scheduler.task_state(writer) == sim::TaskState::blocked);
+        scheduler.execute(sim::Candidate{reader2});
+        CHECK(run_first(scheduler) == sim::StepOutcome::finished);
+        if (preference == sim::RwLock::Preference::fifo) {
+            CHECK(order == std::vector<std::string>{"reader1 out", "writer in", "reader2 in"});
+        } else {
+            CHECK(order == std::vector<std::string>{"reader2 in", "reader1 out", "writer in"});
+        }
+    }
+}
