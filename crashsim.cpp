@@ -17,6 +17,7 @@
 #include "scenarios/campaign.hpp"
 #include "scenarios/chrome_trace.hpp"
 #include "scenarios/perf.hpp"
+#include "scenarios/plot.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/repro.hpp"
 #include "scenarios/runner.hpp"
@@ -542,31 +543,47 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
 }
 
 // ---- perf ----
-auto cmd_perf(const std::string& path, const std::string& csv) -> ExitCode {
+auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot) -> ExitCode {
     require_writable("--csv", csv);
+    require_writable("--plot", plot);
+    if (!plot.empty() && scenarios::find_gnuplot().empty()) {
+        throw scenarios::InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
+    }
     const scenarios::Scenario scenario = load(path);
-    if (!scenario.fio) {
+    if (!scenario.fio && !scenario.fs_mark) {
         throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
     const scenarios::PerfReport report = scenarios::measure(scenario);
     const double elapsed = seconds_now() - started;
     std::printf("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(), scenario.device.profile.c_str());
+    // In a sweep each row starts with the swept parameter's value.
+    const bool swept = !report.parameter.empty();
+    if (swept) std::printf("%8s ", report.parameter.c_str());
     std::printf("%-14s %10s %10s %10s %9s %9s %9s %10s", "variant", "MiB/s", "writes/s", "fsyncs/s",
                 "p50 ms", "p99 ms", "max ms", "virtual s");
+    // Files/s only where the workload creates files while it is measured (fs_mark).
+    const bool files_shown = scenario.fs_mark.has_value();
+    if (files_shown) std::printf(" %10s", "files/s");
     std::vector<std::string> counters;
     for (const auto& name : scenarios::perf_counter_names()) {
         if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0) counters.push_back(name);
     }
     for (const auto& name : counters) std::printf(" %s", name.c_str());
     std::printf("\n");
-    std::string csv_text = "variant,mib_s,writes_s,fsyncs_s,fsync_p50_ms,fsync_p99_ms,fsync_max_ms,virtual_s";
+    std::string csv_text = swept ? report.parameter + "," : std::string();
+    csv_text += "variant,mib_s,writes_s,fsyncs_s,fsync_p50_ms,fsync_p99_ms,fsync_max_ms,virtual_s";
+    if (files_shown) csv_text += ",files_s";
     for (const auto& name : counters) csv_text += "," + name;
     csv_text += "\n";
     std::uint64_t operations = 0;
     for (const auto& row : report.rows) {
         const double virtual_s = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
-        operations += row.outcome.writes + row.outcome.fsyncs;
+        operations += row.outcome.writes + row.outcome.fsyncs + row.outcome.creates;
+        if (swept) {
+            std::printf("%8llu ", static_cast<unsigned long long>(*row.point));
+            csv_text += std::to_string(*row.point) + ",";
+        }
         std::printf("%-14s %10.2f %10.0f %10.0f %9.3f %9.3f %9.3f %10.3f", row.variant.c_str(), row.throughput_mib_s,
                     row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms, virtual_s);
         char line[256];
@@ -574,6 +591,11 @@ auto cmd_perf(const std::string& path, const std::string& csv) -> ExitCode {
                       row.throughput_mib_s, row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms,
                       row.fsync_max_ms, virtual_s);
         csv_text += line;
+        if (files_shown) {
+            std::printf(" %10.0f", row.files_per_s);
+            std::snprintf(line, sizeof line, ",%.2f", row.files_per_s);
+            csv_text += line;
+        }
         for (const auto& name : counters) {
             const auto value = row.outcome.counters.at(name);
             std::printf(" %*llu", static_cast<int>(name.size()), static_cast<unsigned long long>(value));
@@ -585,13 +607,19 @@ auto cmd_perf(const std::string& path, const std::string& csv) -> ExitCode {
     bool met = true;
     for (const auto& result : report.ratios) {
         met = met && result.met;
-        std::printf("ratio %s / %s (%s): %.2f, expected %.2f..%.2f: %s\n", result.ratio.numerator.c_str(),
-                    result.ratio.denominator.c_str(), scenario.perf->metric.c_str(), result.value, result.ratio.min,
-                    result.ratio.max, result.met ? "ok" : "OUT OF RANGE");
+        const std::string where =
+            result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
+        std::printf("ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n", result.ratio.numerator.c_str(),
+                    result.ratio.denominator.c_str(), where.c_str(), scenario.perf->metric.c_str(), result.value,
+                    result.ratio.min, result.ratio.max, result.met ? "ok" : "OUT OF RANGE");
     }
     std::printf("simulated %llu operations in %.2f s of wall time (%.0f operations/s)\n",
                 static_cast<unsigned long long>(operations), elapsed, operations / std::max(elapsed, 1e-9));
     if (!csv.empty()) scenarios::write_text_file_atomically(csv, csv_text);
+    if (!plot.empty()) {
+        scenarios::plot_svg(scenario, report, plot);
+        std::printf("plot: %s\n", plot.c_str());
+    }
     return met ? ExitCode::pass : ExitCode::violation;
 }
 
@@ -628,9 +656,12 @@ auto cmd_list() -> ExitCode {
     }
     std::printf("device profiles:\n");
     for (const auto& profile : model::disk::profiles()) {
-        std::printf("  %-8s write %llu ns, flush %llu ns, %s (%s)\n", profile.name.c_str(),
+        const std::string bandwidth =
+            profile.bandwidth == 0 ? std::string()
+                                   : ", " + std::to_string(profile.bandwidth / (1024 * 1024)) + " MiB/s channel";
+        std::printf("  %-8s write %llu ns, flush %llu ns%s, %s (%s)\n", profile.name.c_str(),
                     static_cast<unsigned long long>(profile.write_latency),
-                    static_cast<unsigned long long>(profile.flush_latency),
+                    static_cast<unsigned long long>(profile.flush_latency), bandwidth.c_str(),
                     profile.rotational ? "rotational" : "non-rotational", profile.source.c_str());
     }
     std::printf("crash policies for unflushed writes: none, all, any-subset, prefix\n");
@@ -698,6 +729,10 @@ auto main(int argc, char** argv) -> int {
     auto* perf = app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");
     perf->add_option("scenario", perf_scenario, "scenario JSON file with a workload")->required();
     perf->add_option("--csv", perf_csv, "write the table as CSV to FILE");
+    std::string perf_plot;
+    perf->add_option("--plot", perf_plot,
+                     "draw the metric against the swept parameter into FILE.svg (needs gnuplot: "
+                     "apt-get install gnuplot-nox)");
     std::vector<std::string> merge_paths;
     std::string merge_out;
     auto* merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
@@ -725,7 +760,7 @@ auto main(int argc, char** argv) -> int {
         if (*shrink) code = cmd_shrink(shrink_args);
         if (*check) code = cmd_check(check_args);
         if (*merge) code = cmd_merge(merge_paths, merge_out);
-        if (*perf) code = cmd_perf(perf_scenario, perf_csv);
+        if (*perf) code = cmd_perf(perf_scenario, perf_csv, perf_plot);
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);
         std::fflush(stdout);

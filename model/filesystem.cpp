@@ -26,6 +26,8 @@ auto make_filesystem(const std::string& model, const Config& given, const Geomet
         knobs.log_commit_sleep = config.at("log_commit_sleep") == "jiffy";
         knobs.hz = static_cast<std::uint32_t>(std::stoul(config.at("hz")));
         knobs.jiffy_tick_aligned = config.at("jiffy_timer") == "tick-aligned";
+        const std::string& interval = config.at("commit_interval");
+        knobs.commit_interval = interval == "none" ? 0 : std::stoll(interval) * sim::seconds;
         return std::make_unique<btrfs::Btrfs>(knobs, geometry, file_names);
     }
     if (model == "xfs") {

@@ -51,6 +51,11 @@ struct Geometry {
     std::uint32_t block_size;
     std::uint64_t blocks;
     std::string profile;
+    /// Memory for the page cache, in bytes (0: unlimited, reclaim only runs
+    /// when a scenario asks for it).
+    std::uint64_t page_cache_bytes = 0;
+    /// What one kswapd pass frees: the gap between its watermarks.
+    std::uint64_t reclaim_batch_bytes = 0;
 };
 
 /// How an operation ended: an operation that failed (EIO after a shutdown,
@@ -62,6 +67,9 @@ public:
     virtual ~FileSystem() = default;
     /// A copy of a quiescent file system (no task inside it, no I/O in flight).
     [[nodiscard]] virtual auto clone() const -> std::unique_ptr<FileSystem> = 0;
+    /// Spawns the model's kernel threads (kswapd, the transaction kthread) as
+    /// daemons of the current scheduler, before a run's tasks start.
+    virtual void start_daemons() {}
     /// Runs one operation in the calling fiber.
     virtual auto execute(const OpCall& call) -> OpResult = 0;
     virtual auto device() -> disk::BlockDevice& = 0;

@@ -25,7 +25,7 @@ auto btrfs_info() -> ModelInfo {
     info.about =
         "btrfs data path: extent maps and the list of modified extents, ordered extents, "
         "transactions, the per-root log tree with fast and full fsync, page release, log replay";
-    info.model_tasks = {"endio"};
+    info.model_tasks = {"endio", "kswapd", "transaction_kthread"};
     info.yield_points.assign(std::begin(btrfs::points::all), std::end(btrfs::points::all));
     info.knobs = {
         {"release_extent_maps",
@@ -51,6 +51,12 @@ auto btrfs_info() -> ModelInfo {
          "tick-aligned",
          "a one-jiffy timeout wakes on the second tick after the call, (1, 2] jiffies "
          "(tick-aligned, as the timer wheel does), or after exactly one jiffy"},
+        {"commit_interval",
+         {"none", "1", "5", "30", "300"},
+         "none",
+         "the transaction kthread commits the running transaction once it is this many seconds "
+         "old (mount -o commit=, kernel default 30); none: no kthread, transactions commit only "
+         "on commit and sync operations (keeps exploration focused on the race)"},
     };
     info.ops = {
         {"create", "create an empty regular file", {file_field()}, true},

@@ -169,6 +169,7 @@ public:
     explicit Loader(const std::string& path) { scenario_.path = path; }
 
     auto load(const std::string& text) -> Scenario;
+    auto load(const Json& root) -> Scenario;
 
 private:
     [[noreturn]] void fail(const std::string& json_path, const std::string& expected,
@@ -213,7 +214,10 @@ private:
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
     void read_workload(const Json& value);
+    void read_fs_mark(const Json& job);
     void read_perf(const Json& value);
+    void read_machine(const Json& value);
+    void read_sweep(const Json& root);
     auto read_number(const Json& value, const std::string& json_path) const -> double;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
@@ -227,11 +231,12 @@ private:
     std::set<std::string> files_created_;
 };
 
-auto Loader::load(const std::string& text) -> Scenario {
-    const Json root = parse_json(text, scenario_.path);
+auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(text, scenario_.path)); }
+
+auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
-               {"name", "about", "model", "device", "config", "setup", "workload", "tasks", "crash",
-                "schedule", "checkers", "fuzz", "perf", "variants"},
+               {"name", "about", "model", "device", "machine", "config", "setup", "workload", "tasks",
+                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
@@ -239,6 +244,7 @@ auto Loader::load(const std::string& text) -> Scenario {
     if (root.contains("about")) scenario_.about = read_string(root.at("about"), "$.about");
     read_model(root.at("model"));
     read_device(root.at("device"));
+    if (root.contains("machine")) read_machine(root.at("machine"));
     if (root.contains("config")) config_base_ = read_config(root.at("config"), "$.config");
     if (root.contains("setup")) read_setup(root.at("setup"));
     if (root.contains("workload")) read_workload(root.at("workload"));
@@ -249,6 +255,19 @@ auto Loader::load(const std::string& text) -> Scenario {
     if (root.contains("fuzz")) fuzz_default_ = read_budget(root.at("fuzz"), "$.fuzz");
     read_variants(root.at("variants"));
     if (root.contains("perf")) read_perf(root.at("perf"));
+    if (root.contains("sweep")) read_sweep(root);
+    if (scenario_.perf) {
+        for (const PerfRatio& ratio : scenario_.perf->ratios) {
+            if (!ratio.at) continue;
+            if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), *ratio.at) ==
+                scenario_.sweep_values.end()) {
+                fail(ratio.json_path + ".at",
+                     scenario_.sweep_values.empty() ? "no \"at\" (the scenario has no sweep)"
+                                                    : "one of the sweep's values of " + scenario_.sweep_parameter,
+                     std::to_string(*ratio.at));
+            }
+        }
+    }
     for (std::size_t i = 0; i < scenario_.variants.size(); i++) {
         const bool measured = scenario_.variants[i].expect.kind == Expectation::Kind::measure;
         if (measured && !scenario_.perf) {
@@ -264,7 +283,15 @@ auto Loader::load(const std::string& text) -> Scenario {
 // seeds/btrfs-log-commit-jiffy-sleep.txt and btrfs-fast-fsync-vs-page-release.txt give fio
 // jobs; the loader expands one into files and tasks, so the rest of crashsim sees ordinary ops.
 void Loader::read_workload(const Json& value) {
-    check_keys(value, "$.workload", {"fio"}, {"fio"});
+    check_keys(value, "$.workload", {"fio", "fs_mark"}, {});
+    const bool fio_given = value.contains("fio");
+    const bool fs_mark_given = value.contains("fs_mark");
+    if (fio_given && fs_mark_given) fail("$.workload", "exactly one of the keys fio, fs_mark", "both");
+    if (!fio_given && !fs_mark_given) fail("$.workload", "one of the keys fio, fs_mark", "an empty object");
+    if (fs_mark_given) {
+        read_fs_mark(value.at("fs_mark"));
+        return;
+    }
     const Json& job = value.at("fio");
     const std::string path = "$.workload.fio";
     check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
@@ -344,6 +371,72 @@ void Loader::read_workload(const Json& value) {
     scenario_.fio = fio;
 }
 
+// FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
+// creates its files one after another while it is measured, writes each whole and fsyncs it
+// before close. The models have no directories: a file's name ("d3/t0.f17", directory 3,
+// thread 0, its file 17) only says where fs_mark would have put it; no directory is created,
+// looked up or logged.
+void Loader::read_fs_mark(const Json& job) {
+    const std::string path = "$.workload.fs_mark";
+    check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync"}, {"files", "size"});
+    for (const char* name : {"create", "write", "fsync"}) {
+        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(),
+                                       [&](const auto& info) { return info.name == name; });
+        if (!known) fail(path, std::string("a model with a ") + name + " operation", json_quoted(scenario_.model));
+    }
+    constexpr std::uint64_t files_max = 1'000'000;
+    FsMarkJob fs_mark;
+    fs_mark.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
+    fs_mark.size = read_multiple(job.at("size"), path + ".size");
+    if (fs_mark.size == 0) fail(path + ".size", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
+    if (fs_mark.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fs_mark.size));
+    if (job.contains("threads")) {
+        fs_mark.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
+    }
+    if (fs_mark.files * fs_mark.threads > files_max) {
+        fail(path + ".files", "files * threads <= " + std::to_string(files_max),
+             std::to_string(fs_mark.files) + " * " + std::to_string(fs_mark.threads));
+    }
+    if (job.contains("dirs")) fs_mark.dirs = read_unsigned_in(job.at("dirs"), path + ".dirs", 1, files_max);
+    if (job.contains("files_per_dir")) {
+        fs_mark.files_per_dir = read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, files_max);
+    }
+    if (job.contains("fsync")) {
+        if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
+        fs_mark.fsync = job.at("fsync").get<bool>();
+    }
+    // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
+    // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
+    for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
+        Task task{"thread" + std::to_string(thread), {}};
+        for (std::uint64_t index = 0; index < fs_mark.files; index++) {
+            const std::uint64_t dir =
+                (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
+            const std::string file =
+                "d" + std::to_string(dir) + "/t" + std::to_string(thread) + ".f" + std::to_string(index);
+            if (!files_created_.insert(file).second) {
+                fail(path, "file names dD/tT.fI not created elsewhere", json_quoted(file));
+            }
+            scenario_.files.push_back(file);
+            auto expanded = [&file, &path](const char* name) {
+                Op op;
+                op.name = name;
+                op.file = file;
+                op.json_path = path;
+                return op;
+            };
+            task.ops.push_back(expanded("create"));
+            Op write = expanded("write");
+            write.length = fs_mark.size;
+            write.has_offset = write.has_length = true;
+            task.ops.push_back(write);
+            if (fs_mark.fsync) task.ops.push_back(expanded("fsync"));
+        }
+        scenario_.tasks.push_back(std::move(task));
+    }
+    scenario_.fs_mark = fs_mark;
+}
+
 auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
     if (!value.is_number()) fail(json_path, "a number", type_name(value));
     const double number = value.get<double>();
@@ -354,7 +447,7 @@ auto Loader::read_number(const Json& value, const std::string& json_path) const 
 void Loader::read_perf(const Json& value) {
     check_keys(value, "$.perf", {"metric", "ratios"}, {"metric", "ratios"});
     PerfSpec perf;
-    perf.metric = read_choice(value.at("metric"), "$.perf.metric", {"throughput", "fsync_rate"}, "");
+    perf.metric = read_choice(value.at("metric"), "$.perf.metric", {"throughput", "fsync_rate", "files_per_s"}, "");
     const Json& ratios = value.at("ratios");
     check_array(ratios, "$.perf.ratios");
     if (ratios.empty()) fail("$.perf.ratios", "a non-empty array", "an empty array");
@@ -362,7 +455,7 @@ void Loader::read_perf(const Json& value) {
     for (const auto& variant : scenario_.variants) variants.push_back(variant.name);
     for (std::size_t i = 0; i < ratios.size(); i++) {
         const std::string path = index_path("$.perf.ratios", i);
-        check_keys(ratios[i], path, {"numerator", "denominator", "min", "max"},
+        check_keys(ratios[i], path, {"numerator", "denominator", "min", "max", "at"},
                    {"numerator", "denominator", "min", "max"});
         PerfRatio ratio;
         ratio.json_path = path;
@@ -370,10 +463,93 @@ void Loader::read_perf(const Json& value) {
         ratio.denominator = read_choice(ratios[i].at("denominator"), path + ".denominator", variants, "the variants ");
         ratio.min = read_number(ratios[i].at("min"), path + ".min");
         ratio.max = read_number(ratios[i].at("max"), path + ".max");
+        if (ratios[i].contains("at")) ratio.at = read_unsigned(ratios[i].at("at"), path + ".at");
         if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + ratios[i].at("min").dump() + ")", ratios[i].at("max").dump());
         perf.ratios.push_back(std::move(ratio));
     }
     scenario_.perf = std::move(perf);
+}
+
+// The machine of a performance run. seeds/btrfs-fast-fsync-vs-page-release.txt (patch 3/3)
+// ran on 8 vCPUs with 2x to 4x more data than RAM, so page release runs all the time.
+void Loader::read_machine(const Json& value) {
+    check_keys(value, "$.machine", {"cpus", "page_cache", "reclaim_batch"}, {});
+    if (value.contains("cpus")) {
+        scenario_.machine.cpus = static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), "$.machine.cpus", 1, 1024));
+    }
+    if (value.contains("page_cache")) {
+        scenario_.machine.page_cache_bytes = read_multiple(value.at("page_cache"), "$.machine.page_cache");
+        const std::uint64_t pages = scenario_.machine.page_cache_bytes / scenario_.device.block_size;
+        if (pages < 64) {
+            fail("$.machine.page_cache", "at least 64 blocks of " + std::to_string(scenario_.device.block_size) + " bytes",
+                 std::to_string(scenario_.machine.page_cache_bytes));
+        }
+        const std::uint64_t block = scenario_.device.block_size;
+        scenario_.machine.reclaim_batch_bytes = std::max<std::uint64_t>(32 * block, pages / 1000 * block);
+    }
+    if (value.contains("reclaim_batch")) {
+        if (!value.contains("page_cache")) fail("$.machine.reclaim_batch", "a page_cache to reclaim from", "none");
+        scenario_.machine.reclaim_batch_bytes = read_multiple(value.at("reclaim_batch"), "$.machine.reclaim_batch");
+        if (scenario_.machine.reclaim_batch_bytes == 0 ||
+            scenario_.machine.reclaim_batch_bytes > scenario_.machine.page_cache_bytes / 2) {
+            fail("$.machine.reclaim_batch", "a positive size of at most half the page cache",
+                 std::to_string(scenario_.machine.reclaim_batch_bytes));
+        }
+    }
+}
+
+// A sweep runs the declared workload once per point, each point overriding some of its fields
+// (the seed's table: jobs 1, 2, 4, ... with the file size scaled so the total stays put). Each
+// point is loaded as a scenario of its own, so it is validated exactly like the base workload.
+void Loader::read_sweep(const Json& root) {
+    const Json& sweep = root.at("sweep");
+    check_keys(sweep, "$.sweep", {"parameter", "points"}, {"parameter", "points"});
+    if (!root.contains("workload")) fail("$.sweep", "a scenario with a workload to sweep", "no workload");
+    const Json& workload = root.at("workload");
+    const std::string kind = workload.begin().key();  // fio or fs_mark, checked by read_workload
+    const std::string base = "$.workload." + kind;
+    const std::string parameter = read_string(sweep.at("parameter"), "$.sweep.parameter");
+    if (!workload.at(kind).contains(parameter)) {
+        fail("$.sweep.parameter", "a field set in " + base, json_quoted(parameter));
+    }
+    const Json& points = sweep.at("points");
+    check_array(points, "$.sweep.points");
+    if (points.size() < 2) fail("$.sweep.points", "at least two points", std::to_string(points.size()));
+    scenario_.sweep_parameter = parameter;
+    for (std::size_t i = 0; i < points.size(); i++) {
+        const std::string path = index_path("$.sweep.points", i);
+        const Json& point = points[i];
+        if (!point.is_object()) fail(path, "an object of " + base + " fields", type_name(point));
+        if (!point.contains(parameter)) fail(key_path(path, parameter), "a required key", "nothing");
+        const std::uint64_t value = read_unsigned(point.at(parameter), key_path(path, parameter));
+        if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), value) !=
+            scenario_.sweep_values.end()) {
+            fail(key_path(path, parameter), "a value no earlier point has", std::to_string(value));
+        }
+        Json copy = root;
+        copy.erase("sweep");
+        for (const auto& item : point.items()) copy["workload"][kind][item.key()] = item.value();
+        if (copy.contains("perf")) {
+            for (Json& ratio : copy["perf"]["ratios"]) ratio.erase("at");
+        }
+        Loader nested(scenario_.path);
+        try {
+            scenario_.sweep_points.push_back(nested.load(copy));
+        } catch (const InputError& error) {
+            // Point the message at the point's own field when it came from one.
+            std::string message = error.what();
+            for (const auto& item : point.items()) {
+                const std::string from = ": " + base + "." + item.key() + ":";
+                const auto at = message.find(from);
+                if (at != std::string::npos) {
+                    message.replace(at, from.size(), ": " + key_path(path, item.key()) + ":");
+                    break;
+                }
+            }
+            throw InputError(message);
+        }
+        scenario_.sweep_values.push_back(value);
+    }
 }
 
 // --- Generic readers -------------------------------------------------------------------------
@@ -464,7 +640,7 @@ void Loader::read_device(const Json& value) {
         read_unsigned_in(value.at("blocks"), "$.device.blocks", 1, device_blocks_max);
     if (value.contains("profile")) {
         scenario_.device.profile = read_choice(value.at("profile"), "$.device.profile",
-                                               {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational"}, "");
+                                               {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational", "vm-nvme"}, "");
     }
 }
 
@@ -499,7 +675,10 @@ void Loader::read_setup(const Json& value) {
 void Loader::read_tasks(const Json& value) {
     check_array(value, "$.tasks");
     if (value.empty()) fail("$.tasks", "a non-empty array", "an empty array");
+    // A declared workload's tasks (job0.., thread0..) come first; a task of the file may not
+    // take one of their names.
     std::set<std::string> names;
+    for (const auto& task : scenario_.tasks) names.insert(task.name);
     for (std::size_t index = 0; index < value.size(); index++) {
         read_task(value[index], index_path("$.tasks", index), names);
     }

@@ -4,6 +4,7 @@
 // throughput, fsync latency percentiles and the mechanism counters come from
 // what the modelled code did (sleeps, lock waits, device latency), never
 // from a ratio written into the model.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,12 @@ namespace scenarios {
 
 struct PerfRow {
     std::string variant;
+    std::optional<std::uint64_t> point;  // the swept parameter's value, in a sweep
     PerfOutcome outcome;
     double throughput_mib_s = 0;
     double writes_per_s = 0;
     double fsyncs_per_s = 0;
+    double files_per_s = 0;  // files the tasks created per second (fs_mark)
     double fsync_p50_ms = 0;
     double fsync_p99_ms = 0;
     double fsync_max_ms = 0;
@@ -26,12 +29,14 @@ struct PerfRow {
 
 struct PerfRatioResult {
     PerfRatio ratio;
+    std::optional<std::uint64_t> point;  // where it was evaluated, in a sweep
     double value = 0;
     bool met = false;
 };
 
 struct PerfReport {
-    std::vector<PerfRow> rows;
+    std::string parameter;     // the swept workload field ("jobs"), empty without a sweep
+    std::vector<PerfRow> rows;  // every variant, point by point
     std::vector<PerfRatioResult> ratios;
 };
 

@@ -47,6 +47,7 @@ struct PerfOutcome {
     std::uint64_t bytes_written = 0;
     std::uint64_t writes = 0;
     std::uint64_t fsyncs = 0;
+    std::uint64_t creates = 0;  // files the tasks created (fs_mark's files/s)
     std::vector<sim::Duration> fsync_latencies_ns;  // sorted
     std::map<std::string, std::uint64_t> counters;  // of the run alone (set-up subtracted)
     std::string problem;  // a deadlock or step bound, empty when the run ended

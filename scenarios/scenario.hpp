@@ -87,17 +87,31 @@ struct FioJob {
     std::uint64_t seed = 0;     // randwrite offsets
 };
 
+/// An fs_mark-like job (`workload.fs_mark`; FIDELITY.md 5.6), expanded at load time into one
+/// task per thread ("thread0", ...) that creates, writes and (by default) fsyncs its files one
+/// after another. File names say which directory fs_mark would use ("d3/t0.f17"); the models
+/// have no directories, so a name is only a name.
+struct FsMarkJob {
+    std::uint64_t files = 0;          // files per thread (fs_mark -n)
+    std::uint64_t size = 0;           // bytes per file (fs_mark -s)
+    std::uint32_t threads = 1;        // fs_mark -t
+    std::uint64_t dirs = 1;           // fs_mark -D
+    std::uint64_t files_per_dir = 0;  // fs_mark -N: consecutive files per directory (0: round-robin)
+    bool fsync = true;                // fsync before close (fs_mark's default sync method)
+};
+
 /// A performance expectation: numerator's metric / denominator's in [min, max].
 struct PerfRatio {
     std::string numerator;
     std::string denominator;
     double min = 0;
     double max = 0;
+    std::optional<std::uint64_t> at;  // in a sweep: only at this value (else at every point)
     std::string json_path;
 };
 
 struct PerfSpec {
-    std::string metric = "throughput";  // throughput (MiB/s) or fsync_rate (fsyncs/s)
+    std::string metric = "throughput";  // throughput (MiB/s), fsync_rate (fsyncs/s), files_per_s
     std::vector<PerfRatio> ratios;
 };
 
@@ -107,12 +121,24 @@ struct Device {
     std::string profile = "nvme";  // ssd, hdd, nvme, ramdisk
 };
 
+/// The machine a performance run models (`machine`): CPUs shared by every
+/// task's CPU time, and memory for the page cache (reclaim keeps it under).
+struct Machine {
+    std::uint32_t cpus = 0;              // 0: every task has a CPU of its own
+    std::uint64_t page_cache_bytes = 0;  // 0: unlimited
+    /// What one kswapd pass frees (the gap between its watermarks); by
+    /// default 0.1 % of the page cache (watermark_scale_factor 10), at least
+    /// 32 pages (SWAP_CLUSTER_MAX).
+    std::uint64_t reclaim_batch_bytes = 0;
+};
+
 struct Scenario {
     std::string path;      // file it was loaded from, as given
     std::string name;
     std::string about;
     std::string model;
     Device device;
+    Machine machine;
     std::vector<std::string> files;  // every file name, in order of first creation
     std::vector<Op> setup;
     std::vector<Task> tasks;
@@ -121,7 +147,13 @@ struct Scenario {
     std::vector<std::string> checkers;
     std::vector<Variant> variants;
     std::optional<FioJob> fio;     // the declared workload, if any (already expanded)
+    std::optional<FsMarkJob> fs_mark;  // the same for an fs_mark workload
     std::optional<PerfSpec> perf;  // performance expectations, if any
+    /// A sweep (`sweep`): the swept workload field, its values, and the
+    /// scenario loaded at each value (empty without a sweep).
+    std::string sweep_parameter;
+    std::vector<std::uint64_t> sweep_values;
+    std::vector<Scenario> sweep_points;
 
     [[nodiscard]] auto find_variant(const std::string& name) const -> const Variant*;
     [[nodiscard]] auto file_id(const std::string& name) const -> std::uint32_t;

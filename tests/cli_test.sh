@@ -428,8 +428,41 @@ run_cs "$TMP/perf.out" "$TMP/perf.err" perf scenarios/btrfs/log-commit-jiffy-sle
 expect_rc "perf of the jiffy-sleep scenario" 0 "$TMP/perf.out" "$TMP/perf.err"
 expect_grep "perf prints the ratio and its verdict" "ratio no-sleep / jiffy-sleep (throughput):" "$TMP/perf.out"
 expect_grep "perf --csv writes the rows" "jiffy-sleep," "$TMP/perf.csv"
+run_cs "$TMP/perf-fs-mark.out" "$TMP/perf-fs-mark.err" perf scenarios/btrfs/fs-mark-jiffy-sleep.json --csv "$TMP/perf-fs-mark.csv"
+expect_rc "perf of the fs_mark scenario" 0 "$TMP/perf-fs-mark.out" "$TMP/perf-fs-mark.err"
+expect_grep "perf of an fs_mark workload prints files/s" "files/s" "$TMP/perf-fs-mark.out"
+expect_grep "perf judges the fs_mark ratio on files/s" "ratio no-sleep / jiffy-sleep (files_per_s):" "$TMP/perf-fs-mark.out"
+expect_grep "perf --csv has a files/s column for fs_mark" "virtual_s,files_s," "$TMP/perf-fs-mark.csv"
 bad_flag "perf of a scenario without a workload" "crashsim: $SCEN: \$.workload" -- perf "$SCEN" --csv "$TMP/flag/p.csv"
 bad_flag "perf --csv in a missing directory" "crashsim: --csv" -- perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv /nonexistent/dir/p.csv
+cat >"$TMP/sweep.json" <<'SWEEP'
+{"name": "cli/sweep", "model": "btrfs", "device": {"block_size": 4096, "blocks": 16384, "profile": "vm-nvme"},
+ "workload": {"fio": {"jobs": 1, "rw": "write", "bs": 65536, "size": 1048576, "fsync": 1}},
+ "sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2}, {"jobs": 4, "size": 524288}]},
+ "checkers": ["fsync_durability"],
+ "perf": {"metric": "throughput", "ratios": [{"numerator": "b", "denominator": "a", "at": 4, "min": 0.5, "max": 2}]},
+ "variants": [{"name": "a", "expect": "measure"}, {"name": "b", "config": {"log_commit_sleep": "jiffy"}, "expect": "measure"}]}
+SWEEP
+run_cs "$TMP/sweep.out" "$TMP/sweep.err" perf "$TMP/sweep.json" --csv "$TMP/sweep.csv"
+expect_rc "perf of a sweep" 0 "$TMP/sweep.out" "$TMP/sweep.err"
+expect_grep "perf of a sweep leads each row with the swept value" "       4 b     " "$TMP/sweep.out"
+expect_grep "perf of a sweep judges a ratio at its point" "ratio b / a at jobs=4 (throughput)" "$TMP/sweep.out"
+expect_grep "perf --csv of a sweep has the parameter's column" "jobs,variant,mib_s" "$TMP/sweep.csv"
+if [ "$(grep -c '^[124],' "$TMP/sweep.csv")" = 6 ]; then ok "perf --csv of a sweep has a row per point and variant"; else not_ok "perf --csv of a sweep has a row per point and variant"; show "$TMP/sweep.csv"; fi
+rm -rf "$TMP/flag" "$TMP/nogp" && mkdir "$TMP/flag" "$TMP/nogp"
+env PATH="$TMP/nogp" "$BIN" perf "$TMP/sweep.json" --plot "$TMP/flag/p.svg" >"$TMP/flag.out" 2>"$TMP/flag.err"
+RC=$?
+expect_input_error "perf --plot without gnuplot says how to install it" "$TMP/flag.out" "$TMP/flag.err" "$TMP/flag" \
+    "crashsim: --plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox)"
+if command -v gnuplot >/dev/null 2>&1; then
+    rm -rf "$TMP/plot" && mkdir "$TMP/plot"
+    run_cs "$TMP/plot.out" "$TMP/plot.err" perf "$TMP/sweep.json" --plot "$TMP/plot/sweep.svg"
+    expect_rc "perf --plot with gnuplot" 0 "$TMP/plot.out" "$TMP/plot.err"
+    expect_grep "perf --plot draws an SVG" "<svg" "$TMP/plot/sweep.svg"
+    if [ "$(files_in "$TMP/plot")" = "sweep.svg " ]; then ok "perf --plot leaves only the SVG"; else not_ok "perf --plot leaves only the SVG"; echo "  files: $(files_in "$TMP/plot")"; fi
+else
+    ok "perf --plot with gnuplot (gnuplot not installed: skipped; the message path is tested above)"
+fi
 
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)
 run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/ --junit "$TMP/check.xml" --json "$TMP/check.json"

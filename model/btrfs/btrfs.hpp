@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -43,8 +44,18 @@ namespace cpu_cost {
 inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 30 * sim::microseconds;
 inline constexpr sim::Duration log_inode = 120 * sim::microseconds;
-inline constexpr sim::Duration checksum_lookup = 5 * sim::microseconds;
+inline constexpr sim::Duration checksum_lookup = 2 * sim::microseconds;
 inline constexpr sim::Duration log_commit = 40 * sim::microseconds;
+// btrfs_csum_file_blocks for one ordered extent: search the checksum tree,
+// COW and fill (or split) a leaf, all under the leaf's write lock.
+inline constexpr sim::Duration checksum_insert = 12 * sim::microseconds;
+// copy_items: one item copied from the subvolume tree into the log.
+inline constexpr sim::Duration copy_item = 1 * sim::microseconds;
+// log_csums: one extent's checksums inserted into the log tree (a search and
+// a leaf insert, under the log tree's write lock).
+inline constexpr sim::Duration log_checksums = 6 * sim::microseconds;
+// shrink_page_list for one clean page, besides the release hook.
+inline constexpr sim::Duration reclaim_page = 500;  // ns
 }  // namespace cpu_cost
 
 /// try_release_extent_mapping, by patch of the series.
@@ -63,6 +74,10 @@ struct Knobs {
     bool log_commit_sleep = false;
     std::uint32_t hz = 250;
     bool jiffy_tick_aligned = true;
+    /// The transaction kthread commits the running transaction once it is
+    /// this old (mount -o commit=, kernel default 30 s); 0: no kthread, only
+    /// commit and sync operations commit (exploration scenarios).
+    sim::Duration commit_interval = 0;
 };
 
 /// struct extent_map. Lengths and offsets in blocks (4 KiB pages).
@@ -81,17 +96,33 @@ struct ExtentMap {
 /// An inode's extent map tree: the rb-tree and the list of modified extents,
 /// guarded by em_tree.lock (every actor here takes it in write mode).
 struct ExtentMapTree {
+    using Maps = std::map<std::uint64_t, ExtentMap>;
     sim::RwLock lock{"em_tree.lock"};
-    std::map<std::uint64_t, ExtentMap> maps;  // by start
+    Maps maps;  // by start; change it only through add, remove and unlink
+    std::set<std::uint64_t> listed;  // starts of the maps on modified_extents, in order
     [[nodiscard]] auto lookup(std::uint64_t block) -> ExtentMap*;
+    void add(const ExtentMap& em) {
+        maps.emplace(em.start, em);
+        if (em.on_modified_list) listed.insert(em.start);
+    }
+    auto remove(Maps::iterator it) -> Maps::iterator {
+        if (it->second.on_modified_list) listed.erase(it->first);
+        return maps.erase(it);
+    }
+    /// list_del_init(&em->list)
+    void unlink(ExtentMap& em) {
+        em.on_modified_list = false;
+        listed.erase(em.start);
+    }
 };
 
 /// A file extent item in the subvolume tree or the log tree.
 struct FileExtentItem {
     std::uint64_t disk_block;
     std::uint64_t generation;
+    std::uint64_t item = 0;  // which item: two adjacent items never read as one
     [[nodiscard]] auto shifted(std::uint64_t blocks) const -> FileExtentItem {
-        return {disk_block + blocks, generation};
+        return {disk_block + blocks, generation, item};
     }
     auto operator==(const FileExtentItem&) const -> bool = default;
 };
@@ -106,9 +137,18 @@ struct FsTree {
     std::map<std::uint32_t, InodeItems> inodes;
 };
 
+/// What one fsync logged for an inode, over what earlier fsyncs of the same
+/// log tree logged (`below`; none after a full fsync, which drops the
+/// inode's earlier log items). Layers are shared between log commits, as
+/// unchanged log leaves are, so a log commit does not copy the whole log.
+struct LogLayer {
+    InodeItems items;  // the inode item's size, and the file extent items it added
+    std::shared_ptr<const LogLayer> below;
+};
+
 /// The log tree of one root: what fsyncs logged in the running transaction.
 struct LogTree {
-    std::map<std::uint32_t, InodeItems> inodes;
+    std::map<std::uint32_t, std::shared_ptr<const LogLayer>> inodes;
 };
 
 struct Superblock {
@@ -140,6 +180,7 @@ struct Inode {
     /// io tree EXTENT_LOCKED ranges (file blocks).
     std::vector<std::pair<std::uint64_t, std::uint64_t>> locked;
     bool needs_full_sync = true;  // a new inode's first fsync is a full one
+    std::vector<std::uint64_t> ordered_pending;  // ordered extents not yet complete
     std::uint64_t last_trans = 0;
     std::uint64_t logged_trans = 0;
     std::uint64_t generation = 0;  // transaction that created the inode
@@ -160,6 +201,10 @@ struct Counters {
     std::uint64_t ordered_extents = 0;
     std::uint64_t jiffy_sleeps = 0;
     std::uint64_t log_followers = 0;  // fsyncs whose log commit another task led
+    std::uint64_t extent_maps_merged = 0;
+    std::uint64_t checksum_lock_waits = 0;  // lookups or inserts that found the lock taken
+    std::uint64_t pages_reclaimed = 0;
+    std::uint64_t direct_reclaims = 0;      // writers that had to reclaim themselves
 };
 
 class Btrfs final : public FileSystem {
@@ -167,6 +212,7 @@ public:
     Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
+    void start_daemons() override;
     auto execute(const OpCall& call) -> OpResult override;
     auto device() -> disk::BlockDevice& override { return device_; }
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
@@ -192,10 +238,19 @@ private:
     void release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void try_release_extent_mapping(std::uint32_t file, std::uint64_t page);
     void release_one(std::uint32_t file, ExtentMap& em);
+    void try_merge_map(std::uint32_t file, std::uint64_t start);
+    // Memory pressure: kswapd and direct reclaim over the page cache's LRU.
+    void balance_pages();
+    void kswapd();
+    void shrink_page_cache(std::uint64_t pages, const char* who);
+    // The checksum tree, under its root's lock (FIDELITY.md 1.4).
+    void insert_checksums();
+    void lookup_checksums();
     // transaction.cpp
     auto join_transaction() -> std::uint64_t;
     void end_transaction();
     void commit_transaction();
+    void transaction_kthread();
     void write_superblock(bool with_log);
     auto store(MetaObject object) -> std::uint64_t;
     auto allocate_meta_block() -> std::uint64_t;
@@ -227,6 +282,7 @@ private:
     std::uint64_t last_trans_committed_ = 0;
     bool transaction_running_ = false;
     bool commit_in_progress_ = false;
+    sim::Instant transaction_start_ = 0;
     std::uint32_t transaction_writers_ = 0;  // num_writers of the running transaction
     sim::WaitQueue transaction_wait_{"transaction.wait"};  // commit done / writers gone
     FsTree fs_tree_;  // in memory, dirty in the running transaction
@@ -261,6 +317,17 @@ private:
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
     std::vector<std::shared_ptr<const MetaObject>> meta_objects_;
+    // The checksum tree's extent buffer locks as in v5.7/v5.8: a reader
+    // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
+    // writer (btrfs_tree_lock) until no reader is left.
+    sim::RwLock csum_root_lock_{"csum_root.lock", sim::RwLock::Preference::readers};
+    // The log tree's leaves, shared by every fsync logging in the same log
+    // transaction: inserting items takes them in write mode.
+    sim::RwLock log_tree_lock_{"log_root.lock", sim::RwLock::Preference::readers};
+    // Memory pressure: reclaim keeps the page cache under this many pages.
+    std::uint64_t page_cache_limit_ = 0;  // 0: unlimited
+    std::uint64_t reclaim_batch_ = 0;     // pages between kswapd's high and low watermarks
+    sim::WaitQueue kswapd_wait_{"kswapd.wait"};
     Counters counters_;
 };
 

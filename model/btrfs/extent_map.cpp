@@ -100,7 +100,45 @@ void Btrfs::release_one(std::uint32_t file, ExtentMap& em) {
              (em.logging ? " (LOGGING: the fsync keeps its reference)" : "") +
              (knobs_.release_sets_full_sync ? "; sets NEEDS_FULL_SYNC" : ""));
     counters_.extent_maps_released++;
-    inode.em_tree.maps.erase(em.start);
+    inode.em_tree.remove(inode.em_tree.maps.find(em.start));
+}
+
+void Btrfs::try_merge_map(std::uint32_t file, std::uint64_t start) {
+    // try_merge_map (extent_map.c), with em_tree.lock held: a map merges
+    // with a neighbour that ends where it starts on disk and in the file,
+    // when neither is pinned, being logged or on the list of modified
+    // extents (mergable_maps). A sequential writer's maps grow into one long
+    // map this way; maps of writers whose extents interleave on disk do not.
+    ExtentMapTree& tree = inodes_[file].em_tree;
+    auto& maps = tree.maps;
+    auto mergeable = [](const ExtentMap& prev, const ExtentMap& next) {
+        return !prev.pinned && !next.pinned && !prev.logging && !next.logging &&
+               !prev.on_modified_list && !next.on_modified_list && prev.end() == next.start &&
+               prev.block_start + prev.length == next.block_start;
+    };
+    auto it = maps.find(start);
+    if (it == maps.end()) return;
+    ExtentMap merged = it->second;
+    if (it != maps.begin()) {
+        auto prev = std::prev(it);
+        if (mergeable(prev->second, merged)) {
+            merged.start = prev->second.start;
+            merged.block_start = prev->second.block_start;
+            merged.length += prev->second.length;
+            merged.generation = std::max(merged.generation, prev->second.generation);
+            tree.remove(prev);
+            counters_.extent_maps_merged++;
+        }
+    }
+    auto next = std::next(it);
+    if (next != maps.end() && mergeable(merged, next->second)) {
+        merged.length += next->second.length;
+        merged.generation = std::max(merged.generation, next->second.generation);
+        tree.remove(next);
+        counters_.extent_maps_merged++;
+    }
+    tree.remove(it);
+    tree.add(merged);
 }
 
 }  // namespace model::btrfs

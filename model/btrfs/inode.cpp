@@ -32,7 +32,7 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     : knobs_(knobs),
       block_size_(geometry.block_size),
       file_names_(std::move(file_names)),
-      device_(geometry.blocks, *disk::find_profile(geometry.profile)),
+      device_(geometry.blocks, *disk::find_profile(geometry.profile), geometry.block_size),
       page_cache_(file_names_.size()),
       inodes_(file_names_.size()) {
     // mkfs: superblock at block 0, a metadata area, then data.
@@ -43,6 +43,8 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     generation_ = 1;
     last_trans_committed_ = 1;
     ssd_ = !device_.profile().rotational;
+    page_cache_limit_ = geometry.page_cache_bytes / block_size_;
+    reclaim_batch_ = std::min(page_cache_limit_ / 2, geometry.reclaim_batch_bytes / block_size_);
     root_object_ = store(FsTree{});
     root_block_ = allocate_meta_block();
     device_.format(root_block_, 1, disk::Content::meta(root_object_));
@@ -54,6 +56,14 @@ auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {
     SIM_ASSERT(transaction_writers_ == 0);
     SIM_ASSERT(device_.pending().empty() || true);
     return std::make_unique<Btrfs>(*this);
+}
+
+void Btrfs::start_daemons() {
+    auto& scheduler = sim::current_scheduler();
+    if (knobs_.commit_interval > 0) {
+        scheduler.spawn_daemon("transaction_kthread", [this] { transaction_kthread(); });
+    }
+    if (page_cache_limit_ > 0) scheduler.spawn_daemon("kswapd", [this] { kswapd(); });
 }
 
 auto Btrfs::execute(const OpCall& call) -> OpResult {
@@ -94,6 +104,10 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"ordered_extents", counters_.ordered_extents},
         {"jiffy_sleeps", counters_.jiffy_sleeps},
         {"log_followers", counters_.log_followers},
+        {"extent_maps_merged", counters_.extent_maps_merged},
+        {"checksum_lock_waits", counters_.checksum_lock_waits},
+        {"pages_reclaimed", counters_.pages_reclaimed},
+        {"direct_reclaims", counters_.direct_reclaims},
         {"disk_writes", disk.writes},
         {"disk_flushes", disk.flushes},
         {"disk_fua_writes", disk.fua_writes},
@@ -124,6 +138,8 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     inode.inode_lock.lock();
     // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
     wait_ordered_range(file, start, end);
+    // Allocating the pages may have to wait for reclaim (memory pressure).
+    balance_pages();
     page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
     sim::cpu(cpu_cost::buffered_write_page * (end - start));
     const bool extends = offset + length > inode.size_bytes;
@@ -191,11 +207,11 @@ auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_
     inode.em_tree.lock.lock();
     drop_extent_cache(file, start, end);
     const std::uint64_t em_id = next_extent_map_id_++;
-    inode.em_tree.maps.emplace(
-        start, ExtentMap{em_id, start, length, disk_block, generation_pinned, true, false, true});
+    inode.em_tree.add(ExtentMap{em_id, start, length, disk_block, generation_pinned, true, false, true});
     inode.em_tree.lock.unlock();
     const std::uint64_t ordered_id = ordered_.size();
     ordered_.push_back(OrderedExtent{ordered_id, file, start, length, disk_block, 0, false});
+    inode.ordered_pending.push_back(ordered_id);
     counters_.ordered_extents++;
     // Pages go from dirty to writeback (clear_page_dirty_for_io).
     page_cache_.set_state(file, start, end, PageState::writeback);
@@ -234,12 +250,15 @@ void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint
     // btrfs_drop_extent_cache: the parts of older maps outside [start, end)
     // survive as split maps that keep the list membership (called with
     // em_tree.lock held).
-    auto& maps = inodes_[file].em_tree.maps;
+    ExtentMapTree& tree = inodes_[file].em_tree;
+    auto& maps = tree.maps;
     std::vector<ExtentMap> overlapping;
-    for (auto it = maps.begin(); it != maps.end();) {
-        if (it->second.start < end && start < it->second.end()) {
+    auto it = maps.lower_bound(start);
+    if (it != maps.begin() && std::prev(it)->second.end() > start) --it;
+    while (it != maps.end() && it->second.start < end) {
+        if (start < it->second.end()) {
             overlapping.push_back(it->second);
-            it = maps.erase(it);
+            it = tree.remove(it);
         } else {
             ++it;
         }
@@ -250,7 +269,7 @@ void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint
             head.id = next_extent_map_id_++;
             head.logging = false;  // the kernel clears EXTENT_FLAG_LOGGING on splits
             head.length = start - old.start;
-            maps.emplace(head.start, head);
+            tree.add(head);
         }
         if (old.end() > end) {
             ExtentMap tail = old;
@@ -259,7 +278,7 @@ void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint
             tail.start = end;
             tail.length = old.end() - end;
             tail.block_start = old.block_start + (end - old.start);
-            maps.emplace(tail.start, tail);
+            tree.add(tail);
         }
     }
 }
@@ -290,7 +309,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     // E2, E3: lock the range, insert the file extent item (dirty in transid).
     lock_extent(ordered.file, ordered.start, end);
     InodeItems& items = fs_tree_.inodes[ordered.file];
-    items.extents.assign(ordered.start, end, FileExtentItem{ordered.disk_block, transid});
+    items.extents.assign(ordered.start, end, FileExtentItem{ordered.disk_block, transid, ordered_id + 1});
     SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(ordered.length)) +
              " -> disk block " + std::to_string(ordered.disk_block) +
              " inserted in the subvolume tree");
@@ -305,11 +324,14 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
                  range_text(bytes(em->start), bytes(em->length)) + " unpinned, generation " +
                  std::to_string(transid) +
                  (em->on_modified_list ? ", still on the list of modified extents" : ""));
+        // unpin_extent_cache: try_merge_map (a map on the list never merges).
+        if (!em->logging) try_merge_map(ordered.file, em->start);
     }
     inode.em_tree.lock.unlock();
     sim::yield(points::endio_after_unpin);
-    // E5, E6: checksums go into the checksum tree; the inode item is updated
+    // E5: checksums go into the checksum tree; E6: the inode item is updated
     // with the disk i_size this ordered extent allows.
+    insert_checksums();
     const std::uint64_t disk_size = std::min(bytes(end), inode.size_bytes);
     items.size_bytes = std::max(items.size_bytes, disk_size);
     inode.last_trans = transid;
@@ -317,14 +339,17 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     unlock_extent(ordered.file, ordered.start, end);
     end_transaction();
     ordered_[ordered_id].complete = true;
+    auto& pending = inode.ordered_pending;
+    pending.erase(std::find(pending.begin(), pending.end(), ordered_id));
     ordered_wait_.wake_all();
 }
 
 void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    const auto& ids = inodes_[file].ordered_pending;
     auto pending = [&] {
-        return std::any_of(ordered_.begin(), ordered_.end(), [&](const OrderedExtent& ordered) {
-            return ordered.file == file && !ordered.complete && ordered.start < end &&
-                   start < ordered.start + ordered.length;
+        return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) {
+            const OrderedExtent& ordered = ordered_[id];
+            return ordered.start < end && start < ordered.start + ordered.length;
         });
     };
     while (pending()) ordered_wait_.wait();

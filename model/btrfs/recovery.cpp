@@ -69,20 +69,28 @@ auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
             state.consistency_errors.push_back(state.mount_error);
             return state;
         }
-        for (const auto& [file, logged] : log->inodes) {
+        for (const auto& [file, head] : log->inodes) {
             // The inode item (size) first; items past the logged size go;
-            // logged file extent items replace whatever they overlap.
+            // logged file extent items replace whatever they overlap, the
+            // oldest fsync's first.
             InodeItems& items = tree.inodes[file];
-            items.size_bytes = logged.size_bytes;
-            const std::uint64_t size_blocks = (logged.size_bytes + block_size_ - 1) / block_size_;
+            const std::uint64_t size_bytes = head->items.size_bytes;
+            items.size_bytes = size_bytes;
+            const std::uint64_t size_blocks = (size_bytes + block_size_ - 1) / block_size_;
             items.extents.erase(size_blocks, ~std::uint64_t{0});
+            std::vector<const InodeItems*> layers;
+            for (const LogLayer* layer = head.get(); layer != nullptr; layer = layer->below.get()) {
+                layers.push_back(&layer->items);
+            }
             std::uint64_t count = 0;
-            logged.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-                items.extents.assign(start, end, item);
-                count++;
-            });
+            for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) {
+                (*layer)->extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+                    items.extents.assign(start, end, item);
+                    count++;
+                });
+            }
             state.notes.push_back("log replay: inode " + file_names_[file] + " i_size " +
-                                  std::to_string(logged.size_bytes) + ", " + std::to_string(count) +
+                                  std::to_string(size_bytes) + ", " + std::to_string(count) +
                                   " file extent item(s) replayed");
         }
     }

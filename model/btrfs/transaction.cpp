@@ -29,6 +29,7 @@ auto Btrfs::join_transaction() -> std::uint64_t {
     if (!transaction_running_) {
         generation_++;
         transaction_running_ = true;
+        transaction_start_ = sim::now();
         SIM_NOTE("transaction " + std::to_string(generation_) + " starts");
     }
     transaction_writers_++;
@@ -77,6 +78,25 @@ void Btrfs::commit_transaction() {
     commit_in_progress_ = false;
     transaction_wait_.wake_all();
     sim::yield(points::commit_super_durable);
+}
+
+void Btrfs::transaction_kthread() {
+    // transaction_kthread (disk-io.c): wake every commit interval; commit the
+    // running transaction once it is that old, else sleep out the rest.
+    sim::Duration delay = knobs_.commit_interval;
+    for (;;) {
+        sim::current_scheduler().sleep(delay);
+        delay = knobs_.commit_interval;
+        if (!transaction_running_ || commit_in_progress_) continue;
+        const sim::Duration age = sim::now() - transaction_start_;
+        if (age < knobs_.commit_interval) {
+            delay = knobs_.commit_interval - age;
+            continue;
+        }
+        SIM_NOTE("transaction kthread: transaction " + std::to_string(generation_) + " is " +
+                 std::to_string(age / sim::seconds) + " s old");
+        commit_transaction();
+    }
 }
 
 }  // namespace model::btrfs

@@ -30,8 +30,7 @@ void Btrfs::fsync(std::uint32_t file) {
     // F5: nothing to log if the inode is already in the log of the running
     // transaction, or was not changed since the last committed one.
     log_batch_++;
-    const bool listed = std::any_of(inode.em_tree.maps.begin(), inode.em_tree.maps.end(),
-                                    [](const auto& entry) { return entry.second.on_modified_list; });
+    const bool listed = !inode.em_tree.listed.empty();
     const bool in_log = transaction_running_ && inode.logged_trans == generation_ && !listed;
     if (in_log || inode.last_trans <= last_trans_committed_) {
         SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (last_trans " +
@@ -70,7 +69,8 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
              ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
     sim::cpu(cpu_cost::log_inode);
-    InodeItems& logged = log_tree_.inodes[file];
+    // What this fsync logs, as a layer over what earlier fsyncs logged.
+    InodeItems logged;
     if (full) {
         inode.needs_full_sync = false;
         log_inode_full(file, transid, logged);
@@ -81,6 +81,8 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
         sim::yield(points::fsync_before_changed_extents_lock);
         log_changed_extents(file, transid, logged);
     }
+    auto& head = log_tree_.inodes[file];
+    head = std::make_shared<const LogLayer>(LogLayer{std::move(logged), full ? nullptr : head});
     // F11
     inode.logged_trans = transid;
     inode.log_mutex.unlock();
@@ -88,23 +90,27 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
 
 void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
     Inode& inode = inodes_[file];
-    // Drop the inode's items from the log, copy every item from the
-    // subvolume tree, and look up checksums of extents of this transaction.
-    logged = InodeItems{};
+    // Drop the inode's items from the log and copy its items from the
+    // subvolume tree: btrfs_search_forward with min_trans = transid visits
+    // the leaves changed in this transaction, so these are the extent items
+    // of this transaction (older ones are in the committed tree); copy_items
+    // looks up the checksums of each (FIDELITY.md 1.2, F8).
     logged.size_bytes = inode.size_bytes;
     std::uint64_t items = 0;
     const InodeItems& source = fs_tree_.inodes[file];
     source.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+        if (item.generation < transid) return;
         logged.extents.assign(start, end, item);
         items++;
-        if (item.generation >= transid) {
-            counters_.checksum_lookups++;
-            sim::cpu(cpu_cost::checksum_lookup);
-        }
     });
+    for (std::uint64_t item = 0; item < items; item++) {
+        sim::cpu(cpu_cost::copy_item);
+        lookup_checksums();
+    }
     // Every map of the inode leaves the list of modified extents.
     inode.em_tree.lock.lock();
-    for (auto& [start, em] : inode.em_tree.maps) em.on_modified_list = false;
+    for (std::uint64_t start : inode.em_tree.listed) inode.em_tree.maps.at(start).on_modified_list = false;
+    inode.em_tree.listed.clear();
     inode.em_tree.lock.unlock();
     counters_.fsyncs_full++;
     SIM_NOTE("full fsync copies " + std::to_string(items) +
@@ -120,8 +126,10 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     const std::uint64_t test_gen = last_trans_committed_;
     std::vector<ExtentMap> to_log;
     std::uint64_t listed = 0;
-    for (auto& [start, em] : inode.em_tree.maps) {
-        if (!em.on_modified_list) continue;
+    const std::set<std::uint64_t> on_list = std::move(inode.em_tree.listed);
+    inode.em_tree.listed.clear();
+    for (std::uint64_t start : on_list) {
+        ExtentMap& em = inode.em_tree.maps.at(start);
         listed++;
         em.on_modified_list = false;
         if (em.generation <= test_gen) continue;
@@ -141,12 +149,14 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
         sim::yield(points::fsync_logging_extent);
         // log_one_extent: a file extent item built from the map, plus the
         // checksums of that range only.
-        logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation});
-        counters_.checksum_lookups++;
-        sim::cpu(cpu_cost::checksum_lookup);
+        logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation, em.id});
+        lookup_checksums();
         inode.em_tree.lock.lock();
-        for (auto& [start, live] : inode.em_tree.maps) {
-            if (live.id == em.id) live.logging = false;
+        // clear_em_logging: the map may merge now that it is off the list.
+        auto live = inode.em_tree.maps.find(em.start);
+        if (live != inode.em_tree.maps.end() && live->second.id == em.id) {
+            live->second.logging = false;
+            try_merge_map(file, em.start);
         }
     }
     inode.em_tree.lock.unlock();
@@ -272,6 +282,29 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid) +
              ", FLUSH, superblock FUA: the log is durable");
     sim::yield(points::sync_log_super_durable);
+}
+
+void Btrfs::insert_checksums() {
+    // btrfs_csum_file_blocks: under the checksum tree's write lock; lookups
+    // by fsyncs of other inodes wait behind it (FIFO: a waiting writer also
+    // holds back later readers).
+    if (csum_root_lock_.contended()) counters_.checksum_lock_waits++;
+    csum_root_lock_.lock();
+    sim::cpu(cpu_cost::checksum_insert);
+    csum_root_lock_.unlock();
+}
+
+void Btrfs::lookup_checksums() {
+    // btrfs_lookup_csums_range for one extent, under the read lock, then
+    // log_csums: insert them into the log tree.
+    counters_.checksum_lookups++;
+    if (csum_root_lock_.contended()) counters_.checksum_lock_waits++;
+    csum_root_lock_.lock_shared();
+    sim::cpu(cpu_cost::checksum_lookup);
+    csum_root_lock_.unlock_shared();
+    log_tree_lock_.lock();
+    sim::cpu(cpu_cost::log_checksums);
+    log_tree_lock_.unlock();
 }
 
 }  // namespace model::btrfs

@@ -24,6 +24,9 @@ struct DeviceProfile {
     sim::Duration flush_latency;
     bool rotational;  // btrfs mounts without -o ssd on rotational devices
     std::string source;
+    /// Data transfer, one request at a time over one channel, in bytes per
+    /// second (0: none modelled). Performance runs only.
+    std::uint64_t bandwidth = 0;
 };
 
 /// hdd, ssd, nvme, ramdisk; nullptr for an unknown name.
@@ -72,7 +75,7 @@ struct DeviceCounters {
 
 class BlockDevice {
 public:
-    BlockDevice(std::uint64_t blocks, DeviceProfile profile);
+    BlockDevice(std::uint64_t blocks, DeviceProfile profile, std::uint32_t block_size = 4096);
 
     [[nodiscard]] auto block_count() const -> std::uint64_t { return blocks_; }
     [[nodiscard]] auto profile() const -> const DeviceProfile& { return profile_; }
@@ -113,11 +116,15 @@ private:
     sim::RangeMap<DurableBlock> durable_;
     std::vector<PendingWrite> pending_;
     [[nodiscard]] auto latency(sim::Duration nominal) -> sim::Duration;
+    /// When a write of `count` blocks submitted now has crossed the channel.
+    [[nodiscard]] auto transfer(std::uint64_t count) -> sim::Duration;
 
     std::uint64_t sequence_ = 0;
     std::uint64_t epoch_ = 0;
     DeviceCounters counters_;
     sim::Prng jitter_{sim::hash_name("disk.latency")};  // performance runs only
+    std::uint32_t block_size_;
+    sim::Instant channel_free_ = 0;  // performance runs only: the transfer channel
 };
 
 }  // namespace model::disk

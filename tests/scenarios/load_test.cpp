@@ -146,7 +146,8 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
                                              {"release_sets_full_sync", "yes"},
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
-                                             {"jiffy_timer", "tick-aligned"}});
+                                             {"jiffy_timer", "tick-aligned"},
+                                             {"commit_interval", "none"}});
     CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
     CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3", "dfs:2"});
@@ -175,7 +176,8 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
                                              {"release_sets_full_sync", "no"},
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
-                                             {"jiffy_timer", "tick-aligned"}});
+                                             {"jiffy_timer", "tick-aligned"},
+                                             {"commit_interval", "none"}});
     CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
     CHECK(variant.expect.fuzz.strategies == std::vector<std::string>{"random"});
     CHECK(variant.expect.fuzz.schedules == 10000);
@@ -268,6 +270,84 @@ TEST_CASE("parse_scenario: numbers that are not unsigned integers are named as w
           "inline.json: $.device.blocks: expected an unsigned integer, got null");
 }
 
+// A scenario whose only work is the given fs_mark job.
+auto fs_mark_document(const Json& job) -> Json {
+    auto document = minimal();
+    document.erase("setup");
+    document.erase("tasks");
+    document["workload"] = {{"fs_mark", job}};
+    return document;
+}
+
+TEST_CASE("parse_scenario: an fs_mark job expands into one task per thread that creates, writes "
+          "and fsyncs each file") {
+    const auto scenario = parse(fs_mark_document({{"threads", 2}, {"files", 3}, {"size", 8192}}));
+    REQUIRE(scenario.fs_mark.has_value());
+    CHECK(scenario.fs_mark->dirs == 1);
+    CHECK(scenario.fs_mark->fsync);
+    CHECK(scenario.setup.empty());  // fs_mark creates its files while it is measured
+    REQUIRE(scenario.tasks.size() == 2);
+    CHECK(scenario.files == std::vector<std::string>{"d0/t0.f0", "d0/t0.f1", "d0/t0.f2", "d0/t1.f0",
+                                                     "d0/t1.f1", "d0/t1.f2"});
+    for (std::size_t thread = 0; thread < 2; thread++) {
+        const auto& task = scenario.tasks[thread];
+        CHECK(task.name == "thread" + std::to_string(thread));
+        REQUIRE(task.ops.size() == 9);
+        for (std::size_t file = 0; file < 3; file++) {
+            const auto name = "d0/t" + std::to_string(thread) + ".f" + std::to_string(file);
+            check_op(task.ops[3 * file], "create", name);
+            check_op(task.ops[3 * file + 1], "write", name);
+            check_range(task.ops[3 * file + 1], 0, 8192);
+            check_op(task.ops[3 * file + 2], "fsync", name);
+        }
+    }
+}
+
+TEST_CASE("parse_scenario: fs_mark spreads files over dirs round-robin, or files_per_dir at a "
+          "time") {
+    const auto round_robin = parse(fs_mark_document({{"files", 5}, {"size", 4096}, {"dirs", 3}}));
+    CHECK(round_robin.files == std::vector<std::string>{"d0/t0.f0", "d1/t0.f1", "d2/t0.f2",
+                                                        "d0/t0.f3", "d1/t0.f4"});
+    const auto grouped = parse(fs_mark_document(
+        {{"files", 7}, {"size", 4096}, {"dirs", 3}, {"files_per_dir", 2}}));
+    CHECK(grouped.files == std::vector<std::string>{"d0/t0.f0", "d0/t0.f1", "d1/t0.f2", "d1/t0.f3",
+                                                    "d2/t0.f4", "d2/t0.f5", "d0/t0.f6"});
+}
+
+TEST_CASE("parse_scenario: fs_mark without fsync only creates and writes") {
+    const auto scenario = parse(fs_mark_document({{"files", 2}, {"size", 4096}, {"fsync", false}}));
+    REQUIRE(scenario.tasks.size() == 1);
+    const auto& ops = scenario.tasks[0].ops;
+    REQUIRE(ops.size() == 4);
+    check_op(ops[0], "create", "d0/t0.f0");
+    check_op(ops[1], "write", "d0/t0.f0");
+    check_op(ops[2], "create", "d0/t0.f1");
+    check_op(ops[3], "write", "d0/t0.f1");
+}
+
+TEST_CASE("parse_scenario: fs_mark's files and another task's are kept apart") {
+    auto document = fs_mark_document({{"files", 1}, {"size", 4096}});
+    document["tasks"] = Json::parse(R"([{"name": "app", "ops": [{"op": "create", "file": "d0/t0.f0"}]}])");
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.tasks[0].ops[0].file: expected a file name that no earlier op creates, "
+          "got \"d0/t0.f0\"");
+    document["tasks"][0]["ops"] = Json::parse(R"([{"op": "fsync", "file": "d0/t0.f0"}])");
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.tasks[0].ops[0].file: expected a file created earlier in setup or in "
+          "this task, got \"d0/t0.f0\"");
+    document.erase("tasks");
+    document["setup"] = Json::parse(R"([{"op": "create", "file": "d0/t0.f0"}])");
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.workload.fs_mark: expected file names dD/tT.fI not created elsewhere, "
+          "got \"d0/t0.f0\"");
+    document = fs_mark_document(Json::object());
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.workload.fs_mark.files: expected a required key, got nothing");
+    document["workload"] = Json::object();
+    CHECK(error_of_parse(document.dump()) ==
+          "inline.json: $.workload: expected one of the keys fio, fs_mark, got an empty object");
+}
+
 TEST_CASE("load_scenario: a missing file is named with the system's reason") {
     CHECK(error_of_load("tests/bad_input/no_such_file.json") ==
           "tests/bad_input/no_such_file.json: $: expected a readable scenario file, got No such "
@@ -294,7 +374,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[0].config.release_extent_maps: expected one of before-fix, keep-modified, "
          "keep-current-generation, got \"sometimes\""},
         {"bad_profile",
-         "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, got "
+         "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, vm-nvme, got "
          "\"floppy\""},
         {"broken_json", "$: expected valid JSON, got a syntax error at line 12, column 3"},
         {"count_without_until",
@@ -331,7 +411,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"missing_op_field", "$.tasks[0].ops[0].length: expected a required key, got nothing"},
         {"missing_tasks", "$.tasks: expected a required key, got nothing"},
         {"model_task_name",
-         "$.tasks[1].name: expected a name other than the model's own tasks endio, got "
+         "$.tasks[1].name: expected a name other than the model's own tasks endio, kswapd, transaction_kthread, got "
          "\"endio\""},
         {"negative_offset", "$.tasks[0].ops[0].offset: expected an unsigned integer, got -4096"},
         {"not_an_object", "$: expected an object, got an array"},
@@ -355,20 +435,43 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "key"},
         {"unknown_knob",
          "$.variants[0].config.release_extent_map: expected one of the knobs "
-         "release_extent_maps, release_sets_full_sync, log_commit_sleep, hz, jiffy_timer, got an "
-         "unknown knob"},
+         "release_extent_maps, release_sets_full_sync, log_commit_sleep, hz, jiffy_timer, "
+         "commit_interval, got an unknown knob"},
         {"unknown_model", "$.model: expected one of the models btrfs, xfs, got \"ext5\""},
         {"unknown_op",
          "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "
          "fsync, commit, sync, got \"pwrite\""},
         {"unknown_schedule_task",
-         "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, got \"fsync\""},
+         "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
-         "$.timeout_ms: expected one of the keys name, about, model, device, config, setup, "
-         "workload, tasks, crash, schedule, checkers, fuzz, perf, variants, got an unknown key"},
+         "$.timeout_ms: expected one of the keys name, about, model, device, machine, config, "
+         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, got an "
+         "unknown key"},
         {"fio_zero_jobs", "$.workload.fio.jobs: expected an unsigned integer from 1 to 256, got 0"},
         {"fio_direct", "$.workload.fio.direct: expected false (direct I/O is not modelled), got true"},
+        {"sweep_point_without_parameter", "$.sweep.points[1].jobs: expected a required key, got nothing"},
+        {"sweep_point_bad_size", "$.sweep.points[1].size: expected a multiple of bs (8192), got 12288"},
+        {"sweep_unknown_parameter", "$.sweep.parameter: expected a field set in $.workload.fio, got \"iodepth\""},
+        {"sweep_repeated_value", "$.sweep.points[1].jobs: expected a value no earlier point has, got 2"},
+        {"ratio_at_without_sweep", "$.perf.ratios[0].at: expected no \"at\" (the scenario has no sweep), got 4"},
+        {"ratio_at_unknown_point", "$.perf.ratios[0].at: expected one of the sweep's values of jobs, got 4"},
+        {"machine_zero_cpus", "$.machine.cpus: expected an unsigned integer from 1 to 1024, got 0"},
+        {"machine_reclaim_batch_without_page_cache", "$.machine.reclaim_batch: expected a page_cache to reclaim from, got none"},
+        {"machine_tiny_page_cache", "$.machine.page_cache: expected at least 64 blocks of 4096 bytes, got 65536"},
         {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
+        {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, got both"},
+        {"fs_mark_fsync_not_boolean", "$.workload.fs_mark.fsync: expected a boolean, got a number"},
+        {"fs_mark_task_name_taken",
+         "$.tasks[0].name: expected a task name not used before, got \"thread0\""},
+        {"fs_mark_too_many_files",
+         "$.workload.fs_mark.files: expected files * threads <= 1000000, got 200000 * 8"},
+        {"fs_mark_unaligned_size", "$.workload.fs_mark.size: expected a multiple of 4096, got 1024"},
+        {"fs_mark_unknown_key",
+         "$.workload.fs_mark.sync_method: expected one of the keys files, size, threads, dirs, "
+         "files_per_dir, fsync, got an unknown key"},
+        {"fs_mark_zero_files",
+         "$.workload.fs_mark.files: expected an unsigned integer from 1 to 1000000, got 0"},
+        {"fs_mark_zero_size", "$.workload.fs_mark.size: expected a positive multiple of 4096, got 0"},
         {"measure_without_perf",
          "$.variants[0].expect: expected \"holds\" or an object (\"measure\" needs a perf key), got "
          "\"measure\""},

@@ -4,7 +4,9 @@
 // are deterministic. Paths are relative to the source root.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "scenarios/perf.hpp"
 #include "scenarios/scenario.hpp"
@@ -12,6 +14,7 @@
 namespace {
 constexpr const char* jiffy = "scenarios/btrfs/log-commit-jiffy-sleep.json";
 constexpr const char* jiffy_ssd = "scenarios/btrfs/log-commit-jiffy-sleep-ssd.json";
+constexpr const char* fs_mark = "scenarios/btrfs/fs-mark-jiffy-sleep.json";
 
 auto row_of(const scenarios::PerfReport& report, const std::string& variant) -> const scenarios::PerfRow& {
     for (const auto& row : report.rows) {
@@ -89,6 +92,42 @@ TEST_CASE("perf: the same scenario measures the same, byte for byte") {
     }
 }
 
+TEST_CASE("perf: fs_mark on a non-ssd mount creates files several times faster without the jiffy sleep") {
+    const auto report = scenarios::measure(scenarios::load_scenario(fs_mark));
+    const auto& sleep = row_of(report, "jiffy-sleep");
+    const auto& none = row_of(report, "no-sleep");
+    for (const auto* row : {&sleep, &none}) {
+        CHECK(row->outcome.creates == 512);  // 8 threads of 64 files
+        CHECK(row->outcome.writes == 512);
+        CHECK(row->outcome.fsyncs == 512);
+        // Every fsync is the first of a new inode, so every one takes the full path.
+        CHECK(row->outcome.counters.at("fsyncs_full") == 512);
+        CHECK(row->outcome.counters.at("fsyncs_fast") == 0);
+    }
+    CHECK(sleep.outcome.counters.at("jiffy_sleeps") > 0);
+    CHECK(none.outcome.counters.at("jiffy_sleeps") == 0);
+    CHECK(none.files_per_s > 3.0 * sleep.files_per_s);
+    CHECK(none.metric == none.files_per_s);
+    REQUIRE(report.ratios.size() == 1);
+    CHECK(report.ratios[0].met);
+}
+
+TEST_CASE("perf: the fs_mark scenario measures the same twice") {
+    const auto scenario = scenarios::load_scenario(fs_mark);
+    const auto first = scenarios::measure(scenario);
+    const auto second = scenarios::measure(scenario);
+    REQUIRE(first.rows.size() == second.rows.size());
+    for (std::size_t i = 0; i < first.rows.size(); i++) {
+        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
+        CHECK(first.rows[i].outcome.creates == second.rows[i].outcome.creates);
+        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
+        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
+        CHECK(first.rows[i].files_per_s == second.rows[i].files_per_s);
+    }
+    REQUIRE(first.ratios.size() == 1);
+    CHECK(first.ratios[0].value == second.ratios[0].value);
+}
+
 TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where delalloc was") {
     const auto sparse = scenarios::measure(scenarios::load_scenario("scenarios/xfs/dsync-unwritten-cost.json"));
     const auto prealloc = scenarios::measure(scenarios::load_scenario("scenarios/xfs/dsync-prealloc.json"));
@@ -107,4 +146,108 @@ TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where 
     CHECK(row_of(prealloc, "fix").fsyncs_per_s == doctest::Approx(row_of(prealloc, "before-fix").fsyncs_per_s));
     CHECK(row_of(overwrite, "fix").fsyncs_per_s > before);
     CHECK(row_of(overwrite, "fix").outcome.counters.at("transactions") == 0);
+}
+
+// seeds/btrfs-fast-fsync-vs-page-release.txt, patch 3/3: memory pressure,
+// extent map merging and the full-sync flag page release sets.
+namespace {
+auto pressure(std::uint32_t jobs, const std::string& interval = "none") -> std::string {
+    return R"({"name": "inline/pressure", "model": "btrfs",
+      "device": {"block_size": 4096, "blocks": 200000, "profile": "vm-nvme"},
+      "machine": {"cpus": 8, "page_cache": 8388608, "reclaim_batch": 1048576},
+      "config": {"commit_interval": ")" + interval + R"("},
+      "workload": {"fio": {"jobs": )" + std::to_string(jobs) + R"(, "rw": "write", "bs": 65536, "size": 18874368, "fsync": 1}},
+      "checkers": ["fsync_durability"],
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},
+      "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix", "release_sets_full_sync": "yes"}, "expect": "measure"},
+                   {"name": "after", "config": {"release_sets_full_sync": "no"}, "expect": "measure"}]})";
+}
+auto counter(const scenarios::PerfRow& row, const std::string& name) -> std::uint64_t {
+    return row.outcome.counters.at(name);
+}
+}  // namespace
+
+TEST_CASE("memory pressure: reclaim keeps the page cache near its limit and frees the rest") {
+    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(2), "inline.json"));
+    for (const auto& row : report.rows) {
+        // 2 x 18 MiB written through an 8 MiB page cache (1 MiB reclaim batch).
+        const std::uint64_t written = 2 * 18 * 256;
+        CHECK(counter(row, "pages_reclaimed") >= written - (8 + 1) * 256);
+        CHECK(counter(row, "pages_reclaimed") <= written);
+        CHECK(counter(row, "extent_maps_released") > 0);
+    }
+}
+
+TEST_CASE("page release: one sequential job's maps merge, so page release rarely forces a full fsync") {
+    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(1), "inline.json"));
+    const auto& before = row_of(report, "before");
+    // 288 writes of 64 KiB, each fsynced: every logged map merges with the
+    // one before it (contiguous on disk), so a reclaim pass finds a map
+    // starting at the page it frees only once per long map.
+    CHECK(counter(before, "extent_maps_merged") > 250);
+    CHECK(counter(before, "fsyncs_full") < 10);
+    CHECK(counter(before, "fsyncs_fast") + counter(before, "fsyncs_full") == 288);
+}
+
+TEST_CASE("page release: interleaved jobs' maps stay apart, and before patch 3/3 fsyncs go full") {
+    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(4), "inline.json"));
+    const auto& before = row_of(report, "before");
+    const auto& after = row_of(report, "after");
+    // Only each new file's first fsync is a full one after the patchset.
+    CHECK(counter(after, "fsyncs_full") == 4);
+    CHECK(counter(before, "fsyncs_full") > 4 * counter(after, "fsyncs_full"));
+    CHECK(counter(before, "checksum_lookups") > 4 * counter(after, "checksum_lookups"));
+    CHECK(after.throughput_mib_s > before.throughput_mib_s);
+}
+
+TEST_CASE("transaction kthread: commits the running transaction once it is commit_interval old") {
+    const auto none = scenarios::measure(scenarios::parse_scenario(pressure(1), "inline.json"));
+    std::string longer = pressure(1, "1");  // 72 MiB: over two seconds of virtual time
+    longer.replace(longer.find("18874368"), 8, "75497472");
+    const auto every_second = scenarios::measure(scenarios::parse_scenario(longer, "inline.json"));
+    const auto& row = row_of(every_second, "after");
+    const double seconds = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
+    REQUIRE(seconds > 2.0);
+    CHECK(counter(row_of(none, "after"), "transactions_committed") == 0);
+    CHECK(counter(row, "transactions_committed") >= static_cast<std::uint64_t>(seconds) - 1);
+    CHECK(counter(row, "transactions_committed") <= static_cast<std::uint64_t>(seconds) + 1);
+}
+
+TEST_CASE("sweep: every point is measured; a ratio with at is judged at that point only") {
+    std::string text = pressure(1);
+    const std::string sweep = R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2, "size": 20971520}]},
+      "perf": {"metric": "throughput", "ratios": [
+        {"numerator": "after", "denominator": "before", "min": 0, "max": 100},
+        {"numerator": "after", "denominator": "before", "at": 2, "min": 0, "max": 100}]},)";
+    text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
+    const auto scenario = scenarios::parse_scenario(text, "inline.json");
+    REQUIRE(scenario.sweep_points.size() == 2);
+    CHECK(scenario.sweep_parameter == "jobs");
+    CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 2});
+    CHECK(scenario.sweep_points[0].tasks.size() == 1);
+    CHECK(scenario.sweep_points[1].tasks.size() == 2);
+    CHECK(scenario.sweep_points[1].fio->size == 20971520);
+    const auto report = scenarios::measure(scenario);
+    CHECK(report.parameter == "jobs");
+    REQUIRE(report.rows.size() == 4);
+    CHECK(report.rows[0].point == std::optional<std::uint64_t>{1});
+    CHECK(report.rows[3].point == std::optional<std::uint64_t>{2});
+    CHECK(report.rows[3].outcome.writes == 2 * 320);
+    // The first ratio at both points, the second at jobs=2 only.
+    REQUIRE(report.ratios.size() == 3);
+    CHECK(report.ratios[0].point == std::optional<std::uint64_t>{1});
+    CHECK(report.ratios[1].point == std::optional<std::uint64_t>{2});
+    CHECK(report.ratios[2].point == std::optional<std::uint64_t>{2});
+}
+
+TEST_CASE("release-full-sync-cost: declares the seed's job counts with 2x to 4x more data than memory") {
+    const auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32, 64});
+    for (const auto& point : scenario.sweep_points) {
+        const std::uint64_t total = point.fio->jobs * point.fio->size;
+        CHECK(total >= 2 * scenario.machine.page_cache_bytes);
+        CHECK(total <= 4 * scenario.machine.page_cache_bytes);
+        CHECK(point.fio->size > 16 * 1024 * 1024);  // over the release gate
+        CHECK(point.fio->bs == 65536);
+    }
 }

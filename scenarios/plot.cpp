@@ -1,0 +1,143 @@
+#include "scenarios/plot.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "scenarios/repro.hpp"
+
+namespace scenarios {
+namespace {
+
+auto metric_label(const std::string& metric) -> std::string {
+    if (metric == "fsync_rate") return "fsyncs/s";
+    if (metric == "files_per_s") return "files/s";
+    return "MiB/s";
+}
+
+auto quoted(const std::string& text) -> std::string {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+auto shell_quoted(const std::string& text) -> std::string {
+    std::string out = "'";
+    for (char c : text) {
+        if (c == '\'') {
+            out += "'\\''";
+        } else {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
+auto variant_names(const Scenario& scenario) -> std::vector<std::string> {
+    std::vector<std::string> names;
+    for (const auto& variant : scenario.variants) names.push_back(variant.name);
+    return names;
+}
+
+}  // namespace
+
+auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::string {
+    std::ostringstream out;
+    out << "# " << (report.parameter.empty() ? "point" : report.parameter);
+    for (const auto& name : variant_names(scenario)) out << ' ' << name;
+    out << '\n';
+    std::vector<std::optional<std::uint64_t>> points;
+    for (const auto& row : report.rows) {
+        if (points.empty() || points.back() != row.point) points.push_back(row.point);
+    }
+    char number[64];
+    for (const auto& point : points) {
+        out << (point ? std::to_string(*point) : std::string("0"));
+        for (const auto& name : variant_names(scenario)) {
+            for (const auto& row : report.rows) {
+                if (row.point != point || row.variant != name) continue;
+                std::snprintf(number, sizeof number, " %.4f", row.metric);
+                out << number;
+            }
+        }
+        out << '\n';
+    }
+    return out.str();
+}
+
+auto plot_script(const Scenario& scenario, const PerfReport& report, const std::string& data_path,
+                 const std::string& svg_path) -> std::string {
+    const std::string metric = scenario.perf ? scenario.perf->metric : "throughput";
+    const auto names = variant_names(scenario);
+    std::ostringstream out;
+    out << "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n"
+        << "set output " << quoted(svg_path) << '\n'
+        << "set title " << quoted(scenario.name + " (crashsim perf, virtual time)") << " noenhanced\n"
+        << "set ylabel " << quoted(metric_label(metric)) << '\n'
+        << "set key top left noenhanced\n"
+        << "set grid\n"
+        << "set yrange [0:*]\n";
+    if (!report.parameter.empty()) {
+        // Job counts and sizes double from point to point in the seeds' tables.
+        out << "set xlabel " << quoted(report.parameter) << " noenhanced\n"
+            << "set logscale x 2\n"
+            << "plot ";
+        for (std::size_t i = 0; i < names.size(); i++) {
+            out << (i == 0 ? "" : ", ") << quoted(data_path) << " using 1:" << i + 2
+                << " with linespoints linewidth 2 title " << quoted(names[i]);
+        }
+    } else {
+        out << "set style data histogram\nset style fill solid 0.6\nset boxwidth 0.8\nset xtics nomirror\n"
+            << "plot ";
+        for (std::size_t i = 0; i < names.size(); i++) {
+            out << (i == 0 ? "" : ", ") << quoted(data_path) << " using " << i + 2 << " title " << quoted(names[i]);
+        }
+    }
+    out << '\n';
+    return out.str();
+}
+
+auto find_gnuplot() -> std::string {
+    const char* path = std::getenv("PATH");
+    if (path == nullptr) return "";
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        if (dir.empty()) continue;
+        const std::string candidate = dir + "/gnuplot";
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return "";
+}
+
+void plot_svg(const Scenario& scenario, const PerfReport& report, const std::string& svg_path) {
+    const std::string gnuplot = find_gnuplot();
+    if (gnuplot.empty()) {
+        throw InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
+    }
+    // gnuplot writes next to the target, then the result is renamed over it.
+    const std::string partial = svg_path + ".partial";
+    const std::string data_path = svg_path + ".data";
+    const std::string script_path = svg_path + ".gp";
+    write_text_file_atomically(data_path, plot_data(scenario, report));
+    write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial));
+    const std::string command = shell_quoted(gnuplot) + " " + shell_quoted(script_path) + " 2>/dev/null";
+    const int status = std::system(command.c_str());
+    std::error_code ignored;
+    std::filesystem::remove(data_path, ignored);
+    std::filesystem::remove(script_path, ignored);
+    if (status != 0 || !std::filesystem::exists(partial)) {
+        std::filesystem::remove(partial, ignored);
+        throw InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " + std::to_string(status));
+    }
+    std::filesystem::rename(partial, svg_path);
+}
+
+}  // namespace scenarios

@@ -1,0 +1,24 @@
+#pragma once
+// crashsim perf --plot: the measured metric against the swept parameter, one
+// line per variant (or one bar per variant without a sweep), drawn by gnuplot
+// (Debian package gnuplot-nox) into an SVG file.
+#include <string>
+
+#include "scenarios/perf.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace scenarios {
+
+/// The data file gnuplot reads: one row per point (or one row without a
+/// sweep), the swept value first, then each variant's metric.
+auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::string;
+/// The gnuplot script that draws `data_path` into `svg_path`.
+auto plot_script(const Scenario& scenario, const PerfReport& report, const std::string& data_path,
+                 const std::string& svg_path) -> std::string;
+/// The gnuplot program on PATH, or an empty string.
+auto find_gnuplot() -> std::string;
+/// Draws the report into `svg_path` (written whole or not at all); throws
+/// InputError when gnuplot is missing or fails.
+void plot_svg(const Scenario& scenario, const PerfReport& report, const std::string& svg_path);
+
+}  // namespace scenarios
