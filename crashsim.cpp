@@ -599,7 +599,8 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
         for (const auto& name : counters) {
             const auto value = row.outcome.counters.at(name);
             std::printf(" %*llu", static_cast<int>(name.size()), static_cast<unsigned long long>(value));
-            csv_text += "," + std::to_string(value);
+            csv_text += ',';
+            csv_text += std::to_string(value);
         }
         std::printf("\n");
         csv_text += "\n";
@@ -638,8 +639,9 @@ auto cmd_list() -> ExitCode {
         for (const auto& op : info.ops) {
             std::string fields;
             for (const auto& field : op.fields) {
-                fields += " " + std::string(field.required ? "" : "[") + field.name +
-                          (field.required ? "" : "]");
+                fields += field.required ? " " : " [";
+                fields += field.name;
+                if (!field.required) fields += ']';
             }
             std::printf("      %s%s: %s\n", op.name.c_str(), fields.c_str(), op.about.c_str());
         }

@@ -215,6 +215,7 @@ private:
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
     void read_workload(const Json& value);
     void read_fs_mark(const Json& job);
+    void check_device_holds(std::uint64_t bytes, const std::string& json_path) const;
     void read_perf(const Json& value);
     void read_machine(const Json& value);
     void read_sweep(const Json& root);
@@ -368,7 +369,21 @@ void Loader::read_workload(const Json& value) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
+    const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
+    check_device_holds(std::uint64_t{fio.jobs} * (fio.io_size + filled), path);
     scenario_.fio = fio;
+}
+
+// A copy-on-write model allocates new blocks for every write, overwrites included; the models
+// keep up to an eighth of the device for metadata. A workload that cannot fit is bad input,
+// not a run that ends in ENOSPC.
+void Loader::check_device_holds(std::uint64_t bytes, const std::string& json_path) const {
+    const std::uint64_t blocks_needed = (bytes + scenario_.device.block_size - 1) / scenario_.device.block_size;
+    const std::uint64_t data_blocks = scenario_.device.blocks - scenario_.device.blocks / 8 - 1;
+    if (blocks_needed > data_blocks) {
+        fail(json_path, "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) + " blocks)",
+             std::to_string(blocks_needed) + " blocks of data");
+    }
 }
 
 // FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
@@ -434,6 +449,7 @@ void Loader::read_fs_mark(const Json& job) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
+    check_device_holds(fs_mark.threads * fs_mark.files * fs_mark.size, path);
     scenario_.fs_mark = fs_mark;
 }
 

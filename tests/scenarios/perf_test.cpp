@@ -4,11 +4,13 @@
 // are deterministic. Paths are relative to the source root.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "scenarios/perf.hpp"
+#include "scenarios/plot.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace {
@@ -250,4 +252,35 @@ TEST_CASE("release-full-sync-cost: declares the seed's job counts with 2x to 4x 
         CHECK(point.fio->size > 16 * 1024 * 1024);  // over the release gate
         CHECK(point.fio->bs == 65536);
     }
+}
+
+TEST_CASE("memory pressure: the same scenario measures the same, CPU queue and reclaim included") {
+    const auto scenario = scenarios::parse_scenario(pressure(4, "1"), "inline.json");
+    const auto first = scenarios::measure(scenario);
+    const auto second = scenarios::measure(scenario);
+    REQUIRE(first.rows.size() == second.rows.size());
+    for (std::size_t i = 0; i < first.rows.size(); i++) {
+        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
+        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
+        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
+    }
+}
+
+TEST_CASE("plot: the data has a row per point and a column per variant; the script draws each") {
+    std::string text = pressure(1);
+    const std::string sweep = R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},)";
+    text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
+    const auto scenario = scenarios::parse_scenario(text, "inline.json");
+    const auto report = scenarios::measure(scenario);
+    const std::string data = scenarios::plot_data(scenario, report);
+    CHECK(data.rfind("# jobs before after\n1 ", 0) == 0);
+    CHECK(data.find("\n2 ") != std::string::npos);
+    CHECK(std::count(data.begin(), data.end(), '\n') == 3);
+    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    CHECK(script.find("set output \"out.svg\"") != std::string::npos);
+    CHECK(script.find("set xlabel \"jobs\"") != std::string::npos);
+    CHECK(script.find("using 1:2 with linespoints linewidth 2 title \"before\"") != std::string::npos);
+    CHECK(script.find("using 1:3 with linespoints linewidth 2 title \"after\"") != std::string::npos);
+    CHECK(script.find("set ylabel \"MiB/s\"") != std::string::npos);
 }
