@@ -13,6 +13,11 @@ void set_effect(ModelInfo& info, const std::string& op, OracleEffect effect) {
 }
 
 auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
+/// write's optional `direct` flag: O_DIRECT (fio's direct=1).
+auto direct_flag(std::vector<FieldInfo> fields) -> std::vector<FieldInfo> {
+    fields.push_back({"direct", FieldKind::flag, false});
+    return fields;
+}
 auto range_fields(bool required) -> std::vector<FieldInfo> {
     return {file_field(), {"offset", FieldKind::offset, required},
             {"length", FieldKind::length, required}};
@@ -60,8 +65,11 @@ auto btrfs_info() -> ModelInfo {
     };
     info.ops = {
         {"create", "create an empty regular file", {file_field()}, true},
-        {"write", "buffered write: dirty the pages, mark the range delalloc, raise i_size",
-         range_fields(true)},
+        {"write",
+         "buffered write: dirty the pages, mark the range delalloc, raise i_size; with direct: "
+         "O_DIRECT (write back and drop the range's pages, allocate the extent and its pinned "
+         "extent map and ordered extent, send the bio and wait for it)",
+         direct_flag(range_fields(true))},
         {"writeback",
          "writeback not started by fsync (memory pressure, periodic flush) of the dirty pages "
          "in range (default: the whole file); does not wait for ordered extents",
@@ -114,8 +122,10 @@ auto xfs_info() -> ModelInfo {
         {"create", "create an empty regular file (a transaction)", {file_field()}, true},
         {"write",
          "buffered write: reserve delalloc over holes (with an extent size hint: allocate "
-         "unwritten), dirty the pages, raise i_size (not di_size)",
-         range_fields(true)},
+         "unwritten), dirty the pages, raise i_size (not di_size); with direct: O_DIRECT (write "
+         "back and drop the range's pages, allocate unwritten extents over holes, send the bios "
+         "and wait, then convert them or log the new size)",
+         direct_flag(range_fields(true))},
         {"writeback",
          "background writeback (WB_SYNC_NONE) of the dirty pages in range (default: the whole "
          "file): xfs_map_blocks, delalloc conversion, ioend submission; does not wait",

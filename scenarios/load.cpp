@@ -312,8 +312,15 @@ void Loader::read_workload(const Json& value) {
     if (fio.io_size / fio.bs > 1'000'000) fail(path + ".io_size", "at most 1000000 writes per job", std::to_string(fio.io_size / fio.bs));
     if (fio.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fio.size));
     if (job.contains("fsync")) fio.fsync = read_unsigned_in(job.at("fsync"), path + ".fsync", 0, 1'000'000);
-    if (job.contains("direct") && job.at("direct") != false) {
-        fail(path + ".direct", "false (direct I/O is not modelled)", job.at("direct").dump());
+    if (job.contains("direct")) {
+        if (!job.at("direct").is_boolean()) fail(path + ".direct", "a boolean", type_name(job.at("direct")));
+        fio.direct = job.at("direct").get<bool>();
+        const auto write = std::find_if(model_->ops.begin(), model_->ops.end(),
+                                        [](const auto& info) { return info.name == "write"; });
+        const bool has_flag = write != model_->ops.end() &&
+                              std::any_of(write->fields.begin(), write->fields.end(),
+                                          [](const auto& field) { return field.name == "direct"; });
+        if (fio.direct && !has_flag) fail(path + ".direct", "a model whose write takes the direct flag", "true");
     }
     if (job.contains("o_dsync")) {
         if (!job.at("o_dsync").is_boolean()) fail(path + ".o_dsync", "a boolean", type_name(job.at("o_dsync")));
@@ -364,6 +371,7 @@ void Loader::read_workload(const Json& value) {
             op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
             op.length = fio.bs;
             op.has_offset = op.has_length = true;
+            if (fio.direct) op.flags["direct"] = true;
             task.ops.push_back(op);
             if (fsync_every != 0 && (write + 1) % fsync_every == 0) task.ops.push_back(expanded("fsync", path));
         }

@@ -83,6 +83,7 @@ struct FioJob {
     std::uint64_t io_size = 0;  // bytes each job writes
     std::uint64_t fsync = 0;    // fsync after every N writes (0: never)
     bool o_dsync = false;       // O_DSYNC: every write is followed by an fsync
+    bool direct = false;        // O_DIRECT: writes bypass the page cache (the write op's direct flag)
     std::string prefill = "none";  // none, truncate (sparse, sized), falloc, write
     std::uint64_t seed = 0;     // randwrite offsets
 };

@@ -42,6 +42,8 @@ inline constexpr std::uint64_t extent_blocks_max = 32768;              // 128 Mi
 /// checksum-tree lookup; the leader's log-commit bookkeeping.
 namespace cpu_cost {
 inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
+// __btrfs_direct_write: checks, extent locking and bio set-up (no copy).
+inline constexpr sim::Duration direct_write = 15 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 30 * sim::microseconds;
 inline constexpr sim::Duration log_inode = 120 * sim::microseconds;
 inline constexpr sim::Duration checksum_lookup = 2 * sim::microseconds;
@@ -205,6 +207,7 @@ struct Counters {
     std::uint64_t checksum_lock_waits = 0;  // lookups or inserts that found the lock taken
     std::uint64_t pages_reclaimed = 0;
     std::uint64_t direct_reclaims = 0;      // writers that had to reclaim themselves
+    std::uint64_t direct_writes = 0;
 };
 
 class Btrfs final : public FileSystem {
@@ -223,6 +226,8 @@ private:
     void create(std::uint32_t file);
     void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                         std::uint64_t version);
+    void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                      std::uint64_t version);
     void writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     void writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     auto cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;

@@ -73,7 +73,12 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
     if (call.name == "create") {
         create(call.file);
     } else if (call.name == "write") {
-        buffered_write(call.file, call.offset, call.length, call.version);
+        const bool direct = call.flags != nullptr && call.flags->contains("direct") && call.flags->at("direct");
+        if (direct) {
+            direct_write(call.file, call.offset, call.length, call.version);
+        } else {
+            buffered_write(call.file, call.offset, call.length, call.version);
+        }
     } else if (call.name == "writeback") {
         writeback(call.file, start, end, "writeback not triggered by fsync");
     } else if (call.name == "release_pages") {
@@ -108,6 +113,7 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"checksum_lock_waits", counters_.checksum_lock_waits},
         {"pages_reclaimed", counters_.pages_reclaimed},
         {"direct_reclaims", counters_.direct_reclaims},
+        {"direct_writes", counters_.direct_writes},
         {"disk_writes", disk.writes},
         {"disk_flushes", disk.flushes},
         {"disk_fua_writes", disk.fua_writes},
@@ -150,6 +156,44 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
              (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
     inode.inode_lock.unlock();
     sim::yield(points::write_after_dirty);
+}
+
+void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t version) {
+    // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
+    // lock: generic_file_direct_write writes back and drops the cached pages
+    // of the range; btrfs_direct_IO locks the range in the io tree, reserves
+    // an extent and creates its pinned extent map (on the list of modified
+    // extents) and ordered extent (btrfs_get_blocks_direct_write, which also
+    // raises i_size), unlocks the range and sends the bio from the caller's
+    // buffer; the write returns once the bio completes, its ordered extent
+    // finishing in endio as a buffered one does.
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
+    inode.inode_lock.lock();
+    sim::cpu(cpu_cost::direct_write);
+    writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
+    wait_ordered_range(file, start, end);
+    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
+    lock_extent(file, start, end);
+    const std::uint64_t ordered_id = cow_file_range(file, start, end);
+    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
+    unlock_extent(file, start, end);
+    sim::Completion done("direct_io");
+    ordered_[ordered_id].bios_pending = 1;
+    device_.submit_write(ordered_[ordered_id].disk_block, end - start, disk::Content::data(file, start, version),
+                         false, "data", [this, ordered_id, &done] {
+                             end_bio(ordered_id);
+                             done.complete();
+                         });
+    SIM_NOTE("O_DIRECT write " + range_text(offset, length) + " of inode " + name(file) +
+             ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
+             " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
+    done.wait();
+    counters_.direct_writes++;
+    inode.inode_lock.unlock();
+    sim::yield(points::direct_write_done);
 }
 
 void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,

@@ -12,6 +12,10 @@ using sim::register_yield_point;
 inline const sim::YieldPoint write_after_dirty = register_yield_point(
     "btrfs.write.after_dirty", "buffered write dirtied its pages and marked them delalloc",
     {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode"});
+inline const sim::YieldPoint direct_write_done = register_yield_point(
+    "btrfs.write.direct_done",
+    "an O_DIRECT write's bio completed; its ordered extent is queued to endio",
+    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.em_tree", "btrfs.io_tree", "btrfs.allocator"});
 inline const sim::YieldPoint flusher_after_delalloc = register_yield_point(
     "btrfs.flusher.after_delalloc",
     "run_delalloc_range created the pinned extent map and the ordered extent (range LOCKED)",
@@ -80,7 +84,7 @@ inline const sim::YieldPoint commit_super_durable = register_yield_point(
 
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {
-    &write_after_dirty,        &flusher_after_delalloc,  &flusher_after_submit,
+    &write_after_dirty,        &direct_write_done,       &flusher_after_delalloc,  &flusher_after_submit,
     &endio_after_join,         &endio_after_extent_item, &endio_after_unpin,
     &release_before_em_lock,   &release_after_em_unlock, &fsync_after_start_writeback,
     &fsync_after_wait_ordered, &fsync_after_join,        &fsync_after_full_sync_check,

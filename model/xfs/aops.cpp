@@ -78,7 +78,7 @@ auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint6
     // an unwritten allocation aligned to the extent size hint, in a
     // transaction, before the pages are dirtied.
     Inode& inode = inodes_[file];
-    const std::uint64_t hint = inode.extsize_blocks;
+    const std::uint64_t hint = std::max<std::uint64_t>(1, inode.extsize_blocks);
     std::uint64_t cursor = start;
     while (cursor < end) {
         inode.ilock.lock_shared();
@@ -106,6 +106,84 @@ auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint6
         cursor = std::max(cursor, std::min(*next, end));
     }
     return true;
+}
+
+void Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                       std::uint64_t version) {
+    // xfs_file_dio_aio_write -> iomap_dio_rw: write back and drop the cached
+    // pages of the range, map it (xfs_direct_write_iomap_begin: a hole gets
+    // an unwritten extent from xfs_iomap_write_direct, in a transaction),
+    // send the bios from the caller's buffer and wait; then
+    // xfs_dio_write_end_io converts what was unwritten (which also moves
+    // di_size) or logs the new size. The model takes IOLOCK exclusive (the
+    // kernel takes it shared for aligned writes inside EOF).
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
+    inode.iolock.lock();
+    sim::cpu(cpu_cost::direct_write);
+    write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range");
+    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
+    if (!write_iomap_direct(file, start, end)) {
+        inode.iolock.unlock();
+        SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) +
+                 " fails: no space or shut down");
+        return;
+    }
+    struct Piece {
+        std::uint64_t start;
+        std::uint64_t end;
+        std::uint64_t disk_block;
+    };
+    std::vector<Piece> pieces;
+    bool unwritten = false;
+    inode.ilock.lock_shared();
+    for (std::uint64_t cursor = start; cursor < end;) {
+        const Record record = lookup(inode.data_fork, cursor);
+        SIM_ASSERT(!record.hole && record.extent.state != ExtentState::delalloc);
+        const std::uint64_t piece_end = std::min(record.end, end);
+        pieces.push_back({cursor, piece_end, record.extent.shifted(cursor - record.start).start_block});
+        unwritten = unwritten || record.extent.state == ExtentState::unwritten;
+        cursor = piece_end;
+    }
+    inode.ilock.unlock_shared();
+    const disk::Content content = disk::Content::data(file, start, version);
+    std::size_t pending = pieces.size();
+    sim::Completion done("direct_io");
+    for (const Piece& piece : pieces) {
+        device_.submit_write(piece.disk_block, piece.end - piece.start, content.shifted(piece.start - start), false,
+                             "data", [&pending, &done] {
+                                 if (--pending == 0) done.complete();
+                             });
+    }
+    counters_.data_ios++;
+    counters_.data_blocks_written += end - start;
+    op_counters().data_ios++;
+    SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) + ": W(data) to " +
+             std::to_string(pieces.size()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
+             " from the caller's buffer");
+    done.wait();
+    // xfs_dio_write_end_io: the in-core size first, then the on-disk one.
+    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
+    if (unwritten) {
+        iomap_write_unwritten(file, start, end);
+    } else if (bytes(end) > inode.di_size) {
+        if (auto tp = trans_alloc("xfs_setfilesize")) {
+            inode.ilock.lock();
+            const std::uint64_t size = new_eof(file, bytes(end));
+            if (size != 0) {
+                inode.di_size = size;
+                tp->inodes.push_back(file);
+                trans_commit(*tp);
+                counters_.size_updates++;
+            } else {
+                trans_cancel(*tp);
+            }
+            inode.ilock.unlock();
+        }
+    }
+    inode.iolock.unlock();
+    sim::yield(points::direct_write_done);
 }
 
 void Xfs::wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end) {

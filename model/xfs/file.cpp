@@ -66,7 +66,12 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     if (call.name == "create") {
         create(call.file);
     } else if (call.name == "write") {
-        buffered_write(call.file, call.offset, call.length, call.version);
+        const bool direct = call.flags != nullptr && call.flags->contains("direct") && call.flags->at("direct");
+        if (direct) {
+            direct_write(call.file, call.offset, call.length, call.version);
+        } else {
+            buffered_write(call.file, call.offset, call.length, call.version);
+        }
     } else if (call.name == "writeback") {
         writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)");
     } else if (call.name == "sync_file_range") {

@@ -14,6 +14,10 @@ inline const sim::YieldPoint write_after_dirty = register_yield_point(
     "xfs.write.after_dirty",
     "buffered write reserved delalloc (or, with an extent size hint, allocated unwritten) and "
     "dirtied its pages; i_size raised, di_size not");
+inline const sim::YieldPoint direct_write_done = register_yield_point(
+    "xfs.write.direct_done",
+    "an O_DIRECT write's bios completed and xfs_dio_write_end_io converted unwritten extents or "
+    "logged the new size");
 inline const sim::YieldPoint wb_map_lookup = register_yield_point(
     "xfs.wb.map_lookup",
     "xfs_map_blocks looked the page up under ILOCK shared and dropped the lock (B1)");
@@ -54,7 +58,7 @@ inline const sim::YieldPoint shutdown_done = register_yield_point(
 
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {
-    &create_after_commit,     &write_after_dirty,          &wb_map_lookup,
+    &create_after_commit,     &write_after_dirty,          &direct_write_done,          &wb_map_lookup,
     &convert_after_alloc,     &convert_after_commit,       &wb_submit,
     &ioend_queued,            &ioend_after_convert_commit, &ioend_after_size_commit,
     &falloc_after_alloc,      &punch_after_flush,          &punch_after_unmap,

@@ -50,6 +50,8 @@ namespace model::xfs {
 /// push that formats a checkpoint into a log record.
 namespace cpu_cost {
 inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
+// xfs_file_dio_aio_write and iomap_dio_rw: checks, mapping, bio set-up (no copy).
+inline constexpr sim::Duration direct_write = 15 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 5 * sim::microseconds;
 inline constexpr sim::Duration submit_ioend = 5 * sim::microseconds;
 inline constexpr sim::Duration transaction_commit = 8 * sim::microseconds;
@@ -246,6 +248,8 @@ private:
     // aops.cpp: buffered writes, writeback, I/O completion
     void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                         std::uint64_t version);
+    void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                      std::uint64_t version);
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)

@@ -448,7 +448,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, got an "
          "unknown key"},
         {"fio_zero_jobs", "$.workload.fio.jobs: expected an unsigned integer from 1 to 256, got 0"},
-        {"fio_direct", "$.workload.fio.direct: expected false (direct I/O is not modelled), got true"},
+        {"fio_direct", "$.workload.fio.direct: expected a boolean, got a string"},
         {"sweep_point_without_parameter", "$.sweep.points[1].jobs: expected a required key, got nothing"},
         {"sweep_point_bad_size", "$.sweep.points[1].size: expected a multiple of bs (8192), got 12288"},
         {"sweep_unknown_parameter", "$.sweep.parameter: expected a field set in $.workload.fio, got \"iodepth\""},

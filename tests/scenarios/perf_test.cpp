@@ -284,3 +284,24 @@ TEST_CASE("plot: the data has a row per point and a column per variant; the scri
     CHECK(script.find("using 1:3 with linespoints linewidth 2 title \"after\"") != std::string::npos);
     CHECK(script.find("set ylabel \"MiB/s\"") != std::string::npos);
 }
+
+TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs") {
+    for (const std::string model : {"btrfs", "xfs"}) {
+        const std::string text = R"({"name": "inline/direct", "model": ")" + model + R"(",
+          "device": {"block_size": 4096, "blocks": 8192, "profile": "nvme"},
+          "workload": {"fio": {"jobs": 2, "rw": "randwrite", "bs": 8192, "size": 262144, "io_size": 131072, "fsync": 4, "direct": true}},
+          "checkers": ["fsync_durability"],
+          "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
+          "variants": [{"name": "a", "expect": "measure"}]})";
+        const auto scenario = scenarios::parse_scenario(text, "inline.json");
+        REQUIRE(scenario.tasks.size() == 2);
+        CHECK(scenario.tasks[0].ops[0].flags.at("direct"));
+        const auto report = scenarios::measure(scenario);
+        const auto& row = report.rows.front();
+        CHECK(row.outcome.writes == 32);
+        CHECK(row.outcome.fsyncs == 8);
+        if (model == "btrfs") CHECK(row.outcome.counters.at("direct_writes") == 32);
+        // Each direct write is one data I/O of its own (no page cache to batch them).
+        if (model == "xfs") CHECK(row.outcome.counters.at("data_ios") >= 32);
+    }
+}
