@@ -50,6 +50,16 @@ auto variant_names(const Scenario& scenario) -> std::vector<std::string> {
 
 auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::string {
     std::ostringstream out;
+    char number[64];
+    if (report.parameter.empty()) {
+        // One bar per variant: index, name, metric.
+        out << "# index variant metric\n";
+        for (std::size_t i = 0; i < report.rows.size(); i++) {
+            std::snprintf(number, sizeof number, " %.4f", report.rows[i].metric);
+            out << i << ' ' << quoted(report.rows[i].variant) << number << '\n';
+        }
+        return out.str();
+    }
     out << "# " << (report.parameter.empty() ? "point" : report.parameter);
     for (const auto& name : variant_names(scenario)) out << ' ' << name;
     out << '\n';
@@ -57,7 +67,6 @@ auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::strin
     for (const auto& row : report.rows) {
         if (points.empty() || points.back() != row.point) points.push_back(row.point);
     }
-    char number[64];
     for (const auto& point : points) {
         out << (point ? std::to_string(*point) : std::string("0"));
         for (const auto& name : variant_names(scenario)) {
@@ -94,11 +103,9 @@ auto plot_script(const Scenario& scenario, const PerfReport& report, const std::
                 << " with linespoints linewidth 2 title " << quoted(names[i]);
         }
     } else {
-        out << "set style data histogram\nset style fill solid 0.6\nset boxwidth 0.8\nset xtics nomirror\n"
-            << "plot ";
-        for (std::size_t i = 0; i < names.size(); i++) {
-            out << (i == 0 ? "" : ", ") << quoted(data_path) << " using " << i + 2 << " title " << quoted(names[i]);
-        }
+        out << "set style fill solid 0.6\nset boxwidth 0.6\nset xtics nomirror noenhanced\n"
+            << "set xrange [-0.5:" << names.size() << "-0.5]\n"
+            << "plot " << quoted(data_path) << " using 1:3:xtic(2) with boxes notitle";
     }
     out << '\n';
     return out.str();

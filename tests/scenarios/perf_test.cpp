@@ -305,3 +305,14 @@ TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs
         if (model == "xfs") CHECK(row.outcome.counters.at("data_ios") >= 32);
     }
 }
+
+TEST_CASE("plot: without a sweep, one bar per variant labelled with its name") {
+    const auto scenario = scenarios::parse_scenario(pressure(1), "inline.json");
+    const auto report = scenarios::measure(scenario);
+    const std::string data = scenarios::plot_data(scenario, report);
+    CHECK(data.rfind("# index variant metric\n0 \"before\" ", 0) == 0);
+    CHECK(data.find("\n1 \"after\" ") != std::string::npos);
+    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    CHECK(script.find("using 1:3:xtic(2) with boxes") != std::string::npos);
+    CHECK(script.find("logscale") == std::string::npos);
+}
