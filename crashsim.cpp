@@ -546,6 +546,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
 auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot) -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
+    if (!plot.empty()) scenarios::check_plot_path(plot);
     if (!plot.empty() && scenarios::find_gnuplot().empty()) {
         throw scenarios::InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
     }
@@ -556,6 +557,10 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     const double started = seconds_now();
     const scenarios::PerfReport report = scenarios::measure(scenario);
     const double elapsed = seconds_now() - started;
+    if (report.interrupted) {
+        std::printf("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
+        return ExitCode::interrupted;
+    }
     std::printf("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(), scenario.device.profile.c_str());
     // In a sweep each row starts with the swept parameter's value.
     const bool swept = !report.parameter.empty();

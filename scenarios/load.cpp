@@ -3,6 +3,7 @@
 // Validation is strict (an unknown key is an error) because a typo that is
 // silently ignored would make a scenario test something other than it says.
 #include <algorithm>
+#include <initializer_list>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -215,7 +216,7 @@ private:
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
     void read_workload(const Json& value);
     void read_fs_mark(const Json& job);
-    void check_device_holds(std::uint64_t bytes, const std::string& json_path) const;
+    void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     void read_perf(const Json& value);
     void read_machine(const Json& value);
     void read_sweep(const Json& root);
@@ -378,15 +379,20 @@ void Loader::read_workload(const Json& value) {
         scenario_.tasks.push_back(std::move(task));
     }
     const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
-    check_device_holds(std::uint64_t{fio.jobs} * (fio.io_size + filled), path);
+    check_device_holds({fio.jobs, fio.io_size + filled}, path);
     scenario_.fio = fio;
 }
 
 // A copy-on-write model allocates new blocks for every write, overwrites included; the models
 // keep up to an eighth of the device for metadata. A workload that cannot fit is bad input,
 // not a run that ends in ENOSPC.
-void Loader::check_device_holds(std::uint64_t bytes, const std::string& json_path) const {
-    const std::uint64_t blocks_needed = (bytes + scenario_.device.block_size - 1) / scenario_.device.block_size;
+void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const {
+    // The product of the factors (bytes), saturating instead of wrapping.
+    std::uint64_t bytes = 1;
+    for (std::uint64_t factor : factors) {
+        if (__builtin_mul_overflow(bytes, factor, &bytes)) bytes = ~std::uint64_t{0};
+    }
+    const std::uint64_t blocks_needed = bytes / scenario_.device.block_size + (bytes % scenario_.device.block_size != 0);
     const std::uint64_t data_blocks = scenario_.device.blocks - scenario_.device.blocks / 8 - 1;
     if (blocks_needed > data_blocks) {
         fail(json_path, "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) + " blocks)",
@@ -457,7 +463,7 @@ void Loader::read_fs_mark(const Json& job) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    check_device_holds(fs_mark.threads * fs_mark.files * fs_mark.size, path);
+    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
     scenario_.fs_mark = fs_mark;
 }
 
@@ -560,16 +566,20 @@ void Loader::read_sweep(const Json& root) {
         try {
             scenario_.sweep_points.push_back(nested.load(copy));
         } catch (const InputError& error) {
-            // Point the message at the point's own field when it came from one.
+            // Point the message at the point's own field when it came from
+            // one, else say which point it was.
             std::string message = error.what();
+            bool rewritten = false;
             for (const auto& item : point.items()) {
                 const std::string from = ": " + base + "." + item.key() + ":";
                 const auto at = message.find(from);
                 if (at != std::string::npos) {
                     message.replace(at, from.size(), ": " + key_path(path, item.key()) + ":");
+                    rewritten = true;
                     break;
                 }
             }
+            if (!rewritten) message += " (at sweep point " + path + ")";
             throw InputError(message);
         }
         scenario_.sweep_values.push_back(value);

@@ -41,6 +41,10 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
         row.variant = variant.name;
         row.point = point;
         row.outcome = simulation.run_perf();
+        if (row.outcome.interrupted) {
+            report.interrupted = true;
+            return;
+        }
         if (!row.outcome.problem.empty()) {
             throw InputError(scenario.path + ": $.variants: expected variant " + variant.name +
                              "'s workload to run to its end, got " + row.outcome.problem);
@@ -71,11 +75,13 @@ auto measure(const Scenario& scenario) -> PerfReport {
     if (scenario.sweep_points.empty()) {
         points.emplace_back();
         measure_point(scenario, std::nullopt, metric, report);
+        if (report.interrupted) return report;
     } else {
         report.parameter = scenario.sweep_parameter;
         for (std::size_t i = 0; i < scenario.sweep_points.size(); i++) {
             points.emplace_back(scenario.sweep_values[i]);
             measure_point(scenario.sweep_points[i], scenario.sweep_values[i], metric, report);
+            if (report.interrupted) return report;
         }
     }
     if (!scenario.perf) return report;

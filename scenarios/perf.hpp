@@ -37,6 +37,7 @@ struct PerfRatioResult {
 struct PerfReport {
     std::string parameter;     // the swept workload field ("jobs"), empty without a sweep
     std::vector<PerfRow> rows;  // every variant, point by point
+    bool interrupted = false;   // a stop request ended it early (rows are incomplete)
     std::vector<PerfRatioResult> ratios;
 };
 

@@ -1,5 +1,6 @@
 #include "scenarios/plot.hpp"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -124,23 +125,50 @@ auto find_gnuplot() -> std::string {
     return "";
 }
 
+void check_plot_path(const std::string& svg_path) {
+    for (const char c : svg_path) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            std::string shown;
+            for (const char d : svg_path) {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(d));
+                shown += static_cast<unsigned char>(d) < 0x20 || d == 0x7f ? std::string(hex) : std::string(1, d);
+            }
+            throw InputError("--plot: expected a file name without control characters, got \"" + shown + "\"");
+        }
+    }
+}
+
 void plot_svg(const Scenario& scenario, const PerfReport& report, const std::string& svg_path) {
+    check_plot_path(svg_path);
     const std::string gnuplot = find_gnuplot();
     if (gnuplot.empty()) {
         throw InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
     }
-    // gnuplot writes next to the target, then the result is renamed over it.
-    const std::string partial = svg_path + ".partial";
-    const std::string data_path = svg_path + ".data";
-    const std::string script_path = svg_path + ".gp";
+    // The data and the script go to a private temporary directory; gnuplot
+    // draws into a fresh file next to the target, renamed over it when done,
+    // so nothing of the user's is overwritten and no half-drawn file is left.
+    std::string dir_template = (std::filesystem::temp_directory_path() / "crashsim-plot-XXXXXX").string();
+    if (::mkdtemp(dir_template.data()) == nullptr) {
+        throw InputError("--plot: expected a temporary directory for gnuplot's input, got none");
+    }
+    const std::filesystem::path dir(dir_template);
+    std::string partial = svg_path + ".XXXXXX";
+    const int fd = ::mkstemp(partial.data());
+    if (fd < 0) {
+        std::filesystem::remove_all(dir);
+        throw InputError("--plot: expected to create a file next to " + svg_path + ", got none");
+    }
+    ::close(fd);
+    const std::string data_path = (dir / "data").string();
+    const std::string script_path = (dir / "plot.gp").string();
     write_text_file_atomically(data_path, plot_data(scenario, report));
     write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial));
     const std::string command = shell_quoted(gnuplot) + " " + shell_quoted(script_path) + " 2>/dev/null";
     const int status = std::system(command.c_str());
     std::error_code ignored;
-    std::filesystem::remove(data_path, ignored);
-    std::filesystem::remove(script_path, ignored);
-    if (status != 0 || !std::filesystem::exists(partial)) {
+    std::filesystem::remove_all(dir, ignored);
+    if (status != 0 || std::filesystem::file_size(partial, ignored) == 0) {
         std::filesystem::remove(partial, ignored);
         throw InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " + std::to_string(status));
     }

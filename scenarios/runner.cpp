@@ -1,5 +1,7 @@
 #include "scenarios/runner.hpp"
 
+#include "scenarios/campaign.hpp"
+
 #include <algorithm>
 
 #include "model/info.hpp"
@@ -309,6 +311,10 @@ auto Simulation::run_perf() -> PerfOutcome {
         for (;;) {
             if (scheduler.steps() + 1 >= steps_max) {
                 outcome.problem = "still running after " + std::to_string(steps_max) + " steps";
+                break;
+            }
+            if (scheduler.steps() % 65536 == 0 && stop_requested()) {
+                outcome.interrupted = true;
                 break;
             }
             const sim::StepOutcome step = scheduler.step(first);

@@ -51,6 +51,7 @@ struct PerfOutcome {
     std::vector<sim::Duration> fsync_latencies_ns;  // sorted
     std::map<std::string, std::uint64_t> counters;  // of the run alone (set-up subtracted)
     std::string problem;  // a deadlock or step bound, empty when the run ended
+    bool interrupted = false;  // stopped by request_stop() (SIGINT, SIGTERM)
 };
 
 /// How crash states are chosen during one run.

@@ -208,6 +208,11 @@ auto Scheduler::step(Strategy& strategy) -> StepOutcome {
     if (daemons_ > 0 && unfinished_ == 0 && live_timers_ == 0) return StepOutcome::finished;
     auto options = candidates();
     if (options.empty()) return unfinished_ == 0 ? StepOutcome::finished : StepOutcome::deadlock;
+    // Every task blocked and only daemons' sleeps pending: no event a task
+    // waits for can come (a daemon would only loop), so it is a deadlock.
+    if (unfinished_ > 0 && live_timers_ == 0 && options.size() == 1 && options[0].is_timer()) {
+        return StepOutcome::deadlock;
+    }
     std::size_t index = 0;
     if (options.size() > 1) {
         index = strategy.choose(*this, options);

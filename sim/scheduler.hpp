@@ -122,7 +122,10 @@ public:
     /// The candidates of the next step, in a stable order (tasks by id, then the timer).
     auto candidates() -> std::span<const Candidate> {
         if (timer_listed_) candidates_.pop_back();
-        timer_listed_ = !timers_.empty() && (candidates_.empty() || options_.timers_race_tasks);
+        // A daemon's wake-up (kthread sleep) never overtakes runnable work:
+        // a strategy could otherwise fire it forever and starve every task.
+        timer_listed_ = !timers_.empty() &&
+                        (candidates_.empty() || (options_.timers_race_tasks && !timers_.top().daemon));
         if (timer_listed_) candidates_.push_back(Candidate{no_task});
         return candidates_;
     }

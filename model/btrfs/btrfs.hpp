@@ -11,7 +11,7 @@
 // (FIDELITY.md section 1).
 //
 // Left out on purpose (FIDELITY.md 1.5): compression, NOCOW, prealloc and
-// reflink; extent map merging; xattrs, directories and new names; hole items
+// reflink; xattrs, directories and new names; hole items
 // (NO_HOLES); delayed refs and space reservation; several subvolumes; the log
 // root tree as a separate level. A transaction commit and a log commit never
 // overlap. Every tree is written as one metadata block per commit.
@@ -145,7 +145,17 @@ struct FsTree {
 /// unchanged log leaves are, so a log commit does not copy the whole log.
 struct LogLayer {
     InodeItems items;  // the inode item's size, and the file extent items it added
-    std::shared_ptr<const LogLayer> below;
+    mutable std::shared_ptr<const LogLayer> below;
+    LogLayer(InodeItems items_in, std::shared_ptr<const LogLayer> below_in)
+        : items(std::move(items_in)), below(std::move(below_in)) {}
+    LogLayer(const LogLayer&) = delete;
+    auto operator=(const LogLayer&) -> LogLayer& = delete;
+    /// Frees a chain of layers one by one (a transaction of fsyncs makes one
+    /// layer each; recursion would run out of stack).
+    ~LogLayer() {
+        std::shared_ptr<const LogLayer> next = std::move(below);
+        while (next && next.use_count() == 1) next = std::move(next->below);
+    }
 };
 
 /// The log tree of one root: what fsyncs logged in the running transaction.
@@ -247,7 +257,7 @@ private:
     // Memory pressure: kswapd and direct reclaim over the page cache's LRU.
     void balance_pages();
     void kswapd();
-    void shrink_page_cache(std::uint64_t pages, const char* who);
+    auto shrink_page_cache(std::uint64_t pages, const char* who) -> std::uint64_t;
     // The checksum tree, under its root's lock (FIDELITY.md 1.4).
     void insert_checksums();
     void lookup_checksums();
@@ -256,7 +266,7 @@ private:
     void end_transaction();
     void commit_transaction();
     void transaction_kthread();
-    void write_superblock(bool with_log);
+    void write_superblock(bool with_log, std::uint64_t generation);
     auto store(MetaObject object) -> std::uint64_t;
     auto allocate_meta_block() -> std::uint64_t;
     // tree_log.cpp: fsync

@@ -29,11 +29,15 @@ void Btrfs::balance_pages() {
 void Btrfs::kswapd() {
     for (;;) {
         while (page_cache_.pages() <= page_cache_limit_) kswapd_wait_.wait();
-        shrink_page_cache(page_cache_.pages() - (page_cache_limit_ - reclaim_batch_), "kswapd");
+        const std::uint64_t freed =
+            shrink_page_cache(page_cache_.pages() - (page_cache_limit_ - reclaim_batch_), "kswapd");
+        // Nothing reclaimable (every page dirty or under writeback): sleep
+        // until the next allocation over the limit wakes it.
+        if (freed == 0) kswapd_wait_.wait();
     }
 }
 
-void Btrfs::shrink_page_cache(std::uint64_t pages, const char* who) {
+auto Btrfs::shrink_page_cache(std::uint64_t pages, const char* who) -> std::uint64_t {
     // Oldest runs first; pages still dirty or under writeback go back to the
     // tail of the list (they are not reclaimable yet). One pass at most.
     std::uint64_t freed = 0;
@@ -68,6 +72,7 @@ void Btrfs::shrink_page_cache(std::uint64_t pages, const char* who) {
         }
     }
     for (const LruRun& run : busy) page_cache_.put_back(run);
+    return freed;
 }
 
 }  // namespace model::btrfs

@@ -42,8 +42,8 @@ void Btrfs::end_transaction() {
     if (transaction_writers_ == 0) transaction_wait_.wake_all();
 }
 
-void Btrfs::write_superblock(bool with_log) {
-    const std::uint64_t object = store(Superblock{last_trans_committed_, root_block_, root_object_,
+void Btrfs::write_superblock(bool with_log, std::uint64_t generation) {
+    const std::uint64_t object = store(Superblock{generation, root_block_, root_object_,
                                                   with_log, log_block_, log_object_, log_transid_});
     device_.write_and_wait(0, 1, disk::Content::meta(object), true, "super");
 }
@@ -65,12 +65,14 @@ void Btrfs::commit_transaction() {
     device_.flush_and_wait();
     root_block_ = block;
     root_object_ = object;
-    last_trans_committed_ = transid;
     // The log of this transaction is dropped: the new superblock names none.
     log_tree_ = LogTree{};
     log_root_exists_ = false;
     log_block_ = 0;
-    write_superblock(false);
+    write_superblock(false, transid);
+    // Only now is the transaction committed (write_all_supers, then
+    // last_trans_committed): an fsync that sees it may skip logging.
+    last_trans_committed_ = transid;
     counters_.transactions_committed++;
     SIM_NOTE("transaction " + std::to_string(transid) +
              " committed: trees written, FLUSH, superblock FUA (no log)");

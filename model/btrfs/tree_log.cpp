@@ -82,7 +82,7 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
         log_changed_extents(file, transid, logged);
     }
     auto& head = log_tree_.inodes[file];
-    head = std::make_shared<const LogLayer>(LogLayer{std::move(logged), full ? nullptr : head});
+    head = std::make_shared<const LogLayer>(std::move(logged), full ? nullptr : head);
     // F11
     inode.logged_trans = transid;
     inode.log_mutex.unlock();
@@ -268,7 +268,7 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     device_.flush_and_wait();
     log_block_ = block;
     log_object_ = object;
-    write_superblock(true);
+    write_superblock(true, last_trans_committed_);
     log_root_tree_mutex_.unlock();
     // S12: hand the result to the followers.
     root_log_mutex_.lock();
@@ -288,7 +288,7 @@ void Btrfs::insert_checksums() {
     // btrfs_csum_file_blocks: under the checksum tree's write lock; lookups
     // by fsyncs of other inodes wait behind it (FIFO: a waiting writer also
     // holds back later readers).
-    if (csum_root_lock_.contended()) counters_.checksum_lock_waits++;
+    if (csum_root_lock_.write_held() || csum_root_lock_.readers() > 0) counters_.checksum_lock_waits++;
     csum_root_lock_.lock();
     sim::cpu(cpu_cost::checksum_insert);
     csum_root_lock_.unlock();

@@ -460,6 +460,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"machine_tiny_page_cache", "$.machine.page_cache: expected at least 64 blocks of 4096 bytes, got 65536"},
         {"fio_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data"},
         {"fs_mark_too_big_for_device", "$.workload.fs_mark: expected a workload whose data fits in the device's data area (3583 blocks), got 51200 blocks of data"},
+        {"sweep_point_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data (at sweep point $.sweep.points[1])"},
         {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
         {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, got both"},
         {"fs_mark_fsync_not_boolean", "$.workload.fs_mark.fsync: expected a boolean, got a number"},

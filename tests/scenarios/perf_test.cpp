@@ -316,3 +316,19 @@ TEST_CASE("plot: without a sweep, one bar per variant labelled with its name") {
     CHECK(script.find("using 1:3:xtic(2) with boxes") != std::string::npos);
     CHECK(script.find("logscale") == std::string::npos);
 }
+
+TEST_CASE("memory pressure: a page cache full of dirty pages does not stall kswapd or the run") {
+    // No fsync and no flusher: nothing is reclaimable, kswapd finds nothing
+    // to free and waits; the run ends with the workload.
+    const std::string text = R"({"name": "inline/dirty-over-limit", "model": "btrfs",
+      "device": {"block_size": 4096, "blocks": 16384, "profile": "nvme"},
+      "machine": {"page_cache": 1048576},
+      "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 65536, "size": 4194304}},
+      "checkers": ["fsync_durability"],
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
+      "variants": [{"name": "a", "expect": "measure"}]})";
+    const auto report = scenarios::measure(scenarios::parse_scenario(text, "inline.json"));
+    REQUIRE(report.rows.size() == 1);
+    CHECK(report.rows[0].outcome.writes == 128);
+    CHECK(report.rows[0].outcome.counters.at("pages_reclaimed") == 0);
+}

@@ -9,6 +9,7 @@
 #include "tests/support.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -624,4 +625,31 @@ TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") 
     const auto only = scenarios::campaign_result(scenarios::fuzz(simulation, request), request, scenario, 7, "before-fix");
     CHECK_THROWS_AS(scenarios::merge_results({only}, {"a"}), scenarios::InputError);
     CHECK_THROWS_AS(scenarios::merge_results({only, only}, {"a", "b"}), scenarios::InputError);
+}
+
+TEST_CASE("scenario: with the transaction kthread running, the fixes still hold and before-fix still fails") {
+    // The seed's race without its script, with a commit every second: the
+    // kthread is a daemon (its wake-up never overtakes runnable work), and a
+    // commit is published only once its superblock is durable.
+    std::ifstream in(scenario_path);
+    nlohmann::json json = nlohmann::json::parse(in);
+    json.erase("schedule");
+    json["config"]["commit_interval"] = "1";
+    const auto scenario = scenarios::parse_scenario(json.dump(), "kthread.json");
+    for (const char* name : {"fix-1", "before-fix"}) {
+        CAPTURE(name);
+        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        if (std::string(name) != "fix-1") continue;
+        for (const auto& spec : {random_spec(), pct_spec(2), pct_spec(3)}) {
+            scenarios::FuzzRequest request;
+            request.strategy = spec;
+            request.schedules = 3000;
+            CHECK_FALSE(scenarios::fuzz(simulation, request).found);
+        }
+    }
+    scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
+    scenarios::FuzzRequest request;
+    request.strategy = pct_spec(3);
+    request.schedules = 20000;
+    CHECK(scenarios::fuzz(before, request).found);
 }

@@ -1146,3 +1146,31 @@ TEST_CASE("rwlock: with reader preference a waiting writer does not hold back ne
         }
     }
 }
+
+TEST_CASE("daemons: a daemon's wake-up is no candidate while a task can run") {
+    sim::Scheduler scheduler({.timers_race_tasks = true, .steps_max = steps_bound}, nullptr);
+    scheduler.spawn_daemon("kthread", [] {
+        for (;;) sim::current_scheduler().sleep(sim::milliseconds);
+    });
+    scheduler.spawn("app", [] {
+        sim::yield(point_a);
+        sim::yield(point_a);
+    });
+    scheduler.execute(sim::Candidate{0});  // the daemon goes to sleep
+    // Only the app is offered, never the daemon's timer, until the app is done.
+    CHECK(scheduler.candidates().size() == 1);
+    CHECK_FALSE(scheduler.candidates()[0].is_timer());
+    CHECK(run_first(scheduler) == sim::StepOutcome::finished);
+    CHECK(scheduler.now() == 0);
+}
+
+TEST_CASE("daemons: every task blocked with only daemons' sleeps pending is a deadlock") {
+    sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
+    sim::WaitQueue never("test.never.daemon");
+    scheduler.spawn_daemon("kthread", [] {
+        for (;;) sim::current_scheduler().sleep(30 * sim::seconds);
+    });
+    scheduler.spawn("app", [&] { never.wait(); });
+    CHECK(run_first(scheduler) == sim::StepOutcome::deadlock);
+    CHECK(scheduler.now() == 0);
+}

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "model/disk/content.hpp"
 #include "model/filesystem.hpp"
@@ -521,4 +522,15 @@ TEST_CASE("btrfs: a write cannot slip into a fast fsync's logging and expose sta
     REQUIRE(block.has_value());
     // Either the fsynced contents or the newer write, never stale.
     CHECK_MESSAGE(block->kind == model::disk::ContentKind::data, block->describe({"I", "J"}, 4096));
+}
+
+TEST_CASE("btrfs: a long chain of log layers is freed without recursion") {
+    // One layer per fsync of a transaction: a million must not overflow the stack.
+    std::shared_ptr<const model::btrfs::LogLayer> head;
+    for (int i = 0; i < 1'000'000; i++) {
+        head = std::make_shared<const model::btrfs::LogLayer>(model::btrfs::InodeItems{}, head);
+    }
+    std::weak_ptr<const model::btrfs::LogLayer> tail = head;
+    head.reset();
+    CHECK(tail.expired());
 }
