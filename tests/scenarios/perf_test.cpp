@@ -35,6 +35,17 @@ auto one_job(const std::string& profile) -> std::string {
       "variants": [{"name": "a", "config": {"log_commit_sleep": "jiffy"}, "expect": "measure"},
                    {"name": "b", "config": {"log_commit_sleep": "none"}, "expect": "measure"}]})";
 }
+/// Two measurements of one scenario agree on every figure.
+void check_measures_the_same(const scenarios::Scenario& scenario) {
+    const auto first = scenarios::measure(scenario);
+    const auto second = scenarios::measure(scenario);
+    REQUIRE(first.rows.size() == second.rows.size());
+    for (std::size_t i = 0; i < first.rows.size(); i++) {
+        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
+        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
+        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
+    }
+}
 }  // namespace
 
 TEST_CASE("fio: a job declaration expands into one file and one task per job") {
@@ -84,14 +95,7 @@ TEST_CASE("perf: a job fsyncing alone never sets MULTI_LOG_TASKS, so it never sl
 
 TEST_CASE("perf: the same scenario measures the same, byte for byte") {
     const auto scenario = scenarios::load_scenario(jiffy);
-    const auto first = scenarios::measure(scenario);
-    const auto second = scenarios::measure(scenario);
-    REQUIRE(first.rows.size() == second.rows.size());
-    for (std::size_t i = 0; i < first.rows.size(); i++) {
-        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
-        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
-        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
-    }
+    check_measures_the_same(scenario);
 }
 
 TEST_CASE("perf: fs_mark on a non-ssd mount creates files several times faster without the jiffy sleep") {
@@ -256,14 +260,7 @@ TEST_CASE("release-full-sync-cost: declares the seed's job counts with 2x to 4x 
 
 TEST_CASE("memory pressure: the same scenario measures the same, CPU queue and reclaim included") {
     const auto scenario = scenarios::parse_scenario(pressure(4, "1"), "inline.json");
-    const auto first = scenarios::measure(scenario);
-    const auto second = scenarios::measure(scenario);
-    REQUIRE(first.rows.size() == second.rows.size());
-    for (std::size_t i = 0; i < first.rows.size(); i++) {
-        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
-        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
-        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
-    }
+    check_measures_the_same(scenario);
 }
 
 TEST_CASE("plot: the data has a row per point and a column per variant; the script draws each") {
