@@ -547,9 +547,6 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     require_writable("--csv", csv);
     require_writable("--plot", plot);
     if (!plot.empty()) scenarios::check_plot_path(plot);
-    if (!plot.empty() && scenarios::find_gnuplot().empty()) {
-        throw scenarios::InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
-    }
     const scenarios::Scenario scenario = load(path);
     if (!scenario.fio && !scenario.fs_mark) {
         throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");

@@ -27,6 +27,12 @@ struct OpCall {
     bool has_range = false;
     std::uint64_t version = 0;  // write: the oracle's version for its contents
     const std::map<std::string, bool>* flags = nullptr;
+    /// A boolean field (keep_size, direct): false when the op does not set it.
+    [[nodiscard]] auto flag(const std::string& field) const -> bool {
+        if (flags == nullptr) return false;
+        const auto found = flags->find(field);
+        return found != flags->end() && found->second;
+    }
 };
 
 struct RecoveredFile {

@@ -200,6 +200,8 @@ private:
     auto read_op(const Json& value, const std::string& json_path, std::set<std::string>& visible,
                  const std::string& visible_what) -> Op;
     auto find_op(const Json& value, const std::string& json_path) const -> const model::OpInfo&;
+    /// The model's operation of that name, or nullptr.
+    auto model_op(const std::string& name) const -> const model::OpInfo*;
     void read_field(const model::FieldInfo& field, const Json& value, const std::string& json_path,
                     Op& op) const;
     auto read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t;
@@ -316,9 +318,8 @@ void Loader::read_workload(const Json& value) {
     if (job.contains("direct")) {
         if (!job.at("direct").is_boolean()) fail(path + ".direct", "a boolean", type_name(job.at("direct")));
         fio.direct = job.at("direct").get<bool>();
-        const auto write = std::find_if(model_->ops.begin(), model_->ops.end(),
-                                        [](const auto& info) { return info.name == "write"; });
-        const bool has_flag = write != model_->ops.end() &&
+        const model::OpInfo* write = model_op("write");
+        const bool has_flag = write != nullptr &&
                               std::any_of(write->fields.begin(), write->fields.end(),
                                           [](const auto& field) { return field.name == "direct"; });
         if (fio.direct && !has_flag) fail(path + ".direct", "a model whose write takes the direct flag", "true");
@@ -332,9 +333,7 @@ void Loader::read_workload(const Json& value) {
         // The file as the job finds it: sparse but sized (the model's truncate), preallocated
         // (falloc), or written and fsynced. Each prefill is the operation of the same name.
         fio.prefill = read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
-        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(),
-                                       [&](const auto& info) { return info.name == fio.prefill; });
-        if (fio.prefill != "none" && !known) {
+        if (fio.prefill != "none" && model_op(fio.prefill) == nullptr) {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
     }
@@ -409,9 +408,7 @@ void Loader::read_fs_mark(const Json& job) {
     const std::string path = "$.workload.fs_mark";
     check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync"}, {"files", "size"});
     for (const char* name : {"create", "write", "fsync"}) {
-        const bool known = std::any_of(model_->ops.begin(), model_->ops.end(),
-                                       [&](const auto& info) { return info.name == name; });
-        if (!known) fail(path, std::string("a model with a ") + name + " operation", json_quoted(scenario_.model));
+        if (model_op(name) == nullptr) fail(path, std::string("a model with a ") + name + " operation", json_quoted(scenario_.model));
     }
     constexpr std::uint64_t files_max = 1'000'000;
     FsMarkJob fs_mark;
@@ -776,9 +773,13 @@ auto Loader::find_op(const Json& value, const std::string& json_path) const
     if (!value.contains("op")) fail(op_path, "a required key", "nothing");
     Names names;
     for (const auto& info : model_->ops) names.push_back(info.name);
-    const auto name = read_choice(value.at("op"), op_path, names, "the ops ");
-    return *std::find_if(model_->ops.begin(), model_->ops.end(),
-                         [&](const auto& info) { return info.name == name; });
+    return *model_op(read_choice(value.at("op"), op_path, names, "the ops "));
+}
+
+auto Loader::model_op(const std::string& name) const -> const model::OpInfo* {
+    const auto found = std::find_if(model_->ops.begin(), model_->ops.end(),
+                                    [&](const auto& info) { return info.name == name; });
+    return found == model_->ops.end() ? nullptr : &*found;
 }
 
 void Loader::read_field(const model::FieldInfo& field, const Json& value,

@@ -137,14 +137,14 @@ void check_plot_path(const std::string& svg_path) {
             throw InputError("--plot: expected a file name without control characters, got \"" + shown + "\"");
         }
     }
+    if (find_gnuplot().empty()) {
+        throw InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
+    }
 }
 
 void plot_svg(const Scenario& scenario, const PerfReport& report, const std::string& svg_path) {
     check_plot_path(svg_path);
     const std::string gnuplot = find_gnuplot();
-    if (gnuplot.empty()) {
-        throw InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
-    }
     // The data and the script go to a private temporary directory; gnuplot
     // draws into a fresh file next to the target, renamed over it when done,
     // so nothing of the user's is overwritten and no half-drawn file is left.

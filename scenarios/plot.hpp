@@ -17,7 +17,8 @@ auto plot_script(const Scenario& scenario, const PerfReport& report, const std::
                  const std::string& svg_path) -> std::string;
 /// The gnuplot program on PATH, or an empty string.
 auto find_gnuplot() -> std::string;
-/// Throws InputError for a file name gnuplot could not be told (control characters).
+/// Throws InputError when the plot cannot be drawn: a file name gnuplot
+/// could not be told (control characters), or no gnuplot on PATH.
 void check_plot_path(const std::string& svg_path);
 /// Draws the report into `svg_path` (written whole or not at all); throws
 /// InputError when gnuplot is missing or fails.

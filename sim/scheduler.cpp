@@ -115,9 +115,7 @@ void Scheduler::mark_not_runnable(TaskId id) {
 
 void Scheduler::sleep(Duration duration) {
     const TaskId self = current_;
-    const bool daemon = tasks_[self]->daemon;
-    timers_.push(Timer{now_ + duration, timer_sequence_++, daemon, [this, self] { wake(self); }});
-    if (!daemon) live_timers_++;
+    add_timer(now_ + duration, tasks_[self]->daemon, [this, self] { wake(self); });
     block("sleep");
 }
 
@@ -156,10 +154,12 @@ void Scheduler::io_event(bool submitted, std::uint64_t id, std::string text) {
                  now_, task, std::move(text), id});
 }
 
-void Scheduler::at(Instant when, std::function<void()> callback) {
+void Scheduler::at(Instant when, std::function<void()> callback) { add_timer(when, false, std::move(callback)); }
+
+void Scheduler::add_timer(Instant when, bool daemon, std::function<void()> callback) {
     SIM_ASSERT(when >= now_);
-    timers_.push(Timer{when, timer_sequence_++, false, std::move(callback)});
-    live_timers_++;
+    timers_.push(Timer{when, timer_sequence_++, daemon, std::move(callback)});
+    if (!daemon) live_timers_++;
 }
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }

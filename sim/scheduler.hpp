@@ -180,6 +180,7 @@ private:
 
     void switch_to_scheduler();
     void fire_next_timer();
+    void add_timer(Instant when, bool daemon, std::function<void()> callback);
 
     Options options_;
     Trace* trace_;

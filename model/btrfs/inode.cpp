@@ -73,8 +73,7 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
     if (call.name == "create") {
         create(call.file);
     } else if (call.name == "write") {
-        const bool direct = call.flags != nullptr && call.flags->contains("direct") && call.flags->at("direct");
-        if (direct) {
+        if (call.flag("direct")) {
             direct_write(call.file, call.offset, call.length, call.version);
         } else {
             buffered_write(call.file, call.offset, call.length, call.version);

@@ -168,19 +168,7 @@ void Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     if (unwritten) {
         iomap_write_unwritten(file, start, end);
     } else if (bytes(end) > inode.di_size) {
-        if (auto tp = trans_alloc("xfs_setfilesize")) {
-            inode.ilock.lock();
-            const std::uint64_t size = new_eof(file, bytes(end));
-            if (size != 0) {
-                inode.di_size = size;
-                tp->inodes.push_back(file);
-                trans_commit(*tp);
-                counters_.size_updates++;
-            } else {
-                trans_cancel(*tp);
-            }
-            inode.ilock.unlock();
-        }
+        if (auto tp = trans_alloc("xfs_setfilesize")) update_di_size(*tp, file, end);
     }
     inode.iolock.unlock();
     sim::yield(points::direct_write_done);
@@ -434,26 +422,31 @@ void Xfs::setfilesize(std::uint64_t ioend_id) {
     ioends_[ioend_id].size_transaction.reset();
     const std::uint32_t file = ioends_[ioend_id].file;
     const std::uint64_t io_end = ioends_[ioend_id].start + ioends_[ioend_id].length;
+    const auto update = update_di_size(std::move(tp), file, io_end);
+    if (!update) return;
+    SIM_NOTE("xfs_setfilesize for ioend #" + std::to_string(ioend_id) + ": di_size of inode " +
+             name(file) + " " + std::to_string(update->old_size) + " -> " + std::to_string(update->new_size) +
+             " (transaction #" + std::to_string(update->transaction) + " in the CIL)");
+    sim::yield(points::ioend_after_size_commit);
+}
+
+auto Xfs::update_di_size(Transaction tp, std::uint32_t file, std::uint64_t io_end)
+    -> std::optional<SizeUpdate> {
     Inode& inode = inodes_[file];
     inode.ilock.lock();
-    // __xfs_setfilesize
     const std::uint64_t size = new_eof(file, bytes(io_end));
     if (size == 0) {
         trans_cancel(tp);
         inode.ilock.unlock();
-        return;
+        return std::nullopt;
     }
-    const std::uint64_t old_size = inode.di_size;
+    const SizeUpdate update{inode.di_size, size, tp.id};
     inode.di_size = size;
     tp.inodes.push_back(file);
-    const std::uint64_t transaction = tp.id;
     trans_commit(tp);
     inode.ilock.unlock();
     counters_.size_updates++;
-    SIM_NOTE("xfs_setfilesize for ioend #" + std::to_string(ioend_id) + ": di_size of inode " +
-             name(file) + " " + std::to_string(old_size) + " -> " + std::to_string(size) +
-             " (transaction #" + std::to_string(transaction) + " in the CIL)");
-    sim::yield(points::ioend_after_size_commit);
+    return update;
 }
 
 }  // namespace model::xfs

@@ -66,8 +66,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     if (call.name == "create") {
         create(call.file);
     } else if (call.name == "write") {
-        const bool direct = call.flags != nullptr && call.flags->contains("direct") && call.flags->at("direct");
-        if (direct) {
+        if (call.flag("direct")) {
             direct_write(call.file, call.offset, call.length, call.version);
         } else {
             buffered_write(call.file, call.offset, call.length, call.version);
@@ -182,8 +181,7 @@ void Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t
 void Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) {
     const std::uint32_t file = call.file;
     Inode& inode = inodes_[file];
-    const bool keep_size =
-        call.flags != nullptr && call.flags->contains("keep_size") && call.flags->at("keep_size");
+    const bool keep_size = call.flag("keep_size");
     const bool punch = call.name == "fpunch";
     const bool zero = call.name == "fzero";
     const std::string command =

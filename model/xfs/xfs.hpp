@@ -260,6 +260,16 @@ private:
     void finish_ioend_pages(const Ioend& ioend);
     void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void setfilesize(std::uint64_t ioend_id);
+    struct SizeUpdate {
+        std::uint64_t old_size;
+        std::uint64_t new_size;
+        std::uint64_t transaction;
+    };
+    /// __xfs_setfilesize: under ILOCK, di_size up to the I/O's end (never
+    /// past i_size), committed in `tp`; nothing (tp cancelled) when di_size
+    /// already covers it.
+    auto update_di_size(Transaction tp, std::uint32_t file, std::uint64_t io_end)
+        -> std::optional<SizeUpdate>;
     void wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void write_and_wait(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                         const char* who);

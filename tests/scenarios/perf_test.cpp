@@ -35,16 +35,20 @@ auto one_job(const std::string& profile) -> std::string {
       "variants": [{"name": "a", "config": {"log_commit_sleep": "jiffy"}, "expect": "measure"},
                    {"name": "b", "config": {"log_commit_sleep": "none"}, "expect": "measure"}]})";
 }
-/// Two measurements of one scenario agree on every figure.
+/// Two measurements of one scenario agree on every figure, ratios included.
 void check_measures_the_same(const scenarios::Scenario& scenario) {
     const auto first = scenarios::measure(scenario);
     const auto second = scenarios::measure(scenario);
     REQUIRE(first.rows.size() == second.rows.size());
     for (std::size_t i = 0; i < first.rows.size(); i++) {
         CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
+        CHECK(first.rows[i].outcome.creates == second.rows[i].outcome.creates);
         CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
         CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
+        CHECK(first.rows[i].files_per_s == second.rows[i].files_per_s);
     }
+    REQUIRE(first.ratios.size() == second.ratios.size());
+    for (std::size_t i = 0; i < first.ratios.size(); i++) CHECK(first.ratios[i].value == second.ratios[i].value);
 }
 }  // namespace
 
@@ -120,18 +124,8 @@ TEST_CASE("perf: fs_mark on a non-ssd mount creates files several times faster w
 
 TEST_CASE("perf: the fs_mark scenario measures the same twice") {
     const auto scenario = scenarios::load_scenario(fs_mark);
-    const auto first = scenarios::measure(scenario);
-    const auto second = scenarios::measure(scenario);
-    REQUIRE(first.rows.size() == second.rows.size());
-    for (std::size_t i = 0; i < first.rows.size(); i++) {
-        CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
-        CHECK(first.rows[i].outcome.creates == second.rows[i].outcome.creates);
-        CHECK(first.rows[i].outcome.counters == second.rows[i].outcome.counters);
-        CHECK(first.rows[i].outcome.fsync_latencies_ns == second.rows[i].outcome.fsync_latencies_ns);
-        CHECK(first.rows[i].files_per_s == second.rows[i].files_per_s);
-    }
-    REQUIRE(first.ratios.size() == 1);
-    CHECK(first.ratios[0].value == second.ratios[0].value);
+    REQUIRE(scenario.perf->ratios.size() == 1);
+    check_measures_the_same(scenario);
 }
 
 TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where delalloc was") {
