@@ -18,14 +18,16 @@ auto make_filesystem(const std::string& model, const Config& given, const Geomet
     for (const auto& knob : info->knobs) config.try_emplace(knob.name, knob.default_value);
     if (model == "btrfs") {
         btrfs::Knobs knobs;
+        // One value per kernel of the series (seeds/btrfs-fast-fsync-vs-page-release.txt).
         const std::string& release = config.at("release_extent_maps");
-        knobs.release = release == "before-fix"      ? btrfs::ReleasePolicy::before_fix
-                        : release == "keep-modified" ? btrfs::ReleasePolicy::keep_modified
-                                                     : btrfs::ReleasePolicy::keep_current_generation;
-        knobs.release_sets_full_sync = config.at("release_sets_full_sync") == "yes";
+        knobs.release = release == "fix-1"   ? btrfs::ReleasePolicy::keep_modified
+                        : release == "fix-2" || release == "fix-3"
+                            ? btrfs::ReleasePolicy::keep_current_generation
+                            : btrfs::ReleasePolicy::before_fix;
+        knobs.full_sync_on_release = release == "before-fix" || release == "fix-1" || release == "fix-2";
         knobs.log_commit_sleep = config.at("log_commit_sleep") == "jiffy";
         knobs.hz = static_cast<std::uint32_t>(std::stoul(config.at("hz")));
-        knobs.jiffy_tick_aligned = config.at("jiffy_timer") == "tick-aligned";
+        knobs.jiffy_tick_aligned = config.at("jiffy_timer") != "hypothetical-exact";
         const std::string& interval = config.at("commit_interval");
         knobs.commit_interval = interval == "none" ? 0 : std::stoll(interval) * sim::seconds;
         return std::make_unique<btrfs::Btrfs>(knobs, geometry, file_names);

@@ -34,17 +34,15 @@ auto btrfs_info() -> ModelInfo {
     info.yield_points.assign(std::begin(btrfs::points::all), std::end(btrfs::points::all));
     info.knobs = {
         {"release_extent_maps",
-         {"before-fix", "keep-modified", "keep-current-generation"},
-         "keep-current-generation",
-         "try_release_extent_mapping: before-fix (v5.7) drops any unpinned, unlocked extent map; "
-         "keep-modified (patch 1/3) keeps one on the list of modified extents unless it is being "
-         "logged; keep-current-generation (patch 2/3) also drops a listed one older than the "
-         "running transaction"},
-        {"release_sets_full_sync",
-         {"yes", "no"},
-         "no",
-         "page release sets BTRFS_INODE_NEEDS_FULL_SYNC when it drops an extent map: yes before "
-         "patch 3/3, no after it"},
+         {"before-fix", "fix-1", "fix-2", "fix-3", "hypothetical-before-fix-without-full-sync"},
+         "fix-3",
+         "try_release_extent_mapping, one value per kernel of the 2020 series (cumulative): "
+         "before-fix (v5.7.14) drops any unpinned, unlocked extent map and sets "
+         "NEEDS_FULL_SYNC; fix-1 (patch 1/3, as in v5.8.18 stable) keeps a map on the list of "
+         "modified extents unless it is being logged; fix-2 (patches 1/3 and 2/3) also drops a "
+         "listed map older than the running transaction; fix-3 (all three, current kernels) "
+         "never sets NEEDS_FULL_SYNC. hypothetical-before-fix-without-full-sync is no real "
+         "kernel: v5.7's release without the flag, for tests that show what the flag does"},
         {"log_commit_sleep",
          {"jiffy", "none"},
          "none",
@@ -52,10 +50,11 @@ auto btrfs_info() -> ModelInfo {
          "MULTI_LOG_TASKS is set (jiffy, before the 2025 patch) or never (none, after it)"},
         {"hz", {"100", "250", "300", "1000"}, "250", "timer ticks per second: one jiffy is 1/HZ"},
         {"jiffy_timer",
-         {"tick-aligned", "exact"},
+         {"tick-aligned", "hypothetical-exact"},
          "tick-aligned",
          "a one-jiffy timeout wakes on the second tick after the call, (1, 2] jiffies "
-         "(tick-aligned, as the timer wheel does), or after exactly one jiffy"},
+         "(tick-aligned, as every kernel's timer wheel does), or after exactly one jiffy "
+         "(hypothetical-exact: no real kernel, for comparison only)"},
         {"commit_interval",
          {"none", "1", "5", "30", "300"},
          "none",
@@ -172,6 +171,19 @@ auto xfs_info() -> ModelInfo {
 auto models() -> const std::vector<ModelInfo>& {
     static const std::vector<ModelInfo> all = {btrfs_info(), xfs_info()};
     return all;
+}
+
+auto hypothetical_notes(const ModelInfo& info, const std::map<std::string, std::string>& config)
+    -> std::vector<std::string> {
+    std::vector<std::string> notes;
+    for (const auto& knob : info.knobs) {
+        const auto value = config.find(knob.name);
+        if (value == config.end() || !value->second.starts_with(hypothetical_prefix)) continue;
+        notes.push_back(knob.name + " = " + value->second +
+                        ": a hypothetical setting, not a real kernel; verdicts of this run say "
+                        "nothing about any released kernel");
+    }
+    return notes;
 }
 
 auto find_model(const std::string& name) -> const ModelInfo* {

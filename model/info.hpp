@@ -3,7 +3,9 @@
 // operations a scenario may use with their fields, and its yield points. The
 // scenario loader validates against this; `crashsim list` prints it.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/yield_point.hpp"
@@ -57,6 +59,13 @@ struct ModelInfo {
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
+
+/// A knob value naming no real kernel starts with this prefix; a run that
+/// uses one says so in its story.
+inline constexpr std::string_view hypothetical_prefix = "hypothetical-";
+/// One story line per knob of `config` set to a hypothetical value.
+auto hypothetical_notes(const ModelInfo& info, const std::map<std::string, std::string>& config)
+    -> std::vector<std::string>;
 
 /// Every model compiled in, in a stable order.
 auto models() -> const std::vector<ModelInfo>&;

@@ -454,6 +454,10 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     {
         constexpr std::uint64_t steps_max = 200000;
         sim::Scheduler scheduler({.timers_race_tasks = true, .steps_max = steps_max}, &trace);
+        // A knob value that names no real kernel opens the story.
+        for (auto& note : model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)) {
+            trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
+        }
         fs->start_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         for (const Task& task : scenario_.tasks) {

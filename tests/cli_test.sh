@@ -214,7 +214,7 @@ expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 20
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
 expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
-for word in release_extent_maps keep-current-generation btrfs.fsync.after_full_sync_check fsync_durability \
+for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_sync_check fsync_durability \
     delalloc_convert extent_size_hint sync_file_range fpunch xfs.convert.after_alloc \
     xfs.ioend.after_convert_commit; do
     expect_grep "list mentions $word" "$word" "$TMP/list.out"

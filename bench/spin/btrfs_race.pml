@@ -18,9 +18,8 @@
  *     as crashsim's runner does with crash policy any-subset.
  *
  * Compile-time knobs (spin -a -D...):
- *   VARIANT   0 before-fix, 1 fix-1 (keep-modified), 2 fix-2
- *             (keep-current-generation); release always sets NEEDS_FULL_SYNC
- *             (release_sets_full_sync: yes, as in the scenario's variants)
+ *   VARIANT   0 before-fix, 1 fix-1, 2 fix-2 (release_extent_maps); release
+ *             always sets NEEDS_FULL_SYNC, as those three kernels do
  *   PB        if defined: preemption bound, as crashsim's dfs --preemptions:
  *             switching away from the task that ran last while it is still
  *             runnable (to another task or to a device completion) costs one
@@ -328,7 +327,7 @@ inline release_one() {
     :: !io_locked && em_listed && !em_logging && em_gen >= gen -> skip  /* 2/3 */
 #endif
     :: else ->
-        needs_full_sync = 1;                                /* release_sets_full_sync: yes */
+        needs_full_sync = 1;                                /* before patch 3/3 */
         em_exists = 0; em_listed = 0; em_logging = 0        /* remove_extent_mapping */
     fi
 }

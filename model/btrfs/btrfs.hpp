@@ -68,8 +68,10 @@ enum class ReleasePolicy : std::uint8_t {
 };
 
 struct Knobs {
+    // Both from the knob release_extent_maps (one value per kernel): fix-3
+    // is keep_current_generation without the flag, the earlier kernels set it.
     ReleasePolicy release = ReleasePolicy::keep_current_generation;
-    bool release_sets_full_sync = false;  // true before patch 3/3
+    bool full_sync_on_release = false;
     // seeds/btrfs-log-commit-jiffy-sleep.txt: the leader of a log commit on a
     // non-ssd mount sleeps one jiffy while MULTI_LOG_TASKS is set (before the
     // patch) or not at all (after it).
@@ -195,6 +197,13 @@ struct Inode {
     std::vector<std::uint64_t> ordered_pending;  // ordered extents not yet complete
     std::uint64_t last_trans = 0;
     std::uint64_t logged_trans = 0;
+    // btrfs_inode.h (v5.7): the root's log transaction when the inode was
+    // last changed (last_sub_trans), and a copy of the root's
+    // last_log_commit, taken when the inode is changed
+    // (btrfs_set_inode_last_trans) and set to last_sub_trans once the inode
+    // is logged (end of btrfs_log_inode). Both are int in the kernel.
+    std::int64_t last_sub_trans = 0;
+    std::int64_t last_log_commit = 0;
     std::uint64_t generation = 0;  // transaction that created the inode
     sim::Mutex inode_lock{"inode.i_rwsem"};
     sim::Mutex log_mutex{"inode.log_mutex"};
@@ -279,6 +288,8 @@ private:
     void wait_log_commit(std::uint64_t log_transid);
     void jiffy_sleep();
     void sync_log(std::uint64_t log_transid);
+    void set_inode_last_trans(Inode& inode, std::uint64_t transid);
+    [[nodiscard]] auto inode_in_log(const Inode& inode, std::uint64_t generation) const -> bool;
     // recovery.cpp
     void check_consistency(const FsTree& tree, RecoveredState& state) const;
 
@@ -311,6 +322,9 @@ private:
     sim::WaitQueue log_writer_wait_{"root.log_writer_wait"};
     std::uint64_t log_transid_ = 0;
     std::int64_t log_transid_committed_ = -1;
+    // root->last_log_commit: the newest log transaction whose commit is
+    // durable (btrfs_sync_log advances it after the superblock FUA).
+    std::int64_t last_log_commit_ = 0;
     bool log_committing_[2] = {false, false};
     sim::WaitQueue log_commit_wait_[2] = {sim::WaitQueue{"root.log_commit_wait"},
                                           sim::WaitQueue{"root.log_commit_wait"}};

@@ -94,11 +94,11 @@ void Btrfs::release_one(std::uint32_t file, ExtentMap& em) {
     // extents unless a fast fsync is logging it (then it sits on the fsync's
     // private list, which holds a reference).
     const bool was_listed = em.on_modified_list;
-    if (knobs_.release_sets_full_sync) inode.needs_full_sync = true;
+    if (knobs_.full_sync_on_release) inode.needs_full_sync = true;
     SIM_NOTE("try_release_extent_mapping removes " + what + " from the extent map tree" +
              (was_listed ? " and from the list of modified extents" : "") +
              (em.logging ? " (LOGGING: the fsync keeps its reference)" : "") +
-             (knobs_.release_sets_full_sync ? "; sets NEEDS_FULL_SYNC" : ""));
+             (knobs_.full_sync_on_release ? "; sets NEEDS_FULL_SYNC" : ""));
     counters_.extent_maps_released++;
     inode.em_tree.remove(inode.em_tree.maps.find(em.start));
 }

@@ -124,7 +124,7 @@ void Btrfs::create(std::uint32_t file) {
     Inode& inode = inodes_[file];
     inode.exists = true;
     inode.generation = transid;
-    inode.last_trans = transid;
+    set_inode_last_trans(inode, transid);
     // btrfs_new_inode: the first fsync of a new inode is a full one.
     inode.needs_full_sync = true;
     fs_tree_.inodes[file] = InodeItems{};
@@ -153,6 +153,10 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
              std::to_string(end - start) + " page(s) from " + std::to_string(start) +
              " dirtied and marked delalloc" +
              (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
+    // btrfs_file_write_iter (v5.7) ends with last_sub_trans = root->log_transid,
+    // "otherwise subsequent syncs to a file that's been synced in this
+    // transaction will appear to have already occurred".
+    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
     inode.inode_lock.unlock();
     sim::yield(points::write_after_dirty);
 }
@@ -190,6 +194,8 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
              ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
              " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
     done.wait();
+    // btrfs_file_write_iter, as for a buffered write.
+    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
     counters_.direct_writes++;
     inode.inode_lock.unlock();
     sim::yield(points::direct_write_done);
@@ -377,7 +383,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     insert_checksums();
     const std::uint64_t disk_size = std::min(bytes(end), inode.size_bytes);
     items.size_bytes = std::max(items.size_bytes, disk_size);
-    inode.last_trans = transid;
+    set_inode_last_trans(inode, transid);
     // E7: unlock the range, end the transaction, complete the ordered extent.
     unlock_extent(ordered.file, ordered.start, end);
     end_transaction();

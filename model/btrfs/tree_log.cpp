@@ -27,21 +27,47 @@ void Btrfs::fsync(std::uint32_t file) {
     writeback(file, 0, all, "fsync: writeback");
     wait_ordered_range(file, 0, all);
     sim::yield(points::fsync_after_wait_ordered);
-    // F5: nothing to log if the inode is already in the log of the running
-    // transaction, or was not changed since the last committed one.
+    // F5 (btrfs_sync_file, v5.7): nothing to log if
+    //   btrfs_inode_in_log(inode, fs_info->generation) ||
+    //   inode->last_trans <= fs_info->last_trans_committed.
+    // The kernel then clears NEEDS_FULL_SYNC ("everything committed since the
+    // last time we were modified"). v5.10 adds to the second test "&& (full_sync
+    // || list_empty(&ctx.ordered_extents))" (fast fsyncs stop waiting for
+    // ordered extents); the model follows v5.7, which waits for them (F4).
     log_batch_++;
-    const bool listed = !inode.em_tree.listed.empty();
-    const bool in_log = transaction_running_ && inode.logged_trans == generation_ && !listed;
+    const bool in_log = inode_in_log(inode, generation_);
     if (in_log || inode.last_trans <= last_trans_committed_) {
-        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (last_trans " +
-                 std::to_string(inode.last_trans) + ", last committed " +
-                 std::to_string(last_trans_committed_) + ")");
+        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
+                 (in_log ? "btrfs_inode_in_log: logged in transaction " +
+                               std::to_string(inode.logged_trans) + ", last_sub_trans " +
+                               std::to_string(inode.last_sub_trans) + " <= last_log_commit " +
+                               std::to_string(inode.last_log_commit) + " and <= the root's " +
+                               std::to_string(last_log_commit_) + ", no modified extents"
+                         : "last_trans " + std::to_string(inode.last_trans) +
+                               " <= last committed " + std::to_string(last_trans_committed_)) +
+                 ")");
+        inode.needs_full_sync = false;
         counters_.fsyncs_skipped++;
         inode.inode_lock.unlock();
         return;
     }
-    // F6, F7: join the running transaction; start_log_trans.
+    // F6: join the running transaction.
     const std::uint64_t transid = join_transaction();
+    // btrfs_log_inode_parent skips an inode already in the log before it
+    // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
+    // log sync). A log commit that became durable since F5 makes it true here.
+    // Its other early returns (NOTREELOG, last_trans_log_full_commit, a root
+    // being deleted, check_parent_dirs_for_sync, i_nlink == 0) cannot hold in
+    // the model: no mount options, directories, unlinks or log failures.
+    if (inode_in_log(inode, transid)) {
+        SIM_NOTE("btrfs_log_inode_parent: inode " + name(file) +
+                 " is already in a durable log (BTRFS_NO_LOG_SYNC)");
+        counters_.fsyncs_skipped++;
+        inode.inode_lock.unlock();
+        end_transaction();
+        return;
+    }
+    // F7: start_log_trans.
     const std::uint64_t log_transid = start_log_trans();
     SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
              " and starts the log (log transaction " + std::to_string(log_transid) + ")");
@@ -83,9 +109,33 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
     }
     auto& head = log_tree_.inodes[file];
     head = std::make_shared<const LogLayer>(std::move(logged), full ? nullptr : head);
-    // F11
+    // F11: the end of btrfs_log_inode (LOG_INODE_ALL): the inode is in this
+    // log transaction, durable once root->last_log_commit reaches it.
     inode.logged_trans = transid;
+    inode.last_log_commit = inode.last_sub_trans;
     inode.log_mutex.unlock();
+}
+
+void Btrfs::set_inode_last_trans(Inode& inode, std::uint64_t transid) {
+    // btrfs_set_inode_last_trans (transaction.h, v5.7), called when the
+    // inode item is updated in a transaction (btrfs_update_inode_item): the
+    // inode now needs logging in the root's current log transaction.
+    inode.last_trans = transid;
+    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
+    inode.last_log_commit = last_log_commit_;
+}
+
+auto Btrfs::inode_in_log(const Inode& inode, std::uint64_t generation) const -> bool {
+    // btrfs_inode_in_log (btrfs_inode.h, v5.7), the whole condition:
+    //   logged_trans == generation &&
+    //   last_sub_trans <= inode->last_log_commit &&
+    //   last_sub_trans <= root->last_log_commit &&
+    //   list_empty(&extent_tree.modified_extents)
+    // v5.13 dropped the list_empty test (ranged fsyncs were gone) and later
+    // kernels read root->last_log_commit with READ_ONCE
+    // (btrfs_get_root_last_log_commit); the model follows v5.7.
+    return inode.logged_trans == generation && inode.last_sub_trans <= inode.last_log_commit &&
+           inode.last_sub_trans <= last_log_commit_ && inode.em_tree.listed.empty();
 }
 
 void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
@@ -176,10 +226,18 @@ auto Btrfs::start_log_trans() -> std::uint64_t {
             multi_log_tasks_ = true;
         }
     } else {
+        // btrfs_add_log_tree: a new log tree restarts the root's log
+        // transactions at 0; last_log_commit 0 (not -1, unlike
+        // log_transid_committed).
         log_root_exists_ = true;
+        log_transid_ = 0;
+        log_transid_committed_ = -1;
+        last_log_commit_ = 0;
         multi_log_tasks_ = false;
         log_start_task_ = self;
     }
+    // start_log_trans counts itself in log_batch too.
+    log_batch_++;
     log_writers_++;
     const std::uint64_t log_transid = log_transid_;
     root_log_mutex_.unlock();
@@ -270,8 +328,11 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     log_object_ = object;
     write_superblock(true, last_trans_committed_);
     log_root_tree_mutex_.unlock();
-    // S12: hand the result to the followers.
+    // S12: the log transaction is durable: root->last_log_commit (v5.10
+    // guards it with "if (root->last_log_commit < log_transid)"; newer
+    // kernels assert it instead); then hand the result to the followers.
     root_log_mutex_.lock();
+    last_log_commit_ = std::max(last_log_commit_, static_cast<std::int64_t>(log_transid));
     if (log_transid_committed_ < static_cast<std::int64_t>(log_transid)) {
         log_transid_committed_ = static_cast<std::int64_t>(log_transid);
     }

@@ -138,12 +138,11 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
     CHECK(scenario.checkers ==
           std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency"});
 
-    REQUIRE(scenario.variants.size() == 3);
+    REQUIRE(scenario.variants.size() == 4);
     const auto& before_fix = scenario.variants[0];
     CHECK(before_fix.name == "before-fix");
     CHECK(before_fix.config ==
           std::map<std::string, std::string>{{"release_extent_maps", "before-fix"},
-                                             {"release_sets_full_sync", "yes"},
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
@@ -155,12 +154,13 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
     CHECK(before_fix.expect.fuzz.seed == 0);
     const auto* fix_2 = scenario.find_variant("fix-2");
     REQUIRE(fix_2 != nullptr);
-    CHECK(fix_2->config.at("release_extent_maps") == "keep-current-generation");
+    CHECK(fix_2->config.at("release_extent_maps") == "fix-2");
     CHECK(fix_2->expect.kind == scenarios::Expectation::Kind::holds);
     CHECK(fix_2->expect.checker.empty());
     CHECK(fix_2->expect.fuzz.schedules == 100000);
     CHECK(scenario.find_variant("fix-1") == &scenario.variants[1]);
-    CHECK(scenario.find_variant("fix-3") == nullptr);
+    CHECK(scenario.find_variant("fix-3") == &scenario.variants[3]);
+    CHECK(scenario.find_variant("fix-4") == nullptr);
 }
 
 TEST_CASE("parse_scenario: fills in the defaults the format documents") {
@@ -172,8 +172,7 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
     REQUIRE(scenario.variants.size() == 1);
     const auto& variant = scenario.variants[0];
     CHECK(variant.config ==
-          std::map<std::string, std::string>{{"release_extent_maps", "keep-current-generation"},
-                                             {"release_sets_full_sync", "no"},
+          std::map<std::string, std::string>{{"release_extent_maps", "fix-3"},
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
@@ -186,14 +185,14 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
 
 TEST_CASE("parse_scenario: variant config overrides top-level config, which overrides defaults") {
     auto document = minimal();
-    document["config"] = {{"release_extent_maps", "keep-modified"},
-                          {"release_sets_full_sync", "yes"}};
-    document["variants"][0]["config"] = {{"release_sets_full_sync", "no"}};
+    document["config"] = {{"release_extent_maps", "fix-1"}, {"log_commit_sleep", "jiffy"}};
+    document["variants"][0]["config"] = {{"release_extent_maps", "fix-2"}};
     document["variants"].push_back({{"name", "base"}, {"expect", {{"holds", true}}}});
     const auto scenario = parse(document);
-    CHECK(scenario.variants[0].config.at("release_extent_maps") == "keep-modified");
-    CHECK(scenario.variants[0].config.at("release_sets_full_sync") == "no");
-    CHECK(scenario.variants[1].config.at("release_sets_full_sync") == "yes");
+    CHECK(scenario.variants[0].config.at("release_extent_maps") == "fix-2");
+    CHECK(scenario.variants[0].config.at("log_commit_sleep") == "jiffy");
+    CHECK(scenario.variants[1].config.at("release_extent_maps") == "fix-1");
+    CHECK(scenario.variants[0].config.at("hz") == "250");
 }
 
 TEST_CASE("parse_scenario: files are numbered in order of creation, setup first") {
@@ -358,7 +357,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
     // Keyed by file stem; each file has one defect, described in its "about".
     const std::map<std::string, std::string> expected = {
         {"bad_base_knob_value",
-         "$.config.release_sets_full_sync: expected one of yes, no, got \"maybe\""},
+         "$.config.jiffy_timer: expected one of tick-aligned, hypothetical-exact, got \"exact\""},
         {"bad_block_size",
          "$.device.block_size: expected one of 512, 1024, 2048, 4096, 8192, 16384, 32768, "
          "65536, got 4000"},
@@ -371,8 +370,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[1].expect.fuzz.strategies[0]: expected one of random, pct:D with D from 1 "
          "to 16, or dfs:P with P from 0 to 8, got \"dfs2\""},
         {"bad_knob_value",
-         "$.variants[0].config.release_extent_maps: expected one of before-fix, keep-modified, "
-         "keep-current-generation, got \"sometimes\""},
+         "$.variants[0].config.release_extent_maps: expected one of before-fix, fix-1, fix-2, "
+         "fix-3, hypothetical-before-fix-without-full-sync, got \"sometimes\""},
         {"bad_profile",
          "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, vm-nvme, got "
          "\"floppy\""},
@@ -435,8 +434,12 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "key"},
         {"unknown_knob",
          "$.variants[0].config.release_extent_map: expected one of the knobs "
-         "release_extent_maps, release_sets_full_sync, log_commit_sleep, hz, jiffy_timer, "
-         "commit_interval, got an unknown knob"},
+         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, got an "
+         "unknown knob"},
+        {"removed_knob_release_sets_full_sync",
+         "$.variants[1].config.release_sets_full_sync: expected one of the knobs "
+         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, got an "
+         "unknown knob"},
         {"unknown_model", "$.model: expected one of the models btrfs, xfs, got \"ext5\""},
         {"unknown_op",
          "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "

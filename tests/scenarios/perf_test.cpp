@@ -159,8 +159,8 @@ auto pressure(std::uint32_t jobs, const std::string& interval = "none") -> std::
       "workload": {"fio": {"jobs": )" + std::to_string(jobs) + R"(, "rw": "write", "bs": 65536, "size": 18874368, "fsync": 1}},
       "checkers": ["fsync_durability"],
       "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},
-      "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix", "release_sets_full_sync": "yes"}, "expect": "measure"},
-                   {"name": "after", "config": {"release_sets_full_sync": "no"}, "expect": "measure"}]})";
+      "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix"}, "expect": "measure"},
+                   {"name": "after", "config": {"release_extent_maps": "fix-3"}, "expect": "measure"}]})";
 }
 auto counter(const scenarios::PerfRow& row, const std::string& name) -> std::uint64_t {
     return row.outcome.counters.at(name);

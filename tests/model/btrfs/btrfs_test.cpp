@@ -71,9 +71,8 @@ auto commit() -> model::OpCall { return {.name = "commit"}; }
 
 /// A btrfs on a 64 MiB nvme device with files I and J, inside a scheduler.
 struct World : test_support::ModelWorld {
-    World(const std::string& release, const std::string& release_sets_full_sync)
-        : ModelWorld("btrfs",
-                     {{"release_extent_maps", release}, {"release_sets_full_sync", release_sets_full_sync}},
+    explicit World(const std::string& release)
+        : ModelWorld("btrfs", {{"release_extent_maps", release}},
                      model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"}) {}
 };
 
@@ -87,7 +86,7 @@ using test_support::has_note;
 // ---- Commits and log replay ----
 
 TEST_CASE("btrfs: a freshly formatted file system mounts with no files") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     const auto state = world.crash(false);
     check_mounted_cleanly(state);
     REQUIRE(state.files.size() == 2);
@@ -96,7 +95,7 @@ TEST_CASE("btrfs: a freshly formatted file system mounts with no files") {
 }
 
 TEST_CASE("btrfs: after fsync and sync, a crash keeping nothing recovers the file and its data") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, 2 * block_bytes, 1), op::fsync(file_i),
                op::sync()});
     CHECK(world.fs->device().pending().empty());
@@ -112,7 +111,7 @@ TEST_CASE("btrfs: after fsync and sync, a crash keeping nothing recovers the fil
 }
 
 TEST_CASE("btrfs: a fsynced new file survives a crash through log replay alone") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
     CHECK(world.counter("transactions_committed") == 0);
     CHECK(world.counter("log_commits") == 1);
@@ -125,7 +124,7 @@ TEST_CASE("btrfs: a fsynced new file survives a crash through log replay alone")
 }
 
 TEST_CASE("btrfs: a file created and written but never fsynced or committed does not survive") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::writeback(file_i)});
     // The data write reached the device cache; keeping it does not help:
     // nothing durable references it.
@@ -135,7 +134,7 @@ TEST_CASE("btrfs: a file created and written but never fsynced or committed does
 }
 
 TEST_CASE("btrfs: a write without fsync is lost at a crash and the size is the last commit's") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
     SUBCASE("the write is still in the page cache") {
         world.run({op::write(file_i, block_bytes, block_bytes, 2)});
@@ -154,7 +153,7 @@ TEST_CASE("btrfs: a write without fsync is lost at a crash and the size is the l
 }
 
 TEST_CASE("btrfs: an overwrite without fsync is lost and the committed contents come back") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
     world.run({op::write(file_i, 0, block_bytes, 2), op::writeback(file_i)});
     const auto state = world.crash(true);
@@ -165,7 +164,7 @@ TEST_CASE("btrfs: an overwrite without fsync is lost and the committed contents 
 
 TEST_CASE(
     "btrfs: a fast fsync after a second write makes the new block durable through log replay") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run(
         {op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i), op::sync()});
     world.run({op::write(file_i, block_bytes, block_bytes, 2), op::fsync(file_i)});
@@ -180,7 +179,7 @@ TEST_CASE(
 }
 
 TEST_CASE("btrfs: a commit after an fsync drops the log and the superblock names none") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i),
                op::commit()});
     const auto state = world.crash(false);
@@ -193,7 +192,7 @@ TEST_CASE("btrfs: a commit after an fsync drops the log and the superblock names
 // ---- Fast and full fsync ----
 
 TEST_CASE("btrfs: a new inode's first fsync is full and the next one is fast") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
     CHECK(world.counter("fsyncs_full") == 1);
     CHECK(world.counter("fsyncs_fast") == 0);
@@ -204,7 +203,7 @@ TEST_CASE("btrfs: a new inode's first fsync is full and the next one is fast") {
 }
 
 TEST_CASE("btrfs: an fsync with nothing changed since the last commit is skipped") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run(
         {op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync(), op::fsync(file_i)});
     CHECK(world.counter("fsyncs_skipped") == 1);
@@ -215,9 +214,9 @@ TEST_CASE("btrfs: an fsync with nothing changed since the last commit is skipped
 // ---- Page release (try_release_extent_mapping) by patch ----
 
 TEST_CASE("btrfs: page release never drops extent maps of a file of at most 16 MiB") {
-    for (const char* policy : {"before-fix", "keep-modified", "keep-current-generation"}) {
+    for (const char* policy : {"before-fix", "fix-1", "fix-2"}) {
         CAPTURE(policy);
-        World world(policy, "yes");
+        World world(policy);
         // Exactly 16 MiB: the gate is i_size > SZ_16M. The full fsync takes
         // the map off the modified list, so every policy would drop it.
         world.run({op::create(file_i), op::write(file_i, 0, 16 * mib, 1), op::fsync(file_i),
@@ -232,7 +231,7 @@ TEST_CASE("btrfs: page release never drops extent maps of a file of at most 16 M
 }
 
 TEST_CASE("btrfs: before-fix page release drops the extent map of a file over 16 MiB") {
-    World world("before-fix", "yes");
+    World world("before-fix");
     world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
                op::release_pages(file_i)});
     CHECK(world.counter("extent_maps_released") == 1);
@@ -240,26 +239,26 @@ TEST_CASE("btrfs: before-fix page release drops the extent map of a file over 16
 }
 
 TEST_CASE(
-    "btrfs: keep-modified keeps a map on the list of modified extents, even from an old "
+    "btrfs: fix-1 keeps a map on the list of modified extents, even from an old "
     "transaction") {
-    World world("keep-modified", "no");
+    World world("fix-1");
     world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
                op::create(file_j), op::release_pages(file_i)});
     CHECK(world.counter("extent_maps_released") == 0);
     CHECK(world.counter("extent_maps_kept") >= 1);
 }
 
-TEST_CASE("btrfs: keep-modified drops a map that a full fsync took off the modified list") {
-    World world("keep-modified", "no");
+TEST_CASE("btrfs: fix-1 drops a map that a full fsync took off the modified list") {
+    World world("fix-1");
     world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1),
                op::fsync(file_i), op::sync(), op::release_pages(file_i)});
     CHECK(world.counter("extent_maps_released") == 1);
 }
 
 TEST_CASE(
-    "btrfs: keep-current-generation keeps a listed map of the current generation and drops an "
+    "btrfs: fix-2 and fix-3 keep a listed map of the current generation and drops an "
     "older one") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, 16 * mib + block_bytes, 1), op::sync(),
                op::release_pages(file_i)});
     // No transaction started since the commit: fs_info->generation is still
@@ -286,8 +285,8 @@ void release_then_fsync(World& world) {
 }  // namespace
 
 TEST_CASE(
-    "btrfs: with release_sets_full_sync=yes a released map forces the next fsync to be full") {
-    World world("keep-current-generation", "yes");
+    "btrfs: before patch 3/3 (fix-2) a released map forces the next fsync to be full") {
+    World world("fix-2");
     release_then_fsync(world);
     CHECK(world.counter("extent_maps_released") >= 1);
     CHECK(world.counter("fsyncs_full") == 2);
@@ -302,9 +301,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "btrfs: with release_sets_full_sync=no releasing an older listed map keeps the next fsync "
-    "fast") {
-    World world("keep-current-generation", "no");
+    "btrfs: with patch 3/3 (fix-3) releasing an older listed map keeps the next fsync fast") {
+    World world("fix-3");
     release_then_fsync(world);
     CHECK(world.counter("extent_maps_released") >= 1);
     CHECK(world.counter("fsyncs_full") == 1);
@@ -328,17 +326,17 @@ TEST_CASE(
     // ordered extent completes (generation N, on the modified list), page
     // release runs, then the fsync. Only a fast fsync (no full-sync flag)
     // with the map dropped loses the data.
+    // Only the hypothetical v5.7 release without NEEDS_FULL_SYNC shows the
+    // loss in this order: every released kernel survives it.
     struct Variant {
         const char* release;
-        const char* full_sync;
         bool loses_data;
     };
     for (const Variant variant :
-         {Variant{"before-fix", "no", true}, Variant{"before-fix", "yes", false},
-          Variant{"keep-modified", "no", false}, Variant{"keep-current-generation", "no", false}}) {
+         {Variant{"hypothetical-before-fix-without-full-sync", true}, Variant{"before-fix", false},
+          Variant{"fix-1", false}, Variant{"fix-2", false}, Variant{"fix-3", false}}) {
         CAPTURE(variant.release);
-        CAPTURE(variant.full_sync);
-        World world(variant.release, variant.full_sync);
+        World world(variant.release);
         const std::uint64_t old_size = 16 * mib + block_bytes;
         world.run(
             {op::create(file_i), op::write(file_i, 0, old_size, 1), op::fsync(file_i), op::sync()});
@@ -379,7 +377,7 @@ void step_until(World& world, sim::TaskId task, const sim::YieldPoint& point) {
 
 TEST_CASE(
     "btrfs: a crash after the log write but before the flush and superblock mounts the old state") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     const sim::TaskId task =
         world.spawn({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
     step_until(world, task, model::btrfs::points::sync_log_after_log_write);
@@ -400,7 +398,7 @@ TEST_CASE(
 TEST_CASE(
     "btrfs: while the fsync's superblock write is in flight, keeping it decides whether the log is "
     "seen") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.spawn({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i)});
     auto super_in_flight = [&] {
         for (const auto& write : world.fs->device().pending()) {
@@ -426,7 +424,7 @@ TEST_CASE(
 TEST_CASE(
     "btrfs: a crash at any step of write, fsync, write, commit mounts cleanly, and fsynced data "
     "survives") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     bool fsync_returned = false;
     world.scheduler.spawn("app", [&] {
         world.fs->execute(op::create(file_i));
@@ -469,7 +467,7 @@ TEST_CASE(
 // ---- Copies ----
 
 TEST_CASE("btrfs: a clone of a quiescent file system evolves independently") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
     const std::unique_ptr<model::FileSystem> copy = world.fs->clone();
     world.scheduler.spawn("copy", [&] {
@@ -501,7 +499,7 @@ void drive(World& world, sim::TaskId task, const sim::YieldPoint* point,
 // logs an extent map whose data was not written (which replay would map onto
 // stale blocks).
 TEST_CASE("btrfs: a write cannot slip into a fast fsync's logging and expose stale blocks") {
-    World world("keep-current-generation", "no");
+    World world("fix-3");
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::fsync(file_i),
                op::sync(), op::write(file_i, block_bytes, block_bytes, 2)});
     const sim::TaskId fsyncer = world.spawn({op::fsync(file_i)});
