@@ -34,6 +34,9 @@ namespace model::btrfs {
 inline constexpr std::uint64_t generation_pinned = ~std::uint64_t{0};  // (u64)-1 while pinned
 inline constexpr std::uint64_t release_gate_bytes = 16 * 1024 * 1024;   // SZ_16M
 inline constexpr std::uint64_t extent_blocks_max = 32768;              // 128 MiB of 4 KiB
+// btrfs_log_changed_extents gives up (-EFBIG, a transaction commit instead)
+// once its count passes this ("just an arbitrary number" in tree-log.c).
+inline constexpr std::uint64_t log_changed_extents_max = 32768;
 
 /// CPU time of the code paths, charged only in performance runs (sim::cpu).
 /// Order-of-magnitude figures for a 2020s x86 core: copying a 4 KiB page and
@@ -216,6 +219,7 @@ struct Counters {
     std::uint64_t fsyncs_fast = 0;
     std::uint64_t fsyncs_full = 0;
     std::uint64_t fsyncs_skipped = 0;
+    std::uint64_t fsyncs_committed = 0;  // logging failed: the fsync committed the transaction
     std::uint64_t checksum_lookups = 0;
     std::uint64_t extent_maps_released = 0;
     std::uint64_t extent_maps_kept = 0;
@@ -280,9 +284,9 @@ private:
     auto allocate_meta_block() -> std::uint64_t;
     // tree_log.cpp: fsync
     void fsync(std::uint32_t file);
-    void log_inode(std::uint32_t file, std::uint64_t transid);
+    auto log_inode(std::uint32_t file, std::uint64_t transid) -> bool;
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
-    void log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
+    auto log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) -> bool;
     auto start_log_trans() -> std::uint64_t;
     void wait_for_writer();
     void wait_log_commit(std::uint64_t log_transid);

@@ -29,19 +29,25 @@ void Btrfs::release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t
 
 void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
     Inode& inode = inodes_[file];
-    // R0: never a dirty page or one under writeback.
+    // R0 (btrfs_releasepage): "if (PageWriteback(page) || PageDirty(page))
+    // return 0": never a dirty page or one under writeback.
     const auto cached = page_cache_.find(file, page);
     if (!cached || cached->state != PageState::clean) return;
     SIM_NOTE("page release (btrfs_releasepage) invoked for clean page " + std::to_string(page) +
              " of inode " + name(file));
     sim::yield(points::release_before_em_lock);
-    // R1: extent maps are only dropped for files over 16 MiB (and when the
-    // allocation may block, which reclaim's may).
+    // R1 (try_release_extent_mapping): "gfpflags_allow_blocking(mask) &&
+    // page->mapping->host->i_size > SZ_16M". Every caller here may block:
+    // kswapd reclaims with GFP_KERNEL, and a writer's direct reclaim with
+    // the mapping's mask less __GFP_FS, which keeps __GFP_DIRECT_RECLAIM.
     if (inode.size_bytes > release_gate_bytes) {
         std::uint64_t start = page;
         const std::uint64_t end = page + 1;
         while (start < end) {
-            // R2: under em_tree.lock, the map covering the page.
+            // R2: under em_tree.lock, the map covering the page; stop if none,
+            // "if (test_bit(EXTENT_FLAG_PINNED, &em->flags) || em->start !=
+            // start)". The loop runs "while (start <= end)" over the page: a
+            // map is at least a page, so one map ends it.
             inode.em_tree.lock.lock();
             ExtentMap* em = inode.em_tree.lookup(start);
             if (em == nullptr || em->pinned || em->start != start) {
@@ -55,7 +61,8 @@ void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
             sim::yield(points::release_after_em_unlock);
         }
     }
-    // R5: clear the page's io-tree state unless LOCKED; the page is freed.
+    // R5 (try_release_extent_state): the page goes unless its range is
+    // LOCKED in the io tree; its other io-tree bits are cleared.
     if (inode.range_locked(page, page + 1)) return;
     const auto now_cached = page_cache_.find(file, page);
     if (now_cached && now_cached->state == PageState::clean) {
@@ -66,7 +73,9 @@ void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
 void Btrfs::release_one(std::uint32_t file, ExtentMap& em) {
     Inode& inode = inodes_[file];
     const std::string what = em_text(em, block_size_);
-    // R3, by patch.
+    // R3, by patch. Every kernel of the series first skips a map whose range
+    // is LOCKED in the io tree (test_range_bit(EXTENT_LOCKED)); v5.7 sets
+    // NEEDS_FULL_SYNC only for a map it removes, as do 1/3 and 2/3.
     if (inode.range_locked(em.start, em.end())) {
         SIM_NOTE("try_release_extent_mapping keeps " + what + ": its range is LOCKED");
         counters_.extent_maps_kept++;
@@ -107,7 +116,9 @@ void Btrfs::try_merge_map(std::uint32_t file, std::uint64_t start) {
     // try_merge_map (extent_map.c), with em_tree.lock held: a map merges
     // with a neighbour that ends where it starts on disk and in the file,
     // when neither is pinned, being logged or on the list of modified
-    // extents (mergable_maps). A sequential writer's maps grow into one long
+    // extents (mergable_maps: it tests PINNED on the first map only, but
+    // also asks prev->flags == next->flags, so neither may be pinned; no
+    // COMPRESSED, PREALLOC or FILLING maps exist here). A sequential writer's maps grow into one long
     // map this way; maps of writers whose extents interleave on disk do not.
     ExtentMapTree& tree = inodes_[file].em_tree;
     auto& maps = tree.maps;

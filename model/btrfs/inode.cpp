@@ -102,6 +102,7 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"fsyncs_fast", counters_.fsyncs_fast},
         {"fsyncs_full", counters_.fsyncs_full},
         {"fsyncs_skipped", counters_.fsyncs_skipped},
+        {"fsyncs_committed", counters_.fsyncs_committed},
         {"checksum_lookups", counters_.checksum_lookups},
         {"extent_maps_released", counters_.extent_maps_released},
         {"extent_maps_kept", counters_.extent_maps_kept},
@@ -363,10 +364,14 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
              " -> disk block " + std::to_string(ordered.disk_block) +
              " inserted in the subvolume tree");
     sim::yield(points::endio_after_extent_item);
-    // E4: unpin_extent_cache.
+    // E4: unpin_extent_cache. The kernel WARNs when the map found does not
+    // start at the ordered extent; here it always does and is still pinned:
+    // the range is LOCKED since E2 and writers wait for the ordered extent
+    // before they dirty it again, so no writeback can replace the map.
     inode.em_tree.lock.lock();
     ExtentMap* em = inode.em_tree.lookup(ordered.start);
-    if (em != nullptr && em->start == ordered.start && em->pinned) {
+    SIM_ASSERT(em == nullptr || (em->start == ordered.start && em->pinned));
+    if (em != nullptr) {
         em->generation = transid;
         em->pinned = false;
         SIM_NOTE("ordered extent completes: extent map " +

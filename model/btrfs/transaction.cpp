@@ -49,6 +49,9 @@ void Btrfs::write_superblock(bool with_log, std::uint64_t generation) {
 }
 
 void Btrfs::commit_transaction() {
+    // The commit and sync operations attach to the running transaction
+    // (btrfs_attach_transaction_barrier in btrfs_sync_fs): wait for a commit
+    // in progress; no running transaction, nothing to commit (-ENOENT).
     while (commit_in_progress_) transaction_wait_.wait();
     if (!transaction_running_) return;
     commit_in_progress_ = true;

@@ -20,7 +20,9 @@ void Btrfs::fsync(std::uint32_t file) {
     sim::cpu(cpu_cost::fsync_entry);
     writeback(file, 0, all, "fsync: writeback");
     sim::yield(points::fsync_after_start_writeback);
-    // F2, F3: the inode lock; log_batch++.
+    // F2: the inode lock; log_batch++. F3, widening the range to the whole
+    // file when NEEDS_FULL_SYNC is set (btrfs_sync_file), has nothing to do:
+    // every fsync of the model covers the whole file.
     inode.inode_lock.lock();
     log_batch_++;
     // F4: start writeback again and wait for every ordered extent in range.
@@ -73,10 +75,21 @@ void Btrfs::fsync(std::uint32_t file) {
              " and starts the log (log transaction " + std::to_string(log_transid) + ")");
     sim::yield(points::fsync_after_join);
     // F8 to F11.
-    log_inode(file, transid);
+    const bool logged = log_inode(file, transid);
     // end_log_trans
     SIM_ASSERT(log_writers_ > 0);
     if (--log_writers_ == 0) log_writer_wait_.wake_all();
+    if (!logged) {
+        // btrfs_log_inode failed: btrfs_sync_file commits the transaction
+        // instead of syncing the log.
+        inode.inode_lock.unlock();
+        end_transaction();
+        counters_.fsyncs_committed++;
+        SIM_NOTE("fsync of inode " + name(file) + " could not log it: commits the transaction");
+        commit_transaction();
+        SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+        return;
+    }
     // F12: drop the inode lock and make the log durable.
     inode.inode_lock.unlock();
     sync_log(log_transid);
@@ -85,7 +98,7 @@ void Btrfs::fsync(std::uint32_t file) {
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
 }
 
-void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
+auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     Inode& inode = inodes_[file];
     inode.log_mutex.lock();
     // F8: the full-sync decision, taken before btrfs_log_changed_extents
@@ -105,7 +118,15 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
         logged.size_bytes = inode.size_bytes;
         SIM_NOTE("inode item logged with i_size " + std::to_string(inode.size_bytes));
         sim::yield(points::fsync_before_changed_extents_lock);
-        log_changed_extents(file, transid, logged);
+        if (!log_changed_extents(file, transid, logged)) {
+            // The error path of btrfs_log_inode sets neither logged_trans nor
+            // last_log_commit. The kernel's log keeps the inode item logged so
+            // far and btrfs_set_log_full_commit turns every log sync of this
+            // transaction into a commit; the model leaves the inode's items
+            // of this fsync out of the log instead (the same durable result).
+            inode.log_mutex.unlock();
+            return false;
+        }
     }
     auto& head = log_tree_.inodes[file];
     head = std::make_shared<const LogLayer>(std::move(logged), full ? nullptr : head);
@@ -114,6 +135,7 @@ void Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) {
     inode.logged_trans = transid;
     inode.last_log_commit = inode.last_sub_trans;
     inode.log_mutex.unlock();
+    return true;
 }
 
 void Btrfs::set_inode_last_trans(Inode& inode, std::uint64_t transid) {
@@ -168,7 +190,8 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
              std::to_string(inode.size_bytes));
 }
 
-void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
+auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged)
+    -> bool {
     Inode& inode = inodes_[file];
     // F10: lock the tree; walk the list, unlinking each map; keep those newer
     // than the last committed transaction, marked LOGGING.
@@ -178,13 +201,38 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     std::uint64_t listed = 0;
     const std::set<std::uint64_t> on_list = std::move(inode.em_tree.listed);
     inode.em_tree.listed.clear();
+    // btrfs_log_changed_extents' filters (v5.7): every map visited leaves the
+    // list; one at most as old as the last committed transaction is skipped;
+    // the rest are taken (LOGGING). The count passes the limit on visits and
+    // again on each map taken, as the kernel's num does; past it the whole
+    // list is emptied and nothing is logged (-EFBIG). Not modelled, as no map
+    // is PREALLOC: prealloc maps past i_size are skipped (and logged later by
+    // btrfs_log_prealloc_extents). v5.7 logs the whole file, as every fsync of
+    // the model asks.
+    std::uint64_t num = 0;
     for (std::uint64_t start : on_list) {
         ExtentMap& em = inode.em_tree.maps.at(start);
         listed++;
         em.on_modified_list = false;
+        if (++num > log_changed_extents_max) break;
         if (em.generation <= test_gen) continue;
         em.logging = true;
         to_log.push_back(em);
+        num++;
+    }
+    if (num > log_changed_extents_max) {
+        for (std::uint64_t start : on_list) inode.em_tree.maps.at(start).on_modified_list = false;
+        for (const ExtentMap& em : to_log) {
+            auto live = inode.em_tree.maps.find(em.start);
+            if (live == inode.em_tree.maps.end() || live->second.id != em.id) continue;
+            live->second.logging = false;  // clear_em_logging, which may merge
+            try_merge_map(file, em.start);
+        }
+        inode.em_tree.lock.unlock();
+        SIM_NOTE("btrfs_log_changed_extents: more than " + std::to_string(log_changed_extents_max) +
+                 " on the list of modified extents (" + std::to_string(on_list.size()) +
+                 "): -EFBIG, the list is emptied and nothing is logged");
+        return false;
     }
     std::string names;
     for (const auto& em : to_log) {
@@ -212,6 +260,7 @@ void Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     inode.em_tree.lock.unlock();
     counters_.fsyncs_fast++;
     SIM_MAYBE(transid > test_gen);
+    return true;
 }
 
 auto Btrfs::start_log_trans() -> std::uint64_t {

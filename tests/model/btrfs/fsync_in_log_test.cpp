@@ -161,3 +161,34 @@ TEST_CASE("btrfs knobs: a hypothetical value opens the story with a note that it
         CHECK(story.find(note) != std::string::npos);
     }
 }
+
+TEST_CASE(
+    "btrfs: a fast fsync past btrfs_log_changed_extents' limit commits the transaction instead") {
+    // The kernel's count rises once per map visited and once more per map
+    // taken, so 16385 new maps pass 32768. Every other block is written, so
+    // that each write is an extent map of its own.
+    test_support::ModelWorld world("btrfs", {}, model::Geometry{block_bytes, 65536, "nvme"}, {"I"});
+    world.run({op("create", file_i), write(file_i, 0, block_bytes, 1), op("fsync", file_i)});
+    constexpr std::uint64_t maps = 16385;
+    std::vector<model::OpCall> writes;
+    for (std::uint64_t i = 1; i <= maps; i++) writes.push_back(write(file_i, 2 * i * block_bytes, block_bytes, 2));
+    writes.push_back(op("fsync", file_i));
+    const std::uint64_t commits = world.counter("transactions_committed");
+    world.run(writes);
+    CHECK(world.counter("fsyncs_committed") == 1);
+    CHECK(world.counter("fsyncs_fast") == 0);
+    CHECK(world.counter("transactions_committed") == commits + 1);
+    const auto state = world.crash(false);
+    test_support::check_mounted_cleanly(state);
+    const auto& file = state.files[file_i];
+    CHECK(file.size_bytes == (2 * maps + 1) * block_bytes);
+    CHECK(test_support::block_of(file, 2 * maps * block_bytes) ==
+          test_support::data(file_i, 2 * maps * block_bytes, 2));
+    // One map fewer stays under the limit: a fast fsync logs them all.
+    test_support::ModelWorld under("btrfs", {}, model::Geometry{block_bytes, 65536, "nvme"}, {"I"});
+    under.run({op("create", file_i), write(file_i, 0, block_bytes, 1), op("fsync", file_i)});
+    writes.erase(writes.end() - 2);
+    under.run(writes);
+    CHECK(under.counter("fsyncs_committed") == 0);
+    CHECK(under.counter("fsyncs_fast") == 1);
+}
