@@ -146,6 +146,8 @@ struct FuzzArgs {
     std::string shard;
     std::string result;
     std::string trace;
+    std::optional<std::uint32_t> io_reorders;     // overrides the scenario's explore
+    std::optional<std::uint32_t> daemon_wakeups;  // the same
 };
 
 auto sanitize(std::string text) -> std::string {
@@ -224,6 +226,10 @@ void print_fuzz_summary(const scenarios::FuzzReport& report, const scenarios::Fu
                     static_cast<unsigned long long>(report.dfs.pruned_bound),
                     static_cast<unsigned long long>(report.dfs.abandoned));
     }
+    std::printf("explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
+                scenarios::describe_bounds(report.bounds).c_str(),
+                static_cast<unsigned long long>(report.schedules_reordering),
+                static_cast<unsigned long long>(report.schedules_waking));
     if (report.interrupted) {
         std::printf("interrupted: explored %llu schedules before the stop request\n",
                     static_cast<unsigned long long>(report.schedules));
@@ -237,10 +243,10 @@ void print_fuzz_summary(const scenarios::FuzzReport& report, const scenarios::Fu
     }
     if (report.found || report.interrupted) return;
     if (dfs && report.complete) {
-        std::printf("complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, subsets of up to %zu unflushed writes)\n",
+        std::printf("complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, %u I/O reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
                     static_cast<unsigned long long>(report.schedules),
                     static_cast<unsigned long long>(report.crash_states), request.strategy.preemptions,
-                    scenarios::subset_writes_max);
+                    report.bounds.io_reorders, report.bounds.daemon_wakeups, scenarios::subset_writes_max);
     } else if (dfs) {
         std::printf("incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
                     static_cast<unsigned long long>(report.schedules));
@@ -266,6 +272,12 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
                                     args.strategy + "\"");
     }
     if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
+    if (args.io_reorders && *args.io_reorders > scenarios::explore_bound_max) {
+        throw scenarios::InputError("--io-reorders: expected 0 to 8, got " + std::to_string(*args.io_reorders));
+    }
+    if (args.daemon_wakeups && *args.daemon_wakeups > scenarios::explore_bound_max) {
+        throw scenarios::InputError("--daemon-wakeups: expected 0 to 8, got " + std::to_string(*args.daemon_wakeups));
+    }
     if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
     if (!args.shard.empty()) parse_shard(args.shard, request);
     if (dfs && (args.jobs > 1 || request.shard_count > 1)) {
@@ -286,6 +298,10 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     request.jobs = args.jobs;
     request.stop_at_first = !args.all && request.shard_count == 1;
     scenarios::Simulation simulation(scenario, variant);
+    scenarios::ExploreBounds bounds = scenario.explore;
+    if (args.io_reorders) bounds.io_reorders = *args.io_reorders;
+    if (args.daemon_wakeups) bounds.daemon_wakeups = *args.daemon_wakeups;
+    simulation.set_bounds(bounds);
     ProgressLine progress(true);
     request.progress = [&progress](const scenarios::FuzzProgress& p) { progress.update(p); };
     const double started = seconds_now();
@@ -327,6 +343,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     repro.schedule_index = report.index;
     repro.schedule_seed = report.schedule_seed;
     repro.choices = report.failing.choices;
+    repro.bounds = bounds;
     repro.crash = *report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.message = report.failing.violations.front().message;
@@ -401,6 +418,7 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
                                     repro.variant + "\"");
     }
     scenarios::Simulation simulation(scenario, *variant);
+    simulation.set_bounds(repro.bounds);
     scenarios::RunOutcome outcome;
     try {
         outcome = simulation.replay(repro.choices, repro.crash, true);
@@ -701,6 +719,10 @@ auto main(int argc, char** argv) -> int {
     auto* preemptions = fuzz->add_option("--preemptions", fuzz_args.preemptions,
                                          "dfs: the most preemptions a schedule may take (default 2)");
     fuzz->add_flag("--no-reduction", fuzz_args.no_reduction, "dfs: turn sleep-set pruning off");
+    fuzz->add_option("--io-reorders", fuzz_args.io_reorders,
+                     "per schedule, device completions that may fire ahead of earlier timers (0-8; default: the scenario's explore, else 1)");
+    fuzz->add_option("--daemon-wakeups", fuzz_args.daemon_wakeups,
+                     "per schedule, daemon timers that may fire while tasks can run (0-8; default: the scenario's explore, else 1)");
     fuzz->add_option("--seed", fuzz_args.seed, "campaign seed");
     auto* schedules = fuzz->add_option("--schedules", fuzz_args.schedules,
                                        "schedules to run (dfs: the most it may take)");

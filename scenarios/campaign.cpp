@@ -20,6 +20,8 @@ struct ScheduleResult {
     std::uint64_t crash_states = 0;
     std::uint64_t steps = 0;
     bool violated = false;
+    bool reordered = false;
+    bool woke = false;
     checkers::Violation first;
 };
 
@@ -30,6 +32,7 @@ auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed)
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report;
+    report.bounds = simulation.bounds();
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
     bool more = true;
     while (more && report.schedules < request.schedules) {
@@ -41,6 +44,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
         report.schedules++;
         report.crash_states += outcome.crash_states;
         report.steps += outcome.steps;
+        if (outcome.io_reorders > 0) report.schedules_reordering++;
+        if (outcome.daemon_wakeups > 0) report.schedules_waking++;
         if (outcome.violated()) {
             report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
         }
@@ -71,6 +76,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     SIM_ASSERT(request.jobs >= 1);
     SIM_ASSERT(request.shard_count >= 1 && request.shard_index < request.shard_count);
     FuzzReport report;
+    report.bounds = simulation.bounds();
     // This shard's indices: shard_index, shard_index + shard_count, ...
     const std::uint64_t mine =
         request.schedules > request.shard_index
@@ -84,6 +90,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     std::vector<std::unique_ptr<Simulation>> extra;
     for (std::uint32_t job = 1; job < request.jobs; job++) {
         extra.push_back(std::make_unique<Simulation>(simulation.scenario(), simulation.variant()));
+        extra.back()->set_bounds(simulation.bounds());
     }
     for (std::uint64_t begin = 0; begin < mine; begin += batch) {
         if (stop_requested()) {
@@ -101,6 +108,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
                 result.crash_states = outcome.crash_states;
                 result.steps = outcome.steps;
                 result.violated = outcome.violated();
+                result.reordered = outcome.io_reorders > 0;
+                result.woke = outcome.daemon_wakeups > 0;
                 if (result.violated) result.first = outcome.violations.front();
             }
         };
@@ -119,6 +128,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
             report.schedules++;
             report.crash_states += result.crash_states;
             report.steps += result.steps;
+            if (result.reordered) report.schedules_reordering++;
+            if (result.woke) report.schedules_waking++;
             if (!result.violated) continue;
             const std::uint64_t index = index_of(k);
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
@@ -227,6 +238,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }
+    // Never silent about what exploration did not try (issue 9 section 3).
+    if (!expect.fuzz.strategies.empty()) row.detail += " (" + describe_bounds(simulation.bounds()) + ")";
     row.seconds = clock() - started;
     return row;
 }

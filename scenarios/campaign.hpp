@@ -54,6 +54,9 @@ struct FuzzReport {
     bool complete = false;            // dfs: every schedule within the bound was run
     bool interrupted = false;         // stopped by request_stop()
     sim::DfsStats dfs;                // dfs: pruning figures
+    ExploreBounds bounds;             // the simulation's, for the output
+    std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
+    std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up
 };
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).

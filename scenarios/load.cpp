@@ -221,6 +221,7 @@ private:
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     void read_perf(const Json& value);
     void read_machine(const Json& value);
+    void read_explore(const Json& value);
     void read_sweep(const Json& root);
     auto read_number(const Json& value, const std::string& json_path) const -> double;
     void read_variants(const Json& value);
@@ -240,7 +241,7 @@ auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
                {"name", "about", "model", "device", "machine", "config", "setup", "workload", "tasks",
-                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants"},
+                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
@@ -255,6 +256,7 @@ auto Loader::load(const Json& root) -> Scenario {
     if (root.contains("tasks")) read_tasks(root.at("tasks"));
     if (root.contains("crash")) scenario_.crash.unflushed = read_crash(root.at("crash"), "$.crash");
     if (root.contains("schedule")) read_schedule(root.at("schedule"));
+    if (root.contains("explore")) read_explore(root.at("explore"));
     read_checkers(root.at("checkers"));
     if (root.contains("fuzz")) fuzz_default_ = read_budget(root.at("fuzz"), "$.fuzz");
     read_variants(root.at("variants"));
@@ -522,6 +524,19 @@ void Loader::read_machine(const Json& value) {
             fail("$.machine.reclaim_batch", "a positive size of at most half the page cache",
                  std::to_string(scenario_.machine.reclaim_batch_bytes));
         }
+    }
+}
+
+// Issue 9 section 3: bounds on I/O completion order and daemon wake-ups.
+void Loader::read_explore(const Json& value) {
+    check_keys(value, "$.explore", {"io_reorders", "daemon_wakeups"}, {});
+    if (value.contains("io_reorders")) {
+        scenario_.explore.io_reorders = static_cast<std::uint32_t>(
+            read_unsigned_in(value.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
+    }
+    if (value.contains("daemon_wakeups")) {
+        scenario_.explore.daemon_wakeups = static_cast<std::uint32_t>(
+            read_unsigned_in(value.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
     }
 }
 

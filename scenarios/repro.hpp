@@ -18,6 +18,9 @@ struct Repro {
     std::uint64_t schedule_index = 0;
     std::uint64_t schedule_seed = 0;
     std::vector<std::uint32_t> choices;
+    /// The bounds the choices were taken under (the candidate lists depend on
+    /// them); absent in files written before them: 0 and 0, that engine's.
+    ExploreBounds bounds{0, 0};
     CrashRecord crash;
     std::string checker;
     std::string message;

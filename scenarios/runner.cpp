@@ -229,7 +229,7 @@ private:
 };
 
 Simulation::Simulation(const Scenario& scenario, const Variant& variant)
-    : scenario_(scenario), variant_(variant) {
+    : scenario_(scenario), variant_(variant), bounds_(scenario.explore) {
     const model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
                                    scenario.device.profile, scenario.machine.page_cache_bytes,
                                    scenario.machine.reclaim_batch_bytes};
@@ -263,7 +263,7 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
     for (std::uint64_t probe = 0; probe < pct_probe_schedules; probe++) {
         sim::RandomStrategy random(sim::Prng(schedule_seed(0x9c7, probe)));
         const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
-                                           sim::Prng(0), false, nullptr);
+                                           sim::Prng(0), false, nullptr, bounds_);
         decisions_estimate_ = std::max<std::uint64_t>(decisions_estimate_, outcome.choices.size());
     }
     decisions_estimated_ = true;
@@ -274,8 +274,9 @@ Simulation::~Simulation() = default;
 
 auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     ScriptedStrategy script(scenario_, variant_.name);
+    // A scripted schedule names its own order: no charged timer choices.
     return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
-                   trace, scenario_.schedule.empty() ? nullptr : &script);
+                   trace, scenario_.schedule.empty() ? nullptr : &script, ExploreBounds{0, 0});
 }
 
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
@@ -283,10 +284,10 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
     const sim::Prng root(seed);
     if (spec.kind == sim::StrategySpec::Kind::random) {
         sim::RandomStrategy strategy(root.fork("schedule"));
-        return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
+        return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
     }
     sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate());
-    return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr);
+    return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
 }
 
 auto Simulation::run_perf() -> PerfOutcome {
@@ -338,14 +339,14 @@ auto Simulation::run_perf() -> PerfOutcome {
 auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), trace,
-                   nullptr);
+                   nullptr, bounds_);
 }
 
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
     return execute(strategy, CrashPlan{CrashPlan::Kind::at_step, crash}, sim::Prng(0), trace,
-                   nullptr);
+                   nullptr, bounds_);
 }
 
 }  // namespace scenarios
@@ -444,7 +445,7 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
-                         bool trace_on, ScriptedStrategy* script) -> RunOutcome {
+                         bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome {
     RunOutcome outcome;
     sim::Trace trace(trace_on);
     std::unique_ptr<model::FileSystem> fs = prototype_->clone();
@@ -453,7 +454,11 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     const checkers::CheckContext context{scenario_.files, scenario_.device.block_size};
     {
         constexpr std::uint64_t steps_max = 200000;
-        sim::Scheduler scheduler({.timers_race_tasks = true, .steps_max = steps_max}, &trace);
+        sim::Scheduler scheduler({.timers_race_tasks = true,
+                                  .steps_max = steps_max,
+                                  .io_reorders = bounds.io_reorders,
+                                  .daemon_wakeups = bounds.daemon_wakeups},
+                                 &trace);
         // A knob value that names no real kernel opens the story.
         for (auto& note : model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)) {
             trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
@@ -563,6 +568,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         }
         outcome.steps = scheduler.steps();
         outcome.choices = scheduler.choices();
+        outcome.io_reorders = scheduler.io_reorders_used();
+        outcome.daemon_wakeups = scheduler.daemon_wakeups_used();
     }
     outcome.story = trace.story();
     outcome.trace = trace.full();

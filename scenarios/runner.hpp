@@ -37,6 +37,8 @@ struct RunOutcome {
     std::vector<sim::TraceLine> lines;  // the same, structured (Chrome trace export)
     std::uint64_t trace_hash = 0;
     std::map<std::string, std::uint64_t> counters;
+    std::uint32_t io_reorders = 0;     // I/O reorderings the schedule took
+    std::uint32_t daemon_wakeups = 0;  // daemon wake-ups it took
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 
@@ -90,15 +92,24 @@ public:
     /// schedules, measured on first use.
     auto decisions_estimate() -> std::uint64_t;
 
+    /// The bounds random, pct, dfs and replay runs explore with (the
+    /// scenario's `explore` unless set); scripted runs use none.
+    [[nodiscard]] auto bounds() const -> const ExploreBounds& { return bounds_; }
+    void set_bounds(const ExploreBounds& bounds) {
+        bounds_ = bounds;
+        decisions_estimated_ = false;
+        decisions_estimate_ = 1;
+    }
     [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
     [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,
-                 class ScriptedStrategy* script) -> RunOutcome;
+                 class ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome;
 
     const Scenario& scenario_;
     Variant variant_;
+    ExploreBounds bounds_;
     std::unique_ptr<model::FileSystem> prototype_;
     std::unique_ptr<checkers::Oracle> prototype_oracle_;
     std::vector<bool> prototype_created_;

@@ -133,6 +133,24 @@ struct Machine {
     std::uint64_t reclaim_batch_bytes = 0;
 };
 
+/// Bounds on the kernel's own nondeterminism that exploration adds to the
+/// strategies' choices (issue 9 section 3; `explore` in a scenario, --io-reorders
+/// and --daemon-wakeups on fuzz): per schedule, how many device completions
+/// may fire ahead of earlier timers, and how many times a daemon's timer (the
+/// btrfs transaction kthread) may fire while tasks can run.
+struct ExploreBounds {
+    std::uint32_t io_reorders = 1;
+    std::uint32_t daemon_wakeups = 1;
+    auto operator==(const ExploreBounds&) const -> bool = default;
+};
+inline constexpr std::uint32_t explore_bound_max = 8;
+/// "at most 1 I/O reordering and 1 daemon wake-up per schedule"
+inline auto describe_bounds(const ExploreBounds& bounds) -> std::string {
+    return "at most " + std::to_string(bounds.io_reorders) + " I/O reordering" +
+           (bounds.io_reorders == 1 ? "" : "s") + " and " + std::to_string(bounds.daemon_wakeups) +
+           " daemon wake-up" + (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
+}
+
 struct Scenario {
     std::string path;      // file it was loaded from, as given
     std::string name;
@@ -146,6 +164,7 @@ struct Scenario {
     CrashPolicy crash;
     std::vector<ScheduleStep> schedule;  // empty when the scenario has none
     std::vector<std::string> checkers;
+    ExploreBounds explore;  // `explore`, defaults above
     std::vector<Variant> variants;
     std::optional<FioJob> fio;     // the declared workload, if any (already expanded)
     std::optional<FsMarkJob> fs_mark;  // the same for an fs_mark workload

@@ -31,7 +31,8 @@ struct Found {
 };
 
 auto search(const std::string& text, const std::string& path, const std::string& variant_name,
-            const Target& target, const ShrinkOptions& options) -> std::optional<Found> {
+            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds)
+    -> std::optional<Found> {
     Scenario scenario;
     try {
         scenario = parse_scenario(text, path);
@@ -43,6 +44,7 @@ auto search(const std::string& text, const std::string& path, const std::string&
     std::optional<Simulation> simulation;
     try {
         simulation.emplace(scenario, *variant);
+        simulation->set_bounds(bounds);
     } catch (const InputError&) {
         return std::nullopt;  // the set-up no longer completes
     }
@@ -109,6 +111,7 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     SIM_ASSERT(variant != nullptr);
     // The place the original run fails.
     Simulation simulation(scenario, *variant);
+    simulation.set_bounds(original.bounds);
     const RunOutcome first = simulation.replay(original.choices, original.crash, false);
     SIM_ASSERT(first.violated());
     const auto& violation = first.violations.front();
@@ -116,12 +119,13 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
 
     // Fewest operations: drop one at a time while the same failure is found.
     std::optional<Found> best = search(original.scenario_text, original.scenario_path,
-                                       original.variant, target, options);
+                                       original.variant, target, options, original.bounds);
     for (bool removed = true; removed && best;) {
         removed = false;
         for (const auto& [pointer, index] : removable_ops(document)) {
             const Json reduced = without(document, pointer, index);
-            auto found = search(reduced.dump(2), original.scenario_path, original.variant, target, options);
+            auto found = search(reduced.dump(2), original.scenario_path, original.variant, target, options,
+                                original.bounds);
             if (!found) continue;
             result.log.push_back(describe_op(document, pointer, index));
             document = reduced;
@@ -143,6 +147,7 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     // Fewest kept unflushed writes.
     const Scenario shrunk_scenario = parse_scenario(text, original.scenario_path);
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
+    shrunk.set_bounds(original.bounds);
     CrashRecord crash = *outcome.crash;
     for (std::size_t i = 0; i < crash.keep.size(); i++) {
         if (!crash.keep[i]) continue;

@@ -11,6 +11,14 @@
 // (Coons, Musuvathi, McKinley, OOPSLA 2013). A sleeping transition therefore
 // prunes only where taking it would leave no more budget than it had when it
 // was explored; tests compare pruned and unpruned searches.
+//
+// Candidates are known by Candidate::key(): a task by its id, a timer by its
+// sequence number, the same in every schedule that shares the prefix. Timer
+// steps touch everything (footprint_all), so a timer never stays asleep past
+// another step and nothing stays asleep past a timer: the I/O-reordering and
+// daemon-wake-up budgets (spent only by timers, enforced by the scheduler,
+// which lists a charged timer only while its budget lasts) are the same
+// wherever a sleeping transition prunes and where it was explored.
 #include <cstdint>
 #include <vector>
 
@@ -29,13 +37,13 @@ struct DfsStats {
 class DfsTree {
 public:
     struct Explored {
-        TaskId task;
+        std::uint64_t key;  // Candidate::key()
         Footprint footprint;
         std::uint32_t preemptions_after;  // spent once it had run, where it was explored
     };
     struct Node {
-        std::vector<TaskId> candidates;
-        TaskId current = no_task;  // the task that may run on without a preemption
+        std::vector<std::uint64_t> candidates;  // keys
+        std::uint64_t current = no_candidate_key;  // the task that may run on without a preemption
         std::uint32_t preemptions = 0;  // spent before this decision
         std::vector<Explored> sleep;    // asleep on arrival
         std::vector<Explored> explored; // chosen here in earlier schedules
@@ -54,11 +62,11 @@ public:
 
 private:
     friend class DfsStrategy;
-    [[nodiscard]] static auto asleep(const std::vector<Explored>& set, TaskId task) -> bool;
+    [[nodiscard]] static auto asleep(const std::vector<Explored>& set, std::uint64_t key) -> bool;
     /// Asleep, and explored with at least the budget taking it now would leave.
-    [[nodiscard]] static auto prunes(const std::vector<Explored>& set, TaskId task,
+    [[nodiscard]] static auto prunes(const std::vector<Explored>& set, std::uint64_t key,
                                      std::uint32_t preemptions_after) -> bool;
-    [[nodiscard]] auto cost(const Node& node, TaskId task) const -> std::uint32_t;
+    [[nodiscard]] auto cost(const Node& node, std::uint64_t key) const -> std::uint32_t;
 
     std::uint32_t preemptions_max_;
     bool sleep_sets_;

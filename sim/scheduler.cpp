@@ -16,6 +16,7 @@ Scheduler::Scheduler(Options options, Trace* trace)
       hits_(yield_point_count(), 0) {
     outer_ = this_thread_scheduler;
     this_thread_scheduler = this;
+    runnable_.reserve(16);
     candidates_.reserve(16);
     choices_.reserve(64);
 }
@@ -99,23 +100,23 @@ void Scheduler::wake(TaskId id) {
 }
 
 void Scheduler::mark_runnable(TaskId id) {
-    // Sorted by id; the timer (no_task, the largest id) stays last.
-    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
+    auto it = std::lower_bound(runnable_.begin(), runnable_.end(), id,
                                [](const Candidate& c, TaskId task) { return c.task < task; });
-    SIM_ASSERT(it == candidates_.end() || it->task != id);
-    candidates_.insert(it, Candidate{id});
+    SIM_ASSERT(it == runnable_.end() || it->task != id);
+    runnable_.insert(it, Candidate{id});
 }
 
 void Scheduler::mark_not_runnable(TaskId id) {
-    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
+    auto it = std::lower_bound(runnable_.begin(), runnable_.end(), id,
                                [](const Candidate& c, TaskId task) { return c.task < task; });
-    SIM_ASSERT(it != candidates_.end() && it->task == id);
-    candidates_.erase(it);
+    SIM_ASSERT(it != runnable_.end() && it->task == id);
+    runnable_.erase(it);
 }
 
 void Scheduler::sleep(Duration duration) {
     const TaskId self = current_;
-    add_timer(now_ + duration, tasks_[self]->daemon, [this, self] { wake(self); });
+    add_timer(now_ + duration, tasks_[self]->daemon ? TimerKind::daemon : TimerKind::sleep, self,
+              [this, self] { wake(self); });
     block("sleep");
 }
 
@@ -154,23 +155,112 @@ void Scheduler::io_event(bool submitted, std::uint64_t id, std::string text) {
                  now_, task, std::move(text), id});
 }
 
-void Scheduler::at(Instant when, std::function<void()> callback) { add_timer(when, false, std::move(callback)); }
+void Scheduler::at(Instant when, std::function<void()> callback) {
+    add_timer(when, TimerKind::sleep, no_task, std::move(callback));
+}
 
-void Scheduler::add_timer(Instant when, bool daemon, std::function<void()> callback) {
+void Scheduler::io_after(Duration delay, std::function<void()> callback) {
+    add_timer(now_ + delay, TimerKind::io, no_task, std::move(callback));
+}
+
+void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback) {
     SIM_ASSERT(when >= now_);
-    timers_.push(Timer{when, timer_sequence_++, daemon, std::move(callback)});
-    if (!daemon) live_timers_++;
+    timers_.push_back(Timer{when, timer_sequence_++, kind, owner, std::move(callback)});
+    std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
+    if (kind != TimerKind::daemon) live_timers_++;
 }
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
 
-void Scheduler::fire_next_timer() {
-    // Copy out before popping: the callback may add timers.
-    Timer timer = timers_.top();
-    timers_.pop();
-    if (!timer.daemon) live_timers_--;
-    SIM_ASSERT(timer.when >= now_);
-    now_ = timer.when;
+auto Scheduler::candidates() -> std::span<const Candidate> {
+    candidates_ = runnable_;
+    if (timers_.empty()) return candidates_;
+    const Timer& next = timers_.front();
+    // The next timer in time order, free of charge. A daemon's wake-up
+    // (kthread sleep) overtakes runnable work only as a charged choice below:
+    // unbounded, a strategy could fire it forever and starve every task.
+    const bool next_listed = runnable_.empty() || (options_.timers_race_tasks && !next.daemon());
+    if (next_listed) candidates_.push_back(Candidate{no_task, next.sequence, Charge::none});
+    if (!options_.timers_race_tasks) return candidates_;
+    const bool reorders_left = io_reorders_used_ < options_.io_reorders;
+    const bool wakeups_left = daemon_wakeups_used_ < options_.daemon_wakeups && unfinished_ > 0;
+    if (!reorders_left && !wakeups_left) return candidates_;
+    // Charged: every other in-flight device completion and the earliest
+    // sleep (the device completing late: sleeps keep their time order among
+    // themselves), each one I/O reordering; every daemon's timer not listed,
+    // one daemon wake-up.
+    charged_scratch_.clear();
+    const Timer* first_sleep = nullptr;
+    for (const Timer& timer : timers_) {
+        if (next_listed && timer.sequence == next.sequence) continue;
+        if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
+        if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
+        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
+    }
+    if (first_sleep != nullptr && reorders_left) charged_scratch_.push_back(first_sleep);
+    std::sort(charged_scratch_.begin(), charged_scratch_.end(),
+              [](const Timer* a, const Timer* b) { return *b > *a; });
+    for (const Timer* timer : charged_scratch_) {
+        candidates_.push_back(Candidate{no_task, timer->sequence,
+                                        timer->daemon() ? Charge::daemon_wakeup : Charge::io_reorder});
+    }
+    return candidates_;
+}
+
+void Scheduler::fire_timer(const Candidate& candidate) {
+    // Copy out before removing: the callback may add timers. An uncharged
+    // timer candidate is the next timer (Candidate{no_task} names it too).
+    SIM_ASSERT(!timers_.empty());
+    auto it = candidate.charge == Charge::none
+                  ? timers_.begin()
+                  : std::find_if(timers_.begin(), timers_.end(),
+                                 [&](const Timer& t) { return t.sequence == candidate.timer; });
+    SIM_ASSERT(it != timers_.end());
+    if (it == timers_.begin()) {
+        std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});
+        it = timers_.end() - 1;
+    }
+    Timer timer = std::move(*it);
+    if (it + 1 != timers_.end()) {
+        *it = std::move(timers_.back());
+        timers_.pop_back();
+        std::make_heap(timers_.begin(), timers_.end(), std::greater<>{});
+    } else {
+        timers_.pop_back();
+    }
+    if (!timer.daemon()) live_timers_--;
+    switch (candidate.charge) {
+        case Charge::none:
+            break;
+        case Charge::io_reorder:
+            SIM_ASSERT(io_reorders_used_ < options_.io_reorders);
+            io_reorders_used_++;
+            break;
+        case Charge::daemon_wakeup:
+            SIM_ASSERT(daemon_wakeups_used_ < options_.daemon_wakeups);
+            daemon_wakeups_used_++;
+            break;
+    }
+    if (tracing_ && candidate.charge != Charge::none) {
+        std::size_t earlier = 0;
+        for (const Timer& other : timers_) earlier += other > timer ? 0 : 1;
+        std::string text;
+        if (candidate.charge == Charge::io_reorder) {
+            text = std::string(timer.kind == TimerKind::io ? "a device completion" : "a sleep") +
+                   " fires ahead of " + std::to_string(earlier) + " earlier timer(s) (I/O reordering " +
+                   std::to_string(io_reorders_used_) + " of at most " + std::to_string(options_.io_reorders) + ")";
+        } else {
+            text = tasks_[timer.owner]->name + "'s timer fires " +
+                   (runnable_.empty() ? "ahead of " + std::to_string(earlier) + " earlier timer(s)"
+                                      : std::string("while tasks can run")) +
+                   " (daemon wake-up " + std::to_string(daemon_wakeups_used_) + " of at most " +
+                   std::to_string(options_.daemon_wakeups) + ")";
+        }
+        trace_->add({TraceLine::Kind::note, steps_, std::max(now_, timer.when), "engine", std::move(text)});
+    }
+    // A timer fired ahead of earlier ones moves time to its own instant; the
+    // earlier ones then fire late, at the new now (time never goes back).
+    now_ = std::max(now_, timer.when);
     timer.callback();
 }
 
@@ -180,7 +270,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     last_ran_ = candidate.task;
     if (candidate.is_timer()) {
         step_footprint_ = footprint_all;
-        fire_next_timer();
+        fire_timer(candidate);
         if (failure_) std::rethrow_exception(failure_);
         return StepOutcome::fired_timer;
     }
@@ -210,7 +300,7 @@ auto Scheduler::step(Strategy& strategy) -> StepOutcome {
     if (options.empty()) return unfinished_ == 0 ? StepOutcome::finished : StepOutcome::deadlock;
     // Every task blocked and only daemons' sleeps pending: no event a task
     // waits for can come (a daemon would only loop), so it is a deadlock.
-    if (unfinished_ > 0 && live_timers_ == 0 && options.size() == 1 && options[0].is_timer()) {
+    if (unfinished_ > 0 && live_timers_ == 0 && runnable_.empty()) {
         return StepOutcome::deadlock;
     }
     std::size_t index = 0;

@@ -29,12 +29,29 @@ inline constexpr TaskId no_task = ~TaskId{0};
 
 enum class TaskState : std::uint8_t { runnable, blocked, finished };
 
-/// Something the strategy may pick: a runnable task, or the next timer
-/// (device completions and sleeps), which may overtake runnable tasks.
-struct Candidate {
-    TaskId task;  // no_task for the timer
-    [[nodiscard]] auto is_timer() const -> bool { return task == no_task; }
+/// What picking a candidate spends of the run's exploration bounds.
+enum class Charge : std::uint8_t {
+    none,          // a task, or the next timer in time order
+    io_reorder,    // a device completion (or the next sleep) ahead of an earlier timer
+    daemon_wakeup, // a daemon's timer while tasks can run, or ahead of time order
 };
+
+/// Something the strategy may pick: a runnable task, or a timer. The next
+/// timer in time order (device completions and sleeps) may overtake runnable
+/// tasks; within the run's bounds (Scheduler::Options), so may every other
+/// in-flight device completion and every daemon's timer.
+struct Candidate {
+    TaskId task;                 // no_task for a timer
+    std::uint64_t timer = 0;     // a timer's sequence number (its identity across schedules)
+    Charge charge = Charge::none;
+    [[nodiscard]] auto is_timer() const -> bool { return task == no_task; }
+    /// Stable identity across schedules sharing a prefix (DFS sleep sets):
+    /// the task id, or the timer's sequence number with the top bit set.
+    [[nodiscard]] auto key() const -> std::uint64_t {
+        return is_timer() ? (std::uint64_t{1} << 63) | timer : task;
+    }
+};
+inline constexpr std::uint64_t no_candidate_key = ~std::uint64_t{0};
 
 class Scheduler;
 
@@ -77,6 +94,15 @@ public:
         /// A task that finds them all busy waits FIFO for one; lock waits,
         /// I/O waits and sleeps hold none.
         std::uint32_t cpus = 0;
+        /// I/O completion order (issue 9 section 3): per run, how many times
+        /// a device completion may fire ahead of an earlier timer (a real
+        /// device completes in-flight requests in any order; the nominal
+        /// latencies only give one). 0: time order only.
+        std::uint32_t io_reorders = 0;
+        /// Per run, how many times a daemon's timer (the transaction kthread's
+        /// sleep) may fire while tasks can run. 0: daemons wake only when no
+        /// task can run and their timer is the next one.
+        std::uint32_t daemon_wakeups = 0;
     };
 
     Scheduler(Options options, Trace* trace);
@@ -115,20 +141,16 @@ public:
     // ---- Timers, from anywhere. ----
     void at(Instant when, std::function<void()> callback);
     void after(Duration delay, std::function<void()> callback) { at(now_ + delay, std::move(callback)); }
+    /// A device completion: like after(), but within Options::io_reorders it
+    /// may fire ahead of earlier timers (model/disk/block_device.cpp).
+    void io_after(Duration delay, std::function<void()> callback);
 
     // ---- Driving. ----
     /// One step: collect candidates, let the strategy choose, run it.
     auto step(Strategy& strategy) -> StepOutcome;
-    /// The candidates of the next step, in a stable order (tasks by id, then the timer).
-    auto candidates() -> std::span<const Candidate> {
-        if (timer_listed_) candidates_.pop_back();
-        // A daemon's wake-up (kthread sleep) never overtakes runnable work:
-        // a strategy could otherwise fire it forever and starve every task.
-        timer_listed_ = !timers_.empty() &&
-                        (candidates_.empty() || (options_.timers_race_tasks && !timers_.top().daemon));
-        if (timer_listed_) candidates_.push_back(Candidate{no_task});
-        return candidates_;
-    }
+    /// The candidates of the next step, in a stable order: tasks by id, the
+    /// next timer, then the charged timers by (time, sequence).
+    auto candidates() -> std::span<const Candidate>;
     /// Runs the given candidate (as step() does after choosing).
     auto execute(Candidate candidate) -> StepOutcome;
 
@@ -148,6 +170,9 @@ public:
     /// The yield point where the task last stopped (nullptr before its first yield).
     [[nodiscard]] auto last_point(TaskId task) const -> const YieldPoint* { return tasks_[task]->last_point; }
     [[nodiscard]] auto has_timers() const -> bool { return !timers_.empty(); }
+    /// Charged choices taken so far this run (see Options).
+    [[nodiscard]] auto io_reorders_used() const -> std::uint32_t { return io_reorders_used_; }
+    [[nodiscard]] auto daemon_wakeups_used() const -> std::uint32_t { return daemon_wakeups_used_; }
     [[nodiscard]] auto choices() const -> const std::vector<std::uint32_t>& { return choices_; }
     [[nodiscard]] auto hits() const -> const std::vector<std::uint64_t>& { return hits_; }
     [[nodiscard]] auto tracing() const -> bool { return tracing_; }
@@ -168,19 +193,26 @@ private:
         Fiber fiber;   // the suspended task
         Fiber caller;  // the scheduler, while the task runs
     };
+    enum class TimerKind : std::uint8_t {
+        sleep,   // a task's sleep or CPU time, or a model timer (at/after)
+        io,      // a device completion
+        daemon,  // a daemon's sleep: does not keep the run going
+    };
     struct Timer {
         Instant when;
         std::uint64_t sequence;
-        bool daemon;  // a daemon's sleep: does not keep the run going
+        TimerKind kind;
+        TaskId owner;  // the sleeping task, or no_task
         std::function<void()> callback;
         auto operator>(const Timer& other) const -> bool {
             return when != other.when ? when > other.when : sequence > other.sequence;
         }
+        [[nodiscard]] auto daemon() const -> bool { return kind == TimerKind::daemon; }
     };
 
     void switch_to_scheduler();
-    void fire_next_timer();
-    void add_timer(Instant when, bool daemon, std::function<void()> callback);
+    void fire_timer(const Candidate& candidate);
+    void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback);
 
     Options options_;
     Trace* trace_;
@@ -188,12 +220,18 @@ private:
     std::vector<std::unique_ptr<Task>> tasks_;
     void mark_runnable(TaskId id);
     void mark_not_runnable(TaskId id);
-    /// Runnable tasks sorted by id, then (when it may run) the timer: kept up
-    /// to date on every state change, so a step does not scan every task.
+    /// Runnable tasks sorted by id: kept up to date on every state change,
+    /// so a step does not scan every task.
+    std::vector<Candidate> runnable_;
+    /// runnable_ plus the timers that may fire, rebuilt by candidates().
     std::vector<Candidate> candidates_;
-    bool timer_listed_ = false;
-    std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+    /// A min-heap on (when, sequence) (std::push_heap with std::greater), so
+    /// the charged candidates can be listed without popping.
+    std::vector<Timer> timers_;
+    std::vector<const Timer*> charged_scratch_;
     std::uint64_t timer_sequence_ = 0;
+    std::uint32_t io_reorders_used_ = 0;
+    std::uint32_t daemon_wakeups_used_ = 0;
     std::vector<std::uint32_t> choices_;
     std::vector<std::uint64_t> hits_;
     Instant now_ = 0;

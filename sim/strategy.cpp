@@ -23,6 +23,11 @@ auto PctStrategy::priority_of(const Candidate& candidate) -> std::uint64_t& {
     // Initial priorities sit above `depth_`, so a task lowered at change point
     // i (priority depth_ - i) runs only when nothing initial is runnable.
     auto fresh = [this] { return depth_ + 1 + (prng_.next() >> 8); };
+    if (candidate.is_timer() && candidate.charge != Charge::none) {
+        auto& priority = charged_priorities_[candidate.timer];
+        if (priority == 0) priority = fresh();
+        return priority;
+    }
     if (candidate.is_timer()) {
         if (timer_priority_ == 0) timer_priority_ = fresh();
         return timer_priority_;

@@ -25,9 +25,11 @@ private:
 /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random
 /// distinct priorities, always run the highest, and at d-1 random steps drop
 /// the running task below every initial priority. Finds any bug of depth d
-/// with probability at least 1/(n k^(d-1)). The timer is one more
-/// "task" with a priority of its own. Tasks spawned mid-run get a fresh
-/// random priority when first seen.
+/// with probability at least 1/(n k^(d-1)). The next timer is one more
+/// "task" with a priority of its own; each charged timer (an I/O completion
+/// out of time order, a daemon's early wake-up) gets a priority of its own
+/// when first seen. Tasks spawned mid-run get a fresh random priority when
+/// first seen.
 class PctStrategy final : public Strategy {
 public:
     PctStrategy(Prng prng, std::uint32_t depth, std::uint64_t steps_estimate);
@@ -42,6 +44,7 @@ private:
     std::vector<std::uint64_t> change_points_;  // decision numbers, ascending
     std::vector<std::uint64_t> task_priorities_;  // by task id; 0 = not yet seen
     std::uint64_t timer_priority_ = 0;
+    std::map<std::uint64_t, std::uint64_t> charged_priorities_;  // by timer sequence
     std::uint64_t decisions_ = 0;
 };
 

@@ -210,6 +210,8 @@ else
     not_ok "fuzz fix-1 writes no repro" "out dir holds: $(files_in "$TMP/fix1")"
 fi
 expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 2000 schedules" "$TMP/fix1.out"
+expect_grep "fuzz fix-1 says what it explored (issue 9 section 3)" \
+    "explored with at most 1 I/O reordering and 1 daemon wake-up per schedule" "$TMP/fix1.out"
 
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
@@ -299,6 +301,8 @@ bad_flag "fuzz --jobs 0" "crashsim: --jobs" -- fuzz "$SCEN" --jobs 0 --out "$TMP
 bad_flag "fuzz --strategy dfs --jobs 2" "crashsim: --strategy" -- fuzz "$SCEN" --strategy dfs --jobs 2 --out "$TMP/flag"
 bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SCEN" --preemptions 2 --out "$TMP/flag"
 bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
+bad_flag "fuzz --io-reorders 9" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders 9 --out "$TMP/flag"
+bad_flag "fuzz --daemon-wakeups 9" "crashsim: --daemon-wakeups" -- fuzz "$SCEN" --daemon-wakeups 9 --out "$TMP/flag"
 bad_flag "check --jobs 0" "crashsim: --jobs" -- check "$SCEN" --jobs 0 --junit "$TMP/flag/j.xml"
 bad_flag "check --junit in a missing directory" "crashsim: --junit" -- check "$SCEN" --junit /nonexistent/dir/j.xml
 bad_flag "shrink of a missing repro" "crashsim: $TMP/flag/none.json: \$" -- shrink "$TMP/flag/none.json"

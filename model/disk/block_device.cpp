@@ -103,7 +103,9 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
                            std::string("W(") + what + (fua ? ", FUA" : "") + ") " +
                                std::to_string(count) + " block(s) at " + std::to_string(block));
     }
-    scheduler.after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
+    // A device completion: within the run's io_reorders it may complete
+    // ahead of requests submitted earlier (issue 9 section 3).
+    scheduler.io_after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
         complete_write(sequence);
         sim::current_scheduler().io_event(false, sequence, "");
         if (done) done();
@@ -133,7 +135,7 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
     // Flushes are numbered apart from writes, whose numbers order durability.
     const std::uint64_t flush_id = (std::uint64_t{1} << 62) + counters_.flushes;
     sim::current_scheduler().io_event(true, flush_id, "FLUSH");
-    sim::current_scheduler().after(
+    sim::current_scheduler().io_after(
         latency(profile_.flush_latency), [this, flush_id, covered = std::move(covered), done = std::move(on_complete)] {
             sim::current_scheduler().io_event(false, flush_id, "");
             for (std::uint64_t sequence : covered) {

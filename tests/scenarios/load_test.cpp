@@ -448,8 +448,13 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
          "$.timeout_ms: expected one of the keys name, about, model, device, machine, config, "
-         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, got an "
+         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, got an "
          "unknown key"},
+        {"explore_io_reorders_too_large",
+         "$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9"},
+        {"explore_unknown_key",
+         "$.explore.daemon_wakeup: expected one of the keys io_reorders, daemon_wakeups, got an unknown key"},
+        {"explore_daemon_wakeups_negative", "$.explore.daemon_wakeups: expected an unsigned integer, got -1"},
         {"fio_zero_jobs", "$.workload.fio.jobs: expected an unsigned integer from 1 to 256, got 0"},
         {"fio_direct", "$.workload.fio.direct: expected a boolean, got a string"},
         {"sweep_point_without_parameter", "$.sweep.points[1].jobs: expected a required key, got nothing"},
