@@ -238,18 +238,19 @@ private:
     void create(std::uint32_t file);
     void fsync(std::uint32_t file);
     void sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end);
+    auto fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) -> bool;
+    void truncate(std::uint32_t file, std::uint64_t size_bytes);
     void flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    auto alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     void update_prealloc_flags(std::uint32_t file);
     void setattr_size(std::uint32_t file, std::uint64_t size_bytes);
     void shutdown();
     // aops.cpp: buffered writes, writeback, I/O completion
-    void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version);
-    void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                      std::uint64_t version);
+    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version) -> bool;
+    auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                      std::uint64_t version) -> bool;
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
