@@ -156,7 +156,10 @@ auto xfs_info() -> ModelInfo {
          "drop the pages past it and unmap its blocks (xfs_itruncate_extents) in the "
          "transaction that logs the new di_size and the ones that follow",
          {file_field(), {"length", FieldKind::length, true}}},
-        {"log_force", "the log worker: xfs_log_force(XFS_LOG_SYNC) pushes the CIL to disk", {}},
+        {"log_force",
+         "the log worker (xfs_log_worker): xfs_log_force(mp, 0) pushes the CIL to disk; the kernel "
+         "does not wait for the record, the model's worker does (nothing waits for the worker)",
+         {}},
         {"shutdown",
          "godown -f: force the log, then shut down: no more transactions, log writes or data "
          "writeback; later operations fail with EIO",

@@ -246,6 +246,12 @@ void Xfs::writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end,
         page_cache_.set_state(file, page, page + 1, PageState::writeback);
         const auto mapping = map_blocks(wpc, file, page);
         if (!mapping) {
+            // iomap_writepage_map: the error is recorded on the mapping
+            // (mapping_set_error) for the next fsync or flush to return; a
+            // shut down file system fails everything anyway. The kernel
+            // discards the page (xfs_discard_page); the model keeps it dirty,
+            // which only lets later writeback succeed (never a false alarm).
+            if (!shutdown_) inodes_[file].writeback_error = true;
             // Redirty the page and wake whoever waits for it to leave writeback.
             page_cache_.set_state(file, page, page + 1, PageState::dirty);
             writeback_wait_.wake_all();

@@ -75,14 +75,20 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     } else if (call.name == "writeback") {
         writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)");
     } else if (call.name == "sync_file_range") {
-        sync_file_range(call.file, start, end);
+        ok = sync_file_range(call.file, start, end);
     } else if (call.name == "fsync") {
-        fsync(call.file);
+        ok = fsync(call.file);
     } else if (call.name == "falloc" || call.name == "fpunch" || call.name == "fzero") {
         ok = fallocate(call, start, end);
     } else if (call.name == "truncate") {
         truncate(call.file, call.length);
     } else if (call.name == "log_force") {
+        // xfs_log_worker (v5.7): xfs_log_force(mp, 0) unless the log needs
+        // covering (an idle log gets a dummy superblock transaction: left
+        // out, it changes nothing a crash can see), then xfs_ail_push_all
+        // (the model's AIL writes in place only when the log wraps). The
+        // model waits for the record; the kernel's async force does not,
+        // which only delays this worker's own return.
         if (!shutdown_) log_force("xfs_log_worker");
     } else if (call.name == "shutdown") {
         shutdown();
@@ -141,22 +147,43 @@ void Xfs::create(std::uint32_t file) {
     sim::yield(points::create_after_commit);
 }
 
-void Xfs::fsync(std::uint32_t file) {
+auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> bool {
+    if (!inodes_[file].writeback_error) return true;
+    inodes_[file].writeback_error = false;
+    SIM_NOTE(who + " of inode " + name(file) +
+             " fails with ENOSPC: writeback could not allocate (filemap_check_errors)");
+    return false;
+}
+
+auto Xfs::fsync(std::uint32_t file) -> bool {
+    // xfs_file_fsync, v5.7.
     Inode& inode = inodes_[file];
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
-        return;
+        return false;
     }
     sim::cpu(cpu_cost::fsync_entry);
+    // file_write_and_wait_range: "if (error) return error;"
     write_and_wait(file, 0, file_blocks_end, "fsync");
     sim::yield(points::fsync_after_writeback);
+    if (!check_writeback_error(file, "fsync")) return false;
+    // "if (XFS_FORCED_SHUTDOWN(mp)) return -EIO;"
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
-        return;
+        return false;
     }
-    // xfs_fsync_flush_log: force the log up to the inode's last commit if
-    // that is not on disk yet (xfs_ipincount); unless this force wrote the
-    // record (with its PREFLUSH), flush the device (xfs_blkdev_issue_flush).
+    // No realtime and no external log device: no data device flush first.
+    // Under ILOCK_SHARED: "if (xfs_ipincount(ip)) { if (!datasync ||
+    // (ip->i_itemp->ili_fsync_fields & ~XFS_ILOG_TIMESTAMP)) lsn =
+    // ili_last_lsn; }". The inode stays pinned until the checkpoint holding
+    // its last commit is on disk (last_commit_seq > durable_sequence_). The
+    // model has no fdatasync and leaves timestamps out, so every logged field
+    // counts and the condition is the pin count alone (O_DSYNC writes in fio
+    // workloads call this fsync: datasync changes nothing without
+    // timestamp-only transactions). Then xfs_log_force_lsn(XFS_LOG_SYNC,
+    // &log_flushed), and "if (!log_flushed && !XFS_IS_REALTIME_INODE(ip) &&
+    // mp->m_logdev_targp == mp->m_ddev_targp) xfs_blkdev_issue_flush". (Later
+    // kernels move the log part into xfs_fsync_flush_log; same conditions.)
     inode.ilock.lock_shared();
     const std::uint64_t sequence = inode.last_commit_seq;
     const bool log_flushed = sequence > durable_sequence_ && log_force_seq(sequence, "fsync");
@@ -166,17 +193,20 @@ void Xfs::fsync(std::uint32_t file) {
         SIM_NOTE("fsync of inode " + name(file) + ": no log force needed, FLUSH the data device");
     }
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+    return true;
 }
 
-void Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+auto Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
     if (shutdown_) {
         SIM_NOTE("sync_file_range of inode " + name(file) + " fails with EIO");
-        return;
+        return false;
     }
     // SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: data only, no log force.
     write_and_wait(file, start, end, "sync_file_range");
+    if (!check_writeback_error(file, "sync_file_range")) return false;
     SIM_NOTE("sync_file_range " + range_text(start, end) + " of inode " + name(file) +
              " returns: written back and waited for, no log force");
+    return true;
 }
 
 auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) -> bool {
@@ -194,7 +224,10 @@ auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
     // xfs_file_fallocate: IOLOCK_EXCL | MMAPLOCK_EXCL for the whole call.
     inode.iolock.lock();
     SIM_NOTE(command + " of inode " + name(file) + " (xfs_file_fallocate)");
-    if (punch || zero) flush_unmap_range(file, start, end);
+    if ((punch || zero) && !flush_unmap_range(file, start, end)) {
+        inode.iolock.unlock();  // "if (error) goto out_unlock;"
+        return false;
+    }
     // xfs_file_fallocate: new_size only when !(mode & FALLOC_FL_KEEP_SIZE) and
     // offset + len > i_size_read(inode); punch never changes the size. An
     // allocation error (ENOSPC) goes to out_unlock: no size change.
@@ -216,13 +249,18 @@ auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
     return true;
 }
 
-void Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    // Write back and wait, then truncate_pagecache_range.
+auto Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
+    // xfs_flush_unmap_range (v5.7): inode_dio_wait (direct writes hold
+    // IOLOCK here), filemap_write_and_wait_range ("if (error) return
+    // error;"), then truncate_pagecache_range. Block size = page size, so
+    // the rounding to max(block, PAGE_SIZE) changes nothing.
     write_and_wait(file, start, end, "xfs_flush_unmap_range");
+    if (!check_writeback_error(file, "xfs_flush_unmap_range")) return false;
     page_cache_.remove(file, start, end);
     SIM_NOTE("xfs_flush_unmap_range: " + range_text(start, end) + " of inode " + name(file) +
              " written back and dropped from the page cache");
     sim::yield(points::punch_after_flush);
+    return true;
 }
 
 void Xfs::free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
