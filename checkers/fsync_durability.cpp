@@ -1,10 +1,16 @@
 // fsync_durability: for every fsync that returned, every block written by
 // writes that completed before that fsync began must, after recovery, hold
-// that content or newer content written to the same place of the same file;
-// and the file must be at least as large as it was when the fsync began.
+// that content or newer content written to the same place of the same file
+// (zeros from a hole punch, zero range or truncate started later are newer);
+// and the file's size must be one it could legitimately have: a size it had
+// at or after the fsync's snapshot, given that later size changes (truncate,
+// fallocate, writes past EOF) may or may not have persisted
+// (Oracle::legitimate_sizes states the rule).
 // Not checked: data written after the fsync began (nothing was promised), and
 // files removed after the fsync (no scenario removes files yet).
 #include "checkers/checker.hpp"
+
+#include <algorithm>
 
 namespace checkers {
 namespace {
@@ -48,12 +54,24 @@ private:
                            "file " + file_name + " is missing after recovery" + where});
             return true;
         }
-        if (file.size_bytes < promise.size_bytes) {
-            out.push_back({"fsync_durability", file_name, promise.size_bytes,
-                           "size >= " + std::to_string(promise.size_bytes),
+        const std::vector<SizeRange> sizes = oracle.legitimate_sizes(promise);
+        const bool size_ok = std::any_of(sizes.begin(), sizes.end(), [&](const SizeRange& range) {
+            return range.low <= file.size_bytes && file.size_bytes <= range.high;
+        });
+        if (!size_ok) {
+            std::string expected;
+            for (const SizeRange& range : sizes) {
+                expected += (expected.empty() ? "size " : " or ") +
+                            (range.low == range.high ? std::to_string(range.low)
+                                                     : "in [" + std::to_string(range.low) + ", " +
+                                                           std::to_string(range.high) + "]");
+            }
+            out.push_back({"fsync_durability", file_name, promise.size_bytes, expected,
                            "size " + std::to_string(file.size_bytes),
                            "file " + file_name + " size " + std::to_string(file.size_bytes) +
-                               " < " + std::to_string(promise.size_bytes) + where});
+                               ", expected " + expected + " (size " +
+                               std::to_string(promise.size_bytes) + " when the fsync began)" +
+                               where});
             return true;
         }
         bool failed = false;

@@ -1,5 +1,7 @@
 #include "checkers/oracle.hpp"
 
+#include <algorithm>
+
 #include "sim/assert.hpp"
 
 namespace checkers {
@@ -38,10 +40,107 @@ auto Oracle::zeroed_version(std::uint32_t file, std::uint64_t block) const -> st
     return found ? found->version : 0;
 }
 
+auto Oracle::begin_size(std::uint32_t file, bool sets, std::uint64_t size_bytes) -> std::size_t {
+    SIM_ASSERT(file < files_.size());
+    files_[file].size_changes.push_back({sets, size_bytes, ++sequence_, 0});
+    return files_[file].size_changes.size() - 1;
+}
+
+void Oracle::end_size(std::uint32_t file, std::size_t id) {
+    SIM_ASSERT(file < files_.size());
+    SIM_ASSERT(id < files_[file].size_changes.size());
+    SizeChange& change = files_[file].size_changes[id];
+    SIM_ASSERT(change.ended == 0);
+    change.ended = ++sequence_;
+    FileRecord& record = files_[file];
+    record.size_bytes = change.sets ? change.size_bytes : std::max(record.size_bytes, change.size_bytes);
+}
+
+namespace {
+/// Blocks past any file: the end of a truncate's zeroed range.
+constexpr std::uint64_t blocks_end = std::uint64_t{1} << 52;
+}  // namespace
+
+auto Oracle::begin_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size)
+    -> std::uint64_t {
+    return begin_zero(file, (size_bytes + block_size - 1) / block_size, blocks_end);
+}
+
+void Oracle::end_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size) {
+    SIM_ASSERT(file < files_.size());
+    files_[file].contents.erase((size_bytes + block_size - 1) / block_size, blocks_end);
+}
+
+// The rule for sizes (issue 9 §4), free of false alarms for both models:
+//
+// The recovered size is the size at some point q of the file's size history
+// at or after the fsync's snapshot p (the kernel persists i_size at fsync,
+// and later changes may or may not reach the disk), except that a size
+// raised by a write may reach the disk part way (xfs raises di_size per
+// ioend; btrfs disk_i_size per ordered extent). So: let X be the last truncate
+// that took effect before q (X0, "file created empty", if none). Then the
+// size at q lies in [low_X, high_X], where
+//   high_X = max(X's size, every raise that had not returned before X began)
+//            (a raise that returned before X began took effect before X);
+//   low_X  = max(X's size, every raise that began after X returned and
+//            returned before the fsync began) (they took effect after X and
+//            before p, and the fsync promised them).
+// X may be any truncate except one surely overridden before p: a truncate Y
+// that began after X returned and returned before the fsync began. A size
+// change that never returned (still running, or failed) may or may not have
+// taken effect, at any time after it began. The legitimate sizes are the
+// union over candidate X of [low_X, high_X]. Without truncates this is
+// [size at fsync start, largest end of any raise], the old lower bound plus
+// an upper bound.
+//
+// One exception to low_X: a truncate that runs while the fsync runs (began
+// before the fsync returned, had not returned when it began) may cut i_size
+// before the fsync's writeback completes; xfs_new_eof then caps the ioend's
+// di_size update at the cut i_size, and until the truncate's own
+// transaction commits the disk keeps an older di_size (xfs_iomap_write_unwritten
+// and xfs_setfilesize, v5.7). So with such a truncate the raises promise no
+// floor: low_X = X's size.
+auto Oracle::legitimate_sizes(const Promise& promise) const -> std::vector<SizeRange> {
+    const std::vector<SizeChange>& changes = files_[promise.file].size_changes;
+    constexpr std::uint64_t never = ~std::uint64_t{0};
+    auto returned_before_fsync = [&](const SizeChange& change) {
+        return change.ended != 0 && change.ended < promise.began_sequence;
+    };
+    std::vector<SizeChange> truncates = {{true, 0, 0, 0}};
+    truncates.front().ended = 0;  // X0: ended at sequence 0, before everything
+    for (const SizeChange& change : changes) {
+        if (change.sets) truncates.push_back(change);
+    }
+    const std::uint64_t fsync_returned = promise.returned ? promise.returned_sequence : never;
+    const bool racing_truncate = std::any_of(changes.begin(), changes.end(), [&](const SizeChange& y) {
+        return y.sets && y.began < fsync_returned && !returned_before_fsync(y);
+    });
+    std::vector<SizeRange> ranges;
+    for (std::size_t i = 0; i < truncates.size(); i++) {
+        const SizeChange& x = truncates[i];
+        const std::uint64_t x_ended = i == 0 ? 0 : (x.ended == 0 ? never : x.ended);
+        const bool overridden = std::any_of(changes.begin(), changes.end(), [&](const SizeChange& y) {
+            return y.sets && returned_before_fsync(y) && y.began > x_ended;
+        });
+        if (overridden) continue;
+        SizeRange range{x.size_bytes, x.size_bytes};
+        for (const SizeChange& raise : changes) {
+            if (raise.sets) continue;
+            const bool before_x = raise.ended != 0 && raise.ended < x.began;
+            if (!before_x) range.high = std::max(range.high, raise.size_bytes);
+            if (!racing_truncate && returned_before_fsync(raise) && raise.began > x_ended) {
+                range.low = std::max(range.low, raise.size_bytes);
+            }
+        }
+        ranges.push_back(range);
+    }
+    return ranges;
+}
+
 auto Oracle::begin_fsync(std::uint32_t file, std::uint64_t step, std::string what) -> std::size_t {
     SIM_ASSERT(file < files_.size());
     Promise promise{file, files_[file].size_bytes, files_[file].contents, step, 0, false,
-                    std::move(what)};
+                    std::move(what), ++sequence_};
     promises_.push_back(std::move(promise));
     return promises_.size() - 1;
 }
@@ -51,6 +150,7 @@ void Oracle::end_fsync(std::size_t id, std::uint64_t step) {
     SIM_ASSERT(!promises_[id].returned);
     promises_[id].returned = true;
     promises_[id].returned_step = step;
+    promises_[id].returned_sequence = ++sequence_;
     epoch_++;
 }
 

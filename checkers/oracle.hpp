@@ -11,15 +11,34 @@
 
 namespace checkers {
 
+/// An operation that changes a file's size (i_size): a truncate sets it; a
+/// write past EOF, a fallocate or zero range without keep_size raises it to
+/// max(size, end). Sequence numbers order begins and ends of operations and
+/// fsyncs (Oracle::sequence); `ended` is 0 while it has not returned (or failed).
+struct SizeChange {
+    bool sets = false;  // truncate; otherwise raises to at least `size_bytes`
+    std::uint64_t size_bytes = 0;
+    std::uint64_t began = 0;
+    std::uint64_t ended = 0;
+};
+
+/// A range of sizes, both ends included.
+struct SizeRange {
+    std::uint64_t low;
+    std::uint64_t high;
+};
+
 /// What one returned fsync (or sync) promised for one file.
 struct Promise {
     std::uint32_t file;
-    std::uint64_t size_bytes;                       // size at fsync start
+    std::uint64_t size_bytes;                       // size at fsync start (for the story)
     sim::RangeMap<model::disk::Content> contents;   // completed writes at fsync start
     std::uint64_t started_step = 0;
     std::uint64_t returned_step = 0;
     bool returned = false;
     std::string what;  // "fsync #2 of I"
+    std::uint64_t began_sequence = 0;     // Oracle::sequence when the fsync began
+    std::uint64_t returned_sequence = 0;  // and when it returned
 };
 
 class Oracle {
@@ -39,6 +58,23 @@ public:
                   std::uint64_t size_bytes);
     /// The newest zeroing operation started over `block`, 0 if none.
     [[nodiscard]] auto zeroed_version(std::uint32_t file, std::uint64_t block) const -> std::uint64_t;
+    /// An operation that changes the size of `file` starts (see SizeChange);
+    /// returns its id for end_size.
+    auto begin_size(std::uint32_t file, bool sets, std::uint64_t size_bytes) -> std::size_t;
+    /// It returned successfully: the oracle's size follows it.
+    void end_size(std::uint32_t file, std::size_t id);
+    /// A truncate to `size_bytes` starts: from now on zeros past it are newer
+    /// than what was written there before (a later extension reads zeros).
+    auto begin_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size)
+        -> std::uint64_t;
+    /// It returned: nothing past the size is promised any more.
+    void end_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size);
+    [[nodiscard]] auto size_changes(std::uint32_t file) const -> const std::vector<SizeChange>& {
+        return files_[file].size_changes;
+    }
+    /// The sizes a file may have after recovery once `promise` returned
+    /// (the rule is written at the definition).
+    [[nodiscard]] auto legitimate_sizes(const Promise& promise) const -> std::vector<SizeRange>;
     /// An fsync of `file` starts; returns its id.
     auto begin_fsync(std::uint32_t file, std::uint64_t step, std::string what) -> std::size_t;
     /// It returned: its promise now binds.
@@ -54,11 +90,13 @@ private:
         std::uint64_t size_bytes = 0;
         sim::RangeMap<model::disk::Content> contents;  // zeros carry their operation's version
         sim::RangeMap<model::disk::Content> zeroed;    // newest zeroing started, by block
+        std::vector<SizeChange> size_changes;          // in the order they began
     };
     std::vector<FileRecord> files_;
     std::vector<Promise> promises_;
     std::uint64_t last_version_ = 0;
     std::uint64_t epoch_ = 0;
+    std::uint64_t sequence_ = 0;  // bumps at every size change's begin and end and fsync begin
 };
 
 }  // namespace checkers

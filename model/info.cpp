@@ -151,9 +151,14 @@ auto xfs_info() -> ModelInfo {
          "fpunch, free the range, then preallocate it unwritten",
          keep_size(range_fields(true))},
         {"truncate",
-         "truncate up to `length` bytes (xfs_setattr_size): a sparse, pre-sized file; never shrinks",
+         "truncate to `length` bytes (xfs_setattr_size): up, a sparse pre-sized file; down, "
+         "drop the pages past it and unmap its blocks (xfs_itruncate_extents) in the "
+         "transaction that logs the new di_size and the ones that follow",
          {file_field(), {"length", FieldKind::length, true}}},
-        {"log_force", "the log worker: xfs_log_force(XFS_LOG_SYNC) pushes the CIL to disk", {}},
+        {"log_force",
+         "the log worker (xfs_log_worker): xfs_log_force(mp, 0) pushes the CIL to disk; the kernel "
+         "does not wait for the record, the model's worker does (nothing waits for the worker)",
+         {}},
         {"shutdown",
          "godown -f: force the log, then shut down: no more transactions, log writes or data "
          "writeback; later operations fail with EIO",
@@ -163,6 +168,8 @@ auto xfs_info() -> ModelInfo {
     set_effect(info, "fsync", OracleEffect::fsync_file);
     set_effect(info, "fpunch", OracleEffect::zero_range);
     set_effect(info, "fzero", OracleEffect::zero_range);
+    set_effect(info, "falloc", OracleEffect::extend_size);
+    set_effect(info, "truncate", OracleEffect::set_size);
     return info;
 }
 

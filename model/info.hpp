@@ -41,6 +41,8 @@ enum class OracleEffect : std::uint8_t {
     zero_range,  // file, offset, length now read as zeros (hole punch, zero range)
     fsync_file,  // once it returns, the file's data and size are promised
     sync_all,    // once it returns, every existing file is promised
+    set_size,    // truncate: the file's size becomes `length`; zeros past it
+    extend_size, // fallocate: without keep_size, the size becomes max(size, offset + length)
 };
 
 struct OpInfo {

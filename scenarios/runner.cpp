@@ -79,7 +79,9 @@ struct Workload {
         switch (effect_of(op)) {
             case model::OracleEffect::write_data: {
                 call.version = oracle.begin_write();
+                const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
                 if (fs.execute(call) == model::OpResult::ok) {
+                    oracle.end_size(call.file, size_id);
                     oracle.end_write(call.file, start, end, call.version, op.offset + op.length);
                     if (perf != nullptr) {
                         perf->bytes_written += op.length;
@@ -92,9 +94,33 @@ struct Workload {
                 const auto keep_size = op.flags.find("keep_size");
                 const bool extends = keep_size == op.flags.end() ? op.name != "fpunch" : !keep_size->second;
                 call.version = oracle.begin_zero(call.file, start, end);
+                const std::size_t size_id =
+                    extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
                 if (fs.execute(call) == model::OpResult::ok) {
+                    if (extends) oracle.end_size(call.file, size_id);
                     oracle.end_zero(call.file, start, end, call.version,
                                     extends ? op.offset + op.length : 0);
+                }
+                break;
+            }
+            case model::OracleEffect::set_size: {
+                // truncate: the size becomes `length`; what lay past it reads zeros.
+                call.version = oracle.begin_truncate(call.file, op.length, block_size);
+                const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
+                if (fs.execute(call) == model::OpResult::ok) {
+                    oracle.end_size(call.file, size_id);
+                    oracle.end_truncate(call.file, op.length, block_size);
+                }
+                break;
+            }
+            case model::OracleEffect::extend_size: {
+                // fallocate without keep_size raises the size to max(size, offset + length).
+                const auto keep_size = op.flags.find("keep_size");
+                const bool extends = keep_size == op.flags.end() || !keep_size->second;
+                const std::size_t size_id =
+                    extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
+                if (fs.execute(call) == model::OpResult::ok && extends) {
+                    oracle.end_size(call.file, size_id);
                 }
                 break;
             }

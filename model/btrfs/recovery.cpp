@@ -55,12 +55,11 @@ auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
         return state;
     }
     FsTree tree = *root;
-    if (transaction_running_) {
-        state.notes.push_back("transaction " + std::to_string(generation_) +
-                              " never committed: what it changed survives only through the log");
-    }
+    // Story lines come only from what was read from the image (the
+    // superblock, the trees it names), never from in-memory state a crash loses.
     state.notes.push_back("mount: superblock of transaction " + std::to_string(super.generation) +
-                          (super.has_log ? ", names a log tree" : ", no log tree"));
+                          (super.has_log ? ", names a log tree" : ", no log tree") +
+                          ": what any later transaction changed survives only through the log");
     if (super.has_log) {
         const LogTree* log = read_meta<LogTree>(image, super.log_block, super.log_object,
                                                 meta_objects_, file_names_, block_size_, error);

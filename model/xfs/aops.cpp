@@ -23,15 +23,15 @@
 
 namespace model::xfs {
 
-void Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t version) {
+auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t version) -> bool {
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     if (shutdown_) {
         SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
                  " fails with EIO: the file system is shut down");
-        return;
+        return false;
     }
     // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
     inode.iolock.lock();
@@ -44,7 +44,7 @@ void Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
             inode.iolock.unlock();
             SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
                      " fails: no space or shut down");
-            return;
+            return false;
         }
         mapped = "unwritten extents allocated at write time (extent size hint " +
                  std::to_string(bytes(inode.extsize_blocks)) + ")";
@@ -71,6 +71,7 @@ void Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
              std::to_string(inode.size_bytes) + ", di_size " + std::to_string(inode.di_size));
     inode.iolock.unlock();
     sim::yield(points::write_after_dirty);
+    return true;
 }
 
 auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
@@ -108,8 +109,8 @@ auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint6
     return true;
 }
 
-void Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                       std::uint64_t version) {
+auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                       std::uint64_t version) -> bool {
     // xfs_file_dio_aio_write -> iomap_dio_rw: write back and drop the cached
     // pages of the range, map it (xfs_direct_write_iomap_begin: a hole gets
     // an unwritten extent from xfs_iomap_write_direct, in a transaction),
@@ -128,7 +129,7 @@ void Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
         inode.iolock.unlock();
         SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) +
                  " fails: no space or shut down");
-        return;
+        return false;
     }
     struct Piece {
         std::uint64_t start;
@@ -172,6 +173,7 @@ void Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     }
     inode.iolock.unlock();
     sim::yield(points::direct_write_done);
+    return true;
 }
 
 void Xfs::wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
@@ -244,6 +246,12 @@ void Xfs::writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end,
         page_cache_.set_state(file, page, page + 1, PageState::writeback);
         const auto mapping = map_blocks(wpc, file, page);
         if (!mapping) {
+            // iomap_writepage_map: the error is recorded on the mapping
+            // (mapping_set_error) for the next fsync or flush to return; a
+            // shut down file system fails everything anyway. The kernel
+            // discards the page (xfs_discard_page); the model keeps it dirty,
+            // which only lets later writeback succeed (never a false alarm).
+            if (!shutdown_) inodes_[file].writeback_error = true;
             // Redirty the page and wake whoever waits for it to leave writeback.
             page_cache_.set_state(file, page, page + 1, PageState::dirty);
             writeback_wait_.wake_all();
@@ -393,7 +401,10 @@ void Xfs::iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::ui
         // splitting the unwritten record around it.
         const std::uint64_t next = bmapi_convert_unwritten(*tp, file, cursor, end);
         const std::uint64_t old_size = inode.di_size;
-        const std::uint64_t size = new_eof(file, bytes(next));
+        // "i_size = XFS_FSB_TO_B(mp, offset_fsb + count_fsb)", capped at
+        // offset + count: the end of the whole range still to convert, not of
+        // the piece this transaction converts (v5.7 as today), then xfs_new_eof.
+        const std::uint64_t size = new_eof(file, bytes(end));
         if (size != 0) {
             inode.di_size = size;
             if (std::find(tp->inodes.begin(), tp->inodes.end(), file) == tp->inodes.end()) {

@@ -2,11 +2,11 @@
 // fallocate with its three modes (xfs_file_fallocate in fs/xfs/xfs_file.c;
 // xfs_flush_unmap_range, xfs_free_file_space, xfs_alloc_file_space and
 // xfs_update_prealloc_flags in fs/xfs/xfs_bmap_util.c), xfs_setattr_size
-// growing a file (xfs_iops.c), and godown -f. Seed:
+// growing or shrinking a file (xfs_iops.c), and godown -f. Seed:
 // xfs-delalloc-unwritten-stale-data.txt; generic/042's three commands
 // (falloc -k, fpunch, fzero -k) are the targeted writeback of FIDELITY.md 3.4.
 //
-// Left out on purpose: truncate down, collapse, insert and unshare ranges,
+// Left out on purpose: collapse, insert and unshare ranges,
 // O_DSYNC, timestamps and mode bits (xfs_update_prealloc_flags still logs the
 // inode, as it does), partial-block zeroing (every range is block aligned),
 // extent size hint alignment of fallocate, directories and names.
@@ -63,25 +63,32 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     const std::uint64_t end =
         call.has_range ? std::min(file_blocks_end, (call.offset + call.length) / block_size_)
                        : file_blocks_end;
+    bool ok = true;  // false: the operation returned an error (ENOSPC)
     if (call.name == "create") {
         create(call.file);
     } else if (call.name == "write") {
         if (call.flag("direct")) {
-            direct_write(call.file, call.offset, call.length, call.version);
+            ok = direct_write(call.file, call.offset, call.length, call.version);
         } else {
-            buffered_write(call.file, call.offset, call.length, call.version);
+            ok = buffered_write(call.file, call.offset, call.length, call.version);
         }
     } else if (call.name == "writeback") {
         writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)");
     } else if (call.name == "sync_file_range") {
-        sync_file_range(call.file, start, end);
+        ok = sync_file_range(call.file, start, end);
     } else if (call.name == "fsync") {
-        fsync(call.file);
+        ok = fsync(call.file);
     } else if (call.name == "falloc" || call.name == "fpunch" || call.name == "fzero") {
-        fallocate(call, start, end);
+        ok = fallocate(call, start, end);
     } else if (call.name == "truncate") {
-        if (call.length > inodes_[call.file].size_bytes) setattr_size(call.file, call.length);
+        truncate(call.file, call.length);
     } else if (call.name == "log_force") {
+        // xfs_log_worker (v5.7): xfs_log_force(mp, 0) unless the log needs
+        // covering (an idle log gets a dummy superblock transaction: left
+        // out, it changes nothing a crash can see), then xfs_ail_push_all
+        // (the model's AIL writes in place only when the log wraps). The
+        // model waits for the record; the kernel's async force does not,
+        // which only delays this worker's own return.
         if (!shutdown_) log_force("xfs_log_worker");
     } else if (call.name == "shutdown") {
         shutdown();
@@ -90,7 +97,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     }
     task_op_.erase(task);
     // An fsync or write that raced with godown reports EIO.
-    return shutdown_ && call.name != "shutdown" ? OpResult::failed : OpResult::ok;
+    return !ok || (shutdown_ && call.name != "shutdown") ? OpResult::failed : OpResult::ok;
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
@@ -140,22 +147,43 @@ void Xfs::create(std::uint32_t file) {
     sim::yield(points::create_after_commit);
 }
 
-void Xfs::fsync(std::uint32_t file) {
+auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> bool {
+    if (!inodes_[file].writeback_error) return true;
+    inodes_[file].writeback_error = false;
+    SIM_NOTE(who + " of inode " + name(file) +
+             " fails with ENOSPC: writeback could not allocate (filemap_check_errors)");
+    return false;
+}
+
+auto Xfs::fsync(std::uint32_t file) -> bool {
+    // xfs_file_fsync, v5.7.
     Inode& inode = inodes_[file];
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
-        return;
+        return false;
     }
     sim::cpu(cpu_cost::fsync_entry);
+    // file_write_and_wait_range: "if (error) return error;"
     write_and_wait(file, 0, file_blocks_end, "fsync");
     sim::yield(points::fsync_after_writeback);
+    if (!check_writeback_error(file, "fsync")) return false;
+    // "if (XFS_FORCED_SHUTDOWN(mp)) return -EIO;"
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
-        return;
+        return false;
     }
-    // xfs_fsync_flush_log: force the log up to the inode's last commit if
-    // that is not on disk yet (xfs_ipincount); unless this force wrote the
-    // record (with its PREFLUSH), flush the device (xfs_blkdev_issue_flush).
+    // No realtime and no external log device: no data device flush first.
+    // Under ILOCK_SHARED: "if (xfs_ipincount(ip)) { if (!datasync ||
+    // (ip->i_itemp->ili_fsync_fields & ~XFS_ILOG_TIMESTAMP)) lsn =
+    // ili_last_lsn; }". The inode stays pinned until the checkpoint holding
+    // its last commit is on disk (last_commit_seq > durable_sequence_). The
+    // model has no fdatasync and leaves timestamps out, so every logged field
+    // counts and the condition is the pin count alone (O_DSYNC writes in fio
+    // workloads call this fsync: datasync changes nothing without
+    // timestamp-only transactions). Then xfs_log_force_lsn(XFS_LOG_SYNC,
+    // &log_flushed), and "if (!log_flushed && !XFS_IS_REALTIME_INODE(ip) &&
+    // mp->m_logdev_targp == mp->m_ddev_targp) xfs_blkdev_issue_flush". (Later
+    // kernels move the log part into xfs_fsync_flush_log; same conditions.)
     inode.ilock.lock_shared();
     const std::uint64_t sequence = inode.last_commit_seq;
     const bool log_flushed = sequence > durable_sequence_ && log_force_seq(sequence, "fsync");
@@ -165,20 +193,23 @@ void Xfs::fsync(std::uint32_t file) {
         SIM_NOTE("fsync of inode " + name(file) + ": no log force needed, FLUSH the data device");
     }
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+    return true;
 }
 
-void Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+auto Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
     if (shutdown_) {
         SIM_NOTE("sync_file_range of inode " + name(file) + " fails with EIO");
-        return;
+        return false;
     }
     // SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: data only, no log force.
     write_and_wait(file, start, end, "sync_file_range");
+    if (!check_writeback_error(file, "sync_file_range")) return false;
     SIM_NOTE("sync_file_range " + range_text(start, end) + " of inode " + name(file) +
              " returns: written back and waited for, no log force");
+    return true;
 }
 
-void Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) {
+auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) -> bool {
     const std::uint32_t file = call.file;
     Inode& inode = inodes_[file];
     const bool keep_size = call.flag("keep_size");
@@ -188,12 +219,18 @@ void Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
         std::string(call.name) + (keep_size ? " -k " : " ") + range_text(start, end);
     if (shutdown_) {
         SIM_NOTE(command + " of inode " + name(file) + " fails with EIO");
-        return;
+        return false;
     }
     // xfs_file_fallocate: IOLOCK_EXCL | MMAPLOCK_EXCL for the whole call.
     inode.iolock.lock();
     SIM_NOTE(command + " of inode " + name(file) + " (xfs_file_fallocate)");
-    if (punch || zero) flush_unmap_range(file, start, end);
+    if ((punch || zero) && !flush_unmap_range(file, start, end)) {
+        inode.iolock.unlock();  // "if (error) goto out_unlock;"
+        return false;
+    }
+    // xfs_file_fallocate: new_size only when !(mode & FALLOC_FL_KEEP_SIZE) and
+    // offset + len > i_size_read(inode); punch never changes the size. An
+    // allocation error (ENOSPC) goes to out_unlock: no size change.
     std::uint64_t new_size = 0;
     if (punch) {
         free_file_space(file, start, end);
@@ -201,20 +238,29 @@ void Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
         if (!keep_size && bytes(end) > inode.size_bytes) new_size = bytes(end);
         // Zero range punches the range, then preallocates it.
         if (zero) free_file_space(file, start, end);
-        alloc_file_space(file, start, end);
+        if (!alloc_file_space(file, start, end)) {
+            inode.iolock.unlock();
+            return false;
+        }
     }
     update_prealloc_flags(file);
     if (new_size != 0) setattr_size(file, new_size);
     inode.iolock.unlock();
+    return true;
 }
 
-void Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    // Write back and wait, then truncate_pagecache_range.
+auto Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
+    // xfs_flush_unmap_range (v5.7): inode_dio_wait (direct writes hold
+    // IOLOCK here), filemap_write_and_wait_range ("if (error) return
+    // error;"), then truncate_pagecache_range. Block size = page size, so
+    // the rounding to max(block, PAGE_SIZE) changes nothing.
     write_and_wait(file, start, end, "xfs_flush_unmap_range");
+    if (!check_writeback_error(file, "xfs_flush_unmap_range")) return false;
     page_cache_.remove(file, start, end);
     SIM_NOTE("xfs_flush_unmap_range: " + range_text(start, end) + " of inode " + name(file) +
              " written back and dropped from the page cache");
     sim::yield(points::punch_after_flush);
+    return true;
 }
 
 void Xfs::free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
@@ -232,12 +278,12 @@ void Xfs::free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t
     }
 }
 
-void Xfs::alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+auto Xfs::alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
     Inode& inode = inodes_[file];
     std::uint64_t cursor = start;
     while (cursor < end) {
         auto tp = trans_alloc("xfs_alloc_file_space");
-        if (!tp) return;
+        if (!tp) return false;
         inode.ilock.lock();
         const auto next = bmapi_write_prealloc(*tp, file, cursor, end);
         const bool changed = !tp->inodes.empty();
@@ -249,11 +295,12 @@ void Xfs::alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_
         inode.ilock.unlock();
         if (!next) {
             SIM_NOTE("xfs_alloc_file_space: no free space (ENOSPC)");
-            return;
+            return false;
         }
         if (changed) sim::yield(points::falloc_after_alloc);
         cursor = std::max(cursor, *next);
     }
+    return true;
 }
 
 void Xfs::update_prealloc_flags(std::uint32_t file) {
@@ -267,24 +314,76 @@ void Xfs::update_prealloc_flags(std::uint32_t file) {
     inode.ilock.unlock();
 }
 
-void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
+void Xfs::truncate(std::uint32_t file, std::uint64_t size_bytes) {
+    // xfs_vn_setattr with ATTR_SIZE: IOLOCK_EXCL and MMAPLOCK_EXCL around
+    // xfs_setattr_size.
     Inode& inode = inodes_[file];
-    // xfs_setattr_size writes back what lies between di_size and the new
-    // size first, or a crash could expose it as zeros (the "null files" case).
-    if (size_bytes > inode.di_size && inode.size_bytes != inode.di_size) {
+    inode.iolock.lock();
+    // xfs_setattr_size returns early only when newsize == 0 && oldsize == 0
+    // && di_nextents == 0 (then only timestamps change, which the model
+    // leaves out); `length` is never 0 in a scenario, but keep the condition.
+    bool has_extents = false;
+    inode.data_fork.for_each([&](std::uint64_t, std::uint64_t, const Extent& extent) {
+        has_extents = has_extents || extent.state != ExtentState::delalloc;
+    });
+    if (size_bytes == 0 && inode.size_bytes == 0 && !has_extents) {
+        SIM_NOTE("truncate of inode " + name(file) + " to 0: already empty, no size change");
+    } else {
+        setattr_size(file, size_bytes);
+    }
+    inode.iolock.unlock();
+}
+
+void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
+    // xfs_setattr_size (fs/xfs/xfs_iops.c, v5.7), IOLOCK_EXCL held.
+    Inode& inode = inodes_[file];
+    SIM_ASSERT(inode.iolock.write_held());
+    const std::uint64_t old_size = inode.size_bytes;
+    // "if (newsize > ip->i_d.di_size && (oldsize != ip->i_d.di_size ||
+    // did_zeroing))": write back what lies between di_size and the new size
+    // first, or a crash could expose it as zeros (the "null files" case).
+    // did_zeroing (xfs_zero_eof growing the file) is always false here:
+    // every size is block aligned and no written block lies past EOF
+    // (no speculative preallocation; falloc -k past EOF is unwritten).
+    if (size_bytes > inode.di_size && old_size != inode.di_size) {
         write_and_wait(file, inode.di_size / block_size_,
                        (size_bytes + block_size_ - 1) / block_size_, "xfs_setattr_size");
+    }
+    // truncate_setsize: i_size, then truncate_pagecache past the new size,
+    // which waits for pages under writeback there and drops them, dirty or not.
+    const std::uint64_t new_end = (size_bytes + block_size_ - 1) / block_size_;
+    inode.size_bytes = size_bytes;
+    if (size_bytes < old_size) {
+        wait_writeback(file, new_end, file_blocks_end);
+        page_cache_.remove(file, new_end, file_blocks_end);
     }
     auto tp = trans_alloc("xfs_setattr_size");
     if (!tp) return;
     inode.ilock.lock();
-    inode.size_bytes = size_bytes;
     inode.di_size = size_bytes;
     tp->inodes.push_back(file);
+    // "if (newsize <= oldsize)": xfs_itruncate_extents unmaps everything past
+    // the new size, in this transaction and the ones it rolls to (at most two
+    // extents each, as xfs_bunmapi is called by xfs_itruncate_extents_flags).
+    bool done = true;
+    if (size_bytes <= old_size) done = bunmapi(*tp, file, new_end, file_blocks_end);
+    const std::uint64_t id = tp->id;
     trans_commit(*tp);
     inode.ilock.unlock();
     SIM_NOTE("xfs_setattr_size: i_size and di_size of inode " + name(file) + " " +
-             std::to_string(size_bytes) + " (transaction in the CIL)");
+             std::to_string(old_size) + " -> " + std::to_string(size_bytes) +
+             (size_bytes <= old_size ? ", blocks past it unmapped" : std::string()) +
+             " (transaction #" + std::to_string(id) + " in the CIL)");
+    sim::yield(points::truncate_after_size_commit);
+    while (!done) {
+        auto next = trans_alloc("xfs_itruncate_extents");
+        if (!next) return;
+        inode.ilock.lock();
+        done = bunmapi(*next, file, new_end, file_blocks_end);
+        trans_commit(*next);
+        inode.ilock.unlock();
+        sim::yield(points::punch_after_unmap);
+    }
 }
 
 }  // namespace model::xfs

@@ -102,7 +102,11 @@ void Xfs::log_force(const char* why) {
 }
 
 auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
-    // xfs_log_force_lsn: nothing to do if that checkpoint is on disk already.
+    // xfs_log_force_lsn (v5.7): xlog_cil_force_lsn returns NULLCOMMITLSN
+    // (nothing to do) when that checkpoint is on disk already, and the force
+    // fails with -EIO on a shut down log (XLOG_FORCED_SHUTDOWN).
+    // __xfs_log_force_lsn sets *log_flushed only when this caller switches
+    // and releases the ACTIVE iclog itself.
     // Waiting for a record someone else is writing does not count as a flush
     // (log_flushed stays 0): that record's PREFLUSH may have gone out before
     // the caller's data completed, so the caller flushes the device itself.
@@ -163,6 +167,10 @@ void Xfs::push_ail() {
 }
 
 void Xfs::shutdown() {
+    // xfs_fs_goingdown(XFS_FSOP_GOING_FLAGS_LOGFLUSH) -> xfs_force_shutdown
+    // (SHUTDOWN_FORCE_UMOUNT, no SHUTDOWN_LOG_IO_ERROR) -> xfs_log_force_umount:
+    // "if (!logerror) xfs_log_force(mp, XFS_LOG_SYNC)", then the shutdown
+    // flag; commits that land between the two stay in the CIL and are lost.
     SIM_NOTE("godown -f: XFS_IOC_GOINGDOWN with XFS_FSOP_GOING_FLAGS_LOGFLUSH: force the log, "
              "then shut down");
     log_force("godown -f");

@@ -46,6 +46,9 @@ inline const sim::YieldPoint punch_after_flush = register_yield_point(
     "xfs_flush_unmap_range wrote back, waited for and invalidated the range");
 inline const sim::YieldPoint punch_after_unmap = register_yield_point(
     "xfs.punch.after_unmap", "xfs_unmap_extent committed the unmapping of up to two extents");
+inline const sim::YieldPoint truncate_after_size_commit = register_yield_point(
+    "xfs.truncate.after_size_commit",
+    "xfs_setattr_size committed the new di_size (with the first unmapping past it when it shrinks)");
 inline const sim::YieldPoint fsync_after_writeback = register_yield_point(
     "xfs.fsync.after_writeback", "xfs_file_fsync wrote back and waited for the whole file");
 inline const sim::YieldPoint log_cil_pushed = register_yield_point(
@@ -63,6 +66,6 @@ inline const sim::YieldPoint* const all[] = {
     &ioend_queued,            &ioend_after_convert_commit, &ioend_after_size_commit,
     &falloc_after_alloc,      &punch_after_flush,          &punch_after_unmap,
     &fsync_after_writeback,   &log_cil_pushed,             &log_record_durable,
-    &shutdown_done,
+    &shutdown_done,           &truncate_after_size_commit,
 };
 }  // namespace model::xfs::points

@@ -7,6 +7,10 @@
 // xfs-delalloc-unwritten-stale-data.txt, step 7 of FIDELITY.md 3.4: before the
 // fix, recovery maps blocks whose data was never written into the file.
 //
+// Every story line (RecoveredState::notes) derives from what this code read
+// from the image: the metadata in place, the log records and the data blocks,
+// never from the in-core state (the CIL, in-core inodes) that a crash loses.
+//
 // Left out on purpose: the log tail in record headers (the metadata in place
 // names the last record it reflects), torn log writes (a log record is one
 // block, written with FUA), unlinked-inode processing, quotacheck.
@@ -54,11 +58,6 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
             const auto* record = std::get_if<LogRecord>(meta_objects_[content.version].get());
             if (record != nullptr) records[record->lsn] = record;
         });
-    if (!cil_.empty()) {
-        state.notes.push_back(std::to_string(cil_.size()) +
-                              " transaction(s) committed to the CIL after the last log force "
-                              "never reached the log");
-    }
     // xlog_recover: the records after the tail, in order, up to the first gap.
     const std::uint64_t tail = meta.applied_lsn;
     std::uint64_t head = tail;

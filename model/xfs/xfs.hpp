@@ -148,6 +148,7 @@ struct Inode {
     sim::RangeMap<Extent> data_fork;  // i_df, delalloc records included
     std::uint64_t if_seq = 0;         // bumped on every fork change
     std::uint64_t last_commit_seq = 0;  // CIL checkpoint of the last transaction logging it
+    bool writeback_error = false;       // mapping_set_error(AS_ENOSPC) by a failed writeback
     sim::RwLock iolock{"IOLOCK"};     // i_rwsem (and MMAPLOCK, folded in)
     sim::RwLock ilock{"ILOCK"};
 };
@@ -236,20 +237,23 @@ public:
 private:
     // file.cpp: the file operations
     void create(std::uint32_t file);
-    void fsync(std::uint32_t file);
-    void sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end);
-    void flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    auto fsync(std::uint32_t file) -> bool;
+    auto sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
+    auto fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) -> bool;
+    void truncate(std::uint32_t file, std::uint64_t size_bytes);
+    auto flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
+    /// filemap_check_errors: a writeback error (AS_ENOSPC) is reported once, then cleared.
+    auto check_writeback_error(std::uint32_t file, const std::string& who) -> bool;
     void free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    auto alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     void update_prealloc_flags(std::uint32_t file);
     void setattr_size(std::uint32_t file, std::uint64_t size_bytes);
     void shutdown();
     // aops.cpp: buffered writes, writeback, I/O completion
-    void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version);
-    void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                      std::uint64_t version);
+    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version) -> bool;
+    auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                      std::uint64_t version) -> bool;
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)

@@ -154,7 +154,8 @@ TEST_CASE("xfs: transactions sit in the CIL until a log force; a crash before it
     const auto state = world.crash(true);
     check_mounted_cleanly(state);
     CHECK_FALSE(state.files[file_i].exists);
-    CHECK(has_note(state, "never reached the log"));
+    // Recovery tells what the image holds (issue 9 §4), not the lost CIL.
+    CHECK(has_note(state, "nothing to replay"));
     world.run({op::log_force()});
     CHECK(world.counter("log_forces") == 1);
     const auto forced = world.crash(false);
