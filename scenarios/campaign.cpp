@@ -21,6 +21,8 @@ struct ScheduleResult {
     std::uint64_t steps = 0;
     bool violated = false;
     checkers::Violation first;
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
 };
 
 }  // namespace
@@ -30,6 +32,7 @@ auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed)
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report;
+    report.checker_names = simulation.checker_names();
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
     bool more = true;
     while (more && report.schedules < request.schedules) {
@@ -41,6 +44,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
         report.schedules++;
         report.crash_states += outcome.crash_states;
         report.steps += outcome.steps;
+        add_counts(report.judged, outcome.judged);
+        add_counts(report.hits, outcome.hits);
         if (outcome.violated()) {
             report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
         }
@@ -71,6 +76,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     SIM_ASSERT(request.jobs >= 1);
     SIM_ASSERT(request.shard_count >= 1 && request.shard_index < request.shard_count);
     FuzzReport report;
+    report.checker_names = simulation.checker_names();
     // This shard's indices: shard_index, shard_index + shard_count, ...
     const std::uint64_t mine =
         request.schedules > request.shard_index
@@ -102,6 +108,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
                 result.steps = outcome.steps;
                 result.violated = outcome.violated();
                 if (result.violated) result.first = outcome.violations.front();
+                result.judged = outcome.judged;
+                result.hits = outcome.hits;
             }
         };
         if (request.jobs == 1) {
@@ -119,6 +127,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
             report.schedules++;
             report.crash_states += result.crash_states;
             report.steps += result.steps;
+            add_counts(report.judged, result.judged);
+            add_counts(report.hits, result.hits);
             if (!result.violated) continue;
             const std::uint64_t index = index_of(k);
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
@@ -144,6 +154,29 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
 
 namespace {
 
+/// Names the row's stake counts and coverage; fails a "holds" whose checker
+/// never judged anything, and any variant that never reached a must_reach point.
+void judge_coverage(CheckRow& row, const Simulation& simulation, const std::vector<std::uint64_t>& judged,
+                    const std::vector<std::uint64_t>& hits, bool violates) {
+    row.judged = judged_counts(simulation.checker_names(), judged);
+    row.reached = reached_counts(simulation.scenario().model, hits);
+    if (!row.met || row.interrupted) return;
+    const std::vector<std::string> vacuous = never_judged(row.judged);
+    if (!violates && !vacuous.empty()) {
+        row.met = false;
+        row.detail = "vacuous: " + join_names(vacuous) + " never judged a crash state with something at "
+                     "stake in " + std::to_string(row.crash_states) + " crash states of " +
+                     std::to_string(row.schedules) + " schedules (" + judged_text(row.judged) + ")";
+        return;
+    }
+    const std::vector<std::string> missing = unreached(row.reached, simulation.variant().must_reach);
+    if (!missing.empty()) {
+        row.met = false;
+        row.detail = "must_reach: never reached in " + std::to_string(row.schedules) + " schedules: " +
+                     join_names(missing);
+    }
+}
+
 auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool {
     return std::any_of(outcome.violations.begin(), outcome.violations.end(),
                        [&](const auto& violation) { return violation.checker == checker; });
@@ -164,10 +197,14 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.expectation = violates ? "violates " + expect.checker : "holds";
     Simulation simulation(scenario, variant);
     row.met = true;
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
     if (!scenario.schedule.empty()) {
         const RunOutcome scripted = simulation.run_scripted(!violates);
         row.schedules++;
         row.crash_states += scripted.crash_states;
+        add_counts(judged, scripted.judged);
+        add_counts(hits, scripted.hits);
         if (violates && !has_checker(scripted, expect.checker)) {
             row.met = false;
             row.detail = "the scripted schedule did not violate " + expect.checker;
@@ -191,6 +228,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
         row.interrupted = row.interrupted || report.interrupted;
         row.schedules += report.schedules;
         row.crash_states += report.crash_states;
+        add_counts(judged, report.judged);
+        add_counts(hits, report.hits);
         row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
                                 report.found ? report.failing.violations.front().checker : "",
                                 report.complete, report.dfs.pruned_sleep});
@@ -224,6 +263,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
                           std::to_string(report.index);
         }
     }
+    judge_coverage(row, simulation, judged, hits, violates);
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/coverage.hpp"
 #include "scenarios/runner.hpp"
 
 namespace scenarios {
@@ -54,6 +55,10 @@ struct FuzzReport {
     bool complete = false;            // dfs: every schedule within the bound was run
     bool interrupted = false;         // stopped by request_stop()
     sim::DfsStats dfs;                // dfs: pruning figures
+    /// Summed over the schedules run (RunOutcome::judged, RunOutcome::hits).
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
+    std::vector<std::string> checker_names;  // names `judged`
 };
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).
@@ -91,6 +96,11 @@ struct CheckRow {
     std::string story;    // of the violation that broke a "holds", if any
     std::string command;  // reproduces it
     bool interrupted = false;
+    /// Over every run of the row (scripted and each strategy): crash states
+    /// each checker judged with something at stake, and hits of each of the
+    /// model's yield points (scenarios/coverage.hpp).
+    Counts judged;
+    Counts reached;
 };
 
 /// Checks one variant against its expectation. `clock` returns seconds (the

@@ -37,6 +37,11 @@ struct RunOutcome {
     std::vector<sim::TraceLine> lines;  // the same, structured (Chrome trace export)
     std::uint64_t trace_hash = 0;
     std::map<std::string, std::uint64_t> counters;
+    /// Per checker (Simulation::checker_names order): crash states it judged
+    /// with something at stake (Checker::at_stake).
+    std::vector<std::uint64_t> judged;
+    /// Per yield point id (sim::yield_point_by_id): times a task reached it.
+    std::vector<std::uint64_t> hits;
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 
@@ -92,6 +97,9 @@ public:
 
     [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
     [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
+    /// The checkers every crash state goes through, in order: the scenario's,
+    /// then mount (unless the scenario's crash.mount is may-fail).
+    [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,

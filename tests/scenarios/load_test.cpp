@@ -429,7 +429,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "no_stale_data, got \"no_stale_date\""},
         {"unknown_expect_checker",
          "$.variants[0].expect.violates: expected one of the scenario's checkers "
-         "fsync_durability, no_stale_data, got \"fs_consistency\""},
+         "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},
         {"unknown_key",
          "$.device.colour: expected one of the keys block_size, blocks, profile, got an unknown "
          "key"},
