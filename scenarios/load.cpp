@@ -244,7 +244,7 @@ auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
                {"name", "about", "model", "device", "machine", "config", "setup", "workload", "tasks",
-                "crash", "must_reach", "schedule", "checkers", "fuzz", "perf", "sweep", "variants"},
+                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "must_reach"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
