@@ -255,6 +255,12 @@ void print_fuzz_summary(const scenarios::FuzzReport& report, const scenarios::Fu
     }
 }
 
+/// What the verdict stands on: stake counts and yield-point coverage.
+void print_coverage(const scenarios::Counts& judged, const scenarios::Counts& reached) {
+    std::printf("judged (crash states with something at stake): %s\n", scenarios::judged_text(judged).c_str());
+    std::printf("yield points: %s\n", scenarios::coverage_text(reached).c_str());
+}
+
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     scenarios::FuzzRequest request;
     if (args.preemptions > sim::dfs_preemptions_max) {
@@ -332,6 +338,8 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
         write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
     }
     print_fuzz_summary(report, request, elapsed);
+    print_coverage(scenarios::judged_counts(report.checker_names, report.judged),
+                   scenarios::reached_counts(scenario.model, report.hits));
     if (!result_path.empty()) std::printf("result written to %s\n", result_path.c_str());
     if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
     scenarios::Repro repro;
@@ -387,6 +395,7 @@ auto cmd_merge(const std::vector<std::string>& paths, const std::string& out) ->
                     found.violation.message.c_str());
     }
     if (merged.violations.empty()) std::printf("no violation\n");
+    if (!merged.judged.empty() || !merged.reached.empty()) print_coverage(merged.judged, merged.reached);
     if (!out.empty()) {
         scenarios::write_campaign_result(merged, out);
         std::printf("merged result written to %s\n", out.c_str());
@@ -517,6 +526,10 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
                     static_cast<unsigned long long>(row.schedules),
                     static_cast<unsigned long long>(row.crash_states), row.seconds);
         if (!row.met) std::printf("    %s\n", row.detail.c_str());
+        if (!row.judged.empty()) {
+            std::printf("    judged: %s; yield points: %s\n", scenarios::judged_text(row.judged).c_str(),
+                        scenarios::coverage_text(row.reached).c_str());
+        }
         std::fflush(stdout);
     };
     for (const auto& scenario : loaded) {

@@ -5,16 +5,18 @@ namespace checkers {
 auto make_fsync_durability() -> std::unique_ptr<Checker>;
 auto make_no_stale_data() -> std::unique_ptr<Checker>;
 auto make_fs_consistency() -> std::unique_ptr<Checker>;
+auto make_mount() -> std::unique_ptr<Checker>;
 
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fsync_durability") return make_fsync_durability();
     if (name == "no_stale_data") return make_no_stale_data();
     if (name == "fs_consistency") return make_fs_consistency();
+    if (name == "mount") return make_mount();
     return nullptr;
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"fs_consistency", "fsync_durability", "no_stale_data"};
+    return {"fs_consistency", "fsync_durability", "mount", "no_stale_data"};
 }
 
 auto checker_about(std::string_view name) -> std::string {
@@ -27,8 +29,14 @@ auto checker_about(std::string_view name) -> std::string {
                "offset, never stale device contents or another file's data";
     }
     if (name == "fs_consistency") {
-        return "the model's metadata invariants after recovery: mountable, no block owned "
-               "twice, extents inside the device";
+        return "after recovery, the model's own metadata invariants, and checks made outside the "
+               "model on the extents recovery reported: no device block mapped twice, extents inside "
+               "the device and outside its metadata area, nothing read past the size or outside a "
+               "written extent";
+    }
+    if (name == "mount") {
+        return "recovery mounts the crashed image (always on, unless the scenario's crash.mount is "
+               "may-fail)";
     }
     return "";
 }

@@ -33,6 +33,12 @@ public:
     /// Appends at most one violation (the first found, in file and offset order).
     virtual void check(const Oracle& oracle, const model::RecoveredState& state,
                        const CheckContext& context, std::vector<Violation>& out) const = 0;
+    /// Whether this crash state gave the checker something at stake: a state
+    /// in which it could have found a violation (each checker defines it).
+    /// Campaigns count such states; a "holds" whose checker never had anything
+    /// at stake is vacuous, and `crashsim check` fails it.
+    [[nodiscard]] virtual auto at_stake(const Oracle& oracle, const model::RecoveredState& state,
+                                        const CheckContext& context) const -> bool = 0;
 };
 
 /// nullptr for an unknown name.

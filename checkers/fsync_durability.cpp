@@ -34,11 +34,22 @@ public:
 
     void check(const Oracle& oracle, const model::RecoveredState& state, const CheckContext& context,
                std::vector<Violation>& out) const override {
-        if (!state.mounted) return;  // fs_consistency reports a failed mount
+        if (!state.mounted) return;  // the mount checker reports a failed mount
         for (const Promise& promise : oracle.promises()) {
             if (!promise.returned) continue;
             if (check_promise(promise, state, context, oracle, out)) return;
         }
+    }
+
+    /// At stake: the image mounted and at least one fsync or sync returned,
+    /// so some acknowledged promise binds this crash state.
+    [[nodiscard]] auto at_stake(const Oracle& oracle, const model::RecoveredState& state,
+                                const CheckContext&) const -> bool override {
+        if (!state.mounted) return false;
+        for (const Promise& promise : oracle.promises()) {
+            if (promise.returned) return true;
+        }
+        return false;
     }
 
 private:

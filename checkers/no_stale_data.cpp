@@ -56,6 +56,28 @@ public:
         out.push_back(std::move(*first));
     }
 
+    /// At stake: the image mounted and some file has, within its size, a
+    /// block that reads anything but zeros or that an extent maps to a
+    /// device block (whose earlier contents a wrong extent state would
+    /// expose). A file of holes only has nothing at stake.
+    [[nodiscard]] auto at_stake(const Oracle&, const model::RecoveredState& state,
+                                const CheckContext& context) const -> bool override {
+        if (!state.mounted) return false;
+        for (const model::RecoveredFile& file : state.files) {
+            if (!file.exists) continue;
+            const std::uint64_t size_blocks = (file.size_bytes + context.block_size - 1) / context.block_size;
+            for (const model::RecoveredExtent& extent : file.extents) {
+                if (extent.file_block < size_blocks) return true;
+            }
+            bool readable = false;
+            file.blocks.for_each(0, size_blocks, [&](std::uint64_t, std::uint64_t, const Content& content) {
+                readable = readable || content.kind != ContentKind::zeros;
+            });
+            if (readable) return true;
+        }
+        return false;
+    }
+
 private:
     static auto legitimate(std::uint32_t file, std::uint64_t block, const Content& found,
                            const Oracle& oracle) -> bool {

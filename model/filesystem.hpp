@@ -35,11 +35,24 @@ struct OpCall {
     }
 };
 
+/// One mapping of file blocks to device blocks as recovery found it in the
+/// image (a btrfs file extent item, an xfs data fork record), for the checks
+/// made outside the model (checkers/recovered_image.hpp).
+struct RecoveredExtent {
+    std::uint64_t file_block = 0;
+    std::uint64_t device_block = 0;
+    std::uint64_t blocks = 0;
+    bool unwritten = false;  // allocated, reads zeros (xfs XFS_EXT_UNWRITTEN)
+};
+
 struct RecoveredFile {
     bool exists = false;
     std::uint64_t size_bytes = 0;
     /// File block -> content; holes (and unwritten extents) are absent and read as zeros.
     sim::RangeMap<disk::Content> blocks;
+    /// Every extent of the file, in file order (delalloc records, which have
+    /// no device block, are not extents).
+    std::vector<RecoveredExtent> extents;
 };
 
 /// The file system as mount after a crash left it.
@@ -51,6 +64,11 @@ struct RecoveredState {
     std::vector<std::string> consistency_errors;
     /// What recovery did, for the story ("replayed log transaction 3: inode I size ...").
     std::vector<std::string> notes;
+    /// The device's size in blocks, and the blocks [0, metadata_end) the
+    /// model keeps for its own metadata (superblock, trees, log): no file
+    /// extent may point there (0: the model declares no such area).
+    std::uint64_t device_blocks = 0;
+    std::uint64_t metadata_end = 0;
 };
 
 struct Geometry {

@@ -23,6 +23,8 @@ struct ScheduleResult {
     bool reordered = false;
     bool woke = false;
     checkers::Violation first;
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
 };
 
 }  // namespace
@@ -33,6 +35,7 @@ auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed)
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report;
     report.bounds = simulation.bounds();
+    report.checker_names = simulation.checker_names();
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
     bool more = true;
     while (more && report.schedules < request.schedules) {
@@ -46,6 +49,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
         report.steps += outcome.steps;
         if (outcome.io_reorders > 0) report.schedules_reordering++;
         if (outcome.daemon_wakeups > 0) report.schedules_waking++;
+        add_counts(report.judged, outcome.judged);
+        add_counts(report.hits, outcome.hits);
         if (outcome.violated()) {
             report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
         }
@@ -77,6 +82,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     SIM_ASSERT(request.shard_count >= 1 && request.shard_index < request.shard_count);
     FuzzReport report;
     report.bounds = simulation.bounds();
+    report.checker_names = simulation.checker_names();
     // This shard's indices: shard_index, shard_index + shard_count, ...
     const std::uint64_t mine =
         request.schedules > request.shard_index
@@ -111,6 +117,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
                 result.reordered = outcome.io_reorders > 0;
                 result.woke = outcome.daemon_wakeups > 0;
                 if (result.violated) result.first = outcome.violations.front();
+                result.judged = outcome.judged;
+                result.hits = outcome.hits;
             }
         };
         if (request.jobs == 1) {
@@ -130,6 +138,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
             report.steps += result.steps;
             if (result.reordered) report.schedules_reordering++;
             if (result.woke) report.schedules_waking++;
+            add_counts(report.judged, result.judged);
+            add_counts(report.hits, result.hits);
             if (!result.violated) continue;
             const std::uint64_t index = index_of(k);
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
@@ -155,6 +165,29 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
 
 namespace {
 
+/// Names the row's stake counts and coverage; fails a "holds" whose checker
+/// never judged anything, and any variant that never reached a must_reach point.
+void judge_coverage(CheckRow& row, const Simulation& simulation, const std::vector<std::uint64_t>& judged,
+                    const std::vector<std::uint64_t>& hits, bool violates) {
+    row.judged = judged_counts(simulation.checker_names(), judged);
+    row.reached = reached_counts(simulation.scenario().model, hits);
+    if (!row.met || row.interrupted) return;
+    const std::vector<std::string> vacuous = never_judged(row.judged);
+    if (!violates && !vacuous.empty()) {
+        row.met = false;
+        row.detail = "vacuous: " + join_names(vacuous) + " never judged a crash state with something at "
+                     "stake in " + std::to_string(row.crash_states) + " crash states of " +
+                     std::to_string(row.schedules) + " schedules (" + judged_text(row.judged) + ")";
+        return;
+    }
+    const std::vector<std::string> missing = unreached(row.reached, simulation.variant().must_reach);
+    if (!missing.empty()) {
+        row.met = false;
+        row.detail = "must_reach: never reached in " + std::to_string(row.schedules) + " schedules: " +
+                     join_names(missing);
+    }
+}
+
 auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool {
     return std::any_of(outcome.violations.begin(), outcome.violations.end(),
                        [&](const auto& violation) { return violation.checker == checker; });
@@ -175,10 +208,14 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.expectation = violates ? "violates " + expect.checker : "holds";
     Simulation simulation(scenario, variant);
     row.met = true;
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
     if (!scenario.schedule.empty()) {
         const RunOutcome scripted = simulation.run_scripted(!violates);
         row.schedules++;
         row.crash_states += scripted.crash_states;
+        add_counts(judged, scripted.judged);
+        add_counts(hits, scripted.hits);
         if (violates && !has_checker(scripted, expect.checker)) {
             row.met = false;
             row.detail = "the scripted schedule did not violate " + expect.checker;
@@ -202,6 +239,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
         row.interrupted = row.interrupted || report.interrupted;
         row.schedules += report.schedules;
         row.crash_states += report.crash_states;
+        add_counts(judged, report.judged);
+        add_counts(hits, report.hits);
         row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
                                 report.found ? report.failing.violations.front().checker : "",
                                 report.complete, report.dfs.pruned_sleep});
@@ -235,6 +274,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
                           std::to_string(report.index);
         }
     }
+    judge_coverage(row, simulation, judged, hits, violates);
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/coverage.hpp"
 #include "scenarios/runner.hpp"
 
 namespace scenarios {
@@ -57,6 +58,10 @@ struct FuzzReport {
     ExploreBounds bounds;             // the simulation's, for the output
     std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
     std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up
+    /// Summed over the schedules run (RunOutcome::judged, RunOutcome::hits).
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
+    std::vector<std::string> checker_names;  // names `judged`
 };
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).
@@ -94,6 +99,11 @@ struct CheckRow {
     std::string story;    // of the violation that broke a "holds", if any
     std::string command;  // reproduces it
     bool interrupted = false;
+    /// Over every run of the row (scripted and each strategy): crash states
+    /// each checker judged with something at stake, and hits of each of the
+    /// model's yield points (scenarios/coverage.hpp).
+    Counts judged;
+    Counts reached;
 };
 
 /// Checks one variant against its expectation. `clock` returns seconds (the

@@ -210,6 +210,9 @@ private:
                    std::set<std::string>& visible, const std::string& visible_what);
     auto read_unflushed(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
     auto read_crash(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
+    void read_scenario_crash(const Json& value);
+    auto read_must_reach(const Json& value, const std::string& json_path, const Names& before) const -> Names;
+    [[nodiscard]] auto is_model_point(const std::string& name) const -> bool;
     void read_schedule(const Json& value);
     auto read_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
     auto read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
@@ -234,6 +237,7 @@ private:
     FuzzBudget fuzz_default_{{"random"}, fuzz_schedules_default, 0};
     std::set<std::string> files_setup_;
     std::set<std::string> files_created_;
+    Names must_reach_;
 };
 
 auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(text, scenario_.path)); }
@@ -241,7 +245,7 @@ auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
                {"name", "about", "model", "device", "machine", "config", "setup", "workload", "tasks",
-                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore"},
+                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore", "must_reach"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
@@ -254,7 +258,8 @@ auto Loader::load(const Json& root) -> Scenario {
     if (root.contains("setup")) read_setup(root.at("setup"));
     if (root.contains("workload")) read_workload(root.at("workload"));
     if (root.contains("tasks")) read_tasks(root.at("tasks"));
-    if (root.contains("crash")) scenario_.crash.unflushed = read_crash(root.at("crash"), "$.crash");
+    if (root.contains("crash")) read_scenario_crash(root.at("crash"));
+    if (root.contains("must_reach")) must_reach_ = read_must_reach(root.at("must_reach"), "$.must_reach", {});
     if (root.contains("schedule")) read_schedule(root.at("schedule"));
     if (root.contains("explore")) read_explore(root.at("explore"));
     read_checkers(root.at("checkers"));
@@ -872,6 +877,43 @@ auto Loader::read_crash(const Json& value, const std::string& json_path) const -
     return read_unflushed(value.at("unflushed"), json_path + ".unflushed");
 }
 
+// The scenario's own crash policy: the schedule's crash steps take only "unflushed".
+void Loader::read_scenario_crash(const Json& value) {
+    check_keys(value, "$.crash", {"unflushed", "mount"}, {"unflushed"});
+    scenario_.crash.unflushed = read_unflushed(value.at("unflushed"), "$.crash.unflushed");
+    if (value.contains("mount")) {
+        scenario_.crash.mount_may_fail =
+            read_choice(value.at("mount"), "$.crash.mount", {"must-succeed", "may-fail"}, "") == "may-fail";
+    }
+}
+
+auto Loader::is_model_point(const std::string& name) const -> bool {
+    return std::any_of(model_->yield_points.begin(), model_->yield_points.end(),
+                       [&](const sim::YieldPoint* point) { return point->name == name; });
+}
+
+// must_reach: yield points of this model, each once (`before`: the scenario's, for a variant).
+auto Loader::read_must_reach(const Json& value, const std::string& json_path, const Names& before) const
+    -> Names {
+    check_array(value, json_path);
+    Names points = before;
+    for (std::size_t index = 0; index < value.size(); index++) {
+        const auto point_path = index_path(json_path, index);
+        auto point = read_name(value[index], point_path);
+        if (!is_model_point(point)) {
+            fail(point_path, "a yield point of model " + model_->name + " (crashsim list prints them)",
+                 json_quoted(point));
+        }
+        if (contains(points, point)) {
+            fail(point_path, "a yield point not listed before" +
+                                 std::string(before.empty() ? "" : " (here or in $.must_reach)"),
+                 json_quoted(point));
+        }
+        points.push_back(std::move(point));
+    }
+    return points;
+}
+
 void Loader::read_schedule(const Json& value) {
     check_array(value, "$.schedule");
     for (std::size_t index = 0; index < value.size(); index++) {
@@ -1001,7 +1043,7 @@ void Loader::read_variants(const Json& value) {
 }
 
 auto Loader::read_variant(const Json& value, const std::string& json_path) const -> Variant {
-    check_keys(value, json_path, {"name", "config", "expect"}, {"name", "expect"});
+    check_keys(value, json_path, {"name", "config", "expect", "must_reach"}, {"name", "expect"});
     Variant variant;
     const auto name_path = json_path + ".name";
     variant.name = read_name(value.at("name"), name_path);
@@ -1019,6 +1061,9 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
         variant.config.try_emplace(knob.name, knob.default_value);
     }
     variant.expect = read_expectation(value.at("expect"), json_path + ".expect");
+    variant.must_reach = value.contains("must_reach")
+                             ? read_must_reach(value.at("must_reach"), json_path + ".must_reach", must_reach_)
+                             : must_reach_;
     return variant;
 }
 
@@ -1045,8 +1090,10 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
     }
     if (violates) {
         expect.kind = Expectation::Kind::violates;
-        expect.checker = read_choice(value.at("violates"), json_path + ".violates",
-                                     scenario_.checkers, "the scenario's checkers ");
+        Names violable = scenario_.checkers;
+        if (!scenario_.crash.mount_may_fail) violable.push_back("mount");  // always on
+        expect.checker = read_choice(value.at("violates"), json_path + ".violates", violable,
+                                     "the scenario's checkers ");
     } else if (value.at("holds") != true) {
         const auto& given = value.at("holds");
         fail(json_path + ".holds", "true", given.is_boolean() ? "false" : type_name(given));

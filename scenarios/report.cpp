@@ -40,6 +40,13 @@ auto seconds_text(double seconds) -> std::string {
     return text;
 }
 
+/// The stake counts and yield-point coverage of a row, for the JUnit output.
+auto junit_coverage_text(const CheckRow& row) -> std::string {
+    if (row.judged.empty() && row.reached.empty()) return "";
+    return "\njudged (crash states with something at stake): " + judged_text(row.judged) +
+           "\nyield points: " + coverage_text(row.reached) + "\n" + hits_text(row.reached);
+}
+
 auto attempt_json(const CheckAttempt& attempt) -> Json {
     Json json = {{"strategy", attempt.strategy}, {"schedules", attempt.schedules},
                  {"crash_states", attempt.crash_states}, {"found", attempt.found}};
@@ -55,6 +62,25 @@ auto attempt_json(const CheckAttempt& attempt) -> Json {
 }
 
 }  // namespace
+
+void add_coverage_json(Json& json, const Counts& judged, const Counts& reached) {
+    Json judged_json = Json::object();
+    for (const auto& [name, count] : judged) judged_json[name] = count;
+    Json hits = Json::object();
+    Json never = Json::array();
+    std::uint64_t reached_count = 0;
+    for (const auto& [name, count] : reached) {
+        hits[name] = count;
+        if (count == 0) {
+            never.push_back(name);
+        } else {
+            reached_count++;
+        }
+    }
+    json["judged"] = judged_json;
+    json["coverage"] = {{"points", reached.size()}, {"reached", reached_count}, {"never_reached", never},
+                        {"hits", hits}};
+}
 
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
@@ -88,7 +114,8 @@ void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::s
             }
             xml += "      <system-out>" +
                    xml_escape(row->detail + "; " + std::to_string(row->schedules) + " schedules, " +
-                              std::to_string(row->crash_states) + " crash states") +
+                              std::to_string(row->crash_states) + " crash states" +
+                              junit_coverage_text(*row)) +
                    "</system-out>\n";
             xml += "    </testcase>\n";
         }
@@ -116,6 +143,7 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.command.empty()) json["reproduce"] = row.command;
         if (!row.story.empty()) json["story"] = row.story;
         if (row.interrupted) json["interrupted"] = true;
+        if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
     const Json report = {{"crashsim_check", 1},
@@ -142,6 +170,8 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     result.steps = report.steps;
     result.interrupted = report.interrupted;
     result.violations = report.violations;
+    result.judged = judged_counts(report.checker_names, report.judged);
+    result.reached = reached_counts(scenario.model, report.hits);
     return result;
 }
 
@@ -154,7 +184,7 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
     }
     char hash[17];
     std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(result.scenario_hash));
-    const Json json = {{"crashsim_result", 1},
+    Json json = {{"crashsim_result", 1},
                        {"scenario", result.scenario},
                        {"scenario_hash", hash},
                        {"variant", result.variant},
@@ -167,6 +197,7 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                        {"steps", result.steps},
                        {"interrupted", result.interrupted},
                        {"violations", violations}};
+    add_coverage_json(json, result.judged, result.reached);
     write_text_file_atomically(path, json.dump(2) + "\n");
 }
 
@@ -184,6 +215,25 @@ auto get(const Json& json, const std::string& key, const std::string& path, cons
         throw InputError(path + ": " + where + "." + key + ": expected " + what + ", got " +
                          json.at(key).type_name());
     }
+}
+
+/// An optional object of unsigned counts, in the file's order.
+auto read_counts(const Json& json, const std::string& key, const std::string& path, const std::string& where)
+    -> Counts {
+    Counts counts;
+    if (!json.is_object() || !json.contains(key)) return counts;
+    const Json& object = json.at(key);
+    if (!object.is_object()) {
+        throw InputError(path + ": " + where + "." + key + ": expected an object, got " + object.type_name());
+    }
+    for (const auto& [name, count] : object.items()) {
+        if (!count.is_number_unsigned()) {
+            throw InputError(path + ": " + where + "." + key + "." + name + ": expected an unsigned integer, got " +
+                             count.type_name());
+        }
+        counts.emplace_back(name, count.get<std::uint64_t>());
+    }
+    return counts;
 }
 
 }  // namespace
@@ -233,6 +283,10 @@ auto read_campaign_result(const std::string& path) -> CampaignResult {
         found.violation.message = get<std::string>(violations[i], "message", path, where, "a string");
         result.violations.push_back(std::move(found));
     }
+    result.judged = read_counts(json, "judged", path, "$");
+    if (json.contains("coverage")) {
+        result.reached = read_counts(get<Json>(json, "coverage", path, "$", "an object"), "hits", path, "$.coverage");
+    }
     return result;
 }
 
@@ -247,6 +301,8 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     merged.schedules_run = merged.crash_states = merged.steps = 0;
     merged.interrupted = false;
     merged.violations.clear();
+    merged.judged.clear();
+    merged.reached.clear();
     for (std::size_t i = 0; i < shards.size(); i++) {
         const CampaignResult& shard = shards[i];
         auto differs = [&](const std::string& field, const std::string& got, const std::string& expected) {
@@ -272,6 +328,8 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
         merged.steps += shard.steps;
         merged.interrupted = merged.interrupted || shard.interrupted;
         merged.violations.insert(merged.violations.end(), shard.violations.begin(), shard.violations.end());
+        add_named(merged.judged, shard.judged);
+        add_named(merged.reached, shard.reached);
     }
     for (std::uint32_t k = 0; k < first.shard_count; k++) {
         if (!seen[k]) {

@@ -8,12 +8,18 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "scenarios/campaign.hpp"
 
 namespace scenarios {
 
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
 void write_check_json(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
+
+/// The stake counts and coverage as JSON: {"judged": {...}, "coverage": {...}}
+/// members, added to a row or a campaign result.
+void add_coverage_json(nlohmann::ordered_json& json, const Counts& judged, const Counts& reached);
 
 /// A fuzz campaign's result, or one shard's.
 struct CampaignResult {
@@ -30,6 +36,8 @@ struct CampaignResult {
     std::uint64_t steps = 0;
     bool interrupted = false;
     std::vector<FoundViolation> violations;
+    Counts judged;   // crash states each checker judged with something at stake
+    Counts reached;  // hits of each of the model's yield points
 };
 
 auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,

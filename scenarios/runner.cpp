@@ -263,6 +263,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     prototype_oracle_ = std::make_unique<checkers::Oracle>(scenario.files.size());
     prototype_created_.assign(scenario.files.size(), false);
     for (const auto& name : scenario.checkers) checkers_.push_back(checkers::make_checker(name));
+    if (!scenario.crash.mount_may_fail) checkers_.push_back(checkers::make_checker("mount"));
     // The set-up runs once, tasks in order, no crash; every later run starts
     // from a copy of the quiescent result.
     {
@@ -297,6 +298,12 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
 }
 
 Simulation::~Simulation() = default;
+
+auto Simulation::checker_names() const -> std::vector<std::string> {
+    std::vector<std::string> names;
+    for (const auto& checker : checkers_) names.emplace_back(checker->name());
+    return names;
+}
 
 auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     ScriptedStrategy script(scenario_, variant_.name);
@@ -473,6 +480,7 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
                          bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome {
     RunOutcome outcome;
+    outcome.judged.assign(checkers_.size(), 0);
     sim::Trace trace(trace_on);
     std::unique_ptr<model::FileSystem> fs = prototype_->clone();
     checkers::Oracle oracle = *prototype_oracle_;
@@ -501,7 +509,10 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             const model::RecoveredState state = fs->recover(image);
             outcome.crash_states++;
             std::vector<checkers::Violation> found;
-            for (const auto& checker : checkers_) checker->check(oracle, state, context, found);
+            for (std::size_t i = 0; i < checkers_.size(); i++) {
+                checkers_[i]->check(oracle, state, context, found);
+                if (checkers_[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
+            }
             if (narrate || !found.empty()) {
                 trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
                            "power cut after step " + std::to_string(scheduler.steps()) + " (" +
@@ -596,6 +607,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         outcome.choices = scheduler.choices();
         outcome.io_reorders = scheduler.io_reorders_used();
         outcome.daemon_wakeups = scheduler.daemon_wakeups_used();
+        outcome.hits = scheduler.hits();
     }
     outcome.story = trace.story();
     outcome.trace = trace.full();

@@ -39,6 +39,11 @@ struct RunOutcome {
     std::map<std::string, std::uint64_t> counters;
     std::uint32_t io_reorders = 0;     // I/O reorderings the schedule took
     std::uint32_t daemon_wakeups = 0;  // daemon wake-ups it took
+    /// Per checker (Simulation::checker_names order): crash states it judged
+    /// with something at stake (Checker::at_stake).
+    std::vector<std::uint64_t> judged;
+    /// Per yield point id (sim::yield_point_by_id): times a task reached it.
+    std::vector<std::uint64_t> hits;
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 
@@ -102,6 +107,9 @@ public:
     }
     [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
     [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
+    /// The checkers every crash state goes through, in order: the scenario's,
+    /// then mount (unless the scenario's crash.mount is may-fail).
+    [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,

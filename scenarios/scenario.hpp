@@ -39,6 +39,10 @@ enum class UnflushedPolicy : std::uint8_t { none, all, any_subset, prefix };
 
 struct CrashPolicy {
     UnflushedPolicy unflushed = UnflushedPolicy::any_subset;
+    /// crash.mount: "may-fail" when the scenario expects recovery to refuse
+    /// some crashed images; else ("must-succeed") a refused mount is a
+    /// violation of the mount checker.
+    bool mount_may_fail = false;
 };
 
 /// One step of a scripted schedule.
@@ -71,6 +75,9 @@ struct Variant {
     std::string name;
     std::map<std::string, std::string> config;  // every knob, defaults filled in
     Expectation expect;
+    /// Yield points `check` requires the variant's runs to reach: the
+    /// scenario's must_reach, then the variant's own.
+    std::vector<std::string> must_reach;
 };
 
 /// A fio-like job (`workload.fio`), expanded at load time into one file

@@ -491,5 +491,46 @@ else
     ok "check scenarios/ prints no FAILED row"
 fi
 
+# ---------------------------------------------------------------- no vacuous verdicts
+expect_grep "check prints each variant's stake counts" "judged: fsync_durability " "$TMP/check.out"
+expect_grep "check prints each variant's yield-point coverage" "yield points: 17 of 21 reached; never reached: " "$TMP/check.out"
+expect_grep "check --json carries the stake counts" "\"judged\": {" "$TMP/check.json"
+expect_grep "check --json carries the points never reached" "\"never_reached\": [" "$TMP/check.json"
+expect_grep "check --junit carries the coverage" "judged (crash states with something at stake): " "$TMP/check.xml"
+run_cs "$TMP/cov.out" "$TMP/cov.err" fuzz "$SCEN" --variant fix-2 --schedules 50 --out "$TMP"
+expect_rc "fuzz of a holding variant" 0 "$TMP/cov.out" "$TMP/cov.err"
+expect_grep "fuzz prints the stake counts" "judged (crash states with something at stake): fsync_durability " "$TMP/cov.out"
+expect_grep "fuzz prints the yield-point coverage" "yield points: " "$TMP/cov.out"
+run_cs "$TMP/cov.out" "$TMP/cov.err" fuzz "$SCEN" --variant fix-2 --schedules 50 --shard 0/2 --out "$TMP" --result "$TMP/s0.json"
+run_cs "$TMP/cov.out" "$TMP/cov.err" fuzz "$SCEN" --variant fix-2 --schedules 50 --shard 1/2 --out "$TMP" --result "$TMP/s1.json"
+run_cs "$TMP/cov.out" "$TMP/cov.err" merge "$TMP/s0.json" "$TMP/s1.json"
+expect_rc "merge of two shards" 0 "$TMP/cov.out" "$TMP/cov.err"
+expect_grep "merge sums the stake counts" "judged (crash states with something at stake): fsync_durability " "$TMP/cov.out"
+expect_grep "a shard's result carries the coverage" "\"btrfs.fsync.after_full_sync_check\": " "$TMP/s0.json"
+# A holds whose checkers never had anything at stake is vacuous: no fsync, so
+# no promise; and data written back but never committed is in no file.
+cat >"$TMP/vacuous.json" <<'VACUOUS'
+{"name": "cli/vacuous", "model": "btrfs", "device": {"block_size": 4096, "blocks": 2048},
+ "setup": [{"op": "create", "file": "I"}, {"op": "commit"}],
+ "tasks": [{"name": "app", "ops": [{"op": "write", "file": "I", "offset": 0, "length": 4096}, {"op": "writeback", "file": "I"}]}],
+ "checkers": ["fsync_durability", "no_stale_data"],
+ "variants": [{"name": "v", "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20}}}]}
+VACUOUS
+run_cs "$TMP/vac.out" "$TMP/vac.err" check "$TMP/vacuous.json" --json "$TMP/vac.json"
+expect_rc "check of a holds with nothing at stake" 1 "$TMP/vac.out" "$TMP/vac.err"
+expect_grep "check says which checker never judged anything" "vacuous: fsync_durability, no_stale_data never judged a crash state with something at stake" "$TMP/vac.out"
+expect_grep "check --json shows its zero count" "\"fsync_durability\": 0" "$TMP/vac.json"
+# must_reach: the same scenario with an fsync, requiring a point nothing reaches.
+sed -e 's/{"op": "writeback", "file": "I"}/{"op": "fsync", "file": "I"}/' \
+    -e 's/"checkers": \[/"must_reach": ["btrfs.fsync.after_full_sync_check", "btrfs.release.before_em_lock"], "checkers": [/' \
+    "$TMP/vacuous.json" >"$TMP/reach.json"
+run_cs "$TMP/reach.out" "$TMP/reach.err" check "$TMP/reach.json"
+expect_rc "check of a variant that never reaches a must_reach point" 1 "$TMP/reach.out" "$TMP/reach.err"
+expect_grep "check names the point never reached" "must_reach: never reached in 20 schedules: btrfs.release.before_em_lock" "$TMP/reach.out"
+rm -rf "$TMP/flag" && mkdir "$TMP/flag"
+sed 's/"btrfs.release.before_em_lock"/"btrfs.release.nowhere"/' "$TMP/reach.json" >"$TMP/reach-bad.json"
+bad_flag "check of a must_reach point the model lacks" "crashsim: $TMP/reach-bad.json: \$.must_reach[1]: expected a yield point of model btrfs" -- \
+    check "$TMP/reach-bad.json"
+
 echo "cli: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -36,6 +36,8 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
 auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
     RecoveredState state;
     state.files.resize(file_names_.size());
+    state.device_blocks = device_.block_count();
+    state.metadata_end = meta_area_end_;
     // The superblock.
     const disk::Content super_content = image.read(0);
     if (super_content.kind != disk::ContentKind::meta || super_content.version >= meta_objects_.size() ||
@@ -98,6 +100,9 @@ auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
         recovered.exists = true;
         recovered.size_bytes = items.size_bytes;
         const std::uint64_t size_blocks = (items.size_bytes + block_size_ - 1) / block_size_;
+        items.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+            recovered.extents.push_back({start, item.disk_block, end - start, false});
+        });
         items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
             image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
                                     [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {

@@ -37,6 +37,8 @@ struct Owner {
 auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
     RecoveredState state;
     state.files.resize(file_names_.size());
+    state.device_blocks = device_.block_count();
+    state.metadata_end = data_start_;  // superblock, log, inodes
     const disk::Content home = image.read(0);
     if (home.kind != disk::ContentKind::meta || home.offset != 0 ||
         home.version >= meta_objects_.size() ||
@@ -85,6 +87,11 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
         recovered.exists = true;
         recovered.size_bytes = inode.di_size;
         const std::uint64_t size_blocks = (inode.di_size + block_size_ - 1) / block_size_;
+        inode.extents.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
+            if (extent.state == ExtentState::delalloc) return;  // no device block
+            recovered.extents.push_back(
+                {start, extent.start_block, end - start, extent.state == ExtentState::unwritten});
+        });
         inode.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end,
                                                    const Extent& extent) {
             if (extent.state != ExtentState::normal) return;  // unwritten reads zeros

@@ -412,6 +412,18 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"model_task_name",
          "$.tasks[1].name: expected a name other than the model's own tasks endio, kswapd, transaction_kthread, got "
          "\"endio\""},
+        // No vacuous verdicts: crash.mount and must_reach.
+        {"crash_mount_bad_value", "$.crash.mount: expected one of must-succeed, may-fail, got \"sometimes\""},
+        {"crash_step_mount", "$.schedule[1].crash.mount: expected one of the keys unflushed, got an unknown key"},
+        {"must_reach_not_array", "$.must_reach: expected an array, got a string"},
+        {"must_reach_repeated",
+         "$.variants[0].must_reach[0]: expected a yield point not listed before (here or in $.must_reach), got "
+         "\"btrfs.fsync.after_full_sync_check\""},
+        {"must_reach_unknown_point",
+         "$.must_reach[0]: expected a yield point of model btrfs (crashsim list prints them), got "
+         "\"btrfs.fsync.nowhere\""},
+        {"violates_mount_may_fail",
+         "$.variants[0].expect.violates: expected one of the scenario's checkers fsync_durability, got \"mount\""},
         {"negative_offset", "$.tasks[0].ops[0].offset: expected an unsigned integer, got -4096"},
         {"not_an_object", "$: expected an object, got an array"},
         {"offset_too_large",
@@ -428,7 +440,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "no_stale_data, got \"no_stale_date\""},
         {"unknown_expect_checker",
          "$.variants[0].expect.violates: expected one of the scenario's checkers "
-         "fsync_durability, no_stale_data, got \"fs_consistency\""},
+         "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},
         {"unknown_key",
          "$.device.colour: expected one of the keys block_size, blocks, profile, got an unknown "
          "key"},
@@ -448,7 +460,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
          "$.timeout_ms: expected one of the keys name, about, model, device, machine, config, "
-         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, got an "
+         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, must_reach, got an "
          "unknown key"},
         {"explore_io_reorders_too_large",
          "$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9"},
