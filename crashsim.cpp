@@ -574,6 +574,17 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
 }
 
 // ---- perf ----
+/// A perf run has no story: its header says which variants use a knob value
+/// that names no real kernel.
+void print_hypothetical_variants(const scenarios::Scenario& scenario) {
+    const model::ModelInfo* info = model::find_model(scenario.model);
+    for (const auto& variant : scenario.variants) {
+        for (const auto& note : model::hypothetical_notes(*info, variant.config)) {
+            std::printf("note: variant %s: %s\n", variant.name.c_str(), note.c_str());
+        }
+    }
+}
+
 auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot) -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
@@ -590,6 +601,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
         return ExitCode::interrupted;
     }
     std::printf("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(), scenario.device.profile.c_str());
+    print_hypothetical_variants(scenario);
     // In a sweep each row starts with the swept parameter's value.
     const bool swept = !report.parameter.empty();
     if (swept) std::printf("%8s ", report.parameter.c_str());

@@ -468,6 +468,26 @@ else
     ok "perf --plot with gnuplot (gnuplot not installed: skipped; the message path is tested above)"
 fi
 
+# ---------------------------------------------------------------- hypothetical knob values (btrfs)
+# A value that names no real kernel is said so: in a run's story and in perf's header.
+sed 's/"config": {"release_extent_maps": "fix-3"}/"config": {"release_extent_maps": "hypothetical-before-fix-without-full-sync"}/' \
+    scenarios/btrfs/two-fsyncs-one-file.json >"$TMP/hypothetical-run.json"
+run_cs "$TMP/hyp-run.out" "$TMP/hyp-run.err" run "$TMP/hypothetical-run.json" --variant fix-3
+expect_rc "run with a hypothetical release_extent_maps" 0 "$TMP/hyp-run.out" "$TMP/hyp-run.err"
+expect_grep "run's story says the hypothetical value is not a real kernel" \
+    "config    release_extent_maps = hypothetical-before-fix-without-full-sync: a hypothetical setting, not a real kernel" "$TMP/hyp-run.out"
+run_cs "$TMP/real-run.out" "$TMP/real-run.err" run scenarios/btrfs/two-fsyncs-one-file.json --variant fix-3
+if grep -q "not a real kernel" "$TMP/real-run.out"; then
+    not_ok "a run of a released kernel says nothing of hypothetical values"
+else
+    ok "a run of a released kernel says nothing of hypothetical values"
+fi
+sed 's/"config": {"log_commit_sleep": "none"}/"config": {"log_commit_sleep": "none", "jiffy_timer": "hypothetical-exact"}/' \
+    scenarios/btrfs/log-commit-jiffy-sleep.json >"$TMP/hypothetical-perf.json"
+run_cs "$TMP/hyp-perf.out" "$TMP/hyp-perf.err" perf "$TMP/hypothetical-perf.json"
+expect_grep "perf's header names the variant with a hypothetical value" \
+    "note: variant no-sleep: jiffy_timer = hypothetical-exact: a hypothetical setting, not a real kernel" "$TMP/hyp-perf.out"
+
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)
 run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/ --junit "$TMP/check.xml" --json "$TMP/check.json"
 expect_rc "check scenarios/" 0 "$TMP/check.out" "$TMP/check.err"
