@@ -507,6 +507,15 @@ struct CheckArgs {
     std::uint32_t jobs = 1;
 };
 
+/// What the whole check explored of each model: yield points summed over its rows.
+void print_model_coverage(const std::vector<scenarios::CheckRow>& rows) {
+    std::vector<std::pair<std::string, scenarios::Counts>> reached;
+    for (const auto& row : rows) reached.emplace_back(row.model, row.reached);
+    for (const auto& [model, counts] : scenarios::coverage_by_model(reached)) {
+        std::printf("coverage of %s: yield points %s\n", model.c_str(), scenarios::coverage_text(counts).c_str());
+    }
+}
+
 auto cmd_check(const CheckArgs& args) -> ExitCode {
     if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
     require_writable("--junit", args.junit);
@@ -569,6 +578,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
                     total, met);
         return ExitCode::interrupted;
     }
+    print_model_coverage(rows);
     std::printf("check: %zu of %zu expectations met\n", met, rows.size());
     return met == rows.size() ? ExitCode::pass : ExitCode::violation;
 }

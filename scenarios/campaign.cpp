@@ -170,7 +170,8 @@ namespace {
 void judge_coverage(CheckRow& row, const Simulation& simulation, const std::vector<std::uint64_t>& judged,
                     const std::vector<std::uint64_t>& hits, bool violates) {
     row.judged = judged_counts(simulation.checker_names(), judged);
-    row.reached = reached_counts(simulation.scenario().model, hits);
+    row.model = simulation.scenario().model;
+    row.reached = reached_counts(row.model, hits);
     if (!row.met || row.interrupted) return;
     const std::vector<std::string> vacuous = never_judged(row.judged);
     if (!violates && !vacuous.empty()) {

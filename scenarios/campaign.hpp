@@ -104,6 +104,7 @@ struct CheckRow {
     /// model's yield points (scenarios/coverage.hpp).
     Counts judged;
     Counts reached;
+    std::string model;  // whose yield points `reached` counts
 };
 
 /// Checks one variant against its expectation. `clock` returns seconds (the

@@ -91,4 +91,20 @@ auto unreached(const Counts& reached, const std::vector<std::string>& required) 
     return names;
 }
 
+auto coverage_by_model(const std::vector<std::pair<std::string, Counts>>& rows)
+    -> std::vector<std::pair<std::string, Counts>> {
+    std::vector<std::pair<std::string, Counts>> models;
+    for (const auto& [model, reached] : rows) {
+        if (model.empty()) continue;
+        auto found = std::find_if(models.begin(), models.end(), [&](const auto& entry) { return entry.first == model; });
+        if (found == models.end()) {
+            models.emplace_back(model, Counts{});
+            found = models.end() - 1;
+        }
+        add_named(found->second, reached);
+    }
+    std::sort(models.begin(), models.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return models;
+}
+
 }  // namespace scenarios

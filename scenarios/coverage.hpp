@@ -41,4 +41,9 @@ auto unreached(const Counts& reached, const std::vector<std::string>& required) 
 
 auto join_names(const std::vector<std::string>& names) -> std::string;
 
+/// Per model (by name), the yield-point hits of a set of check rows summed:
+/// what `crashsim check` explored of each model as a whole.
+auto coverage_by_model(const std::vector<std::pair<std::string, Counts>>& rows)
+    -> std::vector<std::pair<std::string, Counts>>;
+
 }  // namespace scenarios

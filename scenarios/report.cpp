@@ -82,6 +82,23 @@ void add_coverage_json(Json& json, const Counts& judged, const Counts& reached) 
                         {"hits", hits}};
 }
 
+namespace {
+
+/// Every model's yield points summed over the rows: {"coverage": {"btrfs": {...}}}.
+void add_model_coverage_json(Json& summary, const std::vector<CheckRow>& rows) {
+    std::vector<std::pair<std::string, Counts>> reached;
+    for (const auto& row : rows) reached.emplace_back(row.model, row.reached);
+    Json models = Json::object();
+    for (const auto& [model, counts] : coverage_by_model(reached)) {
+        Json member = Json::object();
+        add_coverage_json(member, {}, counts);
+        models[model] = member["coverage"];
+    }
+    summary["coverage"] = models;
+}
+
+}  // namespace
+
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
     std::size_t failures = 0;
@@ -146,11 +163,12 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
-    const Json report = {{"crashsim_check", 1},
+    Json report = {{"crashsim_check", 1},
                          {"summary",
                           {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met},
                            {"schedules", schedules}, {"crash_states", crash_states}, {"seconds", seconds}}},
                          {"variants", list}};
+    add_model_coverage_json(report["summary"], rows);
     write_text_file_atomically(path, report.dump(2) + "\n");
 }
 

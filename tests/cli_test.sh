@@ -517,6 +517,8 @@ expect_grep "check prints each variant's yield-point coverage" "yield points: 17
 expect_grep "check --json carries the stake counts" "\"judged\": {" "$TMP/check.json"
 expect_grep "check --json carries the points never reached" "\"never_reached\": [" "$TMP/check.json"
 expect_grep "check --junit carries the coverage" "judged (crash states with something at stake): " "$TMP/check.xml"
+expect_grep "check sums each model's coverage" "coverage of btrfs: yield points " "$TMP/check.out"
+expect_grep "check sums each model's coverage for xfs too" "coverage of xfs: yield points " "$TMP/check.out"
 run_cs "$TMP/cov.out" "$TMP/cov.err" fuzz "$SCEN" --variant fix-2 --schedules 50 --out "$TMP"
 expect_rc "fuzz of a holding variant" 0 "$TMP/cov.out" "$TMP/cov.err"
 expect_grep "fuzz prints the stake counts" "judged (crash states with something at stake): fsync_durability " "$TMP/cov.out"

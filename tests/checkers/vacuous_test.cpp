@@ -295,3 +295,19 @@ TEST_CASE("runs: the mount checker is on unless the scenario expects refused mou
     CHECK(outcome.judged[3] == outcome.crash_states);
     CHECK(outcome.hits.size() == sim::yield_point_count());
 }
+
+TEST_CASE("coverage: counts add by name, and sum per model") {
+    scenarios::Counts a = {{"x.one", 1}, {"x.two", 0}};
+    scenarios::add_named(a, {{"x.two", 3}, {"x.three", 0}});
+    CHECK(a == scenarios::Counts{{"x.one", 1}, {"x.two", 3}, {"x.three", 0}});
+    CHECK(scenarios::coverage_text(a) == "2 of 3 reached; never reached: x.three");
+    CHECK(scenarios::unreached(a, {"x.one", "x.three", "x.four"}) == std::vector<std::string>{"x.three", "x.four"});
+    const auto models = scenarios::coverage_by_model(
+        {{"y", {{"y.a", 0}}}, {"x", {{"x.one", 0}}}, {"", {}}, {"y", {{"y.a", 2}}}});
+    REQUIRE(models.size() == 2);
+    CHECK(models[0].first == "x");
+    CHECK(models[1].second == scenarios::Counts{{"y.a", 2}});
+    std::vector<std::uint64_t> sum = {1, 2};
+    scenarios::add_counts(sum, {1, 1, 5});
+    CHECK(sum == std::vector<std::uint64_t>{2, 3, 5});
+}
