@@ -164,11 +164,15 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
              std::to_string(pieces.size()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
              " from the caller's buffer");
     done.wait();
-    // xfs_dio_write_end_io: the in-core size first, then the on-disk one.
-    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
+    // xfs_dio_write_end_io (v5.7): unwritten conversion updates i_size and
+    // di_size itself (update_isize); otherwise "if (offset + size >
+    // i_size_read(inode)) { i_size_write(); xfs_setfilesize(); }": a write
+    // inside i_size logs no size, even past di_size.
+    const bool extends = offset + length > inode.size_bytes;
+    if (extends) inode.size_bytes = offset + length;
     if (unwritten) {
         iomap_write_unwritten(file, start, end);
-    } else if (bytes(end) > inode.di_size) {
+    } else if (extends) {
         if (auto tp = trans_alloc("xfs_setfilesize")) update_di_size(*tp, file, end);
     }
     inode.iolock.unlock();

@@ -192,6 +192,12 @@ auto Xfs::fsync(std::uint32_t file) -> bool {
         device_.flush_and_wait();
         SIM_NOTE("fsync of inode " + name(file) + ": no log force needed, FLUSH the data device");
     }
+    // xfs_log_force_lsn fails with -EIO once the log is shut down; the
+    // device flush above still runs, then fsync returns the error.
+    if (shutdown_) {
+        SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
+        return false;
+    }
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
     return true;
 }
