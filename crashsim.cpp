@@ -544,10 +544,11 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
 
 // ---- perf ----
 // crashsim perf SCENARIO --vary NAME=V1,V2,...: one run of the scenario per value.
-auto cmd_perf_vary(const std::string& path, const std::string& spec) -> ExitCode {
-    const scenarios::Scenario scenario = load(path);
+auto cmd_perf_vary(const std::string& path, const std::string& spec, const std::string& points) -> ExitCode {
+    scenarios::Scenario scenario = load(path);
+    if (!points.empty()) scenarios::keep_points(scenario, points);
     const double started = seconds_now();
-    const scenarios::VaryReport report = scenarios::measure_vary(path, spec);
+    const scenarios::VaryReport report = scenarios::measure_vary(path, spec, points);
     const double elapsed = seconds_now() - started;
     if (report.interrupted) {
         std::printf("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
@@ -558,11 +559,13 @@ auto cmd_perf_vary(const std::string& path, const std::string& spec) -> ExitCode
     return ExitCode::pass;
 }
 
-auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot) -> ExitCode {
+auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot,
+              const std::string& points = "") -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
     if (!plot.empty()) scenarios::check_plot_path(plot);
-    const scenarios::Scenario scenario = load(path);
+    scenarios::Scenario scenario = load(path);
+    if (!points.empty()) scenarios::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark) {
         throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
@@ -756,6 +759,8 @@ auto main(int argc, char** argv) -> int {
     perf->add_option("--vary", perf_vary,
                      "NAME=V1,V2,...: run once per value of one parameter (machine, device, workload field "
                      "or knob) and print how each ratio moves");
+    std::string perf_points;
+    perf->add_option("--points", perf_points, "V1,V2,...: run only these points of the scenario's sweep");
     std::vector<std::string> merge_paths;
     std::string merge_out;
     auto* merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
@@ -787,8 +792,8 @@ auto main(int argc, char** argv) -> int {
             if (!perf_vary.empty() && (!perf_csv.empty() || !perf_plot.empty())) {
                 throw scenarios::InputError("--vary: expected no --csv or --plot with it, got both");
             }
-            code = perf_vary.empty() ? cmd_perf(perf_scenario, perf_csv, perf_plot)
-                                     : cmd_perf_vary(perf_scenario, perf_vary);
+            code = perf_vary.empty() ? cmd_perf(perf_scenario, perf_csv, perf_plot, perf_points)
+                                     : cmd_perf_vary(perf_scenario, perf_vary, perf_points);
         }
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);

@@ -1,5 +1,6 @@
 #include "scenarios/perf.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -180,6 +181,46 @@ auto json_path_of(const std::string& pointer) -> std::string {
 
 }  // namespace
 
+void keep_points(Scenario& scenario, const std::string& values) {
+    if (scenario.sweep_values.empty()) {
+        throw InputError("--points: expected a scenario with a sweep, got " + scenario.path + " without one");
+    }
+    std::vector<std::uint64_t> kept;
+    for (const std::string& value : split_values(values)) {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
+            throw InputError("--points: expected values of " + scenario.sweep_parameter + " separated by commas, got " +
+                             Json(values).dump());
+        }
+        const std::uint64_t number = std::stoull(value);
+        if (std::find(scenario.sweep_values.begin(), scenario.sweep_values.end(), number) == scenario.sweep_values.end()) {
+            std::string swept;
+            for (auto v : scenario.sweep_values) swept += (swept.empty() ? "" : ", ") + std::to_string(v);
+            throw InputError("--points: expected one of the sweep's values of " + scenario.sweep_parameter + " (" + swept +
+                             "), got " + value);
+        }
+        if (std::find(kept.begin(), kept.end(), number) == kept.end()) kept.push_back(number);
+    }
+    std::vector<Scenario> points;
+    std::vector<std::uint64_t> point_values;
+    for (std::size_t i = 0; i < scenario.sweep_values.size(); i++) {
+        if (std::find(kept.begin(), kept.end(), scenario.sweep_values[i]) == kept.end()) continue;
+        points.push_back(std::move(scenario.sweep_points[i]));
+        point_values.push_back(scenario.sweep_values[i]);
+    }
+    scenario.sweep_points = std::move(points);
+    scenario.sweep_values = point_values;
+    if (!scenario.perf) return;
+    const auto kept_point = [&](const std::optional<std::uint64_t>& at) {
+        return !at || std::find(point_values.begin(), point_values.end(), *at) != point_values.end();
+    };
+    auto& ratios = scenario.perf->ratios;
+    ratios.erase(std::remove_if(ratios.begin(), ratios.end(), [&](const PerfRatio& r) { return !kept_point(r.at); }),
+                 ratios.end());
+    auto& seed = scenario.perf->seed_points;
+    seed.erase(std::remove_if(seed.begin(), seed.end(), [&](const SeedPoint& p) { return !kept_point(p.point); }),
+               seed.end());
+}
+
 auto vary_parameters(const std::string& model) -> std::vector<std::string> {
     std::vector<std::string> names;
     for (const auto& field : vary_fields()) names.emplace_back(field.name);
@@ -189,7 +230,7 @@ auto vary_parameters(const std::string& model) -> std::vector<std::string> {
     return names;
 }
 
-auto measure_vary(const std::string& path, const std::string& spec) -> VaryReport {
+auto measure_vary(const std::string& path, const std::string& spec, const std::string& points) -> VaryReport {
     const auto bad = [&](const std::string& expected, const std::string& got) {
         throw InputError("--vary: expected " + expected + ", got " + got);
     };
@@ -208,7 +249,8 @@ auto measure_vary(const std::string& path, const std::string& spec) -> VaryRepor
     }
     // The scenario as written (loaded once to validate it and learn its model).
     const std::string text = read_text_file(path);
-    const Scenario base = parse_scenario(text, path);
+    Scenario base = parse_scenario(text, path);
+    if (!points.empty()) keep_points(base, points);
     if (!base.fio && !base.fs_mark) {
         throw InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
@@ -257,6 +299,7 @@ auto measure_vary(const std::string& path, const std::string& spec) -> VaryRepor
         }
         try {
             loaded.push_back(parse_scenario(copy.dump(), path));
+            if (!points.empty()) keep_points(loaded.back(), points);
         } catch (const InputError& error) {
             throw InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value + ")");
         }

@@ -477,6 +477,7 @@ fi
 bad_flag "perf --vary without values" "crashsim: --vary: expected NAME=V1,V2" -- perf "$JIFFY" --vary cpus
 bad_flag "perf --vary of an unknown parameter" "crashsim: --vary: expected a parameter name" -- perf "$JIFFY" --vary colour=1,2
 bad_flag "perf --vary with a bad value" "crashsim: $JIFFY: \$.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)" -- perf "$JIFFY" --vary cpus=0,2
+bad_flag "perf --points of a value the sweep lacks" "crashsim: --points: expected one of the sweep's values of jobs" -- perf scenarios/btrfs/release-full-sync-cost.json --points 3
 bad_flag "perf --vary with --csv" "crashsim: --vary: expected no --csv or --plot" -- perf "$JIFFY" --vary cpus=2,4 --csv "$TMP/flag/v.csv"
 
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)

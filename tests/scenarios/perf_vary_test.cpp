@@ -228,3 +228,22 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
     CHECK(error("colour=1").rfind("--vary: expected a parameter name, one of reclaim_batch, page_cache, cpus,", 0) == 0);
     std::remove(path.c_str());
 }
+
+TEST_CASE("perf --points: keeps only those sweep points, their ratios and seed figures") {
+    auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    scenarios::keep_points(scenario, "64,1");
+    CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 64});
+    REQUIRE(scenario.sweep_points.size() == 2);
+    CHECK(scenario.sweep_points[1].fio->jobs == 64);
+    REQUIRE(scenario.perf);
+    CHECK(scenario.perf->ratios.size() == 2);
+    CHECK(scenario.perf->seed_points.size() == 2);
+    auto again = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    CHECK(error_of([&] { scenarios::keep_points(again, "3"); }) ==
+          "--points: expected one of the sweep's values of jobs (1, 2, 4, 8, 16, 32, 64), got 3");
+    CHECK(error_of([&] { scenarios::keep_points(again, "1,x"); }) ==
+          "--points: expected values of jobs separated by commas, got \"1,x\"");
+    auto flat = scenarios::parse_scenario(pressure(), "flat.json");
+    CHECK(error_of([&] { scenarios::keep_points(flat, "1"); }) ==
+          "--points: expected a scenario with a sweep, got flat.json without one");
+}
