@@ -595,11 +595,29 @@ void print_hypothetical_variants(const scenarios::Scenario& scenario) {
     }
 }
 
-auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot) -> ExitCode {
+// crashsim perf SCENARIO --vary NAME=V1,V2,...: one run of the scenario per value.
+auto cmd_perf_vary(const std::string& path, const std::string& spec, const std::string& points) -> ExitCode {
+    scenarios::Scenario scenario = load(path);
+    if (!points.empty()) scenarios::keep_points(scenario, points);
+    const double started = seconds_now();
+    const scenarios::VaryReport report = scenarios::measure_vary(path, spec, points);
+    const double elapsed = seconds_now() - started;
+    if (report.interrupted) {
+        std::printf("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
+        return ExitCode::interrupted;
+    }
+    std::printf("%s", scenarios::format_vary(scenario, report).c_str());
+    std::printf("%zu runs of the scenario in %.2f s of wall time\n", report.reports.size(), elapsed);
+    return ExitCode::pass;
+}
+
+auto cmd_perf(const std::string& path, const std::string& csv, const std::string& plot,
+              const std::string& points = "") -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
     if (!plot.empty()) scenarios::check_plot_path(plot);
-    const scenarios::Scenario scenario = load(path);
+    scenarios::Scenario scenario = load(path);
+    if (!points.empty()) scenarios::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark) {
         throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
@@ -794,6 +812,12 @@ auto main(int argc, char** argv) -> int {
     perf->add_option("--plot", perf_plot,
                      "draw the metric against the swept parameter into FILE.svg (needs gnuplot: "
                      "apt-get install gnuplot-nox)");
+    std::string perf_vary;
+    perf->add_option("--vary", perf_vary,
+                     "NAME=V1,V2,...: run once per value of one parameter (machine, device, workload field "
+                     "or knob) and print how each ratio moves");
+    std::string perf_points;
+    perf->add_option("--points", perf_points, "V1,V2,...: run only these points of the scenario's sweep");
     std::vector<std::string> merge_paths;
     std::string merge_out;
     auto* merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
@@ -821,7 +845,13 @@ auto main(int argc, char** argv) -> int {
         if (*shrink) code = cmd_shrink(shrink_args);
         if (*check) code = cmd_check(check_args);
         if (*merge) code = cmd_merge(merge_paths, merge_out);
-        if (*perf) code = cmd_perf(perf_scenario, perf_csv, perf_plot);
+        if (*perf) {
+            if (!perf_vary.empty() && (!perf_csv.empty() || !perf_plot.empty())) {
+                throw scenarios::InputError("--vary: expected no --csv or --plot with it, got both");
+            }
+            code = perf_vary.empty() ? cmd_perf(perf_scenario, perf_csv, perf_plot, perf_points)
+                                     : cmd_perf_vary(perf_scenario, perf_vary, perf_points);
+        }
         if (app.got_subcommand("list")) code = cmd_list();
         if (*bench) return run_bench(bench_scenario);
         std::fflush(stdout);

@@ -9,6 +9,14 @@
 
 namespace model {
 
+auto Geometry::device_profile() const -> disk::DeviceProfile {
+    disk::DeviceProfile result = *disk::find_profile(profile);
+    if (write_latency) result.write_latency = *write_latency;
+    if (flush_latency) result.flush_latency = *flush_latency;
+    if (bandwidth) result.bandwidth = *bandwidth;
+    return result;
+}
+
 auto make_filesystem(const std::string& model, const Config& given, const Geometry& geometry,
                      const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem> {
     // Knobs left out take the model's defaults.
@@ -30,6 +38,7 @@ auto make_filesystem(const std::string& model, const Config& given, const Geomet
         knobs.jiffy_tick_aligned = config.at("jiffy_timer") != "hypothetical-exact";
         const std::string& interval = config.at("commit_interval");
         knobs.commit_interval = interval == "none" ? 0 : std::stoll(interval) * sim::seconds;
+        knobs.nodesize = static_cast<std::uint32_t>(std::stoul(config.at("nodesize")));
         return std::make_unique<btrfs::Btrfs>(knobs, geometry, file_names);
     }
     if (model == "xfs") {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,13 @@ struct Geometry {
     std::uint64_t page_cache_bytes = 0;
     /// What one kswapd pass frees: the gap between its watermarks.
     std::uint64_t reclaim_batch_bytes = 0;
+    /// The scenario's own device figures over the profile's (unset: the
+    /// profile's): `device.write_latency_us`, `flush_latency_us`, `bandwidth`.
+    std::optional<sim::Duration> write_latency;
+    std::optional<sim::Duration> flush_latency;
+    std::optional<std::uint64_t> bandwidth;
+    /// The profile named by `profile`, with the overrides above.
+    [[nodiscard]] auto device_profile() const -> disk::DeviceProfile;
 };
 
 /// How an operation ended: an operation that failed (EIO after a shutdown,

@@ -61,6 +61,12 @@ auto btrfs_info() -> ModelInfo {
          "the transaction kthread commits the running transaction once it is this many seconds "
          "old (mount -o commit=, kernel default 30); none: no kthread, transactions commit only "
          "on commit and sync operations (keeps exploration focused on the race)"},
+        {"nodesize",
+         {"4096", "8192", "16384", "32768", "65536"},
+         "16384",
+         "mkfs.btrfs -n: bytes per btree node and leaf (default 16384); sets how many checksums "
+         "a leaf of the checksum tree holds, so how often full fsyncs' lookups and ordered-extent "
+         "completions' inserts meet at one leaf"},
     };
     info.ops = {
         {"create", "create an empty regular file", {file_field()}, true},

@@ -1,6 +1,12 @@
 #include "scenarios/perf.hpp"
 
+#include <algorithm>
 #include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "model/info.hpp"
+#include "scenarios/repro.hpp"
 
 #include "sim/assert.hpp"
 
@@ -24,7 +30,8 @@ auto format_ratio(double value) -> std::string {
 auto perf_counter_names() -> const std::vector<std::string>& {
     static const std::vector<std::string> names = {
         "log_commits",      "log_followers", "jiffy_sleeps",  "fsyncs_fast",
-        "fsyncs_full",      "checksum_lookups", "checksum_lock_waits", "extent_maps_released",
+        "fsyncs_full",      "checksum_lookups", "checksum_lock_waits", "checksum_leaf_waits",
+        "log_tree_lock_waits", "extent_maps_released",
         "extent_maps_merged", "pages_reclaimed", "transactions_committed", "transactions",
         "log_forces",       "unwritten_conversions", "data_ios", "disk_writes", "disk_flushes",
     };
@@ -125,6 +132,222 @@ auto check_perf(const Scenario& scenario, const std::function<double()>& clock) 
         rows.push_back(std::move(row));
     }
     return rows;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// --vary names and the scenario field each sets (JSON pointer, JSON path).
+struct VaryField {
+    const char* name;
+    const char* pointer;
+    const char* about;
+};
+
+auto vary_fields() -> const std::vector<VaryField>& {
+    static const std::vector<VaryField> fields = {
+        {"reclaim_batch", "/machine/reclaim_batch", "bytes kswapd frees per pass"},
+        {"page_cache", "/machine/page_cache", "bytes of page cache (before machine.scale)"},
+        {"cpus", "/machine/cpus", "CPUs shared by every task"},
+        {"scale", "/machine/scale", "the factor memory and data are divided by"},
+        {"write_latency_us", "/device/write_latency_us", "the device's write latency"},
+        {"flush_latency_us", "/device/flush_latency_us", "the device's cache flush latency"},
+        {"bandwidth", "/device/bandwidth", "the device's transfer channel, bytes/s (0: none)"},
+        {"jobs", "/workload/fio/jobs", "fio jobs"},
+        {"bs", "/workload/fio/bs", "fio block size"},
+        {"size", "/workload/fio/size", "fio bytes per job"},
+    };
+    return fields;
+}
+
+auto split_values(const std::string& text) -> std::vector<std::string> {
+    std::vector<std::string> values;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        values.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return values;
+}
+
+auto json_path_of(const std::string& pointer) -> std::string {
+    std::string path = "$";
+    for (char c : pointer) path += c == '/' ? '.' : c;
+    return path;
+}
+
+}  // namespace
+
+void keep_points(Scenario& scenario, const std::string& values) {
+    if (scenario.sweep_values.empty()) {
+        throw InputError("--points: expected a scenario with a sweep, got " + scenario.path + " without one");
+    }
+    std::vector<std::uint64_t> kept;
+    for (const std::string& value : split_values(values)) {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
+            throw InputError("--points: expected values of " + scenario.sweep_parameter + " separated by commas, got " +
+                             Json(values).dump());
+        }
+        const std::uint64_t number = std::stoull(value);
+        if (std::find(scenario.sweep_values.begin(), scenario.sweep_values.end(), number) == scenario.sweep_values.end()) {
+            std::string swept;
+            for (auto v : scenario.sweep_values) swept += (swept.empty() ? "" : ", ") + std::to_string(v);
+            throw InputError("--points: expected one of the sweep's values of " + scenario.sweep_parameter + " (" + swept +
+                             "), got " + value);
+        }
+        if (std::find(kept.begin(), kept.end(), number) == kept.end()) kept.push_back(number);
+    }
+    std::vector<Scenario> points;
+    std::vector<std::uint64_t> point_values;
+    for (std::size_t i = 0; i < scenario.sweep_values.size(); i++) {
+        if (std::find(kept.begin(), kept.end(), scenario.sweep_values[i]) == kept.end()) continue;
+        points.push_back(std::move(scenario.sweep_points[i]));
+        point_values.push_back(scenario.sweep_values[i]);
+    }
+    scenario.sweep_points = std::move(points);
+    scenario.sweep_values = point_values;
+    if (!scenario.perf) return;
+    const auto kept_point = [&](const std::optional<std::uint64_t>& at) {
+        return !at || std::find(point_values.begin(), point_values.end(), *at) != point_values.end();
+    };
+    auto& ratios = scenario.perf->ratios;
+    ratios.erase(std::remove_if(ratios.begin(), ratios.end(), [&](const PerfRatio& r) { return !kept_point(r.at); }),
+                 ratios.end());
+    auto& seed = scenario.perf->seed_points;
+    seed.erase(std::remove_if(seed.begin(), seed.end(), [&](const SeedPoint& p) { return !kept_point(p.point); }),
+               seed.end());
+}
+
+auto vary_parameters(const std::string& model) -> std::vector<std::string> {
+    std::vector<std::string> names;
+    for (const auto& field : vary_fields()) names.emplace_back(field.name);
+    if (const model::ModelInfo* info = model::find_model(model)) {
+        for (const auto& knob : info->knobs) names.push_back(knob.name);
+    }
+    return names;
+}
+
+auto measure_vary(const std::string& path, const std::string& spec, const std::string& points) -> VaryReport {
+    const auto bad = [&](const std::string& expected, const std::string& got) {
+        throw InputError("--vary: expected " + expected + ", got " + got);
+    };
+    const std::size_t equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size()) {
+        bad("NAME=V1,V2,... (one parameter, its values separated by commas)", Json(spec).dump());
+    }
+    VaryReport report;
+    report.name = spec.substr(0, equals);
+    report.values = split_values(spec.substr(equals + 1));
+    for (std::size_t i = 0; i < report.values.size(); i++) {
+        if (report.values[i].empty()) bad("a value between every two commas", Json(spec).dump());
+        for (std::size_t j = 0; j < i; j++) {
+            if (report.values[j] == report.values[i]) bad("values that differ", "\"" + report.values[i] + "\" twice");
+        }
+    }
+    // The scenario as written (loaded once to validate it and learn its model).
+    const std::string text = read_text_file(path);
+    Scenario base = parse_scenario(text, path);
+    if (!points.empty()) keep_points(base, points);
+    if (!base.fio && !base.fs_mark) {
+        throw InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
+    }
+    const Json root = Json::parse(text);
+    std::string pointer;
+    bool numeric = true;
+    for (const auto& field : vary_fields()) {
+        if (report.name == field.name) pointer = field.pointer;
+    }
+    const model::ModelInfo* info = model::find_model(base.model);
+    if (pointer.empty() && info != nullptr) {
+        for (const auto& knob : info->knobs) {
+            if (knob.name != report.name) continue;
+            pointer = "/config/" + knob.name;
+            numeric = false;
+            for (const auto& variant : root.at("variants")) {
+                if (variant.contains("config") && variant.at("config").contains(knob.name)) {
+                    bad("a knob no variant sets (variant " + variant.at("name").get<std::string>() + " sets " +
+                            knob.name + ", so varying it would change nothing)",
+                        Json(report.name).dump());
+                }
+            }
+        }
+    }
+    if (pointer.empty()) {
+        std::string names;
+        for (const auto& name : vary_parameters(base.model)) names += (names.empty() ? "" : ", ") + name;
+        bad("a parameter name, one of " + names, Json(report.name).dump());
+    }
+    if (pointer.rfind("/workload/fio/", 0) == 0 && !base.fio) bad("a parameter of an fio workload", Json(report.name).dump());
+    if (!base.sweep_parameter.empty() && pointer == "/workload/fio/" + base.sweep_parameter) {
+        bad("a parameter the scenario does not sweep already (its sweep sets " + base.sweep_parameter + " at each point)",
+            Json(report.name).dump());
+    }
+    report.json_path = json_path_of(pointer);
+    std::vector<Scenario> loaded;
+    for (const std::string& value : report.values) {
+        Json copy = root;
+        if (numeric) {
+            if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
+                bad("an unsigned integer for " + report.name, Json(value).dump());
+            }
+            copy[Json::json_pointer(pointer)] = std::stoull(value);
+        } else {
+            copy[Json::json_pointer(pointer)] = value;
+        }
+        try {
+            loaded.push_back(parse_scenario(copy.dump(), path));
+            if (!points.empty()) keep_points(loaded.back(), points);
+        } catch (const InputError& error) {
+            throw InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value + ")");
+        }
+    }
+    for (const Scenario& scenario : loaded) {
+        report.reports.push_back(measure(scenario));
+        if (report.reports.back().interrupted) {
+            report.interrupted = true;
+            break;
+        }
+    }
+    return report;
+}
+
+auto format_vary(const Scenario& scenario, const VaryReport& report) -> std::string {
+    std::string text = "crashsim perf " + scenario.name + " --vary " + report.name + " (" + report.json_path + "), " +
+                       (scenario.perf ? scenario.perf->metric : std::string("throughput")) + " ratios:\n";
+    std::vector<std::string> headers;
+    if (!report.reports.empty()) {
+        for (const auto& result : report.reports.front().ratios) {
+            std::string header = result.ratio.numerator + "/" + result.ratio.denominator;
+            if (result.point) header += "@" + report.reports.front().parameter + "=" + std::to_string(*result.point);
+            headers.push_back(header);
+        }
+    }
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%16s", report.name.c_str());
+    text += cell;
+    for (const auto& header : headers) {
+        std::snprintf(cell, sizeof cell, " %*s", static_cast<int>(std::max<std::size_t>(header.size(), 6)), header.c_str());
+        text += cell;
+    }
+    text += "  verdict\n";
+    for (std::size_t i = 0; i < report.reports.size(); i++) {
+        std::snprintf(cell, sizeof cell, "%16s", report.values[i].c_str());
+        text += cell;
+        std::string out_of_range;
+        for (std::size_t j = 0; j < report.reports[i].ratios.size() && j < headers.size(); j++) {
+            const auto& result = report.reports[i].ratios[j];
+            std::snprintf(cell, sizeof cell, " %*.2f", static_cast<int>(std::max<std::size_t>(headers[j].size(), 6)),
+                          result.value);
+            text += cell;
+            if (!result.met) out_of_range += (out_of_range.empty() ? "" : ", ") + headers[j];
+        }
+        text += out_of_range.empty() ? "  all in range\n" : "  out of range: " + out_of_range + "\n";
+    }
+    if (headers.empty()) text += "(the scenario declares no ratios)\n";
+    return text;
 }
 
 }  // namespace scenarios

@@ -41,6 +41,28 @@ struct PerfReport {
     std::vector<PerfRatioResult> ratios;
 };
 
+/// crashsim perf --vary NAME=V1,V2,...: the scenario run once per value of
+/// one parameter, to see which of its ratios are robust.
+struct VaryReport {
+    std::string name;       // as given: reclaim_batch, cpus, nodesize, ...
+    std::string json_path;  // the field each value replaces: $.machine.reclaim_batch
+    std::vector<std::string> values;
+    std::vector<PerfReport> reports;  // one per value, in order
+    bool interrupted = false;
+};
+/// crashsim perf --points V1,V2,...: keeps only these points of the sweep
+/// (and the ratios and seed figures declared at them); throws InputError
+/// for a scenario without a sweep or a value it does not sweep.
+void keep_points(Scenario& scenario, const std::string& values);
+/// The parameters --vary knows for a scenario of `model` (machine, device,
+/// workload fields and the model's knobs).
+auto vary_parameters(const std::string& model) -> std::vector<std::string>;
+/// Loads the scenario once per value of `spec` ("NAME=V1,V2,...") and runs
+/// each; a bad spec or value throws InputError naming it.
+auto measure_vary(const std::string& path, const std::string& spec, const std::string& points = "") -> VaryReport;
+/// The table: one row per value, the value, each declared ratio, the verdict.
+auto format_vary(const Scenario& scenario, const VaryReport& report) -> std::string;
+
 /// Runs every variant (throws InputError on a deadlock or step bound).
 auto measure(const Scenario& scenario) -> PerfReport;
 /// The counters the table shows, in order, when a model has them.

@@ -82,8 +82,31 @@ auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::strin
     return out.str();
 }
 
+auto plot_seed_data(const Scenario& scenario, const PerfReport& report) -> std::string {
+    if (!scenario.perf || scenario.perf->seed_points.empty() || report.parameter.empty()) return "";
+    std::ostringstream out;
+    out << "# " << report.parameter;
+    for (const auto& name : variant_names(scenario)) out << ' ' << name;
+    out << " (seed: " << scenario.perf->seed_source << ")\n";
+    char number[64];
+    for (const SeedPoint& seed : scenario.perf->seed_points) {
+        out << (seed.point ? std::to_string(*seed.point) : std::string("0"));
+        for (const auto& name : variant_names(scenario)) {
+            const auto found = seed.values.find(name);
+            if (found == seed.values.end()) {
+                out << " ?";
+            } else {
+                std::snprintf(number, sizeof number, " %.4f", found->second);
+                out << number;
+            }
+        }
+        out << '\n';
+    }
+    return out.str();
+}
+
 auto plot_script(const Scenario& scenario, const PerfReport& report, const std::string& data_path,
-                 const std::string& svg_path) -> std::string {
+                 const std::string& svg_path, const std::string& seed_path) -> std::string {
     const std::string metric = scenario.perf ? scenario.perf->metric : "throughput";
     const auto names = variant_names(scenario);
     std::ostringstream out;
@@ -93,7 +116,8 @@ auto plot_script(const Scenario& scenario, const PerfReport& report, const std::
         << "set ylabel " << quoted(metric_label(metric)) << '\n'
         << "set key top left noenhanced\n"
         << "set grid\n"
-        << "set yrange [0:*]\n";
+        << "set yrange [0:*]\n"
+        << "set datafile missing \"?\"\n";
     if (!report.parameter.empty()) {
         // Job counts and sizes double from point to point in the seeds' tables.
         out << "set xlabel " << quoted(report.parameter) << " noenhanced\n"
@@ -101,7 +125,15 @@ auto plot_script(const Scenario& scenario, const PerfReport& report, const std::
             << "plot ";
         for (std::size_t i = 0; i < names.size(); i++) {
             out << (i == 0 ? "" : ", ") << quoted(data_path) << " using 1:" << i + 2
-                << " with linespoints linewidth 2 title " << quoted(names[i]);
+                << " with linespoints linewidth 2 linecolor " << i + 1 << " title " << quoted(names[i]);
+        }
+        // The seed's own figures: the same colour, dashed, open points.
+        if (!seed_path.empty()) {
+            for (std::size_t i = 0; i < names.size(); i++) {
+                out << ", " << quoted(seed_path) << " using 1:" << i + 2
+                    << " with linespoints dashtype 2 pointtype 6 linecolor " << i + 1 << " title "
+                    << quoted(names[i] + " (seed)");
+            }
         }
     } else {
         out << "set style fill solid 0.6\nset boxwidth 0.6\nset xtics nomirror noenhanced\n"
@@ -163,7 +195,10 @@ void plot_svg(const Scenario& scenario, const PerfReport& report, const std::str
     const std::string data_path = (dir / "data").string();
     const std::string script_path = (dir / "plot.gp").string();
     write_text_file_atomically(data_path, plot_data(scenario, report));
-    write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial));
+    const std::string seed = plot_seed_data(scenario, report);
+    const std::string seed_path = seed.empty() ? std::string() : (dir / "seed").string();
+    if (!seed.empty()) write_text_file_atomically(seed_path, seed);
+    write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial, seed_path));
     const std::string command = shell_quoted(gnuplot) + " " + shell_quoted(script_path) + " 2>/dev/null";
     const int status = std::system(command.c_str());
     std::error_code ignored;

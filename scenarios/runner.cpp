@@ -256,9 +256,12 @@ private:
 
 Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     : scenario_(scenario), variant_(variant), bounds_(scenario.explore) {
-    const model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
-                                   scenario.device.profile, scenario.machine.page_cache_bytes,
-                                   scenario.machine.reclaim_batch_bytes};
+    model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
+                             scenario.device.profile, scenario.machine.page_cache_bytes,
+                             scenario.machine.reclaim_batch_bytes};
+    if (scenario.device.write_latency_ns) geometry.write_latency = static_cast<sim::Duration>(*scenario.device.write_latency_ns);
+    if (scenario.device.flush_latency_ns) geometry.flush_latency = static_cast<sim::Duration>(*scenario.device.flush_latency_ns);
+    geometry.bandwidth = scenario.device.bandwidth;
     prototype_ = model::make_filesystem(scenario.model, variant.config, geometry, scenario.files);
     prototype_oracle_ = std::make_unique<checkers::Oracle>(scenario.files.size());
     prototype_created_.assign(scenario.files.size(), false);

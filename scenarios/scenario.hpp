@@ -118,15 +118,28 @@ struct PerfRatio {
     std::string json_path;
 };
 
+/// One point of the seed's own measurements (`perf.seed.points`): the swept
+/// parameter's value (in a sweep) and the metric per variant.
+struct SeedPoint {
+    std::optional<std::uint64_t> point;
+    std::map<std::string, double> values;  // variant -> the seed's figure
+};
+
 struct PerfSpec {
     std::string metric = "throughput";  // throughput (MiB/s), fsync_rate (fsyncs/s), files_per_s
     std::vector<PerfRatio> ratios;
+    std::string seed_source;  // where the seed's figures come from (empty: none declared)
+    std::vector<SeedPoint> seed_points;
 };
 
 struct Device {
     std::uint32_t block_size = 4096;
     std::uint64_t blocks = 0;
     std::string profile = "nvme";  // ssd, hdd, nvme, ramdisk
+    /// The scenario's own figures over the profile's (crashsim perf --vary).
+    std::optional<std::uint64_t> write_latency_ns;
+    std::optional<std::uint64_t> flush_latency_ns;
+    std::optional<std::uint64_t> bandwidth;  // bytes/s, 0: no transfer channel
 };
 
 /// The machine a performance run models (`machine`): CPUs shared by every
@@ -138,6 +151,9 @@ struct Machine {
     /// default 0.1 % of the page cache (watermark_scale_factor 10), at least
     /// 32 pages (SWAP_CLUSTER_MAX).
     std::uint64_t reclaim_batch_bytes = 0;
+    /// machine.scale: page_cache, reclaim_batch and the fio sizes were given
+    /// at the seed's size and divided by this (1: as given).
+    std::uint64_t scale = 1;
 };
 
 /// Bounds on the kernel's own nondeterminism that exploration adds to the

@@ -53,6 +53,9 @@ public:
     enum class Preference : std::uint8_t { fifo, readers };
     explicit RwLock(const char* name, Preference preference = Preference::fifo)
         : name_(name), resource_(resource(name)), readers_first_(preference == Preference::readers) {}
+    /// Many locks of one structure (a btree's nodes) may share one footprint.
+    RwLock(const char* name, Footprint footprint, Preference preference)
+        : name_(name), resource_(footprint), readers_first_(preference == Preference::readers) {}
     void lock_shared();
     void unlock_shared();
     void lock();

@@ -488,6 +488,22 @@ run_cs "$TMP/hyp-perf.out" "$TMP/hyp-perf.err" perf "$TMP/hypothetical-perf.json
 expect_grep "perf's header names the variant with a hypothetical value" \
     "note: variant no-sleep: jiffy_timer = hypothetical-exact: a hypothetical setting, not a real kernel" "$TMP/hyp-perf.out"
 
+# ---------------------------------------------------------------- perf --vary (issue 9 §5)
+JIFFY=scenarios/btrfs/log-commit-jiffy-sleep.json
+run_cs "$TMP/vary.out" "$TMP/vary.err" perf "$JIFFY" --vary write_latency_us=100,400
+expect_rc "perf --vary write_latency_us=100,400" 0 "$TMP/vary.out" "$TMP/vary.err"
+expect_grep "perf --vary names the field it varies" "--vary write_latency_us (\$.device.write_latency_us), throughput ratios:" "$TMP/vary.out"
+if [ "$(grep -Ec '^ +(100|400) +[0-9]+\.[0-9]{2}  (all in range|out of range)' "$TMP/vary.out")" -eq 2 ]; then
+    ok "perf --vary prints one row per value with its ratio and verdict"
+else
+    not_ok "perf --vary prints one row per value with its ratio and verdict" "$(show "$TMP/vary.out")"
+fi
+bad_flag "perf --vary without values" "crashsim: --vary: expected NAME=V1,V2" -- perf "$JIFFY" --vary cpus
+bad_flag "perf --vary of an unknown parameter" "crashsim: --vary: expected a parameter name" -- perf "$JIFFY" --vary colour=1,2
+bad_flag "perf --vary with a bad value" "crashsim: $JIFFY: \$.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)" -- perf "$JIFFY" --vary cpus=0,2
+bad_flag "perf --points of a value the sweep lacks" "crashsim: --points: expected one of the sweep's values of jobs" -- perf scenarios/btrfs/release-full-sync-cost.json --points 3
+bad_flag "perf --vary with --csv" "crashsim: --vary: expected no --csv or --plot" -- perf "$JIFFY" --vary cpus=2,4 --csv "$TMP/flag/v.csv"
+
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)
 run_cs "$TMP/check.out" "$TMP/check.err" check scenarios/ --junit "$TMP/check.xml" --json "$TMP/check.json"
 expect_rc "check scenarios/" 0 "$TMP/check.out" "$TMP/check.err"

@@ -17,6 +17,7 @@
 // overlap. Every tree is written as one metadata block per commit.
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,7 +62,76 @@ inline constexpr sim::Duration copy_item = 1 * sim::microseconds;
 inline constexpr sim::Duration log_checksums = 6 * sim::microseconds;
 // shrink_page_list for one clean page, besides the release hook.
 inline constexpr sim::Duration reclaim_page = 500;  // ns
+// btrfs_search_slot at one internal node of the checksum tree: a binary
+// search over up to ~500 key pointers of an extent buffer (about 9 key
+// comparisons through read_extent_buffer), then locking the child.
+inline constexpr sim::Duration btree_node_search = 200;  // ns
 }  // namespace cpu_cost
+
+/// The checksum tree (csum root) as leaves of csum items keyed by disk
+/// bytenr, each leaf and each internal node with its own extent buffer lock
+/// (v5.7: btrfs_tree_read_lock / btrfs_tree_lock, reader-preferring). Patch
+/// 3/3 of seeds/btrfs-fast-fsync-vs-page-release.txt names this tree: full
+/// fsyncs look up checksums (btrfs_lookup_csums_range from copy_items) while
+/// ordered-extent completions of other inodes insert them
+/// (btrfs_csum_file_blocks), and "the contention on the checksums btree
+/// locks" is where the two touch the same leaves and nodes.
+///
+/// Leaf capacity, derived (ctree.h, file-item.c of v5.7): a leaf of nodesize
+/// bytes has a 101-byte header (struct btrfs_header), so
+/// BTRFS_LEAF_DATA_SIZE = nodesize - 101 = 16,283 bytes at the default 16 KiB
+/// nodesize. A csum item costs a 25-byte struct btrfs_item (17-byte key,
+/// offset, size) plus 4 bytes of crc32c per 4 KiB sector it covers.
+/// btrfs_csum_file_blocks extends the item that ends where the new sums
+/// start (btrfs_lookup_csum's -EFBIG) while the leaf has room and the item
+/// stays under MAX_CSUM_ITEMS ((16,283 - 2 * 25) / 4 - 1 = 4,057 sums), else
+/// inserts a new item. So one job's contiguous extents fill a leaf with
+/// about 4,000 sums (15.9 MiB of data); interleaved 64 KiB ordered extents
+/// of several jobs that complete out of disk order make one item of 16 sums
+/// each, 25 + 64 = 89 bytes: 16,283 / 89 = 182 items, 11.4 MiB of data per
+/// leaf. An internal node holds (nodesize - 101) / 33 key pointers (a
+/// 17-byte key, an 8-byte block pointer and an 8-byte generation): 493.
+/// Inserting past a leaf's last item when it is full starts a new leaf
+/// (split_leaf at the last slot); inserting inside it splits it in half.
+/// The log tree's csum items (log_csums -> btrfs_csum_file_blocks on the log
+/// root) are a tree of the same shape, freed at transaction commit.
+/// Left out: COW of a block not yet changed in the transaction (which
+/// retakes the search with write locks one level higher), node splits,
+/// readahead.
+struct CsumTree {
+    static constexpr std::uint32_t header_bytes = 101;   // struct btrfs_header
+    static constexpr std::uint32_t item_bytes = 25;      // struct btrfs_item
+    static constexpr std::uint32_t csum_bytes = 4;       // crc32c per sector
+    static constexpr std::uint32_t key_ptr_bytes = 33;   // struct btrfs_key_ptr
+    struct Leaf {
+        std::uint64_t first;                      // lowest disk block it may hold
+        std::map<std::uint64_t, std::uint64_t> items;  // disk block -> sums in the item
+        std::uint32_t used = 0;                   // bytes of items and their data
+        sim::RwLock lock;
+        Leaf(std::uint64_t first_in, sim::Footprint footprint)
+            : first(first_in), lock("csum_leaf.lock", footprint, sim::RwLock::Preference::readers) {}
+    };
+    CsumTree(std::uint32_t nodesize, const char* footprint_name);
+    CsumTree(const CsumTree& other);
+    auto operator=(const CsumTree&) -> CsumTree& = delete;
+    /// Index of the leaf whose key range holds `block`.
+    [[nodiscard]] auto leaf_index(std::uint64_t block) const -> std::size_t;
+    /// Levels above the leaves (0: the root is a leaf).
+    [[nodiscard]] auto node_levels() const -> std::uint32_t;
+    /// The lock of the internal node at `level` above leaf `leaf`.
+    auto node_lock(std::uint32_t level, std::size_t leaf) -> sim::RwLock&;
+    /// Puts `count` sums at `block` into the leaf that holds it, extending
+    /// the item that ends there or adding one, splitting a full leaf.
+    void insert(std::uint64_t block, std::uint64_t count);
+    /// An empty tree (a log tree freed at transaction commit); no lock held.
+    void clear();
+
+    std::uint32_t leaf_data_bytes;
+    std::uint32_t node_fanout;
+    sim::Footprint footprint;
+    std::vector<std::unique_ptr<Leaf>> leaves;  // by first key
+    std::map<std::pair<std::uint32_t, std::size_t>, sim::RwLock> nodes;  // (level, index)
+};
 
 /// try_release_extent_mapping, by patch of the series.
 enum class ReleasePolicy : std::uint8_t {
@@ -81,6 +151,9 @@ struct Knobs {
     bool log_commit_sleep = false;
     std::uint32_t hz = 250;
     bool jiffy_tick_aligned = true;
+    /// mkfs.btrfs -n: the size of a btree node or leaf (default 16 KiB); sets
+    /// how many checksums one leaf of the checksum tree holds.
+    std::uint32_t nodesize = 16384;
     /// The transaction kthread commits the running transaction once it is
     /// this old (mount -o commit=, kernel default 30 s); 0: no kthread, only
     /// commit and sync operations commit (exploration scenarios).
@@ -227,7 +300,10 @@ struct Counters {
     std::uint64_t jiffy_sleeps = 0;
     std::uint64_t log_followers = 0;  // fsyncs whose log commit another task led
     std::uint64_t extent_maps_merged = 0;
-    std::uint64_t checksum_lock_waits = 0;  // lookups or inserts that found the lock taken
+    std::uint64_t checksum_lock_waits = 0;  // checksum tree locks (any leaf or node) found taken
+    std::uint64_t checksum_leaf_waits = 0;  // of those, at a leaf
+    std::uint64_t log_tree_lock_waits = 0;  // log tree locks (any leaf or node) log_csums found taken
+    std::uint64_t log_tree_leaf_waits = 0;  // of those, at a leaf
     std::uint64_t pages_reclaimed = 0;
     std::uint64_t direct_reclaims = 0;      // writers that had to reclaim themselves
     std::uint64_t direct_writes = 0;
@@ -271,9 +347,19 @@ private:
     void balance_pages();
     void kswapd();
     auto shrink_page_cache(std::uint64_t pages, const char* who) -> std::uint64_t;
-    // The checksum tree, under its root's lock (FIDELITY.md 1.4).
-    void insert_checksums();
-    void lookup_checksums();
+    // csum_tree.cpp: the checksum tree, leaves and nodes with their own
+    // locks (FIDELITY.md 1.4).
+    void insert_checksums(std::uint64_t disk_block, std::uint64_t count);
+    void lookup_checksums(std::uint64_t disk_block, std::uint64_t count);
+    struct CsumPath {
+        CsumTree::Leaf* leaf = nullptr;      // locked: write for an insert, read for a lookup
+        sim::RwLock* parent = nullptr;       // still locked when the leaf must split
+        bool parent_write = false;
+    };
+    auto csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool insert,
+                     std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath;
+    void csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, sim::Duration cost,
+                     std::uint64_t& waits, std::uint64_t& leaf_waits);
     // transaction.cpp
     auto join_transaction() -> std::uint64_t;
     void end_transaction();
@@ -350,13 +436,13 @@ private:
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
     std::vector<std::shared_ptr<const MetaObject>> meta_objects_;
-    // The checksum tree's extent buffer locks as in v5.7/v5.8: a reader
+    // The checksum tree; its extent buffer locks as in v5.7/v5.8: a reader
     // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
     // writer (btrfs_tree_lock) until no reader is left.
-    sim::RwLock csum_root_lock_{"csum_root.lock", sim::RwLock::Preference::readers};
-    // The log tree's leaves, shared by every fsync logging in the same log
-    // transaction: inserting items takes them in write mode.
-    sim::RwLock log_tree_lock_{"log_root.lock", sim::RwLock::Preference::readers};
+    CsumTree csum_tree_;
+    // The log tree's csum items, shared by every fsync logging in the same
+    // transaction: log_csums inserts them as btrfs_csum_file_blocks does.
+    CsumTree log_csum_tree_;
     // Memory pressure: reclaim keeps the page cache under this many pages.
     std::uint64_t page_cache_limit_ = 0;  // 0: unlimited
     std::uint64_t reclaim_batch_ = 0;     // pages between kswapd's high and low watermarks

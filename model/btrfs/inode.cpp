@@ -32,9 +32,11 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     : knobs_(knobs),
       block_size_(geometry.block_size),
       file_names_(std::move(file_names)),
-      device_(geometry.blocks, *disk::find_profile(geometry.profile), geometry.block_size),
+      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
       page_cache_(file_names_.size()),
-      inodes_(file_names_.size()) {
+      inodes_(file_names_.size()),
+      csum_tree_(knobs.nodesize, "csum_root.lock"),
+      log_csum_tree_(knobs.nodesize, "log_root.lock") {
     // mkfs: superblock at block 0, a metadata area, then data.
     meta_area_end_ = 1 + std::min<std::uint64_t>(1024, std::max<std::uint64_t>(geometry.blocks / 8, 4));
     SIM_ASSERT(meta_area_end_ < geometry.blocks);
@@ -111,6 +113,10 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"log_followers", counters_.log_followers},
         {"extent_maps_merged", counters_.extent_maps_merged},
         {"checksum_lock_waits", counters_.checksum_lock_waits},
+        {"checksum_leaf_waits", counters_.checksum_leaf_waits},
+        {"checksum_leaves", csum_tree_.leaves.size()},
+        {"log_tree_lock_waits", counters_.log_tree_lock_waits},
+        {"log_tree_leaf_waits", counters_.log_tree_leaf_waits},
         {"pages_reclaimed", counters_.pages_reclaimed},
         {"direct_reclaims", counters_.direct_reclaims},
         {"direct_writes", counters_.direct_writes},
@@ -385,7 +391,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     sim::yield(points::endio_after_unpin);
     // E5: checksums go into the checksum tree; E6: the inode item is updated
     // with the disk i_size this ordered extent allows.
-    insert_checksums();
+    insert_checksums(ordered.disk_block, ordered.length);
     const std::uint64_t disk_size = std::min(bytes(end), inode.size_bytes);
     items.size_bytes = std::max(items.size_bytes, disk_size);
     set_inode_last_trans(inode, transid);

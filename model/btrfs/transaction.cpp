@@ -70,6 +70,7 @@ void Btrfs::commit_transaction() {
     root_object_ = object;
     // The log of this transaction is dropped: the new superblock names none.
     log_tree_ = LogTree{};
+    log_csum_tree_.clear();
     log_root_exists_ = false;
     log_block_ = 0;
     write_superblock(false, transid);

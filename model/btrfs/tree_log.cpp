@@ -169,15 +169,17 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
     // looks up the checksums of each (FIDELITY.md 1.2, F8).
     logged.size_bytes = inode.size_bytes;
     std::uint64_t items = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> sums;  // disk block, blocks
     const InodeItems& source = fs_tree_.inodes[file];
     source.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
         if (item.generation < transid) return;
         logged.extents.assign(start, end, item);
+        sums.emplace_back(item.disk_block, end - start);
         items++;
     });
-    for (std::uint64_t item = 0; item < items; item++) {
+    for (const auto& [disk_block, blocks] : sums) {
         sim::cpu(cpu_cost::copy_item);
-        lookup_checksums();
+        lookup_checksums(disk_block, blocks);
     }
     // Every map of the inode leaves the list of modified extents.
     inode.em_tree.lock.lock();
@@ -248,7 +250,7 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
         // log_one_extent: a file extent item built from the map, plus the
         // checksums of that range only.
         logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation, em.id});
-        lookup_checksums();
+        lookup_checksums(em.block_start, em.length);
         inode.em_tree.lock.lock();
         // clear_em_logging: the map may merge now that it is off the list.
         auto live = inode.em_tree.maps.find(em.start);
@@ -392,29 +394,6 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid) +
              ", FLUSH, superblock FUA: the log is durable");
     sim::yield(points::sync_log_super_durable);
-}
-
-void Btrfs::insert_checksums() {
-    // btrfs_csum_file_blocks: under the checksum tree's write lock; lookups
-    // by fsyncs of other inodes wait behind it (FIFO: a waiting writer also
-    // holds back later readers).
-    if (csum_root_lock_.write_held() || csum_root_lock_.readers() > 0) counters_.checksum_lock_waits++;
-    csum_root_lock_.lock();
-    sim::cpu(cpu_cost::checksum_insert);
-    csum_root_lock_.unlock();
-}
-
-void Btrfs::lookup_checksums() {
-    // btrfs_lookup_csums_range for one extent, under the read lock, then
-    // log_csums: insert them into the log tree.
-    counters_.checksum_lookups++;
-    if (csum_root_lock_.contended()) counters_.checksum_lock_waits++;
-    csum_root_lock_.lock_shared();
-    sim::cpu(cpu_cost::checksum_lookup);
-    csum_root_lock_.unlock_shared();
-    log_tree_lock_.lock();
-    sim::cpu(cpu_cost::log_checksums);
-    log_tree_lock_.unlock();
 }
 
 }  // namespace model::btrfs

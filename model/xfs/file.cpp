@@ -22,7 +22,7 @@ Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> 
     : knobs_(knobs),
       block_size_(geometry.block_size),
       file_names_(std::move(file_names)),
-      device_(geometry.blocks, *disk::find_profile(geometry.profile), geometry.block_size),
+      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
       page_cache_(file_names_.size()),
       inodes_(file_names_.size()) {
     // mkfs: block 0 holds the metadata in place, then the internal log

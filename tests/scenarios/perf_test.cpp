@@ -271,8 +271,8 @@ TEST_CASE("plot: the data has a row per point and a column per variant; the scri
     const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("set output \"out.svg\"") != std::string::npos);
     CHECK(script.find("set xlabel \"jobs\"") != std::string::npos);
-    CHECK(script.find("using 1:2 with linespoints linewidth 2 title \"before\"") != std::string::npos);
-    CHECK(script.find("using 1:3 with linespoints linewidth 2 title \"after\"") != std::string::npos);
+    CHECK(script.find("using 1:2 with linespoints linewidth 2 linecolor 1 title \"before\"") != std::string::npos);
+    CHECK(script.find("using 1:3 with linespoints linewidth 2 linecolor 2 title \"after\"") != std::string::npos);
     CHECK(script.find("set ylabel \"MiB/s\"") != std::string::npos);
 }
 

@@ -1,0 +1,224 @@
+// The checksum tree: csum items keyed by disk bytenr in leaves of a btree,
+// each leaf and internal node with its own extent buffer lock, searched with
+// lock coupling as btrfs_search_slot does (fs/btrfs/ctree.c, file-item.c of
+// v5.7). Patch 3/3 of seeds/btrfs-fast-fsync-vs-page-release.txt: a full
+// fsync looks up the checksums of every extent of the running transaction
+// (btrfs_lookup_csums_range from copy_items), "which not only take some time
+// but, more importantly, they also cause contention on the checksums btree
+// locks due to the concurrency with checksum insertions in the btree by
+// ordered extents from other inodes" (btrfs_csum_file_blocks at
+// btrfs_finish_ordered_io). Leaf capacity is derived in btrfs.hpp.
+#include <algorithm>
+
+#include "model/btrfs/btrfs.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+
+CsumTree::CsumTree(std::uint32_t nodesize, const char* footprint_name)
+    : leaf_data_bytes(nodesize - header_bytes),
+      node_fanout((nodesize - header_bytes) / key_ptr_bytes),
+      // Every lock of the tree shares the footprint the tree's single lock
+      // had: exploration orders them all against each other (coarser, sound).
+      footprint(sim::resource(footprint_name)) {
+    leaves.push_back(std::make_unique<Leaf>(0, footprint));
+}
+
+void CsumTree::clear() {
+    leaves.clear();
+    nodes.clear();
+    leaves.push_back(std::make_unique<Leaf>(0, footprint));
+}
+
+CsumTree::CsumTree(const CsumTree& other)
+    : leaf_data_bytes(other.leaf_data_bytes),
+      node_fanout(other.node_fanout),
+      footprint(other.footprint),
+      nodes(other.nodes) {
+    // A copy of a quiescent file system: no task holds or waits for a lock.
+    for (const auto& leaf : other.leaves) {
+        auto copy = std::make_unique<Leaf>(leaf->first, footprint);
+        copy->items = leaf->items;
+        copy->used = leaf->used;
+        leaves.push_back(std::move(copy));
+    }
+}
+
+auto CsumTree::leaf_index(std::uint64_t block) const -> std::size_t {
+    // The last leaf whose first key is at or below the block.
+    const auto after = std::upper_bound(leaves.begin(), leaves.end(), block,
+                                        [](std::uint64_t key, const auto& leaf) { return key < leaf->first; });
+    SIM_ASSERT(after != leaves.begin());
+    return static_cast<std::size_t>(after - leaves.begin()) - 1;
+}
+
+auto CsumTree::node_levels() const -> std::uint32_t {
+    std::uint32_t levels = 0;
+    for (std::uint64_t below = leaves.size(); below > 1; below = (below + node_fanout - 1) / node_fanout) levels++;
+    return levels;
+}
+
+auto CsumTree::node_lock(std::uint32_t level, std::size_t leaf) -> sim::RwLock& {
+    std::size_t index = leaf;
+    for (std::uint32_t i = 0; i < level; i++) index /= node_fanout;
+    const auto key = std::make_pair(level, index);
+    auto found = nodes.find(key);
+    if (found == nodes.end()) {
+        found = nodes.emplace(key, sim::RwLock("csum_node.lock", footprint, sim::RwLock::Preference::readers)).first;
+    }
+    return found->second;
+}
+
+void CsumTree::insert(std::uint64_t block, std::uint64_t count) {
+    const std::uint64_t max_sums = (leaf_data_bytes - 2 * item_bytes) / csum_bytes - 1;  // MAX_CSUM_ITEMS
+    std::size_t index = leaf_index(block);
+    Leaf* leaf = leaves[index].get();
+    // btrfs_lookup_csum -EFBIG: an item ends exactly at `block`; extend it
+    // while the leaf has room (btrfs_extend_item).
+    auto next = leaf->items.upper_bound(block);
+    if (next != leaf->items.begin()) {
+        auto before = std::prev(next);
+        // The sums are there already (a range logged again): overwritten in
+        // place (btrfs_lookup_csum found the item).
+        if (block < before->first + before->second) return;
+        if (before->first + before->second == block && before->second + count <= max_sums &&
+            leaf->used + count * csum_bytes <= leaf_data_bytes) {
+            before->second += count;
+            leaf->used += static_cast<std::uint32_t>(count * csum_bytes);
+            return;
+        }
+    }
+    const auto bytes = static_cast<std::uint32_t>(item_bytes + count * csum_bytes);
+    if (leaf->used + bytes > leaf_data_bytes) {
+        // split_leaf: past the last item a new leaf starts at the new key;
+        // inside the leaf the upper half of its items moves to a new one.
+        const bool append = leaf->items.empty() || block > leaf->items.rbegin()->first;
+        std::uint64_t first = block;
+        if (!append) {
+            auto middle = leaf->items.begin();
+            std::advance(middle, static_cast<std::ptrdiff_t>(leaf->items.size() / 2));
+            first = middle->first;
+        }
+        auto split = std::make_unique<Leaf>(first, footprint);
+        for (auto it = leaf->items.lower_bound(first); it != leaf->items.end();) {
+            const auto moved = static_cast<std::uint32_t>(item_bytes + it->second * csum_bytes);
+            leaf->used -= moved;
+            split->used += moved;
+            split->items.insert(*it);
+            it = leaf->items.erase(it);
+        }
+        leaves.insert(leaves.begin() + static_cast<std::ptrdiff_t>(index) + 1, std::move(split));
+        index = leaf_index(block);
+        leaf = leaves[index].get();
+    }
+    leaf->items.emplace(block, count);
+    leaf->used += bytes;
+}
+
+namespace {
+
+// Takes `lock` for read or write, counting a wait when it will block.
+auto take(sim::RwLock& lock, bool write) -> bool {
+    const bool waits = write ? lock.write_held() || lock.readers() > 0 : lock.contended();
+    if (write) {
+        lock.lock();
+    } else {
+        lock.lock_shared();
+    }
+    return waits;
+}
+
+void drop(sim::RwLock& lock, bool write) {
+    if (write) {
+        lock.unlock();
+    } else {
+        lock.unlock_shared();
+    }
+}
+
+}  // namespace
+
+auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool insert,
+                        std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath {
+    // btrfs_search_slot from the root down, locking each child before
+    // dropping its parent (unlock_up). A lookup (cow 0) read-locks every
+    // level; an insert (btrfs_csum_file_blocks: cow 1, ins_len > 0) sets
+    // write_lock_level 1, so it write-locks the leaf and the node above it
+    // (the root itself while the tree has two levels) and read-locks higher
+    // ones. A leaf without room for the new item is split inside the search,
+    // with the parent still write-locked: the path keeps it.
+    for (;;) {
+        CsumPath path;
+        for (std::uint32_t level = tree.node_levels(); level >= 1; level--) {
+            sim::RwLock& lock = tree.node_lock(level, tree.leaf_index(disk_block));
+            const bool write = insert && level <= 1;
+            if (take(lock, write)) waits++;
+            sim::cpu(cpu_cost::btree_node_search);
+            if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+            path.parent = &lock;
+            path.parent_write = write;
+        }
+        CsumTree::Leaf& leaf = *tree.leaves[tree.leaf_index(disk_block)];
+        if (take(leaf.lock, insert)) {
+            waits++;
+            leaf_waits++;
+        }
+        // With the root a leaf, a split while this task waited may have
+        // moved the key to a new leaf: search again.
+        if (tree.leaves[tree.leaf_index(disk_block)].get() != &leaf) {
+            drop(leaf.lock, insert);
+            if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+            continue;
+        }
+        path.leaf = &leaf;
+        const std::uint64_t room = tree.leaf_data_bytes - leaf.used;
+        const bool splits = insert && room < CsumTree::item_bytes + count * CsumTree::csum_bytes;
+        if (path.parent != nullptr && !splits) {
+            drop(*path.parent, path.parent_write);
+            path.parent = nullptr;
+        }
+        return path;
+    }
+}
+
+void Btrfs::csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, sim::Duration cost,
+                        std::uint64_t& waits, std::uint64_t& leaf_waits) {
+    // btrfs_csum_file_blocks: the sums go in under the leaf's write lock.
+    const CsumPath path = csum_search(tree, disk_block, count, true, waits, leaf_waits);
+    sim::cpu(cost);
+    tree.insert(disk_block, count);
+    path.leaf->lock.unlock();
+    if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+}
+
+void Btrfs::insert_checksums(std::uint64_t disk_block, std::uint64_t count) {
+    // btrfs_finish_ordered_io -> add_pending_csums: one ordered extent's sums
+    // into the checksum tree.
+    csum_insert(csum_tree_, disk_block, count, cpu_cost::checksum_insert, counters_.checksum_lock_waits,
+                counters_.checksum_leaf_waits);
+}
+
+void Btrfs::lookup_checksums(std::uint64_t disk_block, std::uint64_t count) {
+    // btrfs_lookup_csums_range for one extent: the leaf holding its first
+    // sum, then btrfs_next_leaf (a new search) for each further leaf the
+    // range reaches, each under its read lock.
+    counters_.checksum_lookups++;
+    std::uint64_t block = disk_block;
+    const std::uint64_t end = disk_block + count;
+    while (block < end) {
+        CsumTree::Leaf& leaf = *csum_search(csum_tree_, block, end - block, false, counters_.checksum_lock_waits,
+                                            counters_.checksum_leaf_waits).leaf;
+        sim::cpu(cpu_cost::checksum_lookup);
+        const std::size_t index = csum_tree_.leaf_index(block);
+        const std::uint64_t leaf_end =
+            index + 1 < csum_tree_.leaves.size() ? csum_tree_.leaves[index + 1]->first : end;
+        leaf.lock.unlock_shared();
+        block = std::max(block + 1, std::min(end, leaf_end));
+    }
+    // log_csums: insert them into the log tree (btrfs_csum_file_blocks on
+    // the log root).
+    csum_insert(log_csum_tree_, disk_block, count, cpu_cost::log_checksums, counters_.log_tree_lock_waits,
+                counters_.log_tree_leaf_waits);
+}
+
+}  // namespace model::btrfs
