@@ -233,6 +233,7 @@ void Scheduler::fire_timer(const Candidate& candidate) {
         timers_.pop_back();
     }
     if (!timer.daemon()) live_timers_--;
+    last_daemon_woken_ = timer.daemon() ? timer.owner : no_task;
     switch (candidate.charge) {
         case Charge::none:
             break;

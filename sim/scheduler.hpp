@@ -162,6 +162,8 @@ public:
     [[nodiscard]] auto current() const -> TaskId { return current_; }
     /// The task the last step ran (no_task when it fired a timer).
     [[nodiscard]] auto last_ran() const -> TaskId { return last_ran_; }
+    /// The daemon whose sleep the last step's timer ended (no_task otherwise).
+    [[nodiscard]] auto last_daemon_woken() const -> TaskId { return last_daemon_woken_; }
     /// What the last step touched: its own reports plus the declarations of
     /// the yield points it started and ended at (everything, for a timer).
     [[nodiscard]] auto last_footprint() const -> Footprint { return step_footprint_; }
@@ -244,6 +246,7 @@ private:
     std::uint64_t steps_ = 0;
     TaskId current_ = no_task;
     TaskId last_ran_ = no_task;
+    TaskId last_daemon_woken_ = no_task;
     Footprint step_footprint_ = 0;
     Prng cpu_jitter_{hash_name("cpu")};
     std::size_t unfinished_ = 0;     // tasks other than daemons
