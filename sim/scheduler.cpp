@@ -195,12 +195,15 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
     charged_scratch_.clear();
     const Timer* first_sleep = nullptr;
     for (const Timer& timer : timers_) {
+        // The earliest sleep overall, listed or not: no later sleep overtakes it.
+        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
         if (next_listed && timer.sequence == next.sequence) continue;
         if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
         if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
-        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
     }
-    if (first_sleep != nullptr && reorders_left) charged_scratch_.push_back(first_sleep);
+    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->sequence == next.sequence)) {
+        charged_scratch_.push_back(first_sleep);
+    }
     std::sort(charged_scratch_.begin(), charged_scratch_.end(),
               [](const Timer* a, const Timer* b) { return *b > *a; });
     for (const Timer* timer : charged_scratch_) {
