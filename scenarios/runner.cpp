@@ -453,6 +453,9 @@ auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::v
 
 auto describe_position(const sim::Scheduler& scheduler) -> std::string {
     const sim::TaskId task = scheduler.last_ran();
+    if (task == sim::no_task && scheduler.last_daemon_woken() != sim::no_task) {
+        return scheduler.task_name(scheduler.last_daemon_woken()) + "'s timer";
+    }
     if (task == sim::no_task) return "a device completion";
     const std::string& name = scheduler.task_name(task);
     if (scheduler.task_state(task) == sim::TaskState::finished) return name + " returned";

@@ -16,7 +16,6 @@ Scheduler::Scheduler(Options options, Trace* trace)
       hits_(yield_point_count(), 0) {
     outer_ = this_thread_scheduler;
     this_thread_scheduler = this;
-    runnable_.reserve(16);
     candidates_.reserve(16);
     choices_.reserve(64);
 }
@@ -100,17 +99,18 @@ void Scheduler::wake(TaskId id) {
 }
 
 void Scheduler::mark_runnable(TaskId id) {
-    auto it = std::lower_bound(runnable_.begin(), runnable_.end(), id,
+    // Sorted by id; listed timers (no_task, the largest id) stay last.
+    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
                                [](const Candidate& c, TaskId task) { return c.task < task; });
-    SIM_ASSERT(it == runnable_.end() || it->task != id);
-    runnable_.insert(it, Candidate{id});
+    SIM_ASSERT(it == candidates_.end() || it->task != id);
+    candidates_.insert(it, Candidate{id});
 }
 
 void Scheduler::mark_not_runnable(TaskId id) {
-    auto it = std::lower_bound(runnable_.begin(), runnable_.end(), id,
+    auto it = std::lower_bound(candidates_.begin(), candidates_.end(), id,
                                [](const Candidate& c, TaskId task) { return c.task < task; });
-    SIM_ASSERT(it != runnable_.end() && it->task == id);
-    runnable_.erase(it);
+    SIM_ASSERT(it != candidates_.end() && it->task == id);
+    candidates_.erase(it);
 }
 
 void Scheduler::sleep(Duration duration) {
@@ -172,15 +172,18 @@ void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::funct
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
 
-auto Scheduler::candidates() -> std::span<const Candidate> {
-    candidates_ = runnable_;
+auto Scheduler::list_candidates() -> std::span<const Candidate> {
+    candidates_.resize(runnable_count());
+    timers_listed_ = 0;
     if (timers_.empty()) return candidates_;
+    const std::size_t tasks = candidates_.size();
     const Timer& next = timers_.front();
     // The next timer in time order, free of charge. A daemon's wake-up
     // (kthread sleep) overtakes runnable work only as a charged choice below:
     // unbounded, a strategy could fire it forever and starve every task.
-    const bool next_listed = runnable_.empty() || (options_.timers_race_tasks && !next.daemon());
-    if (next_listed) candidates_.push_back(Candidate{no_task, next.sequence, Charge::none});
+    const bool next_listed = tasks == 0 || (options_.timers_race_tasks && !next.daemon());
+    if (next_listed) candidates_.push_back(Candidate{no_task, Charge::none, next.sequence});
+    timers_listed_ = candidates_.size() - tasks;
     if (!options_.timers_race_tasks) return candidates_;
     const bool reorders_left = io_reorders_used_ < options_.io_reorders;
     const bool wakeups_left = daemon_wakeups_used_ < options_.daemon_wakeups && unfinished_ > 0;
@@ -192,18 +195,22 @@ auto Scheduler::candidates() -> std::span<const Candidate> {
     charged_scratch_.clear();
     const Timer* first_sleep = nullptr;
     for (const Timer& timer : timers_) {
+        // The earliest sleep overall, listed or not: no later sleep overtakes it.
+        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
         if (next_listed && timer.sequence == next.sequence) continue;
         if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
         if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
-        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
     }
-    if (first_sleep != nullptr && reorders_left) charged_scratch_.push_back(first_sleep);
+    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->sequence == next.sequence)) {
+        charged_scratch_.push_back(first_sleep);
+    }
     std::sort(charged_scratch_.begin(), charged_scratch_.end(),
               [](const Timer* a, const Timer* b) { return *b > *a; });
     for (const Timer* timer : charged_scratch_) {
-        candidates_.push_back(Candidate{no_task, timer->sequence,
-                                        timer->daemon() ? Charge::daemon_wakeup : Charge::io_reorder});
+        candidates_.push_back(Candidate{no_task, timer->daemon() ? Charge::daemon_wakeup : Charge::io_reorder,
+                                        timer->sequence});
     }
+    timers_listed_ = candidates_.size() - tasks;
     return candidates_;
 }
 
@@ -229,6 +236,7 @@ void Scheduler::fire_timer(const Candidate& candidate) {
         timers_.pop_back();
     }
     if (!timer.daemon()) live_timers_--;
+    last_daemon_woken_ = timer.daemon() ? timer.owner : no_task;
     switch (candidate.charge) {
         case Charge::none:
             break;
@@ -251,7 +259,7 @@ void Scheduler::fire_timer(const Candidate& candidate) {
                    std::to_string(io_reorders_used_) + " of at most " + std::to_string(options_.io_reorders) + ")";
         } else {
             text = tasks_[timer.owner]->name + "'s timer fires " +
-                   (runnable_.empty() ? "ahead of " + std::to_string(earlier) + " earlier timer(s)"
+                   (runnable_count() == 0 ? "ahead of " + std::to_string(earlier) + " earlier timer(s)"
                                       : std::string("while tasks can run")) +
                    " (daemon wake-up " + std::to_string(daemon_wakeups_used_) + " of at most " +
                    std::to_string(options_.daemon_wakeups) + ")";
@@ -300,7 +308,7 @@ auto Scheduler::step(Strategy& strategy) -> StepOutcome {
     if (options.empty()) return unfinished_ == 0 ? StepOutcome::finished : StepOutcome::deadlock;
     // Every task blocked and only daemons' sleeps pending: no event a task
     // waits for can come (a daemon would only loop), so it is a deadlock.
-    if (unfinished_ > 0 && live_timers_ == 0 && runnable_.empty()) {
+    if (unfinished_ > 0 && live_timers_ == 0 && runnable_count() == 0) {
         return StepOutcome::deadlock;
     }
     std::size_t index = 0;

@@ -41,9 +41,9 @@ enum class Charge : std::uint8_t {
 /// tasks; within the run's bounds (Scheduler::Options), so may every other
 /// in-flight device completion and every daemon's timer.
 struct Candidate {
-    TaskId task;                 // no_task for a timer
-    std::uint64_t timer = 0;     // a timer's sequence number (its identity across schedules)
+    TaskId task;                   // no_task for a timer
     Charge charge = Charge::none;
+    std::uint64_t timer = 0;       // a timer's sequence number (its identity across schedules)
     [[nodiscard]] auto is_timer() const -> bool { return task == no_task; }
     /// Stable identity across schedules sharing a prefix (DFS sleep sets):
     /// the task id, or the timer's sequence number with the top bit set.
@@ -150,7 +150,10 @@ public:
     auto step(Strategy& strategy) -> StepOutcome;
     /// The candidates of the next step, in a stable order: tasks by id, the
     /// next timer, then the charged timers by (time, sequence).
-    auto candidates() -> std::span<const Candidate>;
+    auto candidates() -> std::span<const Candidate> {
+        if (timers_listed_ == 0 && timers_.empty()) return candidates_;  // the common case, inline
+        return list_candidates();
+    }
     /// Runs the given candidate (as step() does after choosing).
     auto execute(Candidate candidate) -> StepOutcome;
 
@@ -159,6 +162,8 @@ public:
     [[nodiscard]] auto current() const -> TaskId { return current_; }
     /// The task the last step ran (no_task when it fired a timer).
     [[nodiscard]] auto last_ran() const -> TaskId { return last_ran_; }
+    /// The daemon whose sleep the last step's timer ended (no_task otherwise).
+    [[nodiscard]] auto last_daemon_woken() const -> TaskId { return last_daemon_woken_; }
     /// What the last step touched: its own reports plus the declarations of
     /// the yield points it started and ended at (everything, for a timer).
     [[nodiscard]] auto last_footprint() const -> Footprint { return step_footprint_; }
@@ -211,6 +216,7 @@ private:
     };
 
     void switch_to_scheduler();
+    auto list_candidates() -> std::span<const Candidate>;
     void fire_timer(const Candidate& candidate);
     void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback);
 
@@ -220,11 +226,13 @@ private:
     std::vector<std::unique_ptr<Task>> tasks_;
     void mark_runnable(TaskId id);
     void mark_not_runnable(TaskId id);
-    /// Runnable tasks sorted by id: kept up to date on every state change,
-    /// so a step does not scan every task.
-    std::vector<Candidate> runnable_;
-    /// runnable_ plus the timers that may fire, rebuilt by candidates().
+    /// Runnable tasks sorted by id, then the timers listed by the last
+    /// candidates() (task no_task, the largest id, so they stay last): the
+    /// tasks are kept up to date on every state change, so a step does not
+    /// scan every task.
     std::vector<Candidate> candidates_;
+    std::size_t timers_listed_ = 0;
+    [[nodiscard]] auto runnable_count() const -> std::size_t { return candidates_.size() - timers_listed_; }
     /// A min-heap on (when, sequence) (std::push_heap with std::greater), so
     /// the charged candidates can be listed without popping.
     std::vector<Timer> timers_;
@@ -238,6 +246,7 @@ private:
     std::uint64_t steps_ = 0;
     TaskId current_ = no_task;
     TaskId last_ran_ = no_task;
+    TaskId last_daemon_woken_ = no_task;
     Footprint step_footprint_ = 0;
     Prng cpu_jitter_{hash_name("cpu")};
     std::size_t unfinished_ = 0;     // tasks other than daemons

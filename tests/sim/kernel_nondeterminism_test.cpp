@@ -311,3 +311,27 @@ TEST_CASE("daemon wake-ups: a daemon's timer is a candidate while a task runs, a
     REQUIRE(candidates.size() == 1);
     CHECK_FALSE(candidates[0].is_timer());
 }
+
+TEST_CASE("io order: sleeps keep their time order; the next sleep may overtake an earlier completion") {
+    model::disk::BlockDevice device{64, *model::disk::find_profile("hdd")};
+    sim::Scheduler scheduler({.io_reorders = 2}, nullptr);
+    std::vector<std::string> fired;
+    scheduler.spawn("submitter", [&] {
+        device.submit_write(0, 1, model::disk::Content::meta(1), false, "meta", [&] { fired.push_back("write"); });
+        scheduler.at(scheduler.now() + 10 * sim::milliseconds, [&] { fired.push_back("sleep 10 ms"); });
+        scheduler.at(scheduler.now() + 20 * sim::milliseconds, [&] { fired.push_back("sleep 20 ms"); });
+    });
+    sim::FirstStrategy first;
+    REQUIRE(scheduler.step(first) == sim::StepOutcome::ran_task);
+    // The write (8 ms) is next; the 10 ms sleep may overtake it; the 20 ms one may not.
+    auto candidates = scheduler.candidates();
+    REQUIRE(candidates.size() == 2);
+    CHECK(candidates[0].charge == sim::Charge::none);
+    CHECK(candidates[1].charge == sim::Charge::io_reorder);
+    REQUIRE(scheduler.execute(candidates[0]) == sim::StepOutcome::fired_timer);
+    // Now the 10 ms sleep is next and listed free: the 20 ms sleep is no candidate.
+    candidates = scheduler.candidates();
+    REQUIRE(candidates.size() == 1);
+    REQUIRE(scheduler.execute(candidates[0]) == sim::StepOutcome::fired_timer);
+    CHECK(fired == std::vector<std::string>{"write", "sleep 10 ms"});
+}
