@@ -52,7 +52,7 @@ auto positions(const std::vector<sim::TraceLine>& lines) -> Positions {
 TEST_CASE("kthread scenario: the transaction kthread commits in the middle of a fast fsync, and it holds") {
     const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
     CHECK(scenario.explore.daemon_wakeups >= 1);
-    for (const char* name : {"before-fix", "fix-1", "fix-2"}) {
+    for (const char* name : {"before-fix", "fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
         const scenarios::Variant* variant = scenario.find_variant(name);
         REQUIRE(variant != nullptr);
