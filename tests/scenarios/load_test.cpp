@@ -146,7 +146,8 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
-                                             {"commit_interval", "none"}});
+                                             {"commit_interval", "none"},
+                                             {"nodesize", "16384"}});
     CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
     CHECK(before_fix.expect.fuzz.strategies == std::vector<std::string>{"random", "pct:3", "dfs:2"});
@@ -176,7 +177,8 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
-                                             {"commit_interval", "none"}});
+                                             {"commit_interval", "none"},
+                                             {"nodesize", "16384"}});
     CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
     CHECK(variant.expect.fuzz.strategies == std::vector<std::string>{"random"});
     CHECK(variant.expect.fuzz.schedules == 10000);
@@ -256,7 +258,7 @@ TEST_CASE("parse_scenario: a JSON path quotes a key that is not an identifier") 
     document["device"]["block size"] = 4096;
     CHECK(error_of_parse(document.dump()) ==
           "inline.json: $.device[\"block size\"]: expected one of the keys block_size, blocks, "
-          "profile, got an unknown key");
+          "profile, write_latency_us, flush_latency_us, bandwidth, got an unknown key");
 }
 
 TEST_CASE("parse_scenario: numbers that are not unsigned integers are named as written") {
@@ -442,15 +444,15 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[0].expect.violates: expected one of the scenario's checkers "
          "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},
         {"unknown_key",
-         "$.device.colour: expected one of the keys block_size, blocks, profile, got an unknown "
-         "key"},
+         "$.device.colour: expected one of the keys block_size, blocks, profile, write_latency_us, "
+         "flush_latency_us, bandwidth, got an unknown key"},
         {"unknown_knob",
          "$.variants[0].config.release_extent_map: expected one of the knobs "
-         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, got an "
+         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, nodesize, got an "
          "unknown knob"},
         {"removed_knob_release_sets_full_sync",
          "$.variants[1].config.release_sets_full_sync: expected one of the knobs "
-         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, got an "
+         "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, nodesize, got an "
          "unknown knob"},
         {"unknown_model", "$.model: expected one of the models btrfs, xfs, got \"ext5\""},
         {"unknown_op",

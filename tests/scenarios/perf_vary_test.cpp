@@ -97,6 +97,9 @@ TEST_CASE("checksum tree: a workload's inserts build leaves of the derived size;
     }
     CHECK(report.rows[0].outcome.counters.at("checksum_lookups") >
           4 * report.rows[1].outcome.counters.at("checksum_lookups"));
+    // Lookups, inserts and log inserts meet at leaves: some find one locked.
+    CHECK(report.rows[0].outcome.counters.at("checksum_leaf_waits") > 0);
+    CHECK(report.rows[0].outcome.counters.at("log_tree_lock_waits") > 0);
 }
 
 TEST_CASE("machine.scale: memory and fio sizes are divided, kswapd's pass stays the memory's 0.1 %") {
