@@ -37,7 +37,7 @@ auto make_filesystem(const std::string& model, const Config& given, const Geomet
         knobs.hz = static_cast<std::uint32_t>(std::stoul(config.at("hz")));
         knobs.jiffy_tick_aligned = config.at("jiffy_timer") != "hypothetical-exact";
         const std::string& interval = config.at("commit_interval");
-        knobs.commit_interval = interval == "none" ? 0 : std::stoll(interval) * sim::seconds;
+        knobs.commit_interval = std::stoll(interval) * sim::seconds;
         knobs.nodesize = static_cast<std::uint32_t>(std::stoul(config.at("nodesize")));
         return std::make_unique<btrfs::Btrfs>(knobs, geometry, file_names);
     }

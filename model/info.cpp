@@ -56,11 +56,12 @@ auto btrfs_info() -> ModelInfo {
          "(tick-aligned, as every kernel's timer wheel does), or after exactly one jiffy "
          "(hypothetical-exact: no real kernel, for comparison only)"},
         {"commit_interval",
-         {"none", "1", "5", "30", "300"},
-         "none",
-         "the transaction kthread commits the running transaction once it is this many seconds "
-         "old (mount -o commit=, kernel default 30); none: no kthread, transactions commit only "
-         "on commit and sync operations (keeps exploration focused on the race)"},
+         {"1", "5", "30", "300"},
+         "30",
+         "transaction_kthread (disk-io.c) commits the running transaction once it is this many "
+         "seconds old (mount -o commit=, kernel default 30). The kthread always runs, as in every "
+         "kernel; in exploration its wake-ups while tasks can run are bounded choices "
+         "(explore.daemon_wakeups)"},
         {"nodesize",
          {"4096", "8192", "16384", "32768", "65536"},
          "16384",

@@ -132,7 +132,12 @@ void Scheduler::compute(Duration nominal) {
         cpu_waiters_.push_back(current_);
         block("cpu");  // woken with a CPU handed over
     }
-    sleep(busy);
+    // Busy time on a CPU others may be queued for keeps the run going even
+    // for a daemon (kswapd): a daemon's sleep kind would let the deadlock
+    // test see tasks waiting for a CPU and no live timer.
+    const TaskId self = current_;
+    add_timer(now_ + busy, TimerKind::sleep, self, [this, self] { wake(self); });
+    block("cpu busy");
     if (cpu_waiters_.empty()) {
         cpus_busy_--;
     } else {

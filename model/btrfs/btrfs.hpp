@@ -157,7 +157,7 @@ struct Knobs {
     /// The transaction kthread commits the running transaction once it is
     /// this old (mount -o commit=, kernel default 30 s); 0: no kthread, only
     /// commit and sync operations commit (exploration scenarios).
-    sim::Duration commit_interval = 0;
+    sim::Duration commit_interval = 30 * sim::seconds;  // transaction_kthread: mount -o commit=, default 30
 };
 
 /// struct extent_map. Lengths and offsets in blocks (4 KiB pages).

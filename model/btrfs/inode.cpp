@@ -62,9 +62,8 @@ auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {
 
 void Btrfs::start_daemons() {
     auto& scheduler = sim::current_scheduler();
-    if (knobs_.commit_interval > 0) {
-        scheduler.spawn_daemon("transaction_kthread", [this] { transaction_kthread(); });
-    }
+    // transaction_kthread runs on every mounted btrfs (disk-io.c, open_ctree).
+    scheduler.spawn_daemon("transaction_kthread", [this] { transaction_kthread(); });
     if (page_cache_limit_ > 0) scheduler.spawn_daemon("kswapd", [this] { kswapd(); });
 }
 

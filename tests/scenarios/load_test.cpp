@@ -146,7 +146,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
-                                             {"commit_interval", "none"},
+                                             {"commit_interval", "30"},
                                              {"nodesize", "16384"}});
     CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
@@ -177,7 +177,7 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
                                              {"log_commit_sleep", "none"},
                                              {"hz", "250"},
                                              {"jiffy_timer", "tick-aligned"},
-                                             {"commit_interval", "none"},
+                                             {"commit_interval", "30"},
                                              {"nodesize", "16384"}});
     CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
     CHECK(variant.expect.fuzz.strategies == std::vector<std::string>{"random"});
