@@ -36,8 +36,8 @@ auto pressure(const std::string& machine = R"("cpus": 8, "page_cache": 8388608, 
       "workload": {"fio": {"jobs": 4, "rw": "write", "bs": 65536, "size": )" + size + R"(, "fsync": 1}},
       "checkers": ["fsync_durability"],)" + extra + R"(
       "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 1, "max": 100}]},
-      "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix", "release_sets_full_sync": "yes"}, "expect": "measure"},
-                   {"name": "after", "config": {"release_sets_full_sync": "no"}, "expect": "measure"}]})";
+      "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix"}, "expect": "measure"},
+                   {"name": "after", "config": {"release_extent_maps": "fix-3"}, "expect": "measure"}]})";
 }
 
 auto write_temp(const std::string& name, const std::string& text) -> std::string {
@@ -225,9 +225,9 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
     CHECK(error("cpus=0") == path + ": $.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)");
     CHECK(error("nodesize=1000") ==
           path + ": $.config.nodesize: expected one of 4096, 8192, 16384, 32768, 65536, got \"1000\" (--vary nodesize=1000)");
-    CHECK(error("release_sets_full_sync=no") ==
-          "--vary: expected a knob no variant sets (variant before sets release_sets_full_sync, so varying it would "
-          "change nothing), got \"release_sets_full_sync\"");
+    CHECK(error("release_extent_maps=fix-1") ==
+          "--vary: expected a knob no variant sets (variant before sets release_extent_maps, so varying it would "
+          "change nothing), got \"release_extent_maps\"");
     CHECK(error("colour=1").rfind("--vary: expected a parameter name, one of reclaim_batch, page_cache, cpus,", 0) == 0);
     std::remove(path.c_str());
 }
