@@ -211,7 +211,7 @@ else
 fi
 expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 2000 schedules" "$TMP/fix1.out"
 expect_grep "fuzz fix-1 says what it explored (issue 9 section 3)" \
-    "explored with at most 1 I/O reordering and 1 daemon wake-up per schedule" "$TMP/fix1.out"
+    "explored with at most 1 I/O reordering and 0 daemon wake-ups per schedule" "$TMP/fix1.out"
 
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
