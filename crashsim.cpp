@@ -395,6 +395,7 @@ auto cmd_merge(const std::vector<std::string>& paths, const std::string& out) ->
                     found.violation.message.c_str());
     }
     if (merged.violations.empty()) std::printf("no violation\n");
+    std::printf("explored with %s\n", scenarios::describe_bounds(merged.bounds).c_str());
     if (!merged.judged.empty() || !merged.reached.empty()) print_coverage(merged.judged, merged.reached);
     if (!out.empty()) {
         scenarios::write_campaign_result(merged, out);

@@ -187,6 +187,7 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     result.crash_states = report.crash_states;
     result.steps = report.steps;
     result.interrupted = report.interrupted;
+    result.bounds = report.bounds;
     result.violations = report.violations;
     result.judged = judged_counts(report.checker_names, report.judged);
     result.reached = reached_counts(scenario.model, report.hits);
@@ -214,6 +215,8 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                        {"crash_states", result.crash_states},
                        {"steps", result.steps},
                        {"interrupted", result.interrupted},
+                       {"explore", {{"io_reorders", result.bounds.io_reorders},
+                                    {"daemon_wakeups", result.bounds.daemon_wakeups}}},
                        {"violations", violations}};
     add_coverage_json(json, result.judged, result.reached);
     write_text_file_atomically(path, json.dump(2) + "\n");
@@ -288,6 +291,12 @@ auto read_campaign_result(const std::string& path) -> CampaignResult {
     result.crash_states = get<std::uint64_t>(json, "crash_states", path, "$", "an unsigned integer");
     result.steps = get<std::uint64_t>(json, "steps", path, "$", "an unsigned integer");
     result.interrupted = get<bool>(json, "interrupted", path, "$", "a boolean");
+    if (json.contains("explore")) {
+        const Json explore = get<Json>(json, "explore", path, "$", "an object");
+        result.bounds.io_reorders = get<std::uint32_t>(explore, "io_reorders", path, "$.explore", "an unsigned integer");
+        result.bounds.daemon_wakeups =
+            get<std::uint32_t>(explore, "daemon_wakeups", path, "$.explore", "an unsigned integer");
+    }
     const Json violations = get<Json>(json, "violations", path, "$", "an array");
     if (!violations.is_array()) throw InputError(path + ": $.violations: expected an array, got " + std::string(violations.type_name()));
     for (std::size_t i = 0; i < violations.size(); i++) {
@@ -334,6 +343,9 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
         if (shard.strategy != first.strategy) differs("strategy", "\"" + shard.strategy + "\"", "\"" + first.strategy + "\"");
         if (shard.seed != first.seed) differs("seed", std::to_string(shard.seed), std::to_string(first.seed));
         if (shard.schedules != first.schedules) differs("schedules", std::to_string(shard.schedules), std::to_string(first.schedules));
+        if (!(shard.bounds == first.bounds)) {
+            differs("explore", "\"" + describe_bounds(shard.bounds) + "\"", "\"" + describe_bounds(first.bounds) + "\"");
+        }
         if (shard.shard_count != first.shard_count) {
             differs("shard.count", std::to_string(shard.shard_count), std::to_string(first.shard_count));
         }

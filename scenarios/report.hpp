@@ -35,6 +35,10 @@ struct CampaignResult {
     std::uint64_t crash_states = 0;
     std::uint64_t steps = 0;
     bool interrupted = false;
+    /// The bounds the shard explored with; shards of one campaign must agree.
+    /// A result file without them comes from before reorderings and daemon
+    /// wake-ups were choices: {0, 0}.
+    ExploreBounds bounds{0, 0};
     std::vector<FoundViolation> violations;
     Counts judged;   // crash states each checker judged with something at stake
     Counts reached;  // hits of each of the model's yield points

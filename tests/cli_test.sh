@@ -406,6 +406,16 @@ if [ "$(grep -v '"shard"\|"index": [0-9]*,$\|"count"' "$TMP/merged.json" | grep 
 else
     not_ok "merged shards equal the whole campaign run with 2 jobs" "$(diff "$TMP/merged.json" "$TMP/all.json" | head -n 10)"
 fi
+expect_grep "merge states the bounds the shards explored with" \
+    "explored with at most 1 I/O reordering and 0 daemon wake-ups per schedule" "$TMP/merge.out"
+mkdir "$TMP/other-bounds"
+run_cs "$TMP/ob.out" "$TMP/ob.err" fuzz "$SCEN" --variant before-fix --schedules 3000 \
+    --shard 1/3 --io-reorders 0 --no-shrink --quiet --out "$TMP/other-bounds"
+run_cs "$TMP/obm.out" "$TMP/obm.err" merge "$TMP"/shards/result-*shard0of3.json \
+    "$TMP"/other-bounds/result-*shard1of3.json "$TMP"/shards/result-*shard2of3.json
+expect_rc "merge of shards explored with other bounds" 2 "$TMP/obm.out" "$TMP/obm.err"
+expect_grep "merge names the differing bounds" \
+    "\$.explore: expected \"at most 1 I/O reordering and 0 daemon wake-ups per schedule\" like" "$TMP/obm.err"
 cp "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
 run_cs "$TMP/dup.out" "$TMP/dup.err" merge "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
 expect_rc "merge of a repeated shard" 2 "$TMP/dup.out" "$TMP/dup.err"
