@@ -280,7 +280,10 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }
     // Never silent about what exploration did not try (issue 9 section 3).
-    if (!expect.fuzz.strategies.empty()) row.detail += " (" + describe_bounds(simulation.bounds()) + ")";
+    if (!expect.fuzz.strategies.empty()) {
+        row.bounds = simulation.bounds();
+        row.detail += " (" + describe_bounds(*row.bounds) + ")";
+    }
     row.seconds = clock() - started;
     return row;
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,8 @@ struct CheckRow {
     Counts judged;
     Counts reached;
     std::string model;  // whose yield points `reached` counts
+    /// The bounds the row's strategies explored with (none: scripted only).
+    std::optional<ExploreBounds> bounds;
 };
 
 /// Checks one variant against its expectation. `clock` returns seconds (the

@@ -160,6 +160,10 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.command.empty()) json["reproduce"] = row.command;
         if (!row.story.empty()) json["story"] = row.story;
         if (row.interrupted) json["interrupted"] = true;
+        if (row.bounds) {
+            json["explore"] = {{"io_reorders", row.bounds->io_reorders},
+                               {"daemon_wakeups", row.bounds->daemon_wakeups}};
+        }
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }

@@ -541,6 +541,8 @@ fi
 expect_grep "check prints each variant's stake counts" "judged: fsync_durability " "$TMP/check.out"
 expect_grep "check prints each variant's yield-point coverage" "yield points: 17 of 21 reached; never reached: " "$TMP/check.out"
 expect_grep "check --json carries the stake counts" "\"judged\": {" "$TMP/check.json"
+expect_grep "check --json carries each row's exploration bounds" "\"explore\": {" "$TMP/check.json"
+expect_grep "check --json says where daemon wake-ups were not explored" "\"daemon_wakeups\": 0" "$TMP/check.json"
 expect_grep "check --json carries the points never reached" "\"never_reached\": [" "$TMP/check.json"
 expect_grep "check --junit carries the coverage" "judged (crash states with something at stake): " "$TMP/check.xml"
 expect_grep "check sums each model's coverage" "coverage of btrfs: yield points " "$TMP/check.out"
