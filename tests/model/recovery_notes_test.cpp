@@ -42,47 +42,51 @@ void check_same_notes(const model::RecoveredState& before, const model::Recovere
     }
 }
 
-}  // namespace
-
-TEST_CASE("recovery notes: xfs tells only what the image holds, not the CIL in memory") {
-    test_support::ModelWorld world("xfs", {}, model::Geometry{4096, 1024, "nvme"}, {"I", "J"});
-    // Committed transactions sit in the CIL: nothing on disk says so.
-    world.run({call("create"), write(0, 0, 16 * kib, 1), call("log_force"),
-               write(0, 16 * kib, 8 * kib, 2), {.name = "sync_file_range", .file = 0, .offset = 0,
-                                                .length = 32 * kib, .has_range = true}});
+/// Takes the crash image of `world` now (every unflushed write kept, then
+/// none), lets a copy of the file system run each batch of `later` operations
+/// (its in-memory state moves on, the image does not) and mounts the same
+/// image after each batch, and once more from the file system that crashed:
+/// every note must be the same.
+void check_notes_from_image(test_support::ModelWorld& world, const std::string& model,
+                            const model::Geometry& geometry,
+                            const std::vector<std::vector<model::OpCall>>& later) {
     for (const bool keep : {false, true}) {
         CAPTURE(keep);
         const model::disk::Image image = image_now(world, keep);
         const model::RecoveredState first = world.fs->recover(image);
         REQUIRE(first.mounted);
-        // The in-memory state moves on: the CIL empties, more transactions commit.
-        auto later = world.fs->clone();
-        test_support::ModelWorld moved("xfs", {}, model::Geometry{4096, 1024, "nvme"}, {"I", "J"});
-        moved.fs = std::move(later);
-        moved.run({call("log_force"), call("create", 1), write(1, 0, 8 * kib, 3), call("fsync", 1),
-                   write(0, 0, 4 * kib, 4), call("writeback")});
-        check_same_notes(first, moved.fs->recover(image));
-        // The file system that crashed mounts the image the same way.
+        test_support::ModelWorld moved(model, {}, geometry, {"I", "J"});
+        moved.fs = world.fs->clone();
+        for (const auto& batch : later) {
+            moved.run(batch);
+            check_same_notes(first, moved.fs->recover(image));
+        }
         check_same_notes(first, world.fs->recover(image));
     }
 }
 
+}  // namespace
+
+TEST_CASE("recovery notes: xfs tells only what the image holds, not the CIL in memory") {
+    const model::Geometry geometry{4096, 1024, "nvme"};
+    test_support::ModelWorld world("xfs", {}, geometry, {"I", "J"});
+    // Committed transactions sit in the CIL: nothing on disk says so.
+    world.run({call("create"), write(0, 0, 16 * kib, 1), call("log_force"),
+               write(0, 16 * kib, 8 * kib, 2), {.name = "sync_file_range", .file = 0, .offset = 0,
+                                                .length = 32 * kib, .has_range = true}});
+    // The in-memory state moves on: the CIL empties, more transactions commit.
+    check_notes_from_image(world, "xfs", geometry,
+                           {{call("log_force"), call("create", 1), write(1, 0, 8 * kib, 3), call("fsync", 1),
+                             write(0, 0, 4 * kib, 4), call("writeback")}});
+}
+
 TEST_CASE("recovery notes: btrfs tells only what the image holds, not the running transaction") {
-    test_support::ModelWorld world("btrfs", {}, model::Geometry{4096, 16384, "nvme"}, {"I", "J"});
+    const model::Geometry geometry{4096, 16384, "nvme"};
+    test_support::ModelWorld world("btrfs", {}, geometry, {"I", "J"});
     world.run({call("create"), write(0, 0, 8 * kib, 1), call("fsync"), write(0, 8 * kib, 4 * kib, 2)});
-    for (const bool keep : {false, true}) {
-        CAPTURE(keep);
-        const model::disk::Image image = image_now(world, keep);
-        const model::RecoveredState first = world.fs->recover(image);
-        REQUIRE(first.mounted);
-        // Commit the running transaction and start another: in-memory
-        // transaction state changes, the image does not.
-        auto later = world.fs->clone();
-        test_support::ModelWorld moved("btrfs", {}, model::Geometry{4096, 16384, "nvme"}, {"I", "J"});
-        moved.fs = std::move(later);
-        moved.run({call("commit"), call("create", 1), write(1, 0, 4 * kib, 3), call("fsync", 1)});
-        check_same_notes(first, moved.fs->recover(image));
-        moved.run({call("commit")});
-        check_same_notes(first, moved.fs->recover(image));
-    }
+    // Commit the running transaction and start another: in-memory
+    // transaction state changes, the image does not.
+    check_notes_from_image(world, "btrfs", geometry,
+                           {{call("commit"), call("create", 1), write(1, 0, 4 * kib, 3), call("fsync", 1)},
+                            {call("commit")}});
 }
