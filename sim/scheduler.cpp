@@ -114,10 +114,13 @@ void Scheduler::mark_not_runnable(TaskId id) {
 }
 
 void Scheduler::sleep(Duration duration) {
+    block_for(duration, tasks_[current_]->daemon ? TimerKind::daemon : TimerKind::sleep, "sleep");
+}
+
+void Scheduler::block_for(Duration duration, TimerKind kind, const char* what) {
     const TaskId self = current_;
-    add_timer(now_ + duration, tasks_[self]->daemon ? TimerKind::daemon : TimerKind::sleep, self,
-              [this, self] { wake(self); });
-    block("sleep");
+    add_timer(now_ + duration, kind, self, [this, self] { wake(self); });
+    block(what);
 }
 
 void Scheduler::compute(Duration nominal) {
@@ -135,9 +138,7 @@ void Scheduler::compute(Duration nominal) {
     // Busy time on a CPU others may be queued for keeps the run going even
     // for a daemon (kswapd): a daemon's sleep kind would let the deadlock
     // test see tasks waiting for a CPU and no live timer.
-    const TaskId self = current_;
-    add_timer(now_ + busy, TimerKind::sleep, self, [this, self] { wake(self); });
-    block("cpu busy");
+    block_for(busy, TimerKind::sleep, "cpu busy");
     if (cpu_waiters_.empty()) {
         cpus_busy_--;
     } else {

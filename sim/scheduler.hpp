@@ -219,6 +219,8 @@ private:
     auto list_candidates() -> std::span<const Candidate>;
     void fire_timer(const Candidate& candidate);
     void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback);
+    /// Blocks the current task until a timer of `kind` fires `duration` from now.
+    void block_for(Duration duration, TimerKind kind, const char* what);
 
     Options options_;
     Trace* trace_;
