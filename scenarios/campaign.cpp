@@ -27,15 +27,46 @@ struct ScheduleResult {
     std::vector<std::uint64_t> hits;
 };
 
+/// What a campaign keeps of one schedule's run.
+auto summarize(const RunOutcome& outcome) -> ScheduleResult {
+    ScheduleResult result;
+    result.crash_states = outcome.crash_states;
+    result.steps = outcome.steps;
+    result.violated = outcome.violated();
+    result.reordered = outcome.io_reorders > 0;
+    result.woke = outcome.daemon_wakeups > 0;
+    if (result.violated) result.first = outcome.violations.front();
+    result.judged = outcome.judged;
+    result.hits = outcome.hits;
+    return result;
+}
+
+/// Adds one schedule to the campaign's counts (dfs and random/pct alike).
+void tally(FuzzReport& report, const ScheduleResult& result) {
+    report.schedules++;
+    report.crash_states += result.crash_states;
+    report.steps += result.steps;
+    if (result.reordered) report.schedules_reordering++;
+    if (result.woke) report.schedules_waking++;
+    add_counts(report.judged, result.judged);
+    add_counts(report.hits, result.hits);
+}
+
+/// An empty report that names what the campaign explores with.
+auto start_report(const Simulation& simulation) -> FuzzReport {
+    FuzzReport report;
+    report.bounds = simulation.bounds();
+    report.checker_names = simulation.checker_names();
+    return report;
+}
+
 }  // namespace
 
 void request_stop() { stop_flag.store(true, std::memory_order_relaxed); }
 auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed); }
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
-    FuzzReport report;
-    report.bounds = simulation.bounds();
-    report.checker_names = simulation.checker_names();
+    FuzzReport report = start_report(simulation);
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
     bool more = true;
     while (more && report.schedules < request.schedules) {
@@ -44,13 +75,7 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
             break;
         }
         RunOutcome outcome = simulation.run_dfs(tree, false);
-        report.schedules++;
-        report.crash_states += outcome.crash_states;
-        report.steps += outcome.steps;
-        if (outcome.io_reorders > 0) report.schedules_reordering++;
-        if (outcome.daemon_wakeups > 0) report.schedules_waking++;
-        add_counts(report.judged, outcome.judged);
-        add_counts(report.hits, outcome.hits);
+        tally(report, summarize(outcome));
         if (outcome.violated()) {
             report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
         }
@@ -80,9 +105,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     }
     SIM_ASSERT(request.jobs >= 1);
     SIM_ASSERT(request.shard_count >= 1 && request.shard_index < request.shard_count);
-    FuzzReport report;
-    report.bounds = simulation.bounds();
-    report.checker_names = simulation.checker_names();
+    FuzzReport report = start_report(simulation);
     // This shard's indices: shard_index, shard_index + shard_count, ...
     const std::uint64_t mine =
         request.schedules > request.shard_index
@@ -108,17 +131,8 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
         std::atomic<std::uint64_t> next{begin};
         auto worker = [&](Simulation& mine_simulation) {
             for (std::uint64_t k = next++; k < end; k = next++) {
-                const RunOutcome outcome = mine_simulation.run_strategy(
-                    request.strategy, schedule_seed(request.seed, index_of(k)), false);
-                ScheduleResult& result = results[k - begin];
-                result.crash_states = outcome.crash_states;
-                result.steps = outcome.steps;
-                result.violated = outcome.violated();
-                result.reordered = outcome.io_reorders > 0;
-                result.woke = outcome.daemon_wakeups > 0;
-                if (result.violated) result.first = outcome.violations.front();
-                result.judged = outcome.judged;
-                result.hits = outcome.hits;
+                results[k - begin] = summarize(mine_simulation.run_strategy(
+                    request.strategy, schedule_seed(request.seed, index_of(k)), false));
             }
         };
         if (request.jobs == 1) {
@@ -133,13 +147,7 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
         bool stop = false;
         for (std::uint64_t k = begin; k < end && !stop; k++) {
             const ScheduleResult& result = results[k - begin];
-            report.schedules++;
-            report.crash_states += result.crash_states;
-            report.steps += result.steps;
-            if (result.reordered) report.schedules_reordering++;
-            if (result.woke) report.schedules_waking++;
-            add_counts(report.judged, result.judged);
-            add_counts(report.hits, result.hits);
+            tally(report, result);
             if (!result.violated) continue;
             const std::uint64_t index = index_of(k);
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
