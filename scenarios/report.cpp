@@ -160,10 +160,7 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.command.empty()) json["reproduce"] = row.command;
         if (!row.story.empty()) json["story"] = row.story;
         if (row.interrupted) json["interrupted"] = true;
-        if (row.bounds) {
-            json["explore"] = {{"io_reorders", row.bounds->io_reorders},
-                               {"daemon_wakeups", row.bounds->daemon_wakeups}};
-        }
+        if (row.bounds) json["explore"] = explore_json(*row.bounds);
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
@@ -219,8 +216,7 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                        {"crash_states", result.crash_states},
                        {"steps", result.steps},
                        {"interrupted", result.interrupted},
-                       {"explore", {{"io_reorders", result.bounds.io_reorders},
-                                    {"daemon_wakeups", result.bounds.daemon_wakeups}}},
+                       {"explore", explore_json(result.bounds)},
                        {"violations", violations}};
     add_coverage_json(json, result.judged, result.reached);
     write_text_file_atomically(path, json.dump(2) + "\n");
@@ -295,12 +291,7 @@ auto read_campaign_result(const std::string& path) -> CampaignResult {
     result.crash_states = get<std::uint64_t>(json, "crash_states", path, "$", "an unsigned integer");
     result.steps = get<std::uint64_t>(json, "steps", path, "$", "an unsigned integer");
     result.interrupted = get<bool>(json, "interrupted", path, "$", "a boolean");
-    if (json.contains("explore")) {
-        const Json explore = get<Json>(json, "explore", path, "$", "an object");
-        result.bounds.io_reorders = get<std::uint32_t>(explore, "io_reorders", path, "$.explore", "an unsigned integer");
-        result.bounds.daemon_wakeups =
-            get<std::uint32_t>(explore, "daemon_wakeups", path, "$.explore", "an unsigned integer");
-    }
+    result.bounds = read_explore_json(json, path);
     const Json violations = get<Json>(json, "violations", path, "$", "an array");
     if (!violations.is_array()) throw InputError(path + ": $.violations: expected an array, got " + std::string(violations.type_name()));
     for (std::size_t i = 0; i < violations.size(); i++) {

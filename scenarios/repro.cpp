@@ -57,7 +57,7 @@ void write_repro(const Repro& repro, const std::string& path) {
     json["schedule_index"] = repro.schedule_index;
     json["schedule_seed"] = repro.schedule_seed;
     json["choices"] = repro.choices;
-    json["explore"] = {{"io_reorders", repro.bounds.io_reorders}, {"daemon_wakeups", repro.bounds.daemon_wakeups}};
+    json["explore"] = explore_json(repro.bounds);
     std::string keep;
     for (bool kept : repro.crash.keep) keep += kept ? '1' : '0';
     json["crash"] = {{"step", repro.crash.step}, {"after", repro.crash.after}, {"keep", keep}};
@@ -84,6 +84,26 @@ auto field(const nlohmann::json& json, const char* key, const std::string& path,
 
 }  // namespace
 
+auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
+    return {{"io_reorders", bounds.io_reorders}, {"daemon_wakeups", bounds.daemon_wakeups}};
+}
+
+auto read_explore_json(const nlohmann::json& file, const std::string& path) -> ExploreBounds {
+    ExploreBounds bounds{0, 0};
+    if (!file.contains("explore")) return bounds;
+    const auto explore = field<nlohmann::json>(file, "explore", path, "an object");
+    for (const char* key : {"io_reorders", "daemon_wakeups"}) {
+        const auto value = field<std::uint64_t>(explore, key, path, "an unsigned integer of at most 8", "$.explore");
+        if (value > explore_bound_max) {
+            throw InputError(path + ": $.explore." + key + ": expected an unsigned integer of at most 8, got " +
+                             std::to_string(value));
+        }
+        (std::string(key) == "io_reorders" ? bounds.io_reorders : bounds.daemon_wakeups) =
+            static_cast<std::uint32_t>(value);
+    }
+    return bounds;
+}
+
 auto read_repro(const std::string& path) -> Repro {
     const std::string text = read_text_file(path);
     nlohmann::json json;
@@ -107,18 +127,7 @@ auto read_repro(const std::string& path) -> Repro {
     repro.schedule_index = field<std::uint64_t>(json, "schedule_index", path, "an unsigned integer");
     repro.schedule_seed = field<std::uint64_t>(json, "schedule_seed", path, "an unsigned integer");
     repro.choices = field<std::vector<std::uint32_t>>(json, "choices", path, "an array of unsigned integers");
-    if (json.contains("explore")) {
-        const auto explore = field<nlohmann::json>(json, "explore", path, "an object");
-        for (const char* key : {"io_reorders", "daemon_wakeups"}) {
-            const auto value = field<std::uint64_t>(explore, key, path, "an unsigned integer of at most 8", "$.explore");
-            if (value > explore_bound_max) {
-                throw InputError(path + ": $.explore." + key + ": expected an unsigned integer of at most 8, got " +
-                                 std::to_string(value));
-            }
-            (std::string(key) == "io_reorders" ? repro.bounds.io_reorders : repro.bounds.daemon_wakeups) =
-                static_cast<std::uint32_t>(value);
-        }
-    }
+    repro.bounds = read_explore_json(json, path);
     const auto crash = field<nlohmann::json>(json, "crash", path, "an object");
     repro.crash.step = field<std::uint64_t>(crash, "step", path, "an unsigned integer", "$.crash");
     repro.crash.after = field<std::string>(crash, "after", path, "a string", "$.crash");

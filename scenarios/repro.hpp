@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "scenarios/runner.hpp"
 
 namespace scenarios {
@@ -32,6 +34,11 @@ struct Repro {
 void write_repro(const Repro& repro, const std::string& path);
 /// Throws InputError naming the file and the JSON path on a bad repro.
 auto read_repro(const std::string& path) -> Repro;
+/// ExploreBounds as repro and campaign result files write them, under "explore".
+auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
+/// The "explore" object of a repro or result file; a file without one was
+/// written before these choices existed: 0 and 0. Throws InputError.
+auto read_explore_json(const nlohmann::json& file, const std::string& path) -> ExploreBounds;
 /// Reads a whole file; throws InputError.
 auto read_text_file(const std::string& path) -> std::string;
 /// Writes a whole file through a temporary name and rename.
