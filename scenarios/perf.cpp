@@ -254,6 +254,8 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     if (!base.fio && !base.fs_mark) {
         throw InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
+    report.scenario = base.name;
+    report.metric = base.perf ? base.perf->metric : std::string("throughput");
     const Json root = Json::parse(text);
     std::string pointer;
     bool numeric = true;
@@ -314,9 +316,9 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     return report;
 }
 
-auto format_vary(const Scenario& scenario, const VaryReport& report) -> std::string {
-    std::string text = "crashsim perf " + scenario.name + " --vary " + report.name + " (" + report.json_path + "), " +
-                       (scenario.perf ? scenario.perf->metric : std::string("throughput")) + " ratios:\n";
+auto format_vary(const VaryReport& report) -> std::string {
+    std::string text = "crashsim perf " + report.scenario + " --vary " + report.name + " (" + report.json_path +
+                       "), " + report.metric + " ratios:\n";
     std::vector<std::string> headers;
     if (!report.reports.empty()) {
         for (const auto& result : report.reports.front().ratios) {

@@ -44,6 +44,8 @@ struct PerfReport {
 /// crashsim perf --vary NAME=V1,V2,...: the scenario run once per value of
 /// one parameter, to see which of its ratios are robust.
 struct VaryReport {
+    std::string scenario;   // its name, for the table's title
+    std::string metric;     // of its perf expectations (throughput when none)
     std::string name;       // as given: reclaim_batch, cpus, nodesize, ...
     std::string json_path;  // the field each value replaces: $.machine.reclaim_batch
     std::vector<std::string> values;
@@ -61,7 +63,7 @@ auto vary_parameters(const std::string& model) -> std::vector<std::string>;
 /// each; a bad spec or value throws InputError naming it.
 auto measure_vary(const std::string& path, const std::string& spec, const std::string& points = "") -> VaryReport;
 /// The table: one row per value, the value, each declared ratio, the verdict.
-auto format_vary(const Scenario& scenario, const VaryReport& report) -> std::string;
+auto format_vary(const VaryReport& report) -> std::string;
 
 /// Runs every variant (throws InputError on a deadlock or step bound).
 auto measure(const Scenario& scenario) -> PerfReport;
