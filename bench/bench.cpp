@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <string>
 
-#include "scenarios/campaign.hpp"
-#include "scenarios/repro.hpp"
+#include "runner/campaign.hpp"
+#include "runner/repro.hpp"
 #include "sim/fiber.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"

@@ -3,7 +3,7 @@
 
 namespace sim {
 /// Virtual time in nanoseconds since the start of a run. No wall clock is read
-/// below crashsim.cpp.
+/// below cli/crashsim.cpp.
 using Instant = std::uint64_t;
 using Duration = std::uint64_t;
 

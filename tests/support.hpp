@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/runner.hpp"
+#include "runner/runner.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
 

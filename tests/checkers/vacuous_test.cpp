@@ -13,10 +13,10 @@
 #include "checkers/oracle.hpp"
 #include "checkers/recovered_image.hpp"
 #include "model/filesystem.hpp"
-#include "scenarios/campaign.hpp"
-#include "scenarios/coverage.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "runner/campaign.hpp"
+#include "runner/coverage.hpp"
+#include "runner/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 

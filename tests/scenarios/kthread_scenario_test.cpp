@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/campaign.hpp"
-#include "scenarios/repro.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "runner/campaign.hpp"
+#include "runner/repro.hpp"
+#include "runner/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/perf.hpp"
-#include "scenarios/plot.hpp"
-#include "scenarios/scenario.hpp"
+#include "report/perf.hpp"
+#include "report/plot.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 constexpr const char* jiffy = "scenarios/btrfs/log-commit-jiffy-sleep.json";

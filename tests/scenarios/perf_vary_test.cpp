@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "model/btrfs/btrfs.hpp"
-#include "scenarios/perf.hpp"
-#include "scenarios/plot.hpp"
-#include "scenarios/scenario.hpp"
+#include "report/perf.hpp"
+#include "report/plot.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 

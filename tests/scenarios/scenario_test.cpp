@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/campaign.hpp"
-#include "scenarios/chrome_trace.hpp"
-#include "scenarios/report.hpp"
-#include "scenarios/repro.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
-#include "scenarios/shrink.hpp"
+#include "runner/campaign.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/report.hpp"
+#include "runner/repro.hpp"
+#include "runner/runner.hpp"
+#include "loader/scenario.hpp"
+#include "runner/shrink.hpp"
 #include "sim/strategy.hpp"
 
 namespace {

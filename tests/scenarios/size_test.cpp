@@ -18,9 +18,9 @@
 #include "checkers/checker.hpp"
 #include "checkers/oracle.hpp"
 #include "model/filesystem.hpp"
-#include "scenarios/campaign.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "runner/campaign.hpp"
+#include "runner/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 

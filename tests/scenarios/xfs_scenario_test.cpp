@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/campaign.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "runner/campaign.hpp"
+#include "runner/runner.hpp"
+#include "loader/scenario.hpp"
 #include "sim/strategy.hpp"
 
 namespace {

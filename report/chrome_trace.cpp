@@ -1,4 +1,4 @@
-#include "scenarios/chrome_trace.hpp"
+#include "report/chrome_trace.hpp"
 
 #include <map>
 #include <nlohmann/json.hpp>

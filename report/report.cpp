@@ -1,11 +1,11 @@
-#include "scenarios/report.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "scenarios/repro.hpp"
+#include "runner/repro.hpp"
 
 namespace scenarios {
 namespace {

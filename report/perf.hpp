@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/campaign.hpp"
-#include "scenarios/runner.hpp"
+#include "runner/campaign.hpp"
+#include "runner/runner.hpp"
 
 namespace scenarios {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/campaign.hpp"
+#include "runner/campaign.hpp"
 
 namespace scenarios {
 

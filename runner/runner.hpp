@@ -12,7 +12,7 @@
 #include "checkers/checker.hpp"
 #include "checkers/oracle.hpp"
 #include "model/filesystem.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 #include "sim/dfs.hpp"
 #include "sim/strategy.hpp"
 

@@ -6,7 +6,7 @@
 // The time axis is the engine step (1 us each); virtual time is in the args.
 #include <string>
 
-#include "scenarios/runner.hpp"
+#include "runner/runner.hpp"
 
 namespace scenarios {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/repro.hpp"
+#include "runner/repro.hpp"
 
 namespace scenarios {
 

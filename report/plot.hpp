@@ -4,8 +4,8 @@
 // (Debian package gnuplot-nox) into an SVG file.
 #include <string>
 
-#include "scenarios/perf.hpp"
-#include "scenarios/scenario.hpp"
+#include "report/perf.hpp"
+#include "loader/scenario.hpp"
 
 namespace scenarios {
 

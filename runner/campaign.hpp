@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/coverage.hpp"
-#include "scenarios/runner.hpp"
+#include "runner/coverage.hpp"
+#include "runner/runner.hpp"
 
 namespace scenarios {
 
@@ -102,7 +102,7 @@ struct CheckRow {
     bool interrupted = false;
     /// Over every run of the row (scripted and each strategy): crash states
     /// each checker judged with something at stake, and hits of each of the
-    /// model's yield points (scenarios/coverage.hpp).
+    /// model's yield points (runner/coverage.hpp).
     Counts judged;
     Counts reached;
     std::string model;  // whose yield points `reached` counts

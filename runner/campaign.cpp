@@ -1,4 +1,4 @@
-#include "scenarios/campaign.hpp"
+#include "runner/campaign.hpp"
 
 #include <algorithm>
 #include <functional>

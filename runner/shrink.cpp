@@ -1,9 +1,9 @@
-#include "scenarios/shrink.hpp"
+#include "runner/shrink.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "scenarios/campaign.hpp"
+#include "runner/campaign.hpp"
 #include "sim/assert.hpp"
 
 namespace scenarios {

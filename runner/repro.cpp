@@ -1,4 +1,4 @@
-#include "scenarios/repro.hpp"
+#include "runner/repro.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -12,7 +12,7 @@
 namespace scenarios {
 
 /// Bad scenario, repro or flag: one message naming the file, the JSON path
-/// and what was expected. Only crashsim.cpp catches it (exit code 2).
+/// and what was expected. Only cli/crashsim.cpp catches it (exit code 2).
 class InputError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -1,4 +1,4 @@
-#include "scenarios/coverage.hpp"
+#include "runner/coverage.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "scenarios/perf.hpp"
+#include "report/perf.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/info.hpp"
-#include "scenarios/repro.hpp"
+#include "runner/repro.hpp"
 
 #include "sim/assert.hpp"
 

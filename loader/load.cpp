@@ -14,7 +14,7 @@
 #include <system_error>
 
 #include "model/info.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 #include "sim/assert.hpp"
 #include "sim/prng.hpp"
 #include "sim/strategy.hpp"

@@ -1,4 +1,4 @@
-#include "scenarios/plot.hpp"
+#include "report/plot.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "scenarios/repro.hpp"
+#include "runner/repro.hpp"
 
 namespace scenarios {
 namespace {

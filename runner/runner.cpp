@@ -1,6 +1,6 @@
-#include "scenarios/runner.hpp"
+#include "runner/runner.hpp"
 
-#include "scenarios/campaign.hpp"
+#include "runner/campaign.hpp"
 
 #include <algorithm>
 

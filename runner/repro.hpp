@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/runner.hpp"
+#include "runner/runner.hpp"
 
 namespace scenarios {
 
