@@ -26,6 +26,7 @@
 
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 #include "sim/range_map.hpp"
 #include "sim/sync.hpp"
@@ -366,7 +367,7 @@ private:
     void commit_transaction();
     void transaction_kthread();
     void write_superblock(bool with_log, std::uint64_t generation);
-    auto store(MetaObject object) -> std::uint64_t;
+    auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     auto allocate_meta_block() -> std::uint64_t;
     // tree_log.cpp: fsync
     void fsync(std::uint32_t file);
@@ -381,6 +382,12 @@ private:
     void set_inode_last_trans(Inode& inode, std::uint64_t transid);
     [[nodiscard]] auto inode_in_log(const Inode& inode, std::uint64_t generation) const -> bool;
     // recovery.cpp
+    /// recovery.cpp: one inode's logged items, oldest fsync first, over the fs tree.
+    void replay_log_inode(std::uint32_t file, const LogLayer& head, FsTree& tree,
+                          RecoveredState& state) const;
+    /// recovery.cpp: a file as a read after mount returns it.
+    void read_file(const disk::Image& image, std::uint32_t file, const InodeItems& items,
+                   RecoveredState& state) const;
     void check_consistency(const FsTree& tree, RecoveredState& state) const;
 
     [[nodiscard]] auto name(std::uint32_t file) const -> const std::string& { return file_names_[file]; }
@@ -435,7 +442,7 @@ private:
     std::uint64_t meta_cursor_ = 0;
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
-    std::vector<std::shared_ptr<const MetaObject>> meta_objects_;
+    MetadataStore<MetaObject> meta_objects_;
     // The checksum tree; its extent buffer locks as in v5.7/v5.8: a reader
     // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
     // writer (btrfs_tree_lock) until no reader is left.

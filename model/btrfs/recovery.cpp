@@ -15,9 +15,8 @@ namespace {
 /// pointer expects (btrfs verifies the header's bytenr and generation).
 template <typename Object>
 auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expected_object,
-               const std::vector<std::shared_ptr<const MetaObject>>& objects,
-               const std::vector<std::string>& names, std::uint32_t block_size,
-               std::string& error) -> const Object* {
+               const MetadataStore<MetaObject>& objects, const std::vector<std::string>& names,
+               std::uint32_t block_size, std::string& error) -> const Object* {
     const disk::Content content = image.read(block);
     if (content.kind != disk::ContentKind::meta || content.version != expected_object) {
         error = "block " + std::to_string(block) + " holds " + content.describe(names, block_size) +
@@ -25,8 +24,7 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
                 " (parent transid verify failed)";
         return nullptr;
     }
-    SIM_ASSERT(content.version < objects.size());
-    const Object* object = std::get_if<Object>(objects[content.version].get());
+    const Object* object = std::get_if<Object>(&objects.at(content.version));
     SIM_ASSERT(object != nullptr);
     return object;
 }
@@ -38,82 +36,79 @@ auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
     state.files.resize(file_names_.size());
     state.device_blocks = device_.block_count();
     state.metadata_end = meta_area_end_;
-    // The superblock.
-    const disk::Content super_content = image.read(0);
-    if (super_content.kind != disk::ContentKind::meta || super_content.version >= meta_objects_.size() ||
-        !std::holds_alternative<Superblock>(*meta_objects_[super_content.version])) {
-        state.mount_error = "no valid superblock at block 0: it holds " +
-                            super_content.describe(file_names_, block_size_);
-        state.consistency_errors.push_back(state.mount_error);
-        return state;
-    }
-    const auto& super = std::get<Superblock>(*meta_objects_[super_content.version]);
+    const Superblock* super =
+        meta_objects_.read_superblock<Superblock>(image, file_names_, block_size_, state);
+    if (super == nullptr) return state;
     std::string error;
-    const FsTree* root = read_meta<FsTree>(image, super.root_block, super.root_object,
+    const FsTree* root = read_meta<FsTree>(image, super->root_block, super->root_object,
                                            meta_objects_, file_names_, block_size_, error);
     if (root == nullptr) {
-        state.mount_error = "fs tree root: " + error;
-        state.consistency_errors.push_back(state.mount_error);
+        fail_mount(state, "fs tree root: " + error);
         return state;
     }
     FsTree tree = *root;
     // Story lines come only from what was read from the image (the
     // superblock, the trees it names), never from in-memory state a crash loses.
-    state.notes.push_back("mount: superblock of transaction " + std::to_string(super.generation) +
-                          (super.has_log ? ", names a log tree" : ", no log tree") +
+    state.notes.push_back("mount: superblock of transaction " + std::to_string(super->generation) +
+                          (super->has_log ? ", names a log tree" : ", no log tree") +
                           ": what any later transaction changed survives only through the log");
-    if (super.has_log) {
-        const LogTree* log = read_meta<LogTree>(image, super.log_block, super.log_object,
+    if (super->has_log) {
+        const LogTree* log = read_meta<LogTree>(image, super->log_block, super->log_object,
                                                 meta_objects_, file_names_, block_size_, error);
         if (log == nullptr) {
-            state.mount_error = "log tree root: " + error;
-            state.consistency_errors.push_back(state.mount_error);
+            fail_mount(state, "log tree root: " + error);
             return state;
         }
-        for (const auto& [file, head] : log->inodes) {
-            // The inode item (size) first; items past the logged size go;
-            // logged file extent items replace whatever they overlap, the
-            // oldest fsync's first.
-            InodeItems& items = tree.inodes[file];
-            const std::uint64_t size_bytes = head->items.size_bytes;
-            items.size_bytes = size_bytes;
-            const std::uint64_t size_blocks = (size_bytes + block_size_ - 1) / block_size_;
-            items.extents.erase(size_blocks, ~std::uint64_t{0});
-            std::vector<const InodeItems*> layers;
-            for (const LogLayer* layer = head.get(); layer != nullptr; layer = layer->below.get()) {
-                layers.push_back(&layer->items);
-            }
-            std::uint64_t count = 0;
-            for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) {
-                (*layer)->extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-                    items.extents.assign(start, end, item);
-                    count++;
-                });
-            }
-            state.notes.push_back("log replay: inode " + file_names_[file] + " i_size " +
-                                  std::to_string(size_bytes) + ", " + std::to_string(count) +
-                                  " file extent item(s) replayed");
-        }
+        for (const auto& [file, head] : log->inodes) replay_log_inode(file, *head, tree, state);
     }
-    for (const auto& [file, items] : tree.inodes) {
-        RecoveredFile& recovered = state.files[file];
-        recovered.exists = true;
-        recovered.size_bytes = items.size_bytes;
-        const std::uint64_t size_blocks = (items.size_bytes + block_size_ - 1) / block_size_;
-        items.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-            recovered.extents.push_back({start, item.disk_block, end - start, false});
-        });
-        items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-            image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
-                                    [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {
-                                        const std::uint64_t file_block = start + (s - item.disk_block);
-                                        recovered.blocks.assign(file_block, file_block + (e - s), block.content);
-                                    });
-        });
-    }
+    for (const auto& [file, items] : tree.inodes) read_file(image, file, items, state);
     check_consistency(tree, state);
     state.mounted = true;
     return state;
+}
+
+void Btrfs::replay_log_inode(std::uint32_t file, const LogLayer& head, FsTree& tree,
+                             RecoveredState& state) const {
+    // replay_one_buffer: the inode item (size) first; items past the logged
+    // size go; logged file extent items replace whatever they overlap, the
+    // oldest fsync's first.
+    InodeItems& items = tree.inodes[file];
+    const std::uint64_t size_bytes = head.items.size_bytes;
+    items.size_bytes = size_bytes;
+    const std::uint64_t size_blocks = (size_bytes + block_size_ - 1) / block_size_;
+    items.extents.erase(size_blocks, ~std::uint64_t{0});
+    std::vector<const InodeItems*> layers;
+    for (const LogLayer* layer = &head; layer != nullptr; layer = layer->below.get()) {
+        layers.push_back(&layer->items);
+    }
+    std::uint64_t count = 0;
+    for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) {
+        (*layer)->extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+            items.extents.assign(start, end, item);
+            count++;
+        });
+    }
+    state.notes.push_back("log replay: inode " + file_names_[file] + " i_size " +
+                          std::to_string(size_bytes) + ", " + std::to_string(count) +
+                          " file extent item(s) replayed");
+}
+
+void Btrfs::read_file(const disk::Image& image, std::uint32_t file, const InodeItems& items,
+                      RecoveredState& state) const {
+    RecoveredFile& recovered = state.files[file];
+    recovered.exists = true;
+    recovered.size_bytes = items.size_bytes;
+    const std::uint64_t size_blocks = (items.size_bytes + block_size_ - 1) / block_size_;
+    items.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+        recovered.extents.push_back({start, item.disk_block, end - start, false});
+    });
+    items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+        image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
+                                [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {
+                                    const std::uint64_t file_block = start + (s - item.disk_block);
+                                    recovered.blocks.assign(file_block, file_block + (e - s), block.content);
+                                });
+    });
 }
 
 void Btrfs::check_consistency(const FsTree& tree, RecoveredState& state) const {

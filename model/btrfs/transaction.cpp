@@ -8,11 +8,6 @@
 
 namespace model::btrfs {
 
-auto Btrfs::store(MetaObject object) -> std::uint64_t {
-    meta_objects_.push_back(std::make_shared<const MetaObject>(std::move(object)));
-    return meta_objects_.size() - 1;
-}
-
 auto Btrfs::allocate_meta_block() -> std::uint64_t {
     // Copy-on-write: never reuse the block the durable superblock names.
     for (std::uint64_t tries = 0; tries < meta_area_end_; tries++) {

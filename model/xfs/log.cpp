@@ -31,11 +31,6 @@ void replay(MetaState& state, const LogRecord& record) {
     state.applied_lsn = record.lsn;
 }
 
-auto Xfs::store(MetaObject object) -> std::uint64_t {
-    meta_objects_.push_back(std::make_shared<const MetaObject>(std::move(object)));
-    return meta_objects_.size() - 1;
-}
-
 auto Xfs::image_of(std::uint32_t file) const -> InodeImage {
     const Inode& inode = inodes_[file];
     InodeImage image{inode.exists, inode.di_size, inode.extsize_blocks, {}};

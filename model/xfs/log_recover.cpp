@@ -39,25 +39,29 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
     state.files.resize(file_names_.size());
     state.device_blocks = device_.block_count();
     state.metadata_end = data_start_;  // superblock, log, inodes
-    const disk::Content home = image.read(0);
-    if (home.kind != disk::ContentKind::meta || home.offset != 0 ||
-        home.version >= meta_objects_.size() ||
-        !std::holds_alternative<MetaState>(*meta_objects_[home.version])) {
-        state.mount_error = "no valid superblock at block 0: it holds " +
-                            home.describe(file_names_, block_size_);
-        state.consistency_errors.push_back(state.mount_error);
-        return state;
+    const MetaState* home =
+        meta_objects_.read_superblock<MetaState>(image, file_names_, block_size_, state);
+    if (home == nullptr) return state;
+    MetaState meta = *home;
+    replay_log(image, meta, state);
+    for (std::uint32_t file = 0; file < file_names_.size(); file++) {
+        const InodeImage& inode = meta.inodes[file];
+        if (!inode.exists) continue;
+        read_file(image, inode, state.files[file]);
+        describe_file(inode, file, image, state);
     }
-    MetaState meta = std::get<MetaState>(*meta_objects_[home.version]);
+    check_consistency(meta, state);
+    state.mounted = true;
+    return state;
+}
+
+void Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const {
     // xlog_find_tail: every log record still in the log, by lsn.
     std::map<std::uint64_t, const LogRecord*> records;
     image.blocks().for_each(
         log_start_, log_start_ + log_blocks_,
         [&](std::uint64_t, std::uint64_t, const disk::DurableBlock& block) {
-            const disk::Content& content = block.content;
-            if (content.kind != disk::ContentKind::meta || content.offset != 0) return;
-            SIM_ASSERT(content.version < meta_objects_.size());
-            const auto* record = std::get_if<LogRecord>(meta_objects_[content.version].get());
+            const auto* record = meta_objects_.find<LogRecord>(block.content);
             if (record != nullptr) records[record->lsn] = record;
         });
     // xlog_recover: the records after the tail, in order, up to the first gap.
@@ -80,34 +84,29 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
                               std::to_string(record.transactions.size()) + " transaction(s) (" +
                               kinds + ")");
     }
-    for (std::uint32_t file = 0; file < file_names_.size(); file++) {
-        const InodeImage& inode = meta.inodes[file];
-        if (!inode.exists) continue;
-        RecoveredFile& recovered = state.files[file];
-        recovered.exists = true;
-        recovered.size_bytes = inode.di_size;
-        const std::uint64_t size_blocks = (inode.di_size + block_size_ - 1) / block_size_;
-        inode.extents.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
-            if (extent.state == ExtentState::delalloc) return;  // no device block
-            recovered.extents.push_back(
-                {start, extent.start_block, end - start, extent.state == ExtentState::unwritten});
-        });
-        inode.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end,
-                                                   const Extent& extent) {
-            if (extent.state != ExtentState::normal) return;  // unwritten reads zeros
-            const std::uint64_t disk_end = extent.start_block + (end - start);
-            image.blocks().for_each(extent.start_block, disk_end,
-                                    [&](std::uint64_t s, std::uint64_t e,
-                                        const disk::DurableBlock& block) {
-                                        const std::uint64_t at = start + (s - extent.start_block);
-                                        recovered.blocks.assign(at, at + (e - s), block.content);
-                                    });
-        });
-        describe_file(inode, file, image, state);
-    }
-    check_consistency(meta, state);
-    state.mounted = true;
-    return state;
+}
+
+void Xfs::read_file(const disk::Image& image, const InodeImage& inode,
+                    RecoveredFile& recovered) const {
+    recovered.exists = true;
+    recovered.size_bytes = inode.di_size;
+    const std::uint64_t size_blocks = (inode.di_size + block_size_ - 1) / block_size_;
+    inode.extents.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
+        if (extent.state == ExtentState::delalloc) return;  // no device block
+        recovered.extents.push_back(
+            {start, extent.start_block, end - start, extent.state == ExtentState::unwritten});
+    });
+    inode.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end,
+                                               const Extent& extent) {
+        if (extent.state != ExtentState::normal) return;  // unwritten reads zeros
+        const std::uint64_t disk_end = extent.start_block + (end - start);
+        image.blocks().for_each(extent.start_block, disk_end,
+                                [&](std::uint64_t s, std::uint64_t e,
+                                    const disk::DurableBlock& block) {
+                                    const std::uint64_t at = start + (s - extent.start_block);
+                                    recovered.blocks.assign(at, at + (e - s), block.content);
+                                });
+    });
 }
 
 void Xfs::describe_file(const InodeImage& inode, std::uint32_t file, const disk::Image&,

@@ -36,6 +36,7 @@
 
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 #include "sim/range_map.hpp"
 #include "sim/scheduler.hpp"
@@ -303,9 +304,14 @@ private:
     auto log_force_seq(std::uint64_t sequence, const char* why) -> bool;
     auto push_cil(const char* why) -> bool;
     void push_ail();
-    auto store(MetaObject object) -> std::uint64_t;
+    auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
     // recovery.cpp
+    /// log_recover.cpp: xlog_find_tail and xlog_recover over the metadata in place.
+    void replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const;
+    /// log_recover.cpp: a file as a read after mount returns it.
+    void read_file(const disk::Image& image, const InodeImage& inode,
+                   RecoveredFile& recovered) const;
     void describe_file(const InodeImage& inode, std::uint32_t file, const disk::Image& image,
                        RecoveredState& state) const;
     void check_consistency(const MetaState& meta, RecoveredState& state) const;
@@ -349,7 +355,7 @@ private:
     MetaState durable_meta_;              // metadata as of record lsn_
     sim::Mutex log_force_lock_{"xlog.force"};
     sim::Mutex agf_lock_{"AGF"};  // the AGF buffer lock: one allocating transaction at a time
-    std::vector<std::shared_ptr<const MetaObject>> meta_objects_;
+    MetadataStore<MetaObject> meta_objects_;
 
     // I/O completion.
     std::vector<Ioend> ioends_;

@@ -1,0 +1,75 @@
+#pragma once
+// The metadata objects a model writes to its device, by id. A metadata block
+// on the simulated disk holds only a tag, disk::Content::meta(id); the object
+// it stands for lives here, immutable once stored, so a crashed image reads
+// back exactly what was written and clones share the objects. Both models
+// keep their superblock, trees and log records this way; mounting reads the
+// superblock at block 0 through read_superblock (btrfs: disk-io.c
+// btrfs_read_dev_super; xfs: xfs_mount.c xfs_readsb).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/disk/block_device.hpp"
+#include "model/filesystem.hpp"
+#include "sim/assert.hpp"
+
+namespace model {
+
+/// The mount fails: `error` is the reason, also a broken metadata invariant.
+inline void fail_mount(RecoveredState& state, std::string error) {
+    state.mount_error = std::move(error);
+    state.consistency_errors.push_back(state.mount_error);
+}
+
+template <typename Object>  // a std::variant of the model's metadata objects
+class MetadataStore {
+public:
+    /// Keeps `object` and returns its id, the version of its Content::meta tag.
+    auto store(Object object) -> std::uint64_t {
+        objects_.push_back(std::make_shared<const Object>(std::move(object)));
+        return objects_.size() - 1;
+    }
+
+    /// The object of type T that a metadata block read from the image holds,
+    /// or nullptr if the block holds something else.
+    template <typename T>
+    [[nodiscard]] auto find(const disk::Content& content) const -> const T* {
+        if (content.kind != disk::ContentKind::meta || content.offset != 0) return nullptr;
+        SIM_ASSERT(content.version < objects_.size());
+        return std::get_if<T>(objects_[content.version].get());
+    }
+
+    /// Superblock validation at mount: block 0 must hold a whole `Super`
+    /// object. Otherwise the mount fails with one message, also counted as a
+    /// consistency error.
+    template <typename Super>
+    [[nodiscard]] auto read_superblock(const disk::Image& image,
+                                       const std::vector<std::string>& file_names,
+                                       std::uint32_t block_size, RecoveredState& state) const
+        -> const Super* {
+        const disk::Content home = image.read(0);
+        if (home.kind != disk::ContentKind::meta || home.offset != 0 ||
+            home.version >= objects_.size() ||
+            !std::holds_alternative<Super>(*objects_[home.version])) {
+            fail_mount(state, "no valid superblock at block 0: it holds " +
+                                  home.describe(file_names, block_size));
+            return nullptr;
+        }
+        return &std::get<Super>(*objects_[home.version]);
+    }
+
+    /// Object `id`, which a caller has checked exists.
+    [[nodiscard]] auto at(std::uint64_t id) const -> const Object& {
+        SIM_ASSERT(id < objects_.size());
+        return *objects_[id];
+    }
+    [[nodiscard]] auto size() const -> std::uint64_t { return objects_.size(); }
+
+private:
+    std::vector<std::shared_ptr<const Object>> objects_;
+};
+
+}  // namespace model
