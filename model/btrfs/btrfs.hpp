@@ -339,7 +339,7 @@ private:
     void finish_ordered_io(std::uint64_t ordered_id);
     void wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void sync_all();
-    // extent_map.cpp: page release
+    // extent_io.cpp: page release
     void release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void try_release_extent_mapping(std::uint32_t file, std::uint64_t page);
     void release_one(std::uint32_t file, ExtentMap& em);
@@ -348,7 +348,7 @@ private:
     void balance_pages();
     void kswapd();
     auto shrink_page_cache(std::uint64_t pages, const char* who) -> std::uint64_t;
-    // csum_tree.cpp: the checksum tree, leaves and nodes with their own
+    // file-item.cpp: the checksum tree, leaves and nodes with their own
     // locks (FIDELITY.md 1.4).
     void insert_checksums(std::uint64_t disk_block, std::uint64_t count);
     void lookup_checksums(std::uint64_t disk_block, std::uint64_t count);
@@ -369,7 +369,7 @@ private:
     void write_superblock(bool with_log, std::uint64_t generation);
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     auto allocate_meta_block() -> std::uint64_t;
-    // tree_log.cpp: fsync
+    // tree-log.cpp: fsync
     void fsync(std::uint32_t file);
     auto log_inode(std::uint32_t file, std::uint64_t transid) -> bool;
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
