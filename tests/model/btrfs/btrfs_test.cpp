@@ -427,12 +427,12 @@ TEST_CASE(
     World world("fix-3");
     bool fsync_returned = false;
     world.scheduler.spawn("app", [&] {
-        world.fs->execute(op::create(file_i));
-        world.fs->execute(op::write(file_i, 0, 2 * block_bytes, 1));
-        world.fs->execute(op::fsync(file_i));
+        world.execute(op::create(file_i));
+        world.execute(op::write(file_i, 0, 2 * block_bytes, 1));
+        world.execute(op::fsync(file_i));
         fsync_returned = true;
-        world.fs->execute(op::write(file_i, 2 * block_bytes, block_bytes, 2));
-        world.fs->execute(op::commit());
+        world.execute(op::write(file_i, 2 * block_bytes, block_bytes, 2));
+        world.execute(op::commit());
     });
     std::uint64_t crash_points = 0;
     for (;;) {
