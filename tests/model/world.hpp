@@ -54,6 +54,10 @@ struct ModelWorld {
         REQUIRE_MESSAGE(op != nullptr, "no operation " << call.name);
         call.op = model::op_id(*info, *op);
     }
+    [[nodiscard]] auto resolved(model::OpCall call) const -> model::OpCall {
+        resolve(call);
+        return call;
+    }
     /// Runs one named operation in the calling fiber.
     auto execute(model::OpCall call) const -> model::OpResult {
         resolve(call);
