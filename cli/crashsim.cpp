@@ -638,7 +638,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     const bool files_shown = scenario.fs_mark.has_value();
     if (files_shown) std::printf(" %10s", "files/s");
     std::vector<std::string> counters;
-    for (const auto& name : scenarios::perf_counter_names()) {
+    for (const auto& name : scenarios::perf_counter_names(scenario.model)) {
         if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0) counters.push_back(name);
     }
     for (const auto& name : counters) std::printf(" %s", name.c_str());
@@ -716,6 +716,11 @@ auto cmd_list() -> ExitCode {
                 if (!field.required) fields += ']';
             }
             std::printf("      %s%s: %s\n", op.name.c_str(), fields.c_str(), op.about.c_str());
+        }
+        std::printf("    counters:\n");
+        for (const auto& counter : info.counters) {
+            std::printf("      %-24s %s\n", (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
+                        counter.about.c_str());
         }
         std::string tasks;
         for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "model/info.hpp"
+#include "model/registry.hpp"
 #include "loader/scenario.hpp"
 #include "sim/assert.hpp"
 #include "sim/prng.hpp"
@@ -202,6 +203,21 @@ private:
     auto find_op(const Json& value, const std::string& json_path) const -> const model::OpInfo&;
     /// The model's operation of that name, or nullptr.
     auto model_op(const std::string& name) const -> const model::OpInfo*;
+    // The model's operations for the roles a workload expands into (model/info.hpp).
+    [[nodiscard]] auto op_create() const -> const model::OpInfo* { return model::op_creating(*model_); }
+    [[nodiscard]] auto op_write() const -> const model::OpInfo* {
+        return model::op_with_effect(*model_, model::OracleEffect::write_data);
+    }
+    [[nodiscard]] auto op_fsync() const -> const model::OpInfo* {
+        return model::op_with_effect(*model_, model::OracleEffect::fsync_file);
+    }
+    /// fio prefill: truncate sets the size, falloc extends it, write writes the data.
+    [[nodiscard]] auto prefill_op(const std::string& prefill) const -> const model::OpInfo* {
+        const model::OracleEffect effect = prefill == "truncate" ? model::OracleEffect::set_size
+                                           : prefill == "falloc" ? model::OracleEffect::extend_size
+                                                                 : model::OracleEffect::write_data;
+        return model::op_with_effect(*model_, effect);
+    }
     void read_field(const model::FieldInfo& field, const Json& value, const std::string& json_path,
                     Op& op) const;
     auto read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t;
@@ -227,6 +243,7 @@ private:
     void read_fs_mark(const Json& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     void read_perf(const Json& value);
+    auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_machine(const Json& value);
     void read_explore(const Json& value);
     void read_sweep(const Json& root);
@@ -332,7 +349,7 @@ void Loader::read_workload(const Json& value) {
     if (job.contains("direct")) {
         if (!job.at("direct").is_boolean()) fail(path + ".direct", "a boolean", type_name(job.at("direct")));
         fio.direct = job.at("direct").get<bool>();
-        const model::OpInfo* write = model_op("write");
+        const model::OpInfo* write = model::op_with_effect(*model_, model::OracleEffect::write_data);
         const bool has_flag = write != nullptr &&
                               std::any_of(write->fields.begin(), write->fields.end(),
                                           [](const auto& field) { return field.name == "direct"; });
@@ -344,12 +361,15 @@ void Loader::read_workload(const Json& value) {
     }
     if (job.contains("seed")) fio.seed = read_unsigned(job.at("seed"), path + ".seed");
     if (job.contains("prefill")) {
-        // The file as the job finds it: sparse but sized (the model's truncate), preallocated
-        // (falloc), or written and fsynced. Each prefill is the operation of the same name.
+        // The file as the job finds it: sparse but sized (the model's operation that sets the
+        // size), preallocated (the one that extends it), or written and fsynced.
         fio.prefill = read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
-        if (fio.prefill != "none" && model_op(fio.prefill) == nullptr) {
+        if (fio.prefill != "none" && prefill_op(fio.prefill) == nullptr) {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
+    }
+    for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
+        if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
     // Expand: file jobN created in the set-up, task jobN writes bs at a time
     // (sequentially, or at offsets drawn from the job's own stream) and
@@ -362,32 +382,35 @@ void Loader::read_workload(const Json& value) {
         if (!files_created_.insert(file).second) fail(path, "job files job0..jobN-1 not created elsewhere", json_quoted(file));
         files_setup_.insert(file);
         scenario_.files.push_back(file);
-        auto expanded = [&file](const char* name, const std::string& json_path) {
+        auto expanded = [&file](const model::OpInfo* info, const std::string& json_path) {
             Op op;
-            op.name = name;
+            op.name = info->name;
             op.file = file;
             op.json_path = json_path;
             return op;
         };
-        scenario_.setup.push_back(expanded("create", path));
+        scenario_.setup.push_back(expanded(op_create(), path));
         if (fio.prefill != "none") {
-            Op fill = expanded(fio.prefill.c_str(), path + ".prefill");
+            const model::OpInfo* prefill = prefill_op(fio.prefill);
+            Op fill = expanded(prefill, path + ".prefill");
             fill.length = fio.size;
-            fill.has_offset = fio.prefill != "truncate";  // truncate takes a size only
+            // A size-setting op (truncate) takes a size only.
+            fill.has_offset = std::any_of(prefill->fields.begin(), prefill->fields.end(),
+                                          [](const auto& field) { return field.name == "offset"; });
             fill.has_length = true;
             scenario_.setup.push_back(fill);
-            if (fio.prefill == "write") scenario_.setup.push_back(expanded("fsync", path + ".prefill"));
+            if (fio.prefill == "write") scenario_.setup.push_back(expanded(op_fsync(), path + ".prefill"));
         }
         Task task{file, {}};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {
-            Op op = expanded("write", path);
+            Op op = expanded(op_write(), path);
             op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
             op.length = fio.bs;
             op.has_offset = op.has_length = true;
             if (fio.direct) op.flags["direct"] = true;
             task.ops.push_back(op);
-            if (fsync_every != 0 && (write + 1) % fsync_every == 0) task.ops.push_back(expanded("fsync", path));
+            if (fsync_every != 0 && (write + 1) % fsync_every == 0) task.ops.push_back(expanded(op_fsync(), path));
         }
         scenario_.tasks.push_back(std::move(task));
     }
@@ -396,9 +419,9 @@ void Loader::read_workload(const Json& value) {
     scenario_.fio = fio;
 }
 
-// A copy-on-write model allocates new blocks for every write, overwrites included; the models
-// keep up to an eighth of the device for metadata. A workload that cannot fit is bad input,
-// not a run that ends in ENOSPC.
+// A copy-on-write model allocates new blocks for every write, overwrites included; each model
+// declares the blocks its metadata area leaves for data (model/registry.hpp). A workload that
+// cannot fit is bad input, not a run that ends in ENOSPC.
 void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const {
     // The product of the factors (bytes), saturating instead of wrapping.
     std::uint64_t bytes = 1;
@@ -406,7 +429,11 @@ void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, co
         if (__builtin_mul_overflow(bytes, factor, &bytes)) bytes = ~std::uint64_t{0};
     }
     const std::uint64_t blocks_needed = bytes / scenario_.device.block_size + (bytes % scenario_.device.block_size != 0);
-    const std::uint64_t data_blocks = scenario_.device.blocks - scenario_.device.blocks / 8 - 1;
+    model::Geometry geometry{};
+    geometry.block_size = scenario_.device.block_size;
+    geometry.blocks = scenario_.device.blocks;
+    geometry.profile = scenario_.device.profile;
+    const std::uint64_t data_blocks = model::data_blocks(scenario_.model, geometry);
     if (blocks_needed > data_blocks) {
         fail(json_path, "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) + " blocks)",
              std::to_string(blocks_needed) + " blocks of data");
@@ -421,8 +448,8 @@ void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, co
 void Loader::read_fs_mark(const Json& job) {
     const std::string path = "$.workload.fs_mark";
     check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync"}, {"files", "size"});
-    for (const char* name : {"create", "write", "fsync"}) {
-        if (model_op(name) == nullptr) fail(path, std::string("a model with a ") + name + " operation", json_quoted(scenario_.model));
+    for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
+        if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
     constexpr std::uint64_t files_max = 1'000'000;
     FsMarkJob fs_mark;
@@ -458,19 +485,19 @@ void Loader::read_fs_mark(const Json& job) {
                 fail(path, "file names dD/tT.fI not created elsewhere", json_quoted(file));
             }
             scenario_.files.push_back(file);
-            auto expanded = [&file, &path](const char* name) {
+            auto expanded = [&file, &path](const model::OpInfo* info) {
                 Op op;
-                op.name = name;
+                op.name = info->name;
                 op.file = file;
                 op.json_path = path;
                 return op;
             };
-            task.ops.push_back(expanded("create"));
-            Op write = expanded("write");
+            task.ops.push_back(expanded(op_create()));
+            Op write = expanded(op_write());
             write.length = fs_mark.size;
             write.has_offset = write.has_length = true;
             task.ops.push_back(write);
-            if (fs_mark.fsync) task.ops.push_back(expanded("fsync"));
+            if (fs_mark.fsync) task.ops.push_back(expanded(op_fsync()));
         }
         scenario_.tasks.push_back(std::move(task));
     }
@@ -485,10 +512,25 @@ auto Loader::read_number(const Json& value, const std::string& json_path) const 
     return number;
 }
 
+// A metric is a figure of the run, or `counter:<name>` for a counter the model declares.
+auto Loader::read_metric(const Json& value, const std::string& json_path) const -> std::string {
+    const Names figures = {"throughput", "fsync_rate", "files_per_s"};
+    constexpr std::string_view counter_prefix = "counter:";
+    if (!value.is_string() || !value.get_ref<const std::string&>().starts_with(counter_prefix)) {
+        return read_choice(value, json_path, figures, "");
+    }
+    const std::string& text = value.get_ref<const std::string&>();
+    if (model::find_counter(*model_, std::string_view(text).substr(counter_prefix.size())) != nullptr) return text;
+    Names counters;
+    for (const auto& counter : model_->counters) counters.push_back(std::string(counter_prefix) + counter.name);
+    fail(json_path, "counter:<name> for a counter of model " + model_->name + ": " + join(counters),
+         json_quoted(text));
+}
+
 void Loader::read_perf(const Json& value) {
     check_keys(value, "$.perf", {"metric", "ratios", "seed"}, {"metric", "ratios"});
     PerfSpec perf;
-    perf.metric = read_choice(value.at("metric"), "$.perf.metric", {"throughput", "fsync_rate", "files_per_s"}, "");
+    perf.metric = read_metric(value.at("metric"), "$.perf.metric");
     const Json& ratios = value.at("ratios");
     check_array(ratios, "$.perf.ratios");
     if (ratios.empty()) fail("$.perf.ratios", "a non-empty array", "an empty array");

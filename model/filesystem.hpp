@@ -13,6 +13,7 @@
 
 #include "model/disk/block_device.hpp"
 #include "model/disk/content.hpp"
+#include "model/info.hpp"
 #include "sim/range_map.hpp"
 
 namespace model {
@@ -21,7 +22,8 @@ using Config = std::map<std::string, std::string>;
 
 /// One operation, resolved: file names are ids, a write carries its version.
 struct OpCall {
-    std::string_view name;
+    std::string_view name;  // for the story; execute() dispatches on `op`
+    OpId op = 0;            // index in the model's ModelInfo::ops
     std::uint32_t file = 0;
     std::uint64_t offset = 0;  // bytes
     std::uint64_t length = 0;  // bytes
@@ -35,6 +37,13 @@ struct OpCall {
         return found != flags->end() && found->second;
     }
 };
+
+/// The call's operation as the model's own enum (its op table's order), for
+/// execute()'s switch.
+template <typename Op>
+auto op_of(const OpCall& call) -> Op {
+    return static_cast<Op>(call.op);
+}
 
 /// One mapping of file blocks to device blocks as recovery found it in the
 /// image (a btrfs file extent item, an xfs data fork record), for the checks
@@ -111,8 +120,9 @@ public:
     [[nodiscard]] virtual auto counters() const -> std::map<std::string, std::uint64_t> = 0;
 };
 
-/// Builds a freshly formatted file system of the named model. The caller has
-/// validated `config` against the model's knobs.
+/// Builds a freshly formatted file system of the named model (one of
+/// models(), model/registry.cpp). The caller has validated `config` against
+/// the model's knobs.
 auto make_filesystem(const std::string& model, const Config& config, const Geometry& geometry,
                      const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem>;
 

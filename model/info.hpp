@@ -1,7 +1,10 @@
 #pragma once
 // What a model declares about itself: its knobs (each patch is a knob), the
-// operations a scenario may use with their fields, and its yield points. The
-// scenario loader validates against this; `crashsim list` prints it.
+// operations a scenario may use with their fields and what each means to the
+// oracle, the counters it keeps, and its yield points. The scenario loader
+// validates against this; `crashsim list` prints it. Each model declares it in
+// its own folder (model/btrfs/super.cpp, model/xfs/super.cpp) and registers
+// it with its factory (model/registry.hpp).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,12 +41,18 @@ struct FieldInfo {
 enum class OracleEffect : std::uint8_t {
     none,
     write_data,  // file, offset, length now hold this operation's contents
-    zero_range,  // file, offset, length now read as zeros (hole punch, zero range)
+    zero_range,  // file, offset, length now read as zeros; without keep_size, the size
+                 // becomes max(size, offset + length) (zero range)
+    punch_hole,  // file, offset, length now read as zeros; the size never changes
     fsync_file,  // once it returns, the file's data and size are promised
     sync_all,    // once it returns, every existing file is promised
     set_size,    // truncate: the file's size becomes `length`; zeros past it
     extend_size, // fallocate: without keep_size, the size becomes max(size, offset + length)
 };
+
+/// An operation's typed id: its index in ModelInfo::ops. Each model maps it
+/// to its own enum and dispatches with a switch (model/btrfs/super.cpp).
+using OpId = std::uint16_t;
 
 struct OpInfo {
     std::string name;
@@ -53,11 +62,23 @@ struct OpInfo {
     OracleEffect effect = OracleEffect::none;
 };
 
+/// A counter the model keeps (FileSystem::counters()), with what it counts.
+/// Perf metrics may name any of them (`counter:<name>`).
+struct CounterInfo {
+    std::string name;
+    std::string about;
+    bool perf_column = false;  // shown as a column of the crashsim perf table
+};
+
 struct ModelInfo {
     std::string name;
     std::string about;
     std::vector<KnobInfo> knobs;
-    std::vector<OpInfo> ops;
+    std::vector<OpInfo> ops;  // by OpId
+    /// Every counter, in the order the perf table shows the perf_column ones.
+    /// Counters per operation ("ops.<op>") are declared by their prefix
+    /// ("ops.").
+    std::vector<CounterInfo> counters;
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
@@ -69,8 +90,20 @@ inline constexpr std::string_view hypothetical_prefix = "hypothetical-";
 auto hypothetical_notes(const ModelInfo& info, const std::map<std::string, std::string>& config)
     -> std::vector<std::string>;
 
-/// Every model compiled in, in a stable order.
+/// Every model linked in (model/registry.hpp), by name.
 auto models() -> const std::vector<ModelInfo>&;
 auto find_model(const std::string& name) -> const ModelInfo*;
+
+/// The model's operation for one oracle effect (the generic roles a workload
+/// expands into: write_data, fsync_file, set_size...), the first declared;
+/// nullptr when it has none.
+auto op_with_effect(const ModelInfo& info, OracleEffect effect) -> const OpInfo*;
+/// The model's operation that creates a file, or nullptr.
+auto op_creating(const ModelInfo& info) -> const OpInfo*;
+auto find_op(const ModelInfo& info, std::string_view name) -> const OpInfo*;
+/// The OpId of `op`, an entry of info.ops.
+auto op_id(const ModelInfo& info, const OpInfo& op) -> OpId;
+/// The counter named `name` (or the per-operation family it belongs to).
+auto find_counter(const ModelInfo& info, std::string_view name) -> const CounterInfo*;
 
 }  // namespace model

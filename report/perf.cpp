@@ -27,18 +27,31 @@ auto format_ratio(double value) -> std::string {
 
 }  // namespace
 
-auto perf_counter_names() -> const std::vector<std::string>& {
-    static const std::vector<std::string> names = {
-        "log_commits",      "log_followers", "jiffy_sleeps",  "fsyncs_fast",
-        "fsyncs_full",      "checksum_lookups", "checksum_lock_waits", "checksum_leaf_waits",
-        "log_tree_lock_waits", "extent_maps_released",
-        "extent_maps_merged", "pages_reclaimed", "transactions_committed", "transactions",
-        "log_forces",       "unwritten_conversions", "data_ios", "disk_writes", "disk_flushes",
-    };
+auto perf_counter_names(const std::string& model) -> std::vector<std::string> {
+    std::vector<std::string> names;
+    const model::ModelInfo* info = model::find_model(model);
+    if (info == nullptr) return names;
+    for (const auto& counter : info->counters) {
+        if (counter.perf_column) names.push_back(counter.name);
+    }
     return names;
 }
 
 namespace {
+
+constexpr std::string_view counter_prefix = "counter:";
+
+/// The scenario's perf metric for one row: a figure of the run, or a counter
+/// the model declares (`counter:<name>`; 0 when the run never counted it).
+auto metric_of(const PerfRow& row, const std::string& metric) -> double {
+    if (metric.starts_with(counter_prefix)) {
+        const auto found = row.outcome.counters.find(metric.substr(counter_prefix.size()));
+        return found == row.outcome.counters.end() ? 0 : static_cast<double>(found->second);
+    }
+    return metric == "fsync_rate"    ? row.fsyncs_per_s
+           : metric == "files_per_s" ? row.files_per_s
+                                     : row.throughput_mib_s;
+}
 
 void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point, const std::string& metric,
                    PerfReport& report) {
@@ -66,9 +79,7 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
         row.fsync_max_ms = row.outcome.fsync_latencies_ns.empty()
                                ? 0
                                : static_cast<double>(row.outcome.fsync_latencies_ns.back()) / 1e6;
-        row.metric = metric == "fsync_rate"    ? row.fsyncs_per_s
-                     : metric == "files_per_s" ? row.files_per_s
-                                               : row.throughput_mib_s;
+        row.metric = metric_of(row, metric);
         report.rows.push_back(std::move(row));
     }
 }

@@ -67,8 +67,8 @@ auto format_vary(const VaryReport& report) -> std::string;
 
 /// Runs every variant (throws InputError on a deadlock or step bound).
 auto measure(const Scenario& scenario) -> PerfReport;
-/// The counters the table shows, in order, when a model has them.
-auto perf_counter_names() -> const std::vector<std::string>&;
+/// The counters the table shows for a model, in order (its ModelInfo's perf_column counters).
+auto perf_counter_names(const std::string& model) -> std::vector<std::string>;
 /// One check row per ratio of the scenario's perf expectations.
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow>;
 

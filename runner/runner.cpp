@@ -44,11 +44,9 @@ struct Workload {
     PerfOutcome* perf = nullptr;  // set for performance runs
 
     [[nodiscard]] auto op_info(const Op& op) const -> const model::OpInfo& {
-        for (const auto& entry : info->ops) {
-            if (entry.name == op.name) return entry;
-        }
-        SIM_ASSERT(false && "operation validated by the loader");
-        return info->ops.front();
+        const model::OpInfo* found = model::find_op(*info, op.name);
+        SIM_ASSERT(found != nullptr && "operation validated by the loader");
+        return *found;
     }
     [[nodiscard]] auto effect_of(const Op& op) const -> model::OracleEffect { return op_info(op).effect; }
     [[nodiscard]] auto is_create(const Op& op) const -> bool { return op_info(op).creates_file; }
@@ -65,6 +63,7 @@ struct Workload {
     void run(const Op& op) {
         model::OpCall call;
         call.name = op.name;
+        call.op = model::op_id(*info, op_info(op));
         call.file = op.file.empty() ? 0 : scenario.file_id(op.file);
         call.offset = op.offset;
         call.length = op.length;
@@ -90,9 +89,12 @@ struct Workload {
                 }
                 break;
             }
-            case model::OracleEffect::zero_range: {
+            case model::OracleEffect::zero_range:
+            case model::OracleEffect::punch_hole: {
+                // A hole punch never changes the size; a zero range raises it unless keep_size.
                 const auto keep_size = op.flags.find("keep_size");
-                const bool extends = keep_size == op.flags.end() ? op.name != "fpunch" : !keep_size->second;
+                const bool extends = effect_of(op) == model::OracleEffect::zero_range &&
+                                     (keep_size == op.flags.end() || !keep_size->second);
                 call.version = oracle.begin_zero(call.file, start, end);
                 const std::size_t size_id =
                     extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;

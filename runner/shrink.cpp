@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "model/info.hpp"
 #include "runner/campaign.hpp"
 #include "sim/assert.hpp"
 
@@ -65,9 +66,12 @@ auto search(const std::string& text, const std::string& path, const std::string&
 /// Every (json pointer to an ops array, index) that may be removed.
 auto removable_ops(const Json& document) -> std::vector<std::pair<std::string, std::size_t>> {
     std::vector<std::pair<std::string, std::size_t>> places;
+    // The set-up's creates stay: later ops name their files.
+    const model::ModelInfo* info = model::find_model(document.value("model", ""));
+    const model::OpInfo* create = info == nullptr ? nullptr : model::op_creating(*info);
     if (document.contains("setup")) {
         for (std::size_t i = 0; i < document["setup"].size(); i++) {
-            if (document["setup"][i].value("op", "") == "create") continue;
+            if (create != nullptr && document["setup"][i].value("op", "") == create->name) continue;
             places.emplace_back("/setup", i);
         }
     }

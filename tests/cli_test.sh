@@ -221,6 +221,13 @@ for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_
     xfs.ioend.after_convert_commit; do
     expect_grep "list mentions $word" "$word" "$TMP/list.out"
 done
+expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
+# The toy model of the unit tests (tests/model/toy/) is linked into them only.
+if grep -q '^  toy:' "$TMP/list.out"; then
+    not_ok "list does not show the tests' toy model" "$(show "$TMP/list.out")"
+else
+    ok "list does not show the tests' toy model"
+fi
 
 # ---------------------------------------------------------------- xfs (generic/042, ~1 s)
 XFS042=scenarios/xfs/generic-042.json

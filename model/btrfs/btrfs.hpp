@@ -15,6 +15,7 @@
 // (NO_HOLES); delayed refs and space reservation; several subvolumes; the log
 // root tree as a separate level. A transaction commit and a log commit never
 // overlap. Every tree is written as one metadata block per commit.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -133,6 +134,16 @@ struct CsumTree {
     std::vector<std::unique_ptr<Leaf>> leaves;  // by first key
     std::map<std::pair<std::uint32_t, std::size_t>, sim::RwLock> nodes;  // (level, index)
 };
+
+/// The operations a scenario may run, in the order of the model's op table
+/// (model/btrfs/super.cpp); execute() switches on them.
+enum class Op : OpId { create, write, writeback, release_pages, fsync, commit, sync };
+
+/// mkfs: the superblock at block 0, then the metadata area; data starts at
+/// the block this returns.
+inline auto metadata_area_end(std::uint64_t device_blocks) -> std::uint64_t {
+    return 1 + std::min<std::uint64_t>(1024, std::max<std::uint64_t>(device_blocks / 8, 4));
+}
 
 /// try_release_extent_mapping, by patch of the series.
 enum class ReleasePolicy : std::uint8_t {

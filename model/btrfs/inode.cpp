@@ -38,7 +38,7 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
       csum_tree_(knobs.nodesize, "csum_root.lock"),
       log_csum_tree_(knobs.nodesize, "log_root.lock") {
     // mkfs: superblock at block 0, a metadata area, then data.
-    meta_area_end_ = 1 + std::min<std::uint64_t>(1024, std::max<std::uint64_t>(geometry.blocks / 8, 4));
+    meta_area_end_ = metadata_area_end(geometry.blocks);
     SIM_ASSERT(meta_area_end_ < geometry.blocks);
     meta_cursor_ = 1;
     data_cursor_ = meta_area_end_;
@@ -71,26 +71,20 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
     const std::uint64_t start = call.offset / block_size_;
     const std::uint64_t end = call.has_range ? (call.offset + call.length) / block_size_
                                              : ~std::uint64_t{0} / block_size_;
-    if (call.name == "create") {
-        create(call.file);
-    } else if (call.name == "write") {
-        if (call.flag("direct")) {
-            direct_write(call.file, call.offset, call.length, call.version);
-        } else {
-            buffered_write(call.file, call.offset, call.length, call.version);
-        }
-    } else if (call.name == "writeback") {
-        writeback(call.file, start, end, "writeback not triggered by fsync");
-    } else if (call.name == "release_pages") {
-        release_pages(call.file, start, end);
-    } else if (call.name == "fsync") {
-        fsync(call.file);
-    } else if (call.name == "commit") {
-        commit_transaction();
-    } else if (call.name == "sync") {
-        sync_all();
-    } else {
-        SIM_ASSERT(false && "operation validated by the loader");
+    switch (op_of<Op>(call)) {
+        case Op::create: create(call.file); break;
+        case Op::write:
+            if (call.flag("direct")) {
+                direct_write(call.file, call.offset, call.length, call.version);
+            } else {
+                buffered_write(call.file, call.offset, call.length, call.version);
+            }
+            break;
+        case Op::writeback: writeback(call.file, start, end, "writeback not triggered by fsync"); break;
+        case Op::release_pages: release_pages(call.file, start, end); break;
+        case Op::fsync: fsync(call.file); break;
+        case Op::commit: commit_transaction(); break;
+        case Op::sync: sync_all(); break;
     }
     return OpResult::ok;
 }

@@ -28,8 +28,8 @@ Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> 
     // mkfs: block 0 holds the metadata in place, then the internal log
     // (zeroed), then data blocks, which keep what an earlier owner left.
     SIM_ASSERT(geometry.blocks >= 8);
-    log_blocks_ = std::min<std::uint64_t>(1024, geometry.blocks / 8);
-    data_start_ = log_start_ + log_blocks_;
+    data_start_ = data_area_start(geometry.blocks);
+    log_blocks_ = data_start_ - log_start_;
     free_space_.assign(data_start_, geometry.blocks, Free{});
     durable_meta_.inodes.resize(file_names_.size());
     durable_meta_.free_space = free_space_;
@@ -52,7 +52,7 @@ auto Xfs::op_name() const -> std::string {
 
 auto Xfs::execute(const OpCall& call) -> OpResult {
     // xfs_is_shutdown: every entry point fails with EIO once godown ran.
-    if (shutdown_ && call.name != "shutdown") {
+    if (shutdown_ && op_of<Op>(call) != Op::shutdown) {
         SIM_NOTE(std::string(call.name) + " fails with EIO: the file system is shut down");
         return OpResult::failed;
     }
@@ -64,40 +64,36 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
         call.has_range ? std::min(file_blocks_end, (call.offset + call.length) / block_size_)
                        : file_blocks_end;
     bool ok = true;  // false: the operation returned an error (ENOSPC)
-    if (call.name == "create") {
-        create(call.file);
-    } else if (call.name == "write") {
-        if (call.flag("direct")) {
-            ok = direct_write(call.file, call.offset, call.length, call.version);
-        } else {
-            ok = buffered_write(call.file, call.offset, call.length, call.version);
-        }
-    } else if (call.name == "writeback") {
-        writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)");
-    } else if (call.name == "sync_file_range") {
-        ok = sync_file_range(call.file, start, end);
-    } else if (call.name == "fsync") {
-        ok = fsync(call.file);
-    } else if (call.name == "falloc" || call.name == "fpunch" || call.name == "fzero") {
-        ok = fallocate(call, start, end);
-    } else if (call.name == "truncate") {
-        truncate(call.file, call.length);
-    } else if (call.name == "log_force") {
-        // xfs_log_worker (v5.7): xfs_log_force(mp, 0) unless the log needs
-        // covering (an idle log gets a dummy superblock transaction: left
-        // out, it changes nothing a crash can see), then xfs_ail_push_all
-        // (the model's AIL writes in place only when the log wraps). The
-        // model waits for the record; the kernel's async force does not,
-        // which only delays this worker's own return.
-        if (!shutdown_) log_force("xfs_log_worker");
-    } else if (call.name == "shutdown") {
-        shutdown();
-    } else {
-        SIM_ASSERT(false && "operation validated by the loader");
+    switch (op_of<Op>(call)) {
+        case Op::create: create(call.file); break;
+        case Op::write:
+            if (call.flag("direct")) {
+                ok = direct_write(call.file, call.offset, call.length, call.version);
+            } else {
+                ok = buffered_write(call.file, call.offset, call.length, call.version);
+            }
+            break;
+        case Op::writeback: writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)"); break;
+        case Op::sync_file_range: ok = sync_file_range(call.file, start, end); break;
+        case Op::fsync: ok = fsync(call.file); break;
+        case Op::falloc:
+        case Op::fpunch:
+        case Op::fzero: ok = fallocate(call, start, end); break;
+        case Op::truncate: truncate(call.file, call.length); break;
+        case Op::log_force:
+            // xfs_log_worker (v5.7): xfs_log_force(mp, 0) unless the log needs
+            // covering (an idle log gets a dummy superblock transaction: left
+            // out, it changes nothing a crash can see), then xfs_ail_push_all
+            // (the model's AIL writes in place only when the log wraps). The
+            // model waits for the record; the kernel's async force does not,
+            // which only delays this worker's own return.
+            if (!shutdown_) log_force("xfs_log_worker");
+            break;
+        case Op::shutdown: shutdown(); break;
     }
     task_op_.erase(task);
     // An fsync or write that raced with godown reports EIO.
-    return !ok || (shutdown_ && call.name != "shutdown") ? OpResult::failed : OpResult::ok;
+    return !ok || (shutdown_ && op_of<Op>(call) != Op::shutdown) ? OpResult::failed : OpResult::ok;
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
@@ -219,8 +215,8 @@ auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
     const std::uint32_t file = call.file;
     Inode& inode = inodes_[file];
     const bool keep_size = call.flag("keep_size");
-    const bool punch = call.name == "fpunch";
-    const bool zero = call.name == "fzero";
+    const bool punch = op_of<Op>(call) == Op::fpunch;
+    const bool zero = op_of<Op>(call) == Op::fzero;
     const std::string command =
         std::string(call.name) + (keep_size ? " -k " : " ") + range_text(start, end);
     if (shutdown_) {

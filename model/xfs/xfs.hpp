@@ -25,6 +25,7 @@
 // names, timestamps, extent size hint alignment in fallocate. A write that
 // would land on a page under writeback waits for it (stable pages), so a page
 // is never dirty and under writeback at once.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,6 +67,18 @@ inline constexpr std::uint64_t extent_blocks_max = (std::uint64_t{1} << 21) - 1;
 inline constexpr std::uint64_t file_blocks_end = std::uint64_t{1} << 44;
 /// xfs_unmap_extent unmaps at most this many extents per transaction.
 inline constexpr std::uint32_t unmap_extents_per_transaction = 2;
+
+/// The operations a scenario may run, in the order of the model's op table
+/// (model/xfs/super.cpp); execute() switches on them.
+enum class Op : OpId {
+    create, write, writeback, sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown,
+};
+
+/// mkfs: block 0 holds the metadata in place, then the internal log; data
+/// starts at the block this returns.
+inline auto data_area_start(std::uint64_t device_blocks) -> std::uint64_t {
+    return 1 + std::min<std::uint64_t>(1024, device_blocks / 8);
+}
 
 /// How xfs_bmapi_allocate maps a converted delalloc record of the data fork.
 enum class DelallocConvert : std::uint8_t {

@@ -12,6 +12,7 @@
 
 #include "model/disk/content.hpp"
 #include "model/filesystem.hpp"
+#include "model/info.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
 
@@ -27,12 +28,16 @@ struct ModelWorld {
     sim::FirstStrategy first;
     std::uint32_t tasks = 0;
 
+    const model::ModelInfo* info;
+
     ModelWorld(const std::string& model_name, const model::Config& config, const model::Geometry& geometry,
                const std::vector<std::string>& files)
-        : fs(model::make_filesystem(model_name, config, geometry, files)) {}
+        : fs(model::make_filesystem(model_name, config, geometry, files)), info(model::find_model(model_name)) {}
 
-    /// Spawns a task running `ops` in order; returns its id.
+    /// Spawns a task running `ops` in order; returns its id. Tests name each
+    /// call's operation; its typed id comes from the model's op table.
     auto spawn(std::vector<model::OpCall> ops) -> sim::TaskId {
+        for (model::OpCall& op : ops) resolve(op);
         return scheduler.spawn("app" + std::to_string(tasks++), [this, ops] {
             for (const model::OpCall& op : ops) fs->execute(op);
         });
@@ -42,6 +47,21 @@ struct ModelWorld {
     void run(std::vector<model::OpCall> ops) {
         spawn(std::move(ops));
         settle();
+    }
+    /// Sets the typed id of a call that names its operation.
+    void resolve(model::OpCall& call) const {
+        const model::OpInfo* op = model::find_op(*info, call.name);
+        REQUIRE_MESSAGE(op != nullptr, "no operation " << call.name);
+        call.op = model::op_id(*info, *op);
+    }
+    [[nodiscard]] auto resolved(model::OpCall call) const -> model::OpCall {
+        resolve(call);
+        return call;
+    }
+    /// Runs one named operation in the calling fiber.
+    auto execute(model::OpCall call) const -> model::OpResult {
+        resolve(call);
+        return fs->execute(call);
     }
     void settle() {
         for (int i = 0; i < 1'000'000; i++) {

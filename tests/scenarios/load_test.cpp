@@ -454,7 +454,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[1].config.release_sets_full_sync: expected one of the knobs "
          "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, nodesize, got an "
          "unknown knob"},
-        {"unknown_model", "$.model: expected one of the models btrfs, xfs, got \"ext5\""},
+        // The unit tests link the toy model of tests/model/toy/ too.
+        {"unknown_model", "$.model: expected one of the models btrfs, toy, xfs, got \"ext5\""},
         {"unknown_op",
          "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "
          "fsync, commit, sync, got \"pwrite\""},

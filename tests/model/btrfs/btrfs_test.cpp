@@ -427,12 +427,12 @@ TEST_CASE(
     World world("fix-3");
     bool fsync_returned = false;
     world.scheduler.spawn("app", [&] {
-        world.fs->execute(op::create(file_i));
-        world.fs->execute(op::write(file_i, 0, 2 * block_bytes, 1));
-        world.fs->execute(op::fsync(file_i));
+        world.execute(op::create(file_i));
+        world.execute(op::write(file_i, 0, 2 * block_bytes, 1));
+        world.execute(op::fsync(file_i));
         fsync_returned = true;
-        world.fs->execute(op::write(file_i, 2 * block_bytes, block_bytes, 2));
-        world.fs->execute(op::commit());
+        world.execute(op::write(file_i, 2 * block_bytes, block_bytes, 2));
+        world.execute(op::commit());
     });
     std::uint64_t crash_points = 0;
     for (;;) {
@@ -471,8 +471,8 @@ TEST_CASE("btrfs: a clone of a quiescent file system evolves independently") {
     world.run({op::create(file_i), op::write(file_i, 0, block_bytes, 1), op::sync()});
     const std::unique_ptr<model::FileSystem> copy = world.fs->clone();
     world.scheduler.spawn("copy", [&] {
-        copy->execute(op::write(file_i, block_bytes, block_bytes, 2));
-        copy->execute(op::fsync(file_i));
+        copy->execute(world.resolved(op::write(file_i, block_bytes, block_bytes, 2)));
+        copy->execute(world.resolved(op::fsync(file_i)));
     });
     world.settle();
     CHECK(copy->counters().at("fsyncs_full") == 1);

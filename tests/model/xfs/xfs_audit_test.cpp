@@ -16,7 +16,7 @@ namespace {
 
 auto run_one(test_support::ModelWorld& world, const model::OpCall& call) -> model::OpResult {
     model::OpResult result = model::OpResult::ok;
-    world.scheduler.spawn("app", [&] { result = world.fs->execute(call); });
+    world.scheduler.spawn("app", [&] { result = world.execute(call); });
     world.settle();
     return result;
 }

@@ -1,0 +1,158 @@
+// The xfs model's registration (fs/xfs/xfs_super.c registers the file system
+// type and parses mount options): its description, its knobs as tables of
+// typed values, its factory, and the blocks left for data.
+#include "model/declare.hpp"
+#include "model/registry.hpp"
+#include "model/xfs/points.hpp"
+#include "model/xfs/xfs.hpp"
+
+namespace model::xfs {
+namespace {
+
+// seeds/xfs-delalloc-unwritten-stale-data.txt: the patch is one knob.
+const Knob<DelallocConvert> delalloc_convert{
+    "delalloc_convert",
+    {{"written", DelallocConvert::written}, {"unwritten", DelallocConvert::unwritten}},
+    "unwritten",
+    "how xfs_bmapi_allocate maps a delalloc record of the data fork that writeback "
+    "(xfs_bmapi_convert_delalloc) or fallocate converts: written (XFS_EXT_NORM, v5.7) or "
+    "unwritten (XFS_BMAPI_PREALLOC, converted to written when its I/O completes; \"xfs: "
+    "force writes to delalloc regions to unwritten\", v5.8)"};
+
+/// In bytes (0: none).
+const Knob<std::uint64_t> extent_size_hint{
+    "extent_size_hint",
+    {{"none", 0}, {"64k", 65536}, {"1m", 1048576}},
+    "none",
+    "extent size hint every new file inherits (mkfs.xfs -d extszinherit): buffered writes "
+    "into holes then allocate unwritten extents aligned to it (xfs_iomap_write_direct) "
+    "instead of reserving delalloc"};
+
+auto parse_knobs(const Config& config, const Geometry& geometry) -> Knobs {
+    Knobs knobs;
+    knobs.delalloc_convert = delalloc_convert.parse(config);
+    const std::uint64_t hint_bytes = extent_size_hint.parse(config);
+    knobs.extent_size_hint_blocks =
+        hint_bytes == 0 ? 0 : std::max<std::uint64_t>(1, hint_bytes / geometry.block_size);
+    return knobs;
+}
+
+auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
+auto range_fields(bool required) -> std::vector<FieldInfo> {
+    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
+}
+auto with_flag(std::vector<FieldInfo> fields, const char* flag) -> std::vector<FieldInfo> {
+    fields.push_back({flag, FieldKind::flag, false});
+    return fields;
+}
+
+auto ops() -> std::vector<OpInfo> {
+    return op_table<Op>({
+        {Op::create, {"create", "create an empty regular file (a transaction)", {file_field()}, true}},
+        {Op::write,
+         {"write",
+          "buffered write: reserve delalloc over holes (with an extent size hint: allocate "
+          "unwritten), dirty the pages, raise i_size (not di_size); with direct: O_DIRECT (write "
+          "back and drop the range's pages, allocate unwritten extents over holes, send the bios "
+          "and wait, then convert them or log the new size)",
+          with_flag(range_fields(true), "direct"), false, OracleEffect::write_data}},
+        {Op::writeback,
+         {"writeback",
+          "background writeback (WB_SYNC_NONE) of the dirty pages in range (default: the whole "
+          "file): xfs_map_blocks, delalloc conversion, ioend submission; does not wait",
+          range_fields(false)}},
+        {Op::sync_file_range,
+         {"sync_file_range",
+          "sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER): write back the range and wait; no "
+          "log force, so no durability promise",
+          range_fields(true)}},
+        {Op::fsync,
+         {"fsync",
+          "xfs_file_fsync: write back and wait for the whole file, then force the log up to the "
+          "inode's last transaction (or FLUSH the device if it is not pinned)",
+          {file_field()}, false, OracleEffect::fsync_file}},
+        {Op::falloc,
+         {"falloc",
+          "fallocate, FALLOC_FL_KEEP_SIZE with keep_size: xfs_alloc_file_space "
+          "(xfs_bmapi_write with XFS_BMAPI_PREALLOC; a delalloc record in range is converted "
+          "whole); without keep_size, raises i_size and di_size past the range; no writeback",
+          with_flag(range_fields(true), "keep_size"), false, OracleEffect::extend_size}},
+        {Op::fpunch,
+         {"fpunch",
+          "FALLOC_FL_PUNCH_HOLE: xfs_flush_unmap_range (write back, wait, drop the pages), then "
+          "xfs_free_file_space (the range may extend past EOF)",
+          range_fields(true), false, OracleEffect::punch_hole}},
+        {Op::fzero,
+         {"fzero",
+          "FALLOC_FL_ZERO_RANGE (with keep_size: | FALLOC_FL_KEEP_SIZE): flush and unmap as "
+          "fpunch, free the range, then preallocate it unwritten",
+          with_flag(range_fields(true), "keep_size"), false, OracleEffect::zero_range}},
+        {Op::truncate,
+         {"truncate",
+          "truncate to `length` bytes (xfs_setattr_size): up, a sparse pre-sized file; down, "
+          "drop the pages past it and unmap its blocks (xfs_itruncate_extents) in the "
+          "transaction that logs the new di_size and the ones that follow",
+          {file_field(), {"length", FieldKind::length, true}}, false, OracleEffect::set_size}},
+        {Op::log_force,
+         {"log_force",
+          "the log worker (xfs_log_worker): xfs_log_force(mp, 0) pushes the CIL to disk; the kernel "
+          "does not wait for the record, the model's worker does (nothing waits for the worker)",
+          {}}},
+        {Op::shutdown,
+         {"shutdown",
+          "godown -f: force the log, then shut down: no more transactions, log writes or data "
+          "writeback; later operations fail with EIO",
+          {}}},
+    });
+}
+
+// Xfs::counters() returns each; the perf table shows the perf_column ones, in this order.
+auto counters() -> std::vector<CounterInfo> {
+    return {
+        {"transactions", "transactions committed with log items", true},
+        {"log_forces", "log records written", true},
+        {"unwritten_conversions", "xfs_iomap_write_unwritten transactions", true},
+        {"data_ios", "ioends submitted (one bio each in the kernel)", true},
+        {"disk_writes", "writes the device received", true},
+        {"disk_flushes", "cache flushes the device received", true},
+        {"transactions_cancelled", "transactions cancelled", false},
+        {"data_blocks_written", "data blocks written by ioends", false},
+        {"delalloc_conversions", "delalloc records allocated", false},
+        {"size_updates", "xfs_setfilesize transactions", false},
+        {"ioends_queued", "I/O completions that went through the workqueue", false},
+        {"ail_pushes", "AIL pushes (metadata written in place)", false},
+        {"disk_fua_writes", "FUA writes the device received", false},
+        {"ops.", "operations of each kind (ops.write, ops.fsync...)", false},
+        {"transactions.", "transactions by the operation that started them", false},
+        {"data_ios.", "ioends by the operation that submitted them", false},
+        {"log_forces.", "log records by the operation that forced them", false},
+    };
+}
+
+auto info() -> ModelInfo {
+    ModelInfo info;
+    info.name = "xfs";
+    info.about =
+        "xfs data path: data fork extent records (delalloc, unwritten, written), writeback that "
+        "converts whole delalloc records, I/O completion that converts unwritten extents and "
+        "raises di_size, fallocate, hole punch and zero range, the CIL and log forces, godown, "
+        "log recovery";
+    info.model_tasks = {"ioend"};
+    info.yield_points.assign(std::begin(points::all), std::end(points::all));
+    info.knobs = {delalloc_convert.info(), extent_size_hint.info()};
+    info.ops = ops();
+    info.counters = counters();
+    return info;
+}
+
+const ModelRegistrar registrar{{
+    info(),
+    [](const Config& config, const Geometry& geometry, const std::vector<std::string>& file_names)
+        -> std::unique_ptr<FileSystem> {
+        return std::make_unique<Xfs>(parse_knobs(config, geometry), geometry, file_names);
+    },
+    [](const Geometry& geometry) { return geometry.blocks - data_area_start(geometry.blocks); },
+}};
+
+}  // namespace
+}  // namespace model::xfs
