@@ -245,7 +245,9 @@ TEST_CASE("parse_scenario: schedule steps take until, count and both crash spell
 
 TEST_CASE("parse_scenario: a syntax error names the line and column of the offending byte") {
     const std::string prefix = "inline.json: $: expected valid JSON, got a syntax error at ";
-    CHECK(error_of_parse("") == prefix + "line 1, column 1");
+    CHECK(error_of_parse("") == "inline.json: $: expected valid JSON, got an empty file");
+    CHECK(error_of_parse(" \n") == "inline.json: $: expected valid JSON, got only white space");
+    CHECK(error_of_parse("{") == prefix + "line 1, column 2");
     CHECK(error_of_parse("{\n") == prefix + "line 2, column 1");
     CHECK(error_of_parse("{\n  \"a\": 1,\n}") == prefix + "line 3, column 1");
     CHECK(error_of_parse("{\"a\": tru}") == prefix + "line 1, column 10");
@@ -391,7 +393,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"duplicate_variant_name",
          "$.variants[1].name: expected a variant name not used before, got \"fix\""},
         {"empty_checkers", "$.checkers: expected a non-empty array, got an empty array"},
-        {"empty_file", "$: expected valid JSON, got a syntax error at line 1, column 1"},
+        {"empty_file", "$: expected valid JSON, got an empty file"},
         {"empty_schedule_step",
          "$.schedule[2]: expected one of the keys run, crash, got an empty object"},
         {"empty_tasks", "$.tasks: expected a non-empty array, got an empty array"},
