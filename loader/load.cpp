@@ -92,6 +92,8 @@ private:
     void read_machine(const Json& value);
     void read_explore(const Json& value);
     void read_sweep(const Json& root);
+    auto read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
+                          const std::string& parameter) const -> std::uint64_t;
     auto read_number(const Json& value, const std::string& json_path) const -> double;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
@@ -180,7 +182,7 @@ void Loader::read_workload(const Json& value) {
     fio.bs = read_multiple(job.at("bs"), path + ".bs");
     if (fio.bs == 0) fail(path + ".bs", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
     auto multiple_of_bs = [&](const char* key) {
-        const std::uint64_t bytes = scale_ == 1 ? read_positive(job.at(key), path + "." + key)
+        const std::uint64_t bytes = scale_ == 1 ? read_size(job.at(key), path + "." + key)
                                                 : read_scaled(job.at(key), path + "." + key);
         if (bytes == 0) fail(path + "." + key, "an unsigned integer greater than 0", "0");
         if (bytes % fio.bs != 0) fail(path + "." + key, "a multiple of bs (" + std::to_string(fio.bs) + ")", std::to_string(bytes));
@@ -392,7 +394,8 @@ void Loader::read_seed(const Json& value) {
         check_keys(points[i], point_path, keys, parameter.empty() ? Names{} : Names{parameter});
         SeedPoint seed;
         if (!parameter.empty()) {
-            seed.point = read_unsigned(points[i].at(parameter), key_path(point_path, parameter));
+            seed.point = read_sweep_value(points[i].at(parameter), key_path(point_path, parameter),
+                                          scenario_.fs_mark ? "fs_mark" : "fio", parameter);
             if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), *seed.point) ==
                 scenario_.sweep_values.end()) {
                 fail(key_path(point_path, parameter), "one of the sweep's values of " + parameter,
@@ -418,8 +421,8 @@ void Loader::read_seed(const Json& value) {
 // bs itself; the commit interval. Dirty limits need no scaling in the models: with fsync=1 a
 // job never has more than bs dirty. `crashsim perf --vary` shows what each choice moves.
 auto Loader::read_scaled(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    if (scale_ == 1) return read_unsigned(value, json_path);
-    const std::uint64_t given = read_unsigned(value, json_path);
+    if (scale_ == 1) return read_size(value, json_path);
+    const std::uint64_t given = read_size(value, json_path);
     if (given % scale_ != 0) {
         fail(json_path, "a multiple of machine.scale (" + std::to_string(scale_) + ")", std::to_string(given));
     }
@@ -503,7 +506,7 @@ void Loader::read_sweep(const Json& root) {
         const Json& point = points[i];
         if (!point.is_object()) fail(path, "an object of " + base + " fields", type_name(point));
         if (!point.contains(parameter)) fail(key_path(path, parameter), "a required key", "nothing");
-        const std::uint64_t value = read_unsigned(point.at(parameter), key_path(path, parameter));
+        const std::uint64_t value = read_sweep_value(point.at(parameter), key_path(path, parameter), kind, parameter);
         if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), value) !=
             scenario_.sweep_values.end()) {
             fail(key_path(path, parameter), "a value no earlier point has", std::to_string(value));
@@ -539,6 +542,14 @@ void Loader::read_sweep(const Json& root) {
     }
 }
 
+// A point's value of the swept field: a size ("64k") where the field is one.
+auto Loader::read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
+                              const std::string& parameter) const -> std::uint64_t {
+    static const Names fio_sizes = {"bs", "size", "io_size"};
+    const bool size = kind == "fio" ? contains(fio_sizes, parameter) : parameter == "size";
+    return size ? read_size(value, json_path) : read_unsigned(value, json_path);
+}
+
 // --- Model, device, knobs ---------------------------------------------------------------------
 
 void Loader::read_model(const Json& value) {
@@ -563,9 +574,15 @@ void Loader::read_device(const Json& value) {
             read_unsigned_in(value.at("flush_latency_us"), "$.device.flush_latency_us", 1, 1'000'000) * 1000;
     }
     if (value.contains("bandwidth")) {
-        scenario_.device.bandwidth = read_unsigned_in(value.at("bandwidth"), "$.device.bandwidth", 0, std::uint64_t{1} << 40);
+        constexpr std::uint64_t bandwidth_max = std::uint64_t{1} << 40;
+        const std::uint64_t bandwidth = read_size(value.at("bandwidth"), "$.device.bandwidth");
+        if (bandwidth > bandwidth_max) {
+            fail("$.device.bandwidth", "an unsigned integer from 0 to " + std::to_string(bandwidth_max),
+                 std::to_string(bandwidth));
+        }
+        scenario_.device.bandwidth = bandwidth;
     }
-    const std::uint64_t block_size = read_unsigned(value.at("block_size"), "$.device.block_size");
+    const std::uint64_t block_size = read_size(value.at("block_size"), "$.device.block_size");
     const auto& sizes = block_sizes();
     if (std::find(sizes.begin(), sizes.end(), block_size) == sizes.end()) {
         fail("$.device.block_size", "one of 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536",
@@ -711,7 +728,7 @@ void Loader::read_field(const model::FieldInfo& field, const Json& value,
 }
 
 auto Loader::read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    const std::uint64_t bytes = read_unsigned(value, json_path);
+    const std::uint64_t bytes = read_size(value, json_path);
     const std::uint64_t block_size = scenario_.device.block_size;
     if (bytes % block_size != 0) {
         fail(json_path, "a multiple of " + std::to_string(block_size), std::to_string(bytes));

@@ -418,7 +418,7 @@ expect_grep "merge names the differing bounds" \
     "\$.explore: expected \"at most 1 I/O reordering and 0 daemon wake-ups per schedule\" like" "$TMP/obm.err"
 sed 's/"io_reorders": 1/"io_reorders": 9/' "$TMP"/shards/result-*shard0of3.json >"$TMP/bad-bounds.json"
 bad_flag "merge of a result with an out-of-range bound" \
-    "crashsim: $TMP/bad-bounds.json: \$.explore.io_reorders: expected an unsigned integer of at most 8, got 9" \
+    "crashsim: $TMP/bad-bounds.json: \$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9" \
     -- merge "$TMP/bad-bounds.json" --out "$TMP/flag/bb.json"
 cp "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
 run_cs "$TMP/dup.out" "$TMP/dup.err" merge "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
