@@ -86,6 +86,8 @@ private:
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
     void read_workload(const Json& value);
+    auto read_fio(const Json& job) const -> FioJob;
+    void expand_fio(const FioJob& fio);
     void read_fs_mark(const Json& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     void read_perf(const Json& value);
@@ -172,7 +174,15 @@ void Loader::read_workload(const Json& value) {
         read_fs_mark(value.at("fs_mark"));
         return;
     }
-    const Json& job = value.at("fio");
+    const FioJob fio = read_fio(value.at("fio"));
+    // Before expanding: a workload too big for the device is refused before it costs memory.
+    const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
+    check_device_holds({fio.jobs, fio.io_size + filled}, "$.workload.fio");
+    expand_fio(fio);
+    scenario_.fio = fio;
+}
+
+auto Loader::read_fio(const Json& job) const -> FioJob {
     const std::string path = "$.workload.fio";
     check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
                {"jobs", "rw", "bs", "size"});
@@ -215,6 +225,11 @@ void Loader::read_workload(const Json& value) {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
     }
+    return fio;
+}
+
+void Loader::expand_fio(const FioJob& fio) {
+    const std::string path = "$.workload.fio";
     // Expand: file jobN created in the set-up, task jobN writes bs at a time
     // (sequentially, or at offsets drawn from the job's own stream) and
     // fsyncs every `fsync` writes (every write with O_DSYNC).
@@ -255,9 +270,6 @@ void Loader::read_workload(const Json& value) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
-    check_device_holds({fio.jobs, fio.io_size + filled}, path);
-    scenario_.fio = fio;
 }
 
 // A copy-on-write model allocates new blocks for every write, overwrites included; the models

@@ -294,6 +294,14 @@ bad_flag "run with an unknown flag" "crashsim: " -- run "$SCEN" --frobnicate
 bad_flag "check /nonexistent.json" "crashsim: /nonexistent.json: \$" -- check /nonexistent.json
 bad_flag "check tests/bad_input/unknown_op.json" "crashsim: tests/bad_input/unknown_op.json: \$" -- \
     check tests/bad_input/unknown_op.json
+bad_flag "run of a directory" "crashsim: scenarios/btrfs: \$: expected a readable file, got a directory" -- \
+    run scenarios/btrfs --trace-text "$TMP/flag/trace.txt"
+mkdir -p "$TMP/no-scenarios"
+bad_flag "check of a directory without scenarios names it" \
+    "crashsim: $TMP/no-scenarios: expected a directory with scenario files (*.json), got none" -- check "$TMP/no-scenarios"
+bad_flag "check of a number too large for a double" \
+    "crashsim: tests/bad_input/number_past_double.json: \$.device.blocks: expected a number a double can hold, got 1e400" -- \
+    check tests/bad_input/number_past_double.json
 bad_flag "fuzz --shard 3/2" "crashsim: --shard" -- fuzz "$SCEN" --shard 3/2 --out "$TMP/flag"
 bad_flag "fuzz --shard x" "crashsim: --shard" -- fuzz "$SCEN" --shard x --out "$TMP/flag"
 bad_flag "fuzz --shard 0/0" "crashsim: --shard" -- fuzz "$SCEN" --shard 0/0 --out "$TMP/flag"

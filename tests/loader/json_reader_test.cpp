@@ -11,6 +11,7 @@
 
 #include "loader/json_reader.hpp"
 #include "loader/scenario.hpp"
+#include "report/perf.hpp"
 #include "report/report.hpp"
 #include "runner/repro.hpp"
 
@@ -228,4 +229,29 @@ TEST_CASE("read_campaign_result and read_repro check numbers as the loader does"
     CHECK(error_of([&] { scenarios::read_repro(dir.string()); }) ==
           dir.string() + ": $: expected a readable repro file, got a directory");
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("CheckTable: performance rows keep the columns aligned") {
+    const std::vector<scenarios::Scenario> loaded = {
+        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json"),
+        scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json")};
+    const scenarios::CheckTable table(loaded);
+    scenarios::CheckRow perf;
+    perf.scenario = loaded[1].name;
+    perf.variant = scenarios::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);
+    perf.expectation = scenarios::perf_row_expectation(loaded[1], loaded[1].perf->ratios.at(0));
+    perf.met = true;
+    scenarios::CheckRow plain;
+    plain.scenario = loaded[0].name;
+    plain.variant = loaded[0].variants.at(0).name;
+    plain.expectation = "holds";
+    const auto header = table.header();
+    const auto verdict = header.find("verdict");
+    REQUIRE(verdict != std::string::npos);
+    CHECK(perf.variant.size() > 12);
+    CHECK(perf.expectation.size() > 28);
+    CHECK(table.row(perf).find(" ok ") + 1 == verdict);
+    CHECK(table.row(plain).find(" FAILED ") + 1 == verdict);
+    CHECK(table.row(perf).size() == table.row(plain).size());
+    CHECK(header.find("expectation") == header.find("variant") + static_cast<std::size_t>(table.variant) + 1);
 }
