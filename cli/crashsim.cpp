@@ -486,12 +486,16 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std
     std::vector<std::string> files;
     for (const auto& path : paths) {
         if (std::filesystem::is_directory(path)) {
+            const std::size_t before = files.size();
             for (const auto& entry : std::filesystem::recursive_directory_iterator(path)) {
                 const auto& p = entry.path();
                 if (!entry.is_regular_file() || p.extension() != ".json") continue;
                 // schema/ holds the JSON Schema, not scenarios.
                 if (p.parent_path().filename() == "schema") continue;
                 files.push_back(p.string());
+            }
+            if (files.size() == before) {
+                throw scenarios::InputError(path + ": expected a directory with scenario files (*.json), got none");
             }
         } else {
             files.push_back(path);
@@ -525,16 +529,13 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
     std::vector<scenarios::Scenario> loaded;
     for (const auto& file : files) loaded.push_back(load(file));
-    std::printf("%-40s %-12s %-28s %-7s %10s %13s %9s\n", "scenario", "variant", "expectation",
-                "verdict", "schedules", "crash states", "time");
+    const scenarios::CheckTable table(loaded);
+    std::printf("%s\n", table.header().c_str());
     const double started = seconds_now();
     std::vector<scenarios::CheckRow> rows;
     bool interrupted = false;
-    auto print_row = [](const scenarios::CheckRow& row) {
-        std::printf("%-40s %-12s %-28s %-7s %10llu %13llu %7.2f s\n", row.scenario.c_str(),
-                    row.variant.c_str(), row.expectation.c_str(), row.met ? "ok" : "FAILED",
-                    static_cast<unsigned long long>(row.schedules),
-                    static_cast<unsigned long long>(row.crash_states), row.seconds);
+    auto print_row = [&table](const scenarios::CheckRow& row) {
+        std::printf("%s\n", table.row(row).c_str());
         if (!row.met) std::printf("    %s\n", row.detail.c_str());
         if (!row.judged.empty()) {
             std::printf("    judged: %s; yield points: %s\n", scenarios::judged_text(row.judged).c_str(),

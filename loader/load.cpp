@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "model/info.hpp"
+#include "loader/json_reader.hpp"
 #include "model/registry.hpp"
 #include "loader/scenario.hpp"
 #include "sim/assert.hpp"
@@ -24,9 +25,6 @@
 namespace scenarios {
 namespace {
 
-// Ordered, so that the first unknown key reported is the first in the file.
-using Json = nlohmann::ordered_json;
-using Names = std::vector<std::string>;
 
 // An op's byte range ends at or below 2^44 (16 TiB), so that later sums of offsets and
 // lengths in the model cannot overflow.
@@ -46,150 +44,14 @@ auto unflushed_names() -> const Names& {
     return names;
 }
 
-auto join(const Names& names) -> std::string {
-    std::string joined;
-    for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
-    return joined;
-}
-
-auto contains(const Names& names, const std::string& name) -> bool {
-    return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-auto json_quoted(const std::string& text) -> std::string { return Json(text).dump(); }
-
-/// The JSON type of a value, as a message names it after "got".
-auto type_name(const Json& value) -> std::string {
-    if (value.is_string()) return "a string";
-    if (value.is_array()) return "an array";
-    if (value.is_object()) return "an object";
-    if (value.is_boolean()) return "a boolean";
-    if (value.is_null()) return "null";
-    return "a number";
-}
-
-auto is_identifier(const std::string& key) -> bool {
-    if (key.empty() || (std::isdigit(static_cast<unsigned char>(key[0])) != 0)) return false;
-    return std::all_of(key.begin(), key.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-    });
-}
-
-// Keys that are not identifiers use bracket notation so that the path stays unambiguous.
-auto key_path(const std::string& parent, const std::string& key) -> std::string {
-    if (is_identifier(key)) return parent + "." + key;
-    return parent + "[" + json_quoted(key) + "]";
-}
-
-auto index_path(const std::string& parent, std::size_t index) -> std::string {
-    return parent + "[" + std::to_string(index) + "]";
-}
-
-[[noreturn]] void fail_at(const std::string& path, const std::string& json_path,
-                          const std::string& expected, const std::string& got) {
-    throw InputError(path + ": " + json_path + ": expected " + expected + ", got " + got);
-}
-
-/// Rejects a key that appears twice in one object: the parser would keep only the last one.
-class DuplicateKeyCheck {
+class Loader : private JsonReader {
 public:
-    explicit DuplicateKeyCheck(const std::string& path) : path_(path) {}
-
-    auto operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
-        using Event = Json::parse_event_t;
-        if (event == Event::object_start || event == Event::array_start) {
-            Frame frame;
-            frame.json_path = element_path();
-            frame.is_array = event == Event::array_start;
-            frames_.push_back(std::move(frame));
-        } else if (event == Event::object_end || event == Event::array_end) {
-            frames_.pop_back();
-        } else if (event == Event::key) {
-            on_key(parsed.get<std::string>());
-        } else {
-            element_path();  // A scalar still takes its index in an array.
-        }
-        return true;
-    }
-
-private:
-    struct Frame {
-        std::string json_path;
-        bool is_array = false;
-        std::size_t index_next = 0;
-        std::set<std::string> keys;
-        std::string key;
-    };
-
-    // The path of the element that starts now; advances the index inside an array.
-    auto element_path() -> std::string {
-        if (frames_.empty()) return "$";
-        auto& frame = frames_.back();
-        if (frame.is_array) return index_path(frame.json_path, frame.index_next++);
-        return key_path(frame.json_path, frame.key);
-    }
-
-    void on_key(const std::string& key) {
-        auto& frame = frames_.back();
-        if (!frame.keys.insert(key).second) {
-            fail_at(path_, key_path(frame.json_path, key), "each key once per object",
-                    "a duplicate key");
-        }
-        frame.key = key;
-    }
-
-    const std::string& path_;
-    std::vector<Frame> frames_;
-};
-
-/// Line and column (both from 1, column in bytes) of the byte nlohmann reports,
-/// which is the 1-based index of the offending byte, or size + 1 at end of input.
-auto line_column(const std::string& text, std::size_t byte) -> std::string {
-    const std::size_t index = std::min(byte == 0 ? 0 : byte - 1, text.size());
-    std::size_t line = 1;
-    std::size_t line_start = 0;
-    for (std::size_t position = 0; position < index; position++) {
-        if (text[position] == '\n') {
-            line++;
-            line_start = position + 1;
-        }
-    }
-    const std::size_t column = index - line_start + 1;
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
-auto parse_json(const std::string& text, const std::string& path) -> Json {
-    try {
-        return Json::parse(text, DuplicateKeyCheck(path), true, false);
-    } catch (const Json::parse_error& error) {
-        fail_at(path, "$", "valid JSON", "a syntax error at " + line_column(text, error.byte));
-    }
-}
-
-class Loader {
-public:
-    explicit Loader(const std::string& path) { scenario_.path = path; }
+    explicit Loader(const std::string& path) : JsonReader(path) { scenario_.path = path; }
 
     auto load(const std::string& text) -> Scenario;
     auto load(const Json& root) -> Scenario;
 
 private:
-    [[noreturn]] void fail(const std::string& json_path, const std::string& expected,
-                           const std::string& got) const {
-        fail_at(scenario_.path, json_path, expected, got);
-    }
-
-    void check_keys(const Json& value, const std::string& json_path, const Names& allowed,
-                    const Names& required) const;
-    auto read_string(const Json& value, const std::string& json_path) const -> std::string;
-    auto read_name(const Json& value, const std::string& json_path) const -> std::string;
-    auto read_choice(const Json& value, const std::string& json_path, const Names& choices,
-                     const std::string& what) const -> std::string;
-    auto read_unsigned(const Json& value, const std::string& json_path) const -> std::uint64_t;
-    auto read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,
-                          std::uint64_t max) const -> std::uint64_t;
-    auto read_positive(const Json& value, const std::string& json_path) const -> std::uint64_t;
-    void check_array(const Json& value, const std::string& json_path) const;
 
     void read_model(const Json& value);
     void read_device(const Json& value);
@@ -240,6 +102,8 @@ private:
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
     auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
     void read_workload(const Json& value);
+    auto read_fio(const Json& job) const -> FioJob;
+    void expand_fio(const FioJob& fio);
     void read_fs_mark(const Json& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     void read_perf(const Json& value);
@@ -247,6 +111,8 @@ private:
     void read_machine(const Json& value);
     void read_explore(const Json& value);
     void read_sweep(const Json& root);
+    auto read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
+                          const std::string& parameter) const -> std::uint64_t;
     auto read_number(const Json& value, const std::string& json_path) const -> double;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
@@ -325,7 +191,15 @@ void Loader::read_workload(const Json& value) {
         read_fs_mark(value.at("fs_mark"));
         return;
     }
-    const Json& job = value.at("fio");
+    const FioJob fio = read_fio(value.at("fio"));
+    // Before expanding: a workload too big for the device is refused before it costs memory.
+    const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
+    check_device_holds({fio.jobs, fio.io_size + filled}, "$.workload.fio");
+    expand_fio(fio);
+    scenario_.fio = fio;
+}
+
+auto Loader::read_fio(const Json& job) const -> FioJob {
     const std::string path = "$.workload.fio";
     check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
                {"jobs", "rw", "bs", "size"});
@@ -335,7 +209,7 @@ void Loader::read_workload(const Json& value) {
     fio.bs = read_multiple(job.at("bs"), path + ".bs");
     if (fio.bs == 0) fail(path + ".bs", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
     auto multiple_of_bs = [&](const char* key) {
-        const std::uint64_t bytes = scale_ == 1 ? read_positive(job.at(key), path + "." + key)
+        const std::uint64_t bytes = scale_ == 1 ? read_size(job.at(key), path + "." + key)
                                                 : read_scaled(job.at(key), path + "." + key);
         if (bytes == 0) fail(path + "." + key, "an unsigned integer greater than 0", "0");
         if (bytes % fio.bs != 0) fail(path + "." + key, "a multiple of bs (" + std::to_string(fio.bs) + ")", std::to_string(bytes));
@@ -371,6 +245,11 @@ void Loader::read_workload(const Json& value) {
     for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
         if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
+    return fio;
+}
+
+void Loader::expand_fio(const FioJob& fio) {
+    const std::string path = "$.workload.fio";
     // Expand: file jobN created in the set-up, task jobN writes bs at a time
     // (sequentially, or at offsets drawn from the job's own stream) and
     // fsyncs every `fsync` writes (every write with O_DSYNC).
@@ -414,9 +293,6 @@ void Loader::read_workload(const Json& value) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
-    check_device_holds({fio.jobs, fio.io_size + filled}, path);
-    scenario_.fio = fio;
 }
 
 // A copy-on-write model allocates new blocks for every write, overwrites included; each model
@@ -572,7 +448,8 @@ void Loader::read_seed(const Json& value) {
         check_keys(points[i], point_path, keys, parameter.empty() ? Names{} : Names{parameter});
         SeedPoint seed;
         if (!parameter.empty()) {
-            seed.point = read_unsigned(points[i].at(parameter), key_path(point_path, parameter));
+            seed.point = read_sweep_value(points[i].at(parameter), key_path(point_path, parameter),
+                                          scenario_.fs_mark ? "fs_mark" : "fio", parameter);
             if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), *seed.point) ==
                 scenario_.sweep_values.end()) {
                 fail(key_path(point_path, parameter), "one of the sweep's values of " + parameter,
@@ -598,8 +475,8 @@ void Loader::read_seed(const Json& value) {
 // bs itself; the commit interval. Dirty limits need no scaling in the models: with fsync=1 a
 // job never has more than bs dirty. `crashsim perf --vary` shows what each choice moves.
 auto Loader::read_scaled(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    if (scale_ == 1) return read_unsigned(value, json_path);
-    const std::uint64_t given = read_unsigned(value, json_path);
+    if (scale_ == 1) return read_size(value, json_path);
+    const std::uint64_t given = read_size(value, json_path);
     if (given % scale_ != 0) {
         fail(json_path, "a multiple of machine.scale (" + std::to_string(scale_) + ")", std::to_string(given));
     }
@@ -683,7 +560,7 @@ void Loader::read_sweep(const Json& root) {
         const Json& point = points[i];
         if (!point.is_object()) fail(path, "an object of " + base + " fields", type_name(point));
         if (!point.contains(parameter)) fail(key_path(path, parameter), "a required key", "nothing");
-        const std::uint64_t value = read_unsigned(point.at(parameter), key_path(path, parameter));
+        const std::uint64_t value = read_sweep_value(point.at(parameter), key_path(path, parameter), kind, parameter);
         if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), value) !=
             scenario_.sweep_values.end()) {
             fail(key_path(path, parameter), "a value no earlier point has", std::to_string(value));
@@ -719,69 +596,12 @@ void Loader::read_sweep(const Json& root) {
     }
 }
 
-// --- Generic readers -------------------------------------------------------------------------
-
-void Loader::check_keys(const Json& value, const std::string& json_path, const Names& allowed,
-                        const Names& required) const {
-    if (!value.is_object()) fail(json_path, "an object", type_name(value));
-    for (const auto& item : value.items()) {
-        if (!contains(allowed, item.key())) {
-            fail(key_path(json_path, item.key()), "one of the keys " + join(allowed),
-                 "an unknown key");
-        }
-    }
-    for (const auto& key : required) {
-        if (!value.contains(key)) fail(key_path(json_path, key), "a required key", "nothing");
-    }
-}
-
-auto Loader::read_string(const Json& value, const std::string& json_path) const -> std::string {
-    if (!value.is_string()) fail(json_path, "a string", type_name(value));
-    return value.get<std::string>();
-}
-
-auto Loader::read_name(const Json& value, const std::string& json_path) const -> std::string {
-    if (!value.is_string()) fail(json_path, "a non-empty string", type_name(value));
-    auto name = value.get<std::string>();
-    if (name.empty()) fail(json_path, "a non-empty string", "an empty string");
-    return name;
-}
-
-auto Loader::read_choice(const Json& value, const std::string& json_path, const Names& choices,
-                         const std::string& what) const -> std::string {
-    const std::string expected = "one of " + what + join(choices);
-    if (!value.is_string()) fail(json_path, expected, type_name(value));
-    auto choice = value.get<std::string>();
-    if (!contains(choices, choice)) fail(json_path, expected, json_quoted(choice));
-    return choice;
-}
-
-auto Loader::read_unsigned(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
-    // nlohmann reads "-0" as a signed integer; it is still zero.
-    if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;
-    fail(json_path, "an unsigned integer", value.is_number() ? value.dump() : type_name(value));
-}
-
-auto Loader::read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,
-                              std::uint64_t max) const -> std::uint64_t {
-    const std::uint64_t number = read_unsigned(value, json_path);
-    if (number < min || number > max) {
-        fail(json_path,
-             "an unsigned integer from " + std::to_string(min) + " to " + std::to_string(max),
-             std::to_string(number));
-    }
-    return number;
-}
-
-auto Loader::read_positive(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    const std::uint64_t number = read_unsigned(value, json_path);
-    if (number == 0) fail(json_path, "an unsigned integer greater than 0", "0");
-    return number;
-}
-
-void Loader::check_array(const Json& value, const std::string& json_path) const {
-    if (!value.is_array()) fail(json_path, "an array", type_name(value));
+// A point's value of the swept field: a size ("64k") where the field is one.
+auto Loader::read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
+                              const std::string& parameter) const -> std::uint64_t {
+    static const Names fio_sizes = {"bs", "size", "io_size"};
+    const bool size = kind == "fio" ? contains(fio_sizes, parameter) : parameter == "size";
+    return size ? read_size(value, json_path) : read_unsigned(value, json_path);
 }
 
 // --- Model, device, knobs ---------------------------------------------------------------------
@@ -808,9 +628,15 @@ void Loader::read_device(const Json& value) {
             read_unsigned_in(value.at("flush_latency_us"), "$.device.flush_latency_us", 1, 1'000'000) * 1000;
     }
     if (value.contains("bandwidth")) {
-        scenario_.device.bandwidth = read_unsigned_in(value.at("bandwidth"), "$.device.bandwidth", 0, std::uint64_t{1} << 40);
+        constexpr std::uint64_t bandwidth_max = std::uint64_t{1} << 40;
+        const std::uint64_t bandwidth = read_size(value.at("bandwidth"), "$.device.bandwidth");
+        if (bandwidth > bandwidth_max) {
+            fail("$.device.bandwidth", "an unsigned integer from 0 to " + std::to_string(bandwidth_max),
+                 std::to_string(bandwidth));
+        }
+        scenario_.device.bandwidth = bandwidth;
     }
-    const std::uint64_t block_size = read_unsigned(value.at("block_size"), "$.device.block_size");
+    const std::uint64_t block_size = read_size(value.at("block_size"), "$.device.block_size");
     const auto& sizes = block_sizes();
     if (std::find(sizes.begin(), sizes.end(), block_size) == sizes.end()) {
         fail("$.device.block_size", "one of 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536",
@@ -956,7 +782,7 @@ void Loader::read_field(const model::FieldInfo& field, const Json& value,
 }
 
 auto Loader::read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t {
-    const std::uint64_t bytes = read_unsigned(value, json_path);
+    const std::uint64_t bytes = read_size(value, json_path);
     const std::uint64_t block_size = scenario_.device.block_size;
     if (bytes % block_size != 0) {
         fail(json_path, "a multiple of " + std::to_string(block_size), std::to_string(bytes));
@@ -1232,24 +1058,6 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
     return expect;
 }
 
-auto read_text(const std::string& path) -> std::string {
-    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                               &std::fclose);
-    const auto unreadable = [&path](int error) {
-        fail_at(path, "$", "a readable scenario file", std::generic_category().message(error));
-    };
-    if (!file) unreadable(errno);
-    std::string text;
-    std::vector<char> buffer(1 << 16);
-    std::size_t bytes_read = 0;
-    while ((bytes_read = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-        text.append(buffer.data(), bytes_read);
-    }
-    // A directory opens fine on Linux and fails on the first read (EISDIR).
-    if (std::ferror(file.get()) != 0) unreadable(errno);
-    return text;
-}
-
 }  // namespace
 
 auto Scenario::find_variant(const std::string& variant_name) const -> const Variant* {
@@ -1266,7 +1074,7 @@ auto Scenario::file_id(const std::string& file_name) const -> std::uint32_t {
 }
 
 auto load_scenario(const std::string& path) -> Scenario {
-    return parse_scenario(read_text(path), path);
+    return parse_scenario(read_text_file(path, "scenario file"), path);
 }
 
 auto parse_scenario(const std::string& text, const std::string& path) -> Scenario {

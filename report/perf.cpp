@@ -121,6 +121,17 @@ auto measure(const Scenario& scenario) -> PerfReport {
     return report;
 }
 
+auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std::optional<std::uint64_t> point)
+    -> std::string {
+    std::string variant = ratio.numerator + "/" + ratio.denominator;
+    if (point) variant += " at " + parameter + "=" + std::to_string(*point);
+    return variant;
+}
+
+auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string {
+    return scenario.perf->metric + " ratio in [" + format_ratio(ratio.min) + ", " + format_ratio(ratio.max) + "]";
+}
+
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow> {
     std::vector<CheckRow> rows;
     if (!scenario.perf) return rows;
@@ -131,10 +142,8 @@ auto check_perf(const Scenario& scenario, const std::function<double()>& clock) 
         CheckRow row;
         row.scenario = scenario.name;
         row.scenario_path = scenario.path;
-        row.variant = result.ratio.numerator + "/" + result.ratio.denominator;
-        if (result.point) row.variant += " at " + report.parameter + "=" + std::to_string(*result.point);
-        row.expectation = scenario.perf->metric + " ratio in [" + format_ratio(result.ratio.min) + ", " +
-                          format_ratio(result.ratio.max) + "]";
+        row.variant = perf_row_variant(result.ratio, report.parameter, result.point);
+        row.expectation = perf_row_expectation(scenario, result.ratio);
         row.met = result.met;
         row.detail = scenario.perf->metric + " ratio " + format_ratio(result.value);
         row.schedules = report.rows.size();
@@ -361,6 +370,47 @@ auto format_vary(const VaryReport& report) -> std::string {
     }
     if (headers.empty()) text += "(the scenario declares no ratios)\n";
     return text;
+}
+
+CheckTable::CheckTable(const std::vector<Scenario>& scenarios) {
+    const auto widen = [](int& width, const std::string& text) {
+        width = std::max(width, static_cast<int>(text.size()));
+    };
+    for (const Scenario& scenario : scenarios) {
+        widen(this->scenario, scenario.name);
+        for (const Variant& each : scenario.variants) {
+            widen(variant, each.name);
+            widen(expectation, each.expect.kind == Expectation::Kind::violates ? "violates " + each.expect.checker
+                                                                                : "holds");
+        }
+        if (!scenario.perf) continue;
+        for (const PerfRatio& ratio : scenario.perf->ratios) {
+            widen(expectation, perf_row_expectation(scenario, ratio));
+            widen(variant, perf_row_variant(ratio, scenario.sweep_parameter, std::nullopt));
+            for (const std::uint64_t point : scenario.sweep_values) {
+                widen(variant, perf_row_variant(ratio, scenario.sweep_parameter, point));
+            }
+        }
+    }
+}
+
+auto CheckTable::header() const -> std::string {
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s %-*s %-*s %-7s %10s %13s %9s", scenario, "scenario", variant, "variant",
+                  expectation, "expectation", "verdict", "schedules", "crash states", "time");
+    return line;
+}
+
+auto CheckTable::row(const CheckRow& row) const -> std::string {
+    char numbers[128];
+    std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s", row.met ? "ok" : "FAILED",
+                  static_cast<unsigned long long>(row.schedules), static_cast<unsigned long long>(row.crash_states),
+                  row.seconds);
+    const auto padded = [](const std::string& text, int width) {
+        return text + std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ');
+    };
+    return padded(row.scenario, scenario) + " " + padded(row.variant, variant) + " " +
+           padded(row.expectation, expectation) + numbers;
 }
 
 }  // namespace scenarios

@@ -71,5 +71,20 @@ auto measure(const Scenario& scenario) -> PerfReport;
 auto perf_counter_names(const std::string& model) -> std::vector<std::string>;
 /// One check row per ratio of the scenario's perf expectations.
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow>;
+/// The variant and expectation columns of a performance row of `check`.
+auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std::optional<std::uint64_t> point)
+    -> std::string;
+auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string;
+
+/// The columns of the `check` table, wide enough for every row the scenarios
+/// can print (performance rows too), so that columns stay aligned.
+struct CheckTable {
+    explicit CheckTable(const std::vector<Scenario>& scenarios);
+    [[nodiscard]] auto header() const -> std::string;
+    [[nodiscard]] auto row(const CheckRow& row) const -> std::string;
+    int scenario = 40;
+    int variant = 12;
+    int expectation = 28;
+};
 
 }  // namespace scenarios

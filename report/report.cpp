@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,6 @@
 namespace scenarios {
 namespace {
 
-using Json = nlohmann::ordered_json;
 
 auto xml_escape(const std::string& text) -> std::string {
     std::string out;
@@ -224,90 +224,74 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
 
 namespace {
 
-template <typename T>
-auto get(const Json& json, const std::string& key, const std::string& path, const std::string& where,
-         const char* what) -> T {
-    if (!json.is_object() || !json.contains(key)) {
-        throw InputError(path + ": " + where + "." + key + ": expected " + what + ", got nothing");
-    }
-    try {
-        return json.at(key).get<T>();
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(path + ": " + where + "." + key + ": expected " + what + ", got " +
-                         json.at(key).type_name());
-    }
-}
-
 /// An optional object of unsigned counts, in the file's order.
-auto read_counts(const Json& json, const std::string& key, const std::string& path, const std::string& where)
+auto read_counts(const Json& json, const std::string& key, const std::string& where, const JsonReader& in)
     -> Counts {
     Counts counts;
-    if (!json.is_object() || !json.contains(key)) return counts;
+    if (!json.contains(key)) return counts;
     const Json& object = json.at(key);
-    if (!object.is_object()) {
-        throw InputError(path + ": " + where + "." + key + ": expected an object, got " + object.type_name());
-    }
+    const std::string json_path = key_path(where, key);
+    if (!object.is_object()) in.fail(json_path, "an object", type_name(object));
     for (const auto& [name, count] : object.items()) {
-        if (!count.is_number_unsigned()) {
-            throw InputError(path + ": " + where + "." + key + "." + name + ": expected an unsigned integer, got " +
-                             count.type_name());
-        }
-        counts.emplace_back(name, count.get<std::uint64_t>());
+        counts.emplace_back(name, in.read_unsigned(count, key_path(json_path, name)));
     }
     return counts;
+}
+
+auto read_found(const Json& value, const std::string& where, const JsonReader& in) -> FoundViolation {
+    in.check_keys(value, where, {"index", "schedule_seed", "checker", "file", "offset", "message"},
+                  {"index", "schedule_seed", "checker", "file", "offset", "message"});
+    FoundViolation found{};
+    found.index = in.read_unsigned(value.at("index"), where + ".index");
+    found.schedule_seed = in.read_unsigned(value.at("schedule_seed"), where + ".schedule_seed");
+    found.violation.checker = in.read_name(value.at("checker"), where + ".checker");
+    found.violation.file = in.read_string(value.at("file"), where + ".file");
+    found.violation.offset = in.read_unsigned(value.at("offset"), where + ".offset");
+    if (!value.at("message").is_string()) in.fail(where + ".message", "a string", type_name(value.at("message")));
+    found.violation.message = value.at("message").get<std::string>();
+    return found;
 }
 
 }  // namespace
 
 auto read_campaign_result(const std::string& path) -> CampaignResult {
-    const std::string text = read_text_file(path);
-    Json json;
-    try {
-        json = Json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-        throw InputError(path + ": $: expected a crashsim result (valid JSON), got a syntax error");
-    }
-    if (!json.is_object() || !json.contains("crashsim_result") || json["crashsim_result"] != 1) {
-        throw InputError(path + ": $.crashsim_result: expected 1, got " +
-                         (json.is_object() && json.contains("crashsim_result") ? json["crashsim_result"].dump()
-                                                                               : std::string("nothing")));
-    }
+    const Json json = parse_json(read_text_file(path, "result file"), path);
+    const JsonReader in(path);
+    read_format(json, "crashsim_result", 1, in);
+    in.check_keys(json, "$",
+                  {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",
+                   "schedules_run", "crash_states", "steps", "interrupted", "explore", "violations", "judged",
+                   "coverage"},
+                  {"scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard", "schedules_run",
+                   "crash_states", "steps", "interrupted", "violations"});
     CampaignResult result;
-    result.scenario = get<std::string>(json, "scenario", path, "$", "a string");
-    const auto hash = get<std::string>(json, "scenario_hash", path, "$", "16 hex digits");
-    try {
-        result.scenario_hash = std::stoull(hash, nullptr, 16);
-    } catch (const std::exception&) {
-        throw InputError(path + ": $.scenario_hash: expected 16 hex digits, got \"" + hash + "\"");
-    }
-    result.variant = get<std::string>(json, "variant", path, "$", "a string");
-    result.strategy = get<std::string>(json, "strategy", path, "$", "a string");
-    result.seed = get<std::uint64_t>(json, "seed", path, "$", "an unsigned integer");
-    result.schedules = get<std::uint64_t>(json, "schedules", path, "$", "an unsigned integer");
-    const Json shard = get<Json>(json, "shard", path, "$", "an object");
-    result.shard_index = get<std::uint32_t>(shard, "index", path, "$.shard", "an unsigned integer");
-    result.shard_count = get<std::uint32_t>(shard, "count", path, "$.shard", "an unsigned integer");
-    result.schedules_run = get<std::uint64_t>(json, "schedules_run", path, "$", "an unsigned integer");
-    result.crash_states = get<std::uint64_t>(json, "crash_states", path, "$", "an unsigned integer");
-    result.steps = get<std::uint64_t>(json, "steps", path, "$", "an unsigned integer");
-    result.interrupted = get<bool>(json, "interrupted", path, "$", "a boolean");
-    result.bounds = read_explore_json(json, path);
-    const Json violations = get<Json>(json, "violations", path, "$", "an array");
-    if (!violations.is_array()) throw InputError(path + ": $.violations: expected an array, got " + std::string(violations.type_name()));
+    result.scenario = in.read_name(json.at("scenario"), "$.scenario");
+    result.scenario_hash = read_hex64(json.at("scenario_hash"), "$.scenario_hash", in);
+    result.variant = in.read_name(json.at("variant"), "$.variant");
+    result.strategy = in.read_name(json.at("strategy"), "$.strategy");
+    result.seed = in.read_unsigned(json.at("seed"), "$.seed");
+    result.schedules = in.read_unsigned(json.at("schedules"), "$.schedules");
+    const Json& shard = json.at("shard");
+    in.check_keys(shard, "$.shard", {"index", "count"}, {"index", "count"});
+    constexpr std::uint64_t shard_max = std::numeric_limits<std::uint32_t>::max();
+    result.shard_count = static_cast<std::uint32_t>(in.read_unsigned_in(shard.at("count"), "$.shard.count", 1, shard_max));
+    result.shard_index = static_cast<std::uint32_t>(
+        in.read_unsigned_in(shard.at("index"), "$.shard.index", 0, result.shard_count - 1));
+    result.schedules_run = in.read_unsigned(json.at("schedules_run"), "$.schedules_run");
+    result.crash_states = in.read_unsigned(json.at("crash_states"), "$.crash_states");
+    result.steps = in.read_unsigned(json.at("steps"), "$.steps");
+    result.interrupted = in.read_bool(json.at("interrupted"), "$.interrupted");
+    result.bounds = read_explore_json(json, in);
+    const Json& violations = json.at("violations");
+    in.check_array(violations, "$.violations");
     for (std::size_t i = 0; i < violations.size(); i++) {
-        const std::string where = "$.violations[" + std::to_string(i) + "]";
-        FoundViolation found{};
-        found.index = get<std::uint64_t>(violations[i], "index", path, where, "an unsigned integer");
-        found.schedule_seed = get<std::uint64_t>(violations[i], "schedule_seed", path, where, "an unsigned integer");
-        found.violation.checker = get<std::string>(violations[i], "checker", path, where, "a string");
-        found.violation.file = get<std::string>(violations[i], "file", path, where, "a string");
-        found.violation.offset = get<std::uint64_t>(violations[i], "offset", path, where, "an unsigned integer");
-        found.violation.message = get<std::string>(violations[i], "message", path, where, "a string");
-        result.violations.push_back(std::move(found));
+        result.violations.push_back(read_found(violations[i], index_path("$.violations", i), in));
     }
-    result.judged = read_counts(json, "judged", path, "$");
+    result.judged = read_counts(json, "judged", "$", in);
     if (json.contains("coverage")) {
-        result.reached = read_counts(get<Json>(json, "coverage", path, "$", "an object"), "hits", path, "$.coverage");
+        const Json& coverage = json.at("coverage");
+        if (!coverage.is_object()) in.fail("$.coverage", "an object", type_name(coverage));
+        result.reached = read_counts(coverage, "hits", "$.coverage", in);
     }
     return result;
 }

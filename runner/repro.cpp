@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
+#include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace scenarios {
 
@@ -18,16 +20,6 @@ auto hex(std::uint64_t value) -> std::string {
     return text;
 }
 }  // namespace
-
-auto read_text_file(const std::string& path) -> std::string {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path + ": $: expected a readable file, got " + std::strerror(errno));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 void write_text_file_atomically(const std::string& path, const std::string& text) {
     const std::string temporary = path + ".tmp";
@@ -68,87 +60,99 @@ void write_repro(const Repro& repro, const std::string& path) {
     write_text_file_atomically(path, json.dump(2) + "\n");
 }
 
-namespace {
-
-template <typename T>
-auto field(const nlohmann::json& json, const char* key, const std::string& path, const char* what,
-           const std::string& parent = "$") -> T {
-    const std::string where = path + ": " + parent + "." + key + ": expected " + what;
-    if (!json.contains(key)) throw InputError(where + ", got nothing");
-    try {
-        return json.at(key).get<T>();
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(where + ", got " + std::string(json.at(key).type_name()));
-    }
-}
-
-}  // namespace
-
 auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
     return {{"io_reorders", bounds.io_reorders}, {"daemon_wakeups", bounds.daemon_wakeups}};
 }
 
-auto read_explore_json(const nlohmann::json& file, const std::string& path) -> ExploreBounds {
+auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds {
     ExploreBounds bounds{0, 0};
     if (!file.contains("explore")) return bounds;
-    const auto explore = field<nlohmann::json>(file, "explore", path, "an object");
-    for (const char* key : {"io_reorders", "daemon_wakeups"}) {
-        const auto value = field<std::uint64_t>(explore, key, path, "an unsigned integer of at most 8", "$.explore");
-        if (value > explore_bound_max) {
-            throw InputError(path + ": $.explore." + key + ": expected an unsigned integer of at most 8, got " +
-                             std::to_string(value));
-        }
-        (std::string(key) == "io_reorders" ? bounds.io_reorders : bounds.daemon_wakeups) =
-            static_cast<std::uint32_t>(value);
-    }
+    const Json& explore = file.at("explore");
+    in.check_keys(explore, "$.explore", {"io_reorders", "daemon_wakeups"}, {"io_reorders", "daemon_wakeups"});
+    bounds.io_reorders = static_cast<std::uint32_t>(
+        in.read_unsigned_in(explore.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
+    bounds.daemon_wakeups = static_cast<std::uint32_t>(
+        in.read_unsigned_in(explore.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
     return bounds;
 }
 
-auto read_repro(const std::string& path) -> Repro {
-    const std::string text = read_text_file(path);
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-        throw InputError(path + ": $: expected a crashsim repro (valid JSON), got a syntax error");
+auto read_hex64(const Json& value, const std::string& json_path, const JsonReader& in) -> std::uint64_t {
+    const std::string expected = "16 hex digits";
+    if (!value.is_string()) in.fail(json_path, expected, type_name(value));
+    const auto text = value.get<std::string>();
+    const bool hex_digits = text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
+                                return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+                            });
+    if (!hex_digits) in.fail(json_path, expected, json_quoted(text));
+    return std::stoull(text, nullptr, 16);
+}
+
+auto read_format(const Json& file, const char* key, int format, const JsonReader& in) -> void {
+    const std::string json_path = std::string("$.") + key;
+    if (!file.is_object()) in.fail("$", "an object", type_name(file));
+    if (!file.contains(key)) in.fail(json_path, std::to_string(format), "nothing");
+    const Json& given = file.at(key);
+    if (!given.is_number_unsigned() || given.get<std::uint64_t>() != static_cast<std::uint64_t>(format)) {
+        in.fail(json_path, std::to_string(format), given.dump());
     }
-    if (!json.is_object() || !json.contains("crashsim_repro") || json["crashsim_repro"] != repro_format) {
-        throw InputError(path + ": $.crashsim_repro: expected " + std::to_string(repro_format) +
-                         ", got " + (json.is_object() && json.contains("crashsim_repro")
-                                         ? json["crashsim_repro"].dump()
-                                         : std::string("nothing")));
-    }
-    Repro repro;
-    repro.scenario_path = field<std::string>(json, "scenario_path", path, "a string");
-    repro.scenario_text = field<std::string>(json, "scenario", path, "the scenario text");
-    repro.variant = field<std::string>(json, "variant", path, "a string");
-    repro.strategy = field<std::string>(json, "strategy", path, "a string");
-    repro.seed = field<std::uint64_t>(json, "seed", path, "an unsigned integer");
-    repro.schedule_index = field<std::uint64_t>(json, "schedule_index", path, "an unsigned integer");
-    repro.schedule_seed = field<std::uint64_t>(json, "schedule_seed", path, "an unsigned integer");
-    repro.choices = field<std::vector<std::uint32_t>>(json, "choices", path, "an array of unsigned integers");
-    repro.bounds = read_explore_json(json, path);
-    const auto crash = field<nlohmann::json>(json, "crash", path, "an object");
-    repro.crash.step = field<std::uint64_t>(crash, "step", path, "an unsigned integer", "$.crash");
-    repro.crash.after = field<std::string>(crash, "after", path, "a string", "$.crash");
-    for (char c : field<std::string>(crash, "keep", path, "a string of 0 and 1", "$.crash")) {
-        if (c != '0' && c != '1') throw InputError(path + ": $.crash.keep: expected a string of 0 and 1, got '" + std::string(1, c) + "'");
+}
+
+namespace {
+
+void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
+    in.check_keys(crash, "$.crash", {"step", "after", "keep"}, {"step", "after", "keep"});
+    repro.crash.step = in.read_unsigned(crash.at("step"), "$.crash.step");
+    repro.crash.after = in.read_string(crash.at("after"), "$.crash.after");
+    for (char c : in.read_string(crash.at("keep"), "$.crash.keep")) {
+        if (c != '0' && c != '1') in.fail("$.crash.keep", "a string of 0 and 1", json_quoted(std::string(1, c)));
         repro.crash.keep.push_back(c == '1');
     }
-    const auto violation = field<nlohmann::json>(json, "violation", path, "an object");
-    repro.checker = field<std::string>(violation, "checker", path, "a string", "$.violation");
-    repro.message = field<std::string>(violation, "message", path, "a string", "$.violation");
-    if (json.contains("shrunk")) {
-        repro.shrink_log = field<std::vector<std::string>>(json, "shrunk", path, "an array of strings");
+}
+
+auto read_string_array(const Json& value, const std::string& json_path, const JsonReader& in)
+    -> std::vector<std::string> {
+    in.check_array(value, json_path);
+    std::vector<std::string> strings;
+    for (std::size_t i = 0; i < value.size(); i++) strings.push_back(in.read_string(value[i], index_path(json_path, i)));
+    return strings;
+}
+
+}  // namespace
+
+auto read_repro(const std::string& path) -> Repro {
+    const Json json = parse_json(read_text_file(path, "repro file"), path);
+    const JsonReader in(path);
+    read_format(json, "crashsim_repro", repro_format, in);
+    in.check_keys(json, "$",
+                  {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
+                   "choices", "explore", "crash", "violation", "trace_hash", "shrunk", "scenario"},
+                  {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
+                   "crash", "violation", "trace_hash", "scenario"});
+    Repro repro;
+    repro.scenario_path = in.read_name(json.at("scenario_path"), "$.scenario_path");
+    // The scenario's own text: a JSON file, so newlines and tabs are in it.
+    if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", type_name(json.at("scenario")));
+    repro.scenario_text = json.at("scenario").get<std::string>();
+    repro.variant = in.read_name(json.at("variant"), "$.variant");
+    repro.strategy = in.read_name(json.at("strategy"), "$.strategy");
+    repro.seed = in.read_unsigned(json.at("seed"), "$.seed");
+    repro.schedule_index = in.read_unsigned(json.at("schedule_index"), "$.schedule_index");
+    repro.schedule_seed = in.read_unsigned(json.at("schedule_seed"), "$.schedule_seed");
+    const Json& choices = json.at("choices");
+    in.check_array(choices, "$.choices");
+    for (std::size_t i = 0; i < choices.size(); i++) {
+        repro.choices.push_back(static_cast<std::uint32_t>(
+            in.read_unsigned_in(choices[i], index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
     }
-    const auto hash = field<std::string>(json, "trace_hash", path, "16 hex digits");
-    try {
-        std::size_t used = 0;
-        repro.trace_hash = std::stoull(hash, &used, 16);
-        if (used != hash.size() || hash.size() != 16) throw std::invalid_argument("length");
-    } catch (const std::exception&) {
-        throw InputError(path + ": $.trace_hash: expected 16 hex digits, got \"" + hash + "\"");
-    }
+    repro.bounds = read_explore_json(json, in);
+    read_crash(json.at("crash"), in, repro);
+    const Json& violation = json.at("violation");
+    in.check_keys(violation, "$.violation", {"checker", "message"}, {"checker", "message"});
+    repro.checker = in.read_name(violation.at("checker"), "$.violation.checker");
+    if (!violation.at("message").is_string()) in.fail("$.violation.message", "a string", type_name(violation.at("message")));
+    repro.message = violation.at("message").get<std::string>();
+    if (json.contains("shrunk")) repro.shrink_log = read_string_array(json.at("shrunk"), "$.shrunk", in);
+    repro.trace_hash = read_hex64(json.at("trace_hash"), "$.trace_hash", in);
     return repro;
 }
 

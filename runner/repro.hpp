@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loader/json_reader.hpp"
 #include "runner/runner.hpp"
 
 namespace scenarios {
@@ -38,9 +39,11 @@ auto read_repro(const std::string& path) -> Repro;
 auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
 /// The "explore" object of a repro or result file; a file without one was
 /// written before these choices existed: 0 and 0. Throws InputError.
-auto read_explore_json(const nlohmann::json& file, const std::string& path) -> ExploreBounds;
-/// Reads a whole file; throws InputError.
-auto read_text_file(const std::string& path) -> std::string;
+auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds;
+/// "crashsim_repro": 1 and the like: the format number `key` of a repro or result file.
+void read_format(const Json& file, const char* key, int format, const JsonReader& in);
+/// A hash written as 16 hex digits.
+auto read_hex64(const Json& value, const std::string& json_path, const JsonReader& in) -> std::uint64_t;
 /// Writes a whole file through a temporary name and rename.
 void write_text_file_atomically(const std::string& path, const std::string& text);
 

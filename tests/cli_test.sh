@@ -301,6 +301,14 @@ bad_flag "run with an unknown flag" "crashsim: " -- run "$SCEN" --frobnicate
 bad_flag "check /nonexistent.json" "crashsim: /nonexistent.json: \$" -- check /nonexistent.json
 bad_flag "check tests/bad_input/unknown_op.json" "crashsim: tests/bad_input/unknown_op.json: \$" -- \
     check tests/bad_input/unknown_op.json
+bad_flag "run of a directory" "crashsim: scenarios/btrfs: \$: expected a readable file, got a directory" -- \
+    run scenarios/btrfs --trace-text "$TMP/flag/trace.txt"
+mkdir -p "$TMP/no-scenarios"
+bad_flag "check of a directory without scenarios names it" \
+    "crashsim: $TMP/no-scenarios: expected a directory with scenario files (*.json), got none" -- check "$TMP/no-scenarios"
+bad_flag "check of a number too large for a double" \
+    "crashsim: tests/bad_input/number_past_double.json: \$.device.blocks: expected a number a double can hold, got 1e400" -- \
+    check tests/bad_input/number_past_double.json
 bad_flag "fuzz --shard 3/2" "crashsim: --shard" -- fuzz "$SCEN" --shard 3/2 --out "$TMP/flag"
 bad_flag "fuzz --shard x" "crashsim: --shard" -- fuzz "$SCEN" --shard x --out "$TMP/flag"
 bad_flag "fuzz --shard 0/0" "crashsim: --shard" -- fuzz "$SCEN" --shard 0/0 --out "$TMP/flag"
@@ -425,7 +433,7 @@ expect_grep "merge names the differing bounds" \
     "\$.explore: expected \"at most 1 I/O reordering and 0 daemon wake-ups per schedule\" like" "$TMP/obm.err"
 sed 's/"io_reorders": 1/"io_reorders": 9/' "$TMP"/shards/result-*shard0of3.json >"$TMP/bad-bounds.json"
 bad_flag "merge of a result with an out-of-range bound" \
-    "crashsim: $TMP/bad-bounds.json: \$.explore.io_reorders: expected an unsigned integer of at most 8, got 9" \
+    "crashsim: $TMP/bad-bounds.json: \$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9" \
     -- merge "$TMP/bad-bounds.json" --out "$TMP/flag/bb.json"
 cp "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"
 run_cs "$TMP/dup.out" "$TMP/dup.err" merge "$TMP"/shards/result-*shard0of3.json "$TMP/dup.json"

@@ -245,7 +245,9 @@ TEST_CASE("parse_scenario: schedule steps take until, count and both crash spell
 
 TEST_CASE("parse_scenario: a syntax error names the line and column of the offending byte") {
     const std::string prefix = "inline.json: $: expected valid JSON, got a syntax error at ";
-    CHECK(error_of_parse("") == prefix + "line 1, column 1");
+    CHECK(error_of_parse("") == "inline.json: $: expected valid JSON, got an empty file");
+    CHECK(error_of_parse(" \n") == "inline.json: $: expected valid JSON, got only white space");
+    CHECK(error_of_parse("{") == prefix + "line 1, column 2");
     CHECK(error_of_parse("{\n") == prefix + "line 2, column 1");
     CHECK(error_of_parse("{\n  \"a\": 1,\n}") == prefix + "line 3, column 1");
     CHECK(error_of_parse("{\"a\": tru}") == prefix + "line 1, column 10");
@@ -391,7 +393,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"duplicate_variant_name",
          "$.variants[1].name: expected a variant name not used before, got \"fix\""},
         {"empty_checkers", "$.checkers: expected a non-empty array, got an empty array"},
-        {"empty_file", "$: expected valid JSON, got a syntax error at line 1, column 1"},
+        {"empty_file", "$: expected valid JSON, got an empty file"},
         {"empty_schedule_step",
          "$.schedule[2]: expected one of the keys run, crash, got an empty object"},
         {"empty_tasks", "$.tasks: expected a non-empty array, got an empty array"},
@@ -426,6 +428,16 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "\"btrfs.fsync.nowhere\""},
         {"violates_mount_may_fail",
          "$.variants[0].expect.violates: expected one of the scenario's checkers fsync_durability, got \"mount\""},
+        {"number_past_double", "$.device.blocks: expected a number a double can hold, got 1e400"},
+        {"integer_past_64_bits",
+         "$.device.blocks: expected an integer from -9223372036854775808 to 18446744073709551615, got "
+         "18446744073709551616"},
+        {"size_bad_suffix",
+         "$.tasks[0].ops[0].length: expected an unsigned integer or a size such as 64k, 17m, 1g, got \"64q\""},
+        {"size_suffix_only",
+         "$.tasks[0].ops[0].length: expected an unsigned integer or a size such as 64k, 17m, 1g, got \"k\""},
+        {"size_overflow", "$.tasks[0].ops[0].length: expected a size below 2^64 bytes, got \"16e\""},
+        {"name_with_nul", "$.setup[0].file: expected printable text (no control characters), got \"I\\u0000x\""},
         {"negative_offset", "$.tasks[0].ops[0].offset: expected an unsigned integer, got -4096"},
         {"not_an_object", "$: expected an object, got an array"},
         {"offset_too_large",

@@ -1,0 +1,86 @@
+#pragma once
+// The one JSON reader of scenarios, repros and campaign results: reads a file,
+// parses it (duplicate keys, nesting depth and numbers checked while parsing,
+// in time linear in the input) and reads typed values at a JSON path. Every
+// defect is one InputError: "<file>: <JSON path>: expected X, got Y".
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loader/scenario.hpp"
+
+namespace scenarios {
+
+using Json = nlohmann::ordered_json;
+using Names = std::vector<std::string>;
+
+/// Arrays and objects nest at most this deep; no crashsim file needs more than
+/// ten levels, and a deeper file is hostile input, refused before it costs memory.
+constexpr std::size_t json_depth_max = 100;
+
+/// The whole file. `what` names it in messages ("scenario file": "expected a
+/// readable scenario file, got a directory").
+auto read_text_file(const std::string& path, const std::string& what = "file") -> std::string;
+
+/// Parses `text`, read from `path`: a syntax error names its line and column, a
+/// key given twice, nesting deeper than json_depth_max, an integer outside 64
+/// bits and a number a double cannot hold name their JSON path. Throws InputError.
+auto parse_json(const std::string& text, const std::string& path) -> Json;
+
+/// "$.a.b", or "$.a[\"not an identifier\"]".
+auto key_path(const std::string& parent, const std::string& key) -> std::string;
+auto index_path(const std::string& parent, std::size_t index) -> std::string;
+/// The JSON type of a value, as a message names it after "got".
+auto type_name(const Json& value) -> std::string;
+auto json_quoted(const std::string& text) -> std::string;
+auto join(const Names& names) -> std::string;
+auto contains(const Names& names, const std::string& name) -> bool;
+
+[[noreturn]] void fail_at(const std::string& path, const std::string& json_path, const std::string& expected,
+                          const std::string& got);
+
+/// Typed reads from a parsed file, each naming the file and the JSON path when
+/// the value is not what is expected.
+class JsonReader {
+public:
+    explicit JsonReader(std::string path) : path_(std::move(path)) {}
+
+    [[noreturn]] void fail(const std::string& json_path, const std::string& expected, const std::string& got) const {
+        fail_at(path_, json_path, expected, got);
+    }
+
+    /// An object whose keys are all `allowed` and include all `required`.
+    void check_keys(const Json& value, const std::string& json_path, const Names& allowed,
+                    const Names& required) const;
+    void check_array(const Json& value, const std::string& json_path) const;
+    /// The member `key` of an object known to be one (check_keys), or a "required key" failure.
+    auto member(const Json& object, const std::string& json_path, const std::string& key) const -> const Json&;
+
+    /// Printable text: no control characters (U+0000 to U+001F, U+007F), since a
+    /// NUL or an escape would cut or garble the terminal story.
+    auto read_string(const Json& value, const std::string& json_path) const -> std::string;
+    /// Printable text of at least one character (file, task, variant names).
+    auto read_name(const Json& value, const std::string& json_path) const -> std::string;
+    auto read_choice(const Json& value, const std::string& json_path, const Names& choices,
+                     const std::string& what) const -> std::string;
+    auto read_bool(const Json& value, const std::string& json_path) const -> bool;
+    /// An integer from 0 to 2^64 - 1 (not 1.0, not -1).
+    auto read_unsigned(const Json& value, const std::string& json_path) const -> std::uint64_t;
+    auto read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,
+                          std::uint64_t max) const -> std::uint64_t;
+    auto read_positive(const Json& value, const std::string& json_path) const -> std::uint64_t;
+    /// A byte size or offset: an unsigned integer, or a string as xfs_io writes
+    /// one: digits and an optional suffix k, m, g, t, p, e (powers of 1024, either case).
+    auto read_size(const Json& value, const std::string& json_path) const -> std::uint64_t;
+
+protected:
+    std::string path_;
+};
+
+enum class SizeText : std::uint8_t { ok, malformed, too_large };
+/// The bytes a string such as "64k" spells.
+auto parse_size(const std::string& text, std::uint64_t& bytes) -> SizeText;
+
+}  // namespace scenarios
