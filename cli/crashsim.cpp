@@ -30,6 +30,32 @@ enum class ExitCode : int { pass = 0, violation = 1, input = 2, interrupted = 13
 
 /// The cap on a dfs run's schedules when --schedules is not given.
 constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;
+/// The most schedules --schedules may ask for (years of campaign; keeps the
+/// shard arithmetic far from 2^64).
+constexpr std::uint64_t schedules_max = 1'000'000'000'000;
+/// The most threads --jobs may ask for.
+constexpr std::uint64_t jobs_max = 256;
+
+/// A numeric option: decimal digits only (no sign), within [min, max];
+/// otherwise CLI11 fails the parse with "--flag: expected ..." (exit 2).
+auto in_range(std::uint64_t min, std::uint64_t max) -> CLI::Validator {
+    const std::string expected =
+        "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got \"";
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            std::uint64_t value = 0;
+            bool ok = !text.empty() && text.size() <= 20;
+            for (char c : text) {
+                if (!ok) break;
+                const auto digit = static_cast<std::uint64_t>(c - '0');
+                ok = c >= '0' && c <= '9' && value <= (~std::uint64_t{0} - digit) / 10;
+                value = value * 10 + digit;
+            }
+            if (ok && value >= min && value <= max) return {};
+            return expected + text + "\"";
+        },
+        "", "");
+}
 
 auto seconds_now() -> double {
     using clock = std::chrono::steady_clock;
@@ -263,9 +289,6 @@ void print_coverage(const scenarios::Counts& judged, const scenarios::Counts& re
 
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     scenarios::FuzzRequest request;
-    if (args.preemptions > sim::dfs_preemptions_max) {
-        throw scenarios::InputError("--preemptions: expected 0 to 8, got " + std::to_string(args.preemptions));
-    }
     const std::string strategy_text =
         args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
     if (!sim::parse_strategy(strategy_text, request.strategy)) {
@@ -277,14 +300,6 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
         throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
                                     args.strategy + "\"");
     }
-    if (args.schedules == 0) throw scenarios::InputError("--schedules: expected at least 1, got 0");
-    if (args.io_reorders && *args.io_reorders > scenarios::explore_bound_max) {
-        throw scenarios::InputError("--io-reorders: expected 0 to 8, got " + std::to_string(*args.io_reorders));
-    }
-    if (args.daemon_wakeups && *args.daemon_wakeups > scenarios::explore_bound_max) {
-        throw scenarios::InputError("--daemon-wakeups: expected 0 to 8, got " + std::to_string(*args.daemon_wakeups));
-    }
-    if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
     if (!args.shard.empty()) parse_shard(args.shard, request);
     if (dfs && (args.jobs > 1 || request.shard_count > 1)) {
         throw scenarios::InputError("--strategy: expected random or pct:D with --jobs or --shard, got \"" +
@@ -518,7 +533,6 @@ void print_model_coverage(const std::vector<scenarios::CheckRow>& rows) {
 }
 
 auto cmd_check(const CheckArgs& args) -> ExitCode {
-    if (args.jobs == 0) throw scenarios::InputError("--jobs: expected at least 1, got 0");
     require_writable("--junit", args.junit);
     require_writable("--json", args.json);
     const auto files = collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
@@ -760,7 +774,11 @@ auto main(int argc, char** argv) -> int {
     auto* run = app.add_subcommand("run", "run a scenario's scripted schedule and tell its story");
     run->add_option("scenario", run_args.scenario, "scenario JSON file")->required();
     run->add_option("--variant", run_args.variant, "variant name (default: the first)");
-    run->add_option("--seed", run_args.seed, "seed for the writes a crash keeps (any-subset, prefix)");
+    const CLI::Validator any_u64 = in_range(0, ~std::uint64_t{0});
+    const CLI::Validator bound = in_range(0, scenarios::explore_bound_max);
+    const CLI::Validator jobs_range = in_range(1, jobs_max);
+    run->add_option("--seed", run_args.seed, "seed for the writes a crash keeps (any-subset, prefix)")
+        ->check(any_u64);
     run->add_option("--trace-text", run_args.trace_text, "write every engine step and note to FILE");
     run->add_option("--trace", run_args.trace, "write Chrome trace-event JSON (Perfetto) to FILE");
     FuzzArgs fuzz_args;
@@ -769,20 +787,24 @@ auto main(int argc, char** argv) -> int {
     fuzz->add_option("--variant", fuzz_args.variant, "variant name (default: the first)");
     fuzz->add_option("--strategy", fuzz_args.strategy, "random, pct:D, dfs (with --preemptions) or dfs:P");
     auto* preemptions = fuzz->add_option("--preemptions", fuzz_args.preemptions,
-                                         "dfs: the most preemptions a schedule may take (default 2)");
+                                         "dfs: the most preemptions a schedule may take (default 2)")
+                               ->check(in_range(0, sim::dfs_preemptions_max));
     fuzz->add_flag("--no-reduction", fuzz_args.no_reduction, "dfs: turn sleep-set pruning off");
     fuzz->add_option("--io-reorders", fuzz_args.io_reorders,
-                     "per schedule, device completions that may fire ahead of earlier timers (0-8; default: the scenario's explore, else 1)");
+                     "per schedule, device completions that may fire ahead of earlier timers (0-8; default: the scenario's explore, else 1)")
+        ->check(bound);
     fuzz->add_option("--daemon-wakeups", fuzz_args.daemon_wakeups,
-                     "per schedule, daemon timers that may fire while tasks can run (0-8; default: the scenario's explore, else 1)");
-    fuzz->add_option("--seed", fuzz_args.seed, "campaign seed");
+                     "per schedule, daemon timers that may fire while tasks can run (0-8; default: the scenario's explore, else 1)")
+        ->check(bound);
+    fuzz->add_option("--seed", fuzz_args.seed, "campaign seed")->check(any_u64);
     auto* schedules = fuzz->add_option("--schedules", fuzz_args.schedules,
-                                       "schedules to run (dfs: the most it may take)");
+                                       "schedules to run (dfs: the most it may take)")
+                             ->check(in_range(1, schedules_max));
     fuzz->add_option("--out", fuzz_args.out, "directory for the repro file");
     fuzz->add_flag("--quiet", fuzz_args.quiet, "do not print the failing story");
     fuzz->add_flag("--no-shrink", fuzz_args.no_shrink, "write the violation as found, unshrunk");
     fuzz->add_option("--trace", fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
-    fuzz->add_option("--jobs", fuzz_args.jobs, "threads (random and pct; default 1)");
+    fuzz->add_option("--jobs", fuzz_args.jobs, "threads (random and pct; default 1)")->check(jobs_range);
     fuzz->add_option("--shard", fuzz_args.shard,
                      "K/N: run schedules i with i % N == K and write a result for crashsim merge");
     fuzz->add_option("--result", fuzz_args.result, "write the campaign's JSON result to FILE");
@@ -801,7 +823,8 @@ auto main(int argc, char** argv) -> int {
     check->add_option("paths", check_args.paths, "scenario files or directories (default: scenarios)");
     check->add_option("--junit", check_args.junit, "write a JUnit XML report to FILE");
     check->add_option("--json", check_args.json, "write a JSON report with every figure to FILE");
-    check->add_option("--jobs", check_args.jobs, "threads for random and pct campaigns (default 1)");
+    check->add_option("--jobs", check_args.jobs, "threads for random and pct campaigns (default 1)")
+        ->check(jobs_range);
     std::string perf_scenario;
     std::string perf_csv;
     auto* perf = app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");

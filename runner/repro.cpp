@@ -29,24 +29,6 @@ auto read_text_file(const std::string& path) -> std::string {
     return text.str();
 }
 
-void write_text_file_atomically(const std::string& path, const std::string& text) {
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path + ": expected a writable path, got " + std::strerror(errno));
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(temporary.c_str());
-            throw InputError(path + ": expected a writable path, got a write error");
-        }
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        throw InputError(path + ": expected a writable path, got " + std::strerror(errno));
-    }
-}
-
 void write_repro(const Repro& repro, const std::string& path) {
     nlohmann::ordered_json json;
     json["crashsim_repro"] = repro_format;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/atomic_file.hpp"
 #include "runner/runner.hpp"
 
 namespace scenarios {
@@ -41,7 +42,5 @@ auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
 auto read_explore_json(const nlohmann::json& file, const std::string& path) -> ExploreBounds;
 /// Reads a whole file; throws InputError.
 auto read_text_file(const std::string& path) -> std::string;
-/// Writes a whole file through a temporary name and rename.
-void write_text_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace scenarios
