@@ -1,5 +1,6 @@
 #include "runner/repro.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -132,6 +133,49 @@ auto read_repro(const std::string& path) -> Repro {
         throw InputError(path + ": $.trace_hash: expected 16 hex digits, got \"" + hash + "\"");
     }
     return repro;
+}
+
+namespace {
+
+auto sanitize(std::string text) -> std::string {
+    for (char& c : text) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+    }
+    return text;
+}
+
+}  // namespace
+
+auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
+                const std::string& scenario_text, const std::string& variant) -> Repro {
+    Repro repro;
+    repro.scenario_path = scenario_path;
+    repro.scenario_text = scenario_text;
+    repro.variant = variant;
+    repro.strategy = request.strategy.text();
+    repro.seed = request.seed;
+    repro.schedule_index = report.index;
+    repro.schedule_seed = report.schedule_seed;
+    repro.choices = report.failing.choices;
+    repro.bounds = report.bounds;
+    repro.crash = *report.failing.crash;
+    repro.checker = report.failing.violations.front().checker;
+    repro.message = report.failing.violations.front().message;
+    repro.trace_hash = report.failing.trace_hash;
+    return repro;
+}
+
+auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
+                     std::uint64_t seed) -> std::string {
+    return "repro-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(strategy) + "-seed" +
+           std::to_string(seed) + ".json";
+}
+
+auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string {
+    return "result-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(request.strategy.text()) +
+           "-seed" + std::to_string(request.seed) + "-shard" + std::to_string(request.shard_index) + "of" +
+           std::to_string(request.shard_count) + ".json";
 }
 
 }  // namespace scenarios

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/atomic_file.hpp"
+#include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 
 namespace scenarios {
@@ -30,6 +31,17 @@ struct Repro {
     std::uint64_t trace_hash = 0;
     std::vector<std::string> shrink_log;  // what shrinking removed, if it ran
 };
+
+/// The repro of a campaign's first failing schedule (report.found, with a
+/// crash record: not a liveness or deadlock violation).
+auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
+                const std::string& scenario_text, const std::string& variant) -> Repro;
+/// "repro-SCENARIO-VARIANT-STRATEGY-seedN.json", each part made file-name safe.
+auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
+                     std::uint64_t seed) -> std::string;
+/// "result-SCENARIO-VARIANT-STRATEGY-seedN-shardKofN.json", the same.
+auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string;
 
 /// Writes to a temporary name and renames, so a reader sees all or nothing.
 void write_repro(const Repro& repro, const std::string& path);

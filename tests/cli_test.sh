@@ -319,6 +319,15 @@ bad_flag "shrink of a missing repro" "crashsim: $TMP/flag/none.json: \$" -- shri
 printf 'not json' >"$TMP/garbage-result.json"
 bad_flag "merge of a corrupt result" "crashsim: $TMP/garbage-result.json: \$" -- merge "$TMP/garbage-result.json" --out "$TMP/flag/m.json"
 
+# A run that fails on its input after it started (the scripted schedule cannot
+# be followed) prints nothing on stdout: the header is held until the verb ends.
+sed 's/{"run": "reclaim", "until": "btrfs.release.before_em_lock"}/{"run": "reclaim", "until": "btrfs.release.after_em_unlock", "count": 5}/' \
+    "$SCEN" >"$TMP/unfollowable.json"
+bad_flag "run of a schedule it cannot follow" "crashsim: $TMP/unfollowable.json: \$.schedule[3]: expected task reclaim" -- \
+    run "$TMP/unfollowable.json" --trace-text "$TMP/flag/trace.txt"
+bad_flag "check of a schedule it cannot follow" "crashsim: $TMP/unfollowable.json: \$.schedule[3]" -- \
+    check "$TMP/unfollowable.json" --junit "$TMP/flag/j.xml"
+
 # Corrupt and tampered repros, each alone in a directory that must stay so.
 # bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
 bad_repro() {
