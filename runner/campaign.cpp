@@ -99,6 +99,72 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
     return report;
 }
 
+namespace {
+
+/// One world per job beyond the first: copies of a world share its immutable
+/// metadata objects, whose reference counts would bounce between cores.
+auto extra_worlds(const Simulation& simulation, std::uint32_t jobs) -> std::vector<std::unique_ptr<Simulation>> {
+    std::vector<std::unique_ptr<Simulation>> extra;
+    for (std::uint32_t job = 1; job < jobs; job++) {
+        extra.push_back(std::make_unique<Simulation>(simulation.scenario(), simulation.variant()));
+        extra.back()->set_bounds(simulation.bounds());
+    }
+    return extra;
+}
+
+/// A shard's schedules k (index index_of(k)) split into batches run by the jobs.
+struct ShardRun {
+    const FuzzRequest& request;
+    Simulation& simulation;
+    std::vector<std::unique_ptr<Simulation>> extra;
+    std::vector<ScheduleResult> results;
+
+    [[nodiscard]] auto index_of(std::uint64_t k) const -> std::uint64_t {
+        return request.shard_index + k * request.shard_count;
+    }
+
+    /// Runs schedules [begin, end) of the shard into `results`.
+    void run_batch(std::uint64_t begin, std::uint64_t end) {
+        results.assign(end - begin, ScheduleResult{});
+        std::atomic<std::uint64_t> next{begin};
+        auto worker = [&](Simulation& mine_simulation) {
+            for (std::uint64_t k = next++; k < end; k = next++) {
+                results[k - begin] = summarize(mine_simulation.run_strategy(
+                    request.strategy, schedule_seed(request.seed, index_of(k)), false));
+            }
+        };
+        if (request.jobs == 1) {
+            worker(simulation);
+            return;
+        }
+        std::vector<std::thread> threads;
+        for (auto& job : extra) threads.emplace_back(worker, std::ref(*job));
+        worker(simulation);
+        for (auto& thread : threads) thread.join();
+    }
+
+    /// Folds the batch in index order, so the outcome does not depend on the
+    /// jobs; true when the campaign stops at this violation.
+    auto fold_batch(FuzzReport& report, std::uint64_t begin, std::uint64_t end) const -> bool {
+        for (std::uint64_t k = begin; k < end; k++) {
+            const ScheduleResult& result = results[k - begin];
+            tally(report, result);
+            if (!result.violated) continue;
+            const std::uint64_t index = index_of(k);
+            report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
+            if (!report.found) {
+                report.found = true;
+                report.index = index;
+                report.schedule_seed = schedule_seed(request.seed, index);
+            }
+            if (request.stop_at_first) return true;
+        }
+        return false;
+    }
+};
+
+}  // namespace
+
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
         return explore_exhaustively(simulation, request);
@@ -111,53 +177,16 @@ auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
         request.schedules > request.shard_index
             ? (request.schedules - request.shard_index + request.shard_count - 1) / request.shard_count
             : 0;
-    auto index_of = [&](std::uint64_t k) { return request.shard_index + k * request.shard_count; };
     const std::uint64_t batch = batch_per_job * request.jobs;
-    std::vector<ScheduleResult> results;
-    // One world per job: copies of a world share its immutable metadata
-    // objects, whose reference counts would bounce between cores.
-    std::vector<std::unique_ptr<Simulation>> extra;
-    for (std::uint32_t job = 1; job < request.jobs; job++) {
-        extra.push_back(std::make_unique<Simulation>(simulation.scenario(), simulation.variant()));
-        extra.back()->set_bounds(simulation.bounds());
-    }
+    ShardRun run{request, simulation, extra_worlds(simulation, request.jobs), {}};
     for (std::uint64_t begin = 0; begin < mine; begin += batch) {
         if (stop_requested()) {
             report.interrupted = true;
             break;
         }
         const std::uint64_t end = std::min(mine, begin + batch);
-        results.assign(end - begin, ScheduleResult{});
-        std::atomic<std::uint64_t> next{begin};
-        auto worker = [&](Simulation& mine_simulation) {
-            for (std::uint64_t k = next++; k < end; k = next++) {
-                results[k - begin] = summarize(mine_simulation.run_strategy(
-                    request.strategy, schedule_seed(request.seed, index_of(k)), false));
-            }
-        };
-        if (request.jobs == 1) {
-            worker(simulation);
-        } else {
-            std::vector<std::thread> threads;
-            for (auto& job : extra) threads.emplace_back(worker, std::ref(*job));
-            worker(simulation);
-            for (auto& thread : threads) thread.join();
-        }
-        // Fold in index order, so the outcome does not depend on the jobs.
-        bool stop = false;
-        for (std::uint64_t k = begin; k < end && !stop; k++) {
-            const ScheduleResult& result = results[k - begin];
-            tally(report, result);
-            if (!result.violated) continue;
-            const std::uint64_t index = index_of(k);
-            report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
-            if (!report.found) {
-                report.found = true;
-                report.index = index;
-                report.schedule_seed = schedule_seed(request.seed, index);
-            }
-            stop = request.stop_at_first;
-        }
+        run.run_batch(begin, end);
+        const bool stop = run.fold_batch(report, begin, end);
         if (request.progress) {
             request.progress({report.schedules, mine, report.crash_states, report.violations.size()});
         }
@@ -204,6 +233,92 @@ auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool 
 
 }  // namespace
 
+namespace {
+
+/// Counts over every run of a row, named at the end (judge_coverage).
+struct RowCounts {
+    std::vector<std::uint64_t> judged;
+    std::vector<std::uint64_t> hits;
+};
+
+/// The scripted schedule, when the scenario has one.
+void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bool violates) {
+    const Scenario& scenario = simulation.scenario();
+    const Expectation& expect = simulation.variant().expect;
+    const RunOutcome scripted = simulation.run_scripted(!violates);
+    row.schedules++;
+    row.crash_states += scripted.crash_states;
+    add_counts(counts.judged, scripted.judged);
+    add_counts(counts.hits, scripted.hits);
+    if (violates && !has_checker(scripted, expect.checker)) {
+        row.met = false;
+        row.detail = "the scripted schedule did not violate " + expect.checker;
+    } else if (!violates && scripted.violated()) {
+        row.met = false;
+        row.detail = "the scripted schedule violated " + scripted.violations.front().checker + ": " +
+                     scripted.violations.front().message;
+        row.story = scripted.story;
+        row.command = "crashsim run " + scenario.path + " --variant " + simulation.variant().name;
+    }
+}
+
+/// One strategy's campaign against the expectation.
+void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& request, const FuzzReport& report,
+                   const Expectation& expect, const std::string& command) {
+    const bool violates = expect.kind == Expectation::Kind::violates;
+    if (report.interrupted) {
+        row.met = false;
+        row.detail = text + " was interrupted after " + std::to_string(report.schedules) + " schedules";
+    } else if (violates && !(report.found && has_checker(report.failing, expect.checker))) {
+        row.met = false;
+        row.detail = text + " did not find " + expect.checker + " in " + std::to_string(report.schedules) +
+                     " schedules" +
+                     (report.found ? " (found " + report.failing.violations.front().checker + ")" : "");
+        row.command = command;
+    } else if (!violates && request.strategy.kind == sim::StrategySpec::Kind::dfs && !report.complete &&
+               !report.found) {
+        row.met = false;
+        row.detail = text + " did not complete within " + std::to_string(report.schedules) + " schedules";
+        row.command = command;
+    } else if (!violates && report.found) {
+        row.met = false;
+        row.detail = text + " schedule " + std::to_string(report.index) + " violated " +
+                     report.failing.violations.front().checker + ": " + report.failing.violations.front().message;
+        row.story = report.failing.story;
+        row.command = command;
+    } else if (violates) {
+        row.detail += (row.detail.empty() ? "" : "; ") + text + " found it at schedule " +
+                      std::to_string(report.index);
+    }
+}
+
+/// A campaign of one of the expectation's strategies.
+void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const std::string& text,
+                    std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress) {
+    const Expectation& expect = simulation.variant().expect;
+    FuzzRequest request;
+    SIM_ASSERT(sim::parse_strategy(text, request.strategy));
+    request.seed = expect.fuzz.seed;
+    request.schedules = expect.fuzz.schedules;
+    request.jobs = jobs;
+    request.progress = progress;
+    const FuzzReport report = fuzz(simulation, request);
+    row.interrupted = row.interrupted || report.interrupted;
+    row.schedules += report.schedules;
+    row.crash_states += report.crash_states;
+    add_counts(counts.judged, report.judged);
+    add_counts(counts.hits, report.hits);
+    row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
+                            report.found ? report.failing.violations.front().checker : "", report.complete,
+                            report.dfs.pruned_sleep});
+    const std::string command = "crashsim fuzz " + simulation.scenario().path + " --variant " +
+                                simulation.variant().name + " --strategy " + text + " --seed " +
+                                std::to_string(request.seed) + " --schedules " + std::to_string(request.schedules);
+    judge_attempt(row, text, request, report, expect, command);
+}
+
+}  // namespace
+
 auto check_variant(const Scenario& scenario, const Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs,
                    const std::function<void(const FuzzProgress&)>& progress) -> CheckRow {
@@ -217,73 +332,13 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.expectation = violates ? "violates " + expect.checker : "holds";
     Simulation simulation(scenario, variant);
     row.met = true;
-    std::vector<std::uint64_t> judged;
-    std::vector<std::uint64_t> hits;
-    if (!scenario.schedule.empty()) {
-        const RunOutcome scripted = simulation.run_scripted(!violates);
-        row.schedules++;
-        row.crash_states += scripted.crash_states;
-        add_counts(judged, scripted.judged);
-        add_counts(hits, scripted.hits);
-        if (violates && !has_checker(scripted, expect.checker)) {
-            row.met = false;
-            row.detail = "the scripted schedule did not violate " + expect.checker;
-        } else if (!violates && scripted.violated()) {
-            row.met = false;
-            row.detail = "the scripted schedule violated " + scripted.violations.front().checker +
-                         ": " + scripted.violations.front().message;
-            row.story = scripted.story;
-            row.command = "crashsim run " + scenario.path + " --variant " + variant.name;
-        }
-    }
+    RowCounts counts;
+    if (!scenario.schedule.empty()) check_scripted(row, simulation, counts, violates);
     for (const std::string& text : expect.fuzz.strategies) {
         if (!row.met || stop_requested()) break;
-        FuzzRequest request;
-        SIM_ASSERT(sim::parse_strategy(text, request.strategy));
-        request.seed = expect.fuzz.seed;
-        request.schedules = expect.fuzz.schedules;
-        request.jobs = jobs;
-        request.progress = progress;
-        const FuzzReport report = fuzz(simulation, request);
-        row.interrupted = row.interrupted || report.interrupted;
-        row.schedules += report.schedules;
-        row.crash_states += report.crash_states;
-        add_counts(judged, report.judged);
-        add_counts(hits, report.hits);
-        row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
-                                report.found ? report.failing.violations.front().checker : "",
-                                report.complete, report.dfs.pruned_sleep});
-        const std::string command = "crashsim fuzz " + scenario.path + " --variant " + variant.name +
-                                    " --strategy " + text + " --seed " + std::to_string(request.seed) +
-                                    " --schedules " + std::to_string(request.schedules);
-        if (report.interrupted) {
-            row.met = false;
-            row.detail = text + " was interrupted after " + std::to_string(report.schedules) + " schedules";
-        } else if (violates && !(report.found && has_checker(report.failing, expect.checker))) {
-            row.met = false;
-            row.detail = text + " did not find " + expect.checker + " in " +
-                         std::to_string(report.schedules) + " schedules" +
-                         (report.found ? " (found " + report.failing.violations.front().checker + ")" : "");
-            row.command = command;
-        } else if (!violates && request.strategy.kind == sim::StrategySpec::Kind::dfs &&
-                   !report.complete && !report.found) {
-            row.met = false;
-            row.detail = text + " did not complete within " + std::to_string(report.schedules) +
-                         " schedules";
-            row.command = command;
-        } else if (!violates && report.found) {
-            row.met = false;
-            row.detail = text + " schedule " + std::to_string(report.index) + " violated " +
-                         report.failing.violations.front().checker + ": " +
-                         report.failing.violations.front().message;
-            row.story = report.failing.story;
-            row.command = command;
-        } else if (violates) {
-            row.detail += (row.detail.empty() ? "" : "; ") + text + " found it at schedule " +
-                          std::to_string(report.index);
-        }
+        check_strategy(row, simulation, counts, text, jobs, progress);
     }
-    judge_coverage(row, simulation, judged, hits, violates);
+    judge_coverage(row, simulation, counts.judged, counts.hits, violates);
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }

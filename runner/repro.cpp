@@ -1,11 +1,8 @@
 #include "runner/repro.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -20,24 +17,6 @@ auto hex(std::uint64_t value) -> std::string {
     return text;
 }
 }  // namespace
-
-void write_text_file_atomically(const std::string& path, const std::string& text) {
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path + ": expected a writable path, got " + std::strerror(errno));
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(temporary.c_str());
-            throw InputError(path + ": expected a writable path, got a write error");
-        }
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        throw InputError(path + ": expected a writable path, got " + std::strerror(errno));
-    }
-}
 
 void write_repro(const Repro& repro, const std::string& path) {
     nlohmann::ordered_json json;
@@ -154,6 +133,49 @@ auto read_repro(const std::string& path) -> Repro {
     if (json.contains("shrunk")) repro.shrink_log = read_string_array(json.at("shrunk"), "$.shrunk", in);
     repro.trace_hash = read_hex64(json.at("trace_hash"), "$.trace_hash", in);
     return repro;
+}
+
+namespace {
+
+auto sanitize(std::string text) -> std::string {
+    for (char& c : text) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+    }
+    return text;
+}
+
+}  // namespace
+
+auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
+                const std::string& scenario_text, const std::string& variant) -> Repro {
+    Repro repro;
+    repro.scenario_path = scenario_path;
+    repro.scenario_text = scenario_text;
+    repro.variant = variant;
+    repro.strategy = request.strategy.text();
+    repro.seed = request.seed;
+    repro.schedule_index = report.index;
+    repro.schedule_seed = report.schedule_seed;
+    repro.choices = report.failing.choices;
+    repro.bounds = report.bounds;
+    repro.crash = *report.failing.crash;
+    repro.checker = report.failing.violations.front().checker;
+    repro.message = report.failing.violations.front().message;
+    repro.trace_hash = report.failing.trace_hash;
+    return repro;
+}
+
+auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
+                     std::uint64_t seed) -> std::string {
+    return "repro-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(strategy) + "-seed" +
+           std::to_string(seed) + ".json";
+}
+
+auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string {
+    return "result-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(request.strategy.text()) +
+           "-seed" + std::to_string(request.seed) + "-shard" + std::to_string(request.shard_index) + "of" +
+           std::to_string(request.shard_count) + ".json";
 }
 
 }  // namespace scenarios

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "loader/json_reader.hpp"
+#include "runner/atomic_file.hpp"
+#include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 
 namespace scenarios {
@@ -31,6 +33,17 @@ struct Repro {
     std::vector<std::string> shrink_log;  // what shrinking removed, if it ran
 };
 
+/// The repro of a campaign's first failing schedule (report.found, with a
+/// crash record: not a liveness or deadlock violation).
+auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
+                const std::string& scenario_text, const std::string& variant) -> Repro;
+/// "repro-SCENARIO-VARIANT-STRATEGY-seedN.json", each part made file-name safe.
+auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
+                     std::uint64_t seed) -> std::string;
+/// "result-SCENARIO-VARIANT-STRATEGY-seedN-shardKofN.json", the same.
+auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string;
+
 /// Writes to a temporary name and renames, so a reader sees all or nothing.
 void write_repro(const Repro& repro, const std::string& path);
 /// Throws InputError naming the file and the JSON path on a bad repro.
@@ -44,7 +57,5 @@ auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds;
 void read_format(const Json& file, const char* key, int format, const JsonReader& in);
 /// A hash written as 16 hex digits.
 auto read_hex64(const Json& value, const std::string& json_path, const JsonReader& in) -> std::uint64_t;
-/// Writes a whole file through a temporary name and rename.
-void write_text_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace scenarios

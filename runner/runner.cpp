@@ -483,6 +483,134 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
     return text;
 }
 
+/// One run's world and the crash states evaluated on it (Simulation::execute).
+struct RunState {
+    RunOutcome& outcome;
+    sim::Trace& trace;
+    sim::Scheduler& scheduler;
+    model::FileSystem& fs;
+    checkers::Oracle& oracle;
+    const std::vector<std::unique_ptr<checkers::Checker>>& checkers;
+    const checkers::CheckContext& context;
+    std::uint64_t seen_disk = 0;
+    std::uint64_t seen_oracle = 0;
+
+    /// Recovery and every checker on one crash state; true on a violation.
+    auto evaluate(const std::vector<bool>& keep, bool narrate) -> bool {
+        model::disk::BlockDevice& device = fs.device();
+        const model::disk::Image image = device.crash_image(keep);
+        const model::RecoveredState state = fs.recover(image);
+        outcome.crash_states++;
+        std::vector<checkers::Violation> found;
+        for (std::size_t i = 0; i < checkers.size(); i++) {
+            checkers[i]->check(oracle, state, context, found);
+            if (checkers[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
+        }
+        if (narrate || !found.empty()) {
+            trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
+                       "power cut after step " + std::to_string(scheduler.steps()) + " (" +
+                           describe_position(scheduler) + "): " + describe_kept(device.pending(), keep)});
+            for (const auto& note : state.notes) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "mount", note});
+            }
+        }
+        if (found.empty()) return false;
+        outcome.violations = std::move(found);
+        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep};
+        return true;
+    }
+
+    /// Has the disk or what the oracle was promised changed since last seen?
+    auto changed() const -> bool {
+        return fs.device().epoch() != seen_disk || oracle.epoch() != seen_oracle;
+    }
+    void see() {
+        seen_disk = fs.device().epoch();
+        seen_oracle = oracle.epoch();
+    }
+
+    /// The crash states the plan takes after one step; true: the run stops.
+    auto crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy, UnflushedPolicy policy,
+                          sim::Prng& crash_prng) -> bool {
+        const std::size_t pending = fs.device().pending().size();
+        bool stop = false;
+        switch (plan.kind) {
+            case CrashPlan::Kind::exhaustive:
+                if (strategy.fresh() && changed()) {
+                    for (const auto& keep : every_keep(policy, pending)) {
+                        if ((stop = evaluate(keep, false))) break;
+                    }
+                }
+                see();
+                break;
+            case CrashPlan::Kind::every_state:
+                if (changed()) {
+                    see();
+                    stop = evaluate(draw_keep(policy, pending, crash_prng), false);
+                }
+                break;
+            case CrashPlan::Kind::at_step:
+                if (scheduler.steps() == plan.recorded.step) {
+                    if (plan.recorded.keep.size() != pending) {
+                        throw sim::ReplayDiverged("the crash keeps " + std::to_string(plan.recorded.keep.size()) +
+                                                  " writes but " + std::to_string(pending) + " are unflushed");
+                    }
+                    evaluate(plan.recorded.keep, true);
+                    stop = true;
+                }
+                break;
+            case CrashPlan::Kind::scripted:
+                break;
+        }
+        return stop;
+    }
+};
+
+/// One engine step; false when the run ends there: every task finished, a
+/// deadlock, the step bound, or the search cut it.
+auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome, std::uint64_t steps_max)
+    -> bool {
+    if (scheduler.steps() + 1 >= steps_max) {
+        outcome.violations.push_back({"liveness", "", 0, "the tasks to end",
+                                      "still running after " + std::to_string(steps_max) + " steps",
+                                      "no progress: tasks still running after " + std::to_string(steps_max) +
+                                          " steps"});
+        return false;
+    }
+    const sim::StepOutcome step = scheduler.step(strategy);
+    if (step == sim::StepOutcome::finished) return false;
+    if (step == sim::StepOutcome::deadlock) {
+        const std::string blocked = scheduler.describe_blocked();
+        outcome.violations.push_back({"deadlock", "", 0, "a task able to run", blocked, "deadlock: " + blocked});
+        return false;
+    }
+    strategy.after_step(scheduler);
+    if (strategy.abandoned()) {
+        outcome.abandoned = true;
+        return false;
+    }
+    return true;
+}
+
+/// The crash at the end of a run: a replay that never reached its recorded
+/// step diverged; a scripted run crashes at its crash step or at the end.
+void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped, RunState& run,
+                              sim::Prng& crash_prng) {
+    RunOutcome& outcome = run.outcome;
+    if (plan.kind == CrashPlan::Kind::at_step && !stopped && outcome.violations.empty()) {
+        throw sim::ReplayDiverged("the run ended at step " + std::to_string(run.scheduler.steps()) +
+                                  " before the recorded crash step " + std::to_string(plan.recorded.step));
+    }
+    if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty()) return;
+    UnflushedPolicy policy = UnflushedPolicy::none;
+    if (script != nullptr && script->at_crash()) {
+        policy = script->crash_step().unflushed;
+    } else if (script != nullptr) {
+        script->check_done();
+    }
+    run.evaluate(draw_keep(policy, run.fs.device().pending().size(), crash_prng), true);
+}
+
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
@@ -510,107 +638,15 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         for (const Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
         }
-        model::disk::BlockDevice& device = fs->device();
-        // Recovery and every checker on one crash state; true on a violation.
-        auto evaluate = [&](const std::vector<bool>& keep, bool narrate) {
-            const model::disk::Image image = device.crash_image(keep);
-            const model::RecoveredState state = fs->recover(image);
-            outcome.crash_states++;
-            std::vector<checkers::Violation> found;
-            for (std::size_t i = 0; i < checkers_.size(); i++) {
-                checkers_[i]->check(oracle, state, context, found);
-                if (checkers_[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
-            }
-            if (narrate || !found.empty()) {
-                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
-                           "power cut after step " + std::to_string(scheduler.steps()) + " (" +
-                               describe_position(scheduler) + "): " +
-                               describe_kept(device.pending(), keep)});
-                for (const auto& note : state.notes) {
-                    trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(),
-                               "mount", note});
-                }
-            }
-            if (found.empty()) return false;
-            outcome.violations = std::move(found);
-            outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep};
-            return true;
-        };
-        auto policy = scenario_.crash.unflushed;
-        std::uint64_t seen_disk = device.epoch();
-        std::uint64_t seen_oracle = oracle.epoch();
+        RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context};
+        run.see();
         bool stop = false;
         while (!stop) {
             if (script != nullptr && script->at_crash()) break;
-            if (scheduler.steps() + 1 >= steps_max) {
-                outcome.violations.push_back({"liveness", "", 0, "the tasks to end",
-                                              "still running after " + std::to_string(steps_max) + " steps",
-                                              "no progress: tasks still running after " +
-                                                  std::to_string(steps_max) + " steps"});
-                break;
-            }
-            const sim::StepOutcome step = scheduler.step(strategy);
-            if (step == sim::StepOutcome::finished) break;
-            if (step == sim::StepOutcome::deadlock) {
-                const std::string blocked = scheduler.describe_blocked();
-                outcome.violations.push_back({"deadlock", "", 0, "a task able to run", blocked,
-                                              "deadlock: " + blocked});
-                break;
-            }
-            strategy.after_step(scheduler);
-            if (strategy.abandoned()) {
-                outcome.abandoned = true;
-                break;
-            }
-            switch (plan.kind) {
-                case CrashPlan::Kind::exhaustive:
-                    if (strategy.fresh() &&
-                        (device.epoch() != seen_disk || oracle.epoch() != seen_oracle)) {
-                        for (const auto& keep : every_keep(policy, device.pending().size())) {
-                            if ((stop = evaluate(keep, false))) break;
-                        }
-                    }
-                    seen_disk = device.epoch();
-                    seen_oracle = oracle.epoch();
-                    break;
-                case CrashPlan::Kind::every_state:
-                    if (device.epoch() != seen_disk || oracle.epoch() != seen_oracle) {
-                        seen_disk = device.epoch();
-                        seen_oracle = oracle.epoch();
-                        stop = evaluate(draw_keep(policy, device.pending().size(), crash_prng), false);
-                    }
-                    break;
-                case CrashPlan::Kind::at_step:
-                    if (scheduler.steps() == plan.recorded.step) {
-                        if (plan.recorded.keep.size() != device.pending().size()) {
-                            throw sim::ReplayDiverged("the crash keeps " +
-                                                      std::to_string(plan.recorded.keep.size()) +
-                                                      " writes but " +
-                                                      std::to_string(device.pending().size()) +
-                                                      " are unflushed");
-                        }
-                        evaluate(plan.recorded.keep, true);
-                        stop = true;
-                    }
-                    break;
-                case CrashPlan::Kind::scripted:
-                    break;
-            }
+            if (!advance(scheduler, strategy, outcome, steps_max)) break;
+            stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
-        if (plan.kind == CrashPlan::Kind::at_step && !stop && outcome.violations.empty()) {
-            throw sim::ReplayDiverged("the run ended at step " + std::to_string(scheduler.steps()) +
-                                      " before the recorded crash step " +
-                                      std::to_string(plan.recorded.step));
-        }
-        if (plan.kind == CrashPlan::Kind::scripted && outcome.violations.empty()) {
-            if (script != nullptr && script->at_crash()) {
-                policy = script->crash_step().unflushed;
-            } else {
-                if (script != nullptr) script->check_done();
-                policy = UnflushedPolicy::none;
-            }
-            evaluate(draw_keep(policy, device.pending().size(), crash_prng), true);
-        }
+        finish_crash(plan, script, stop, run, crash_prng);
         outcome.steps = scheduler.steps();
         outcome.choices = scheduler.choices();
         outcome.io_reorders = scheduler.io_reorders_used();

@@ -318,11 +318,30 @@ bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SC
 bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
 bad_flag "fuzz --io-reorders 9" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders 9 --out "$TMP/flag"
 bad_flag "fuzz --daemon-wakeups 9" "crashsim: --daemon-wakeups" -- fuzz "$SCEN" --daemon-wakeups 9 --out "$TMP/flag"
+# Every numeric option is range-checked: no sign, no wrap-around past 2^64 (issue 14).
+bad_flag "fuzz --seed -1" "crashsim: --seed: expected an integer from 0 to 18446744073709551615, got \"-1\"" -- fuzz "$SCEN" --seed -1 --out "$TMP/flag"
+bad_flag "fuzz --seed 2^64" "crashsim: --seed: expected an integer from 0 to 18446744073709551615" -- fuzz "$SCEN" --seed 18446744073709551616 --out "$TMP/flag"
+bad_flag "run --seed -1" "crashsim: --seed" -- run "$SCEN" --seed -1 --trace-text "$TMP/flag/trace.txt"
+bad_flag "fuzz --schedules -1" "crashsim: --schedules: expected an integer from 1 to" -- fuzz "$SCEN" --schedules -1 --out "$TMP/flag"
+bad_flag "fuzz --schedules past 2^64" "crashsim: --schedules" -- fuzz "$SCEN" --schedules 99999999999999999999999 --out "$TMP/flag"
+bad_flag "fuzz --jobs 100000" "crashsim: --jobs: expected an integer from 1 to 256" -- fuzz "$SCEN" --jobs 100000 --out "$TMP/flag"
+bad_flag "check --jobs 100000" "crashsim: --jobs" -- check "$SCEN" --jobs 100000 --junit "$TMP/flag/j.xml"
+bad_flag "fuzz --io-reorders -1" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders -1 --out "$TMP/flag"
+bad_flag "fuzz --preemptions +1" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions +1 --out "$TMP/flag"
 bad_flag "check --jobs 0" "crashsim: --jobs" -- check "$SCEN" --jobs 0 --junit "$TMP/flag/j.xml"
 bad_flag "check --junit in a missing directory" "crashsim: --junit" -- check "$SCEN" --junit /nonexistent/dir/j.xml
 bad_flag "shrink of a missing repro" "crashsim: $TMP/flag/none.json: \$" -- shrink "$TMP/flag/none.json"
 printf 'not json' >"$TMP/garbage-result.json"
 bad_flag "merge of a corrupt result" "crashsim: $TMP/garbage-result.json: \$" -- merge "$TMP/garbage-result.json" --out "$TMP/flag/m.json"
+
+# A run that fails on its input after it started (the scripted schedule cannot
+# be followed) prints nothing on stdout: the header is held until the verb ends.
+sed 's/{"run": "reclaim", "until": "btrfs.release.before_em_lock"}/{"run": "reclaim", "until": "btrfs.release.after_em_unlock", "count": 5}/' \
+    "$SCEN" >"$TMP/unfollowable.json"
+bad_flag "run of a schedule it cannot follow" "crashsim: $TMP/unfollowable.json: \$.schedule[3]: expected task reclaim" -- \
+    run "$TMP/unfollowable.json" --trace-text "$TMP/flag/trace.txt"
+bad_flag "check of a schedule it cannot follow" "crashsim: $TMP/unfollowable.json: \$.schedule[3]" -- \
+    check "$TMP/unfollowable.json" --junit "$TMP/flag/j.xml"
 
 # Corrupt and tampered repros, each alone in a directory that must stay so.
 # bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
@@ -450,7 +469,7 @@ RC=$?
 expect_rc "a fuzz run stopped by SIGTERM" 130 "$TMP/int.out" "$TMP/int.err"
 expect_grep "an interrupted fuzz run prints what it explored" "interrupted: explored" "$TMP/int.out"
 expect_grep "an interrupted fuzz run writes its whole result" '"interrupted": true' "$TMP/interrupted.json"
-if ls "$TMP"/*.tmp "$TMP"/shards/*.tmp >/dev/null 2>&1; then
+if ls "$TMP"/*.tmp* "$TMP"/shards/*.tmp* >/dev/null 2>&1; then
     not_ok "an interrupted run leaves no temporary file"
 else
     ok "an interrupted run leaves no temporary file"

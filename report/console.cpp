@@ -1,0 +1,320 @@
+#include "report/console.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "checkers/checker.hpp"
+#include "model/disk/block_device.hpp"
+#include "model/info.hpp"
+#include "sim/yield_point.hpp"
+
+namespace scenarios {
+
+void appendf(std::string& out, const char* format, ...) {
+    va_list args;
+    va_start(args, format);
+    va_list again;
+    va_copy(again, args);
+    const int size = std::vsnprintf(nullptr, 0, format, args);
+    va_end(args);
+    if (size > 0) {
+        const std::size_t at = out.size();
+        out.resize(at + static_cast<std::size_t>(size) + 1);
+        std::vsnprintf(out.data() + at, static_cast<std::size_t>(size) + 1, format, again);
+        out.resize(at + static_cast<std::size_t>(size));
+    }
+    va_end(again);
+}
+
+namespace {
+using ull = unsigned long long;
+}  // namespace
+
+auto violations_text(const RunOutcome& outcome) -> std::string {
+    std::string out;
+    for (const auto& violation : outcome.violations) {
+        appendf(out, "VIOLATION %s: %s", violation.checker.c_str(), violation.message.c_str());
+        if (outcome.crash) {
+            appendf(out, "; crash after step %llu (%s)", static_cast<ull>(outcome.crash->step),
+                    outcome.crash->after.c_str());
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+auto verdict_text(const RunOutcome& outcome) -> std::string {
+    std::string out = violations_text(outcome);
+    if (!outcome.violated()) {
+        appendf(out, "no violation (%llu crash state(s) checked)\n", static_cast<ull>(outcome.crash_states));
+    }
+    return out;
+}
+
+auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::string {
+    const double elapsed = std::max(elapsed_s, 1e-9);
+    const double rate = static_cast<double>(progress.schedules) / elapsed;
+    const double remaining = rate > 0 && progress.schedules_planned > progress.schedules
+                                 ? static_cast<double>(progress.schedules_planned - progress.schedules) / rate
+                                 : 0;
+    std::string out;
+    appendf(out, "  %llu schedules, %.0f/s, %llu crash states, %llu violations, %.1f s elapsed, ~%.0f s left   ",
+            static_cast<ull>(progress.schedules), rate, static_cast<ull>(progress.crash_states),
+            static_cast<ull>(progress.violations), elapsed, remaining);
+    return out;
+}
+
+auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string {
+    std::string out;
+    appendf(out, "crashsim fuzz %s: variant %s, strategy %s, seed %llu", scenario.c_str(), variant.c_str(),
+            request.strategy.text().c_str(), static_cast<ull>(request.seed));
+    if (request.shard_count > 1) appendf(out, ", shard %u/%u", request.shard_index, request.shard_count);
+    if (request.jobs > 1) appendf(out, ", %u jobs", request.jobs);
+    out += '\n';
+    return out;
+}
+
+namespace {
+
+/// The last line of a campaign that found nothing.
+auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    std::string out;
+    if (dfs && report.complete) {
+        appendf(out,
+                "complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, %u I/O "
+                "reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
+                static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
+                request.strategy.preemptions, report.bounds.io_reorders, report.bounds.daemon_wakeups,
+                subset_writes_max);
+    } else if (dfs) {
+        appendf(out, "incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
+                static_cast<ull>(report.schedules));
+    } else {
+        appendf(out, "no violation in %llu schedules\n", static_cast<ull>(report.schedules));
+    }
+    return out;
+}
+
+}  // namespace
+
+auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed) -> std::string {
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    std::string out;
+    appendf(out, "schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash states/s\n",
+            static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
+            static_cast<ull>(report.steps), elapsed, static_cast<double>(report.schedules) / elapsed,
+            static_cast<double>(report.crash_states) / elapsed);
+    if (dfs) {
+        appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
+                static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
+                static_cast<ull>(report.dfs.abandoned));
+    }
+    appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
+            describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
+            static_cast<ull>(report.schedules_waking));
+    if (report.interrupted) {
+        appendf(out, "interrupted: explored %llu schedules before the stop request\n",
+                static_cast<ull>(report.schedules));
+    }
+    if (!request.stop_at_first && !report.violations.empty()) {
+        appendf(out, "violations: %zu schedule(s) failed:", report.violations.size());
+        for (const auto& found : report.violations) {
+            appendf(out, " %llu (%s)", static_cast<ull>(found.index), found.violation.checker.c_str());
+        }
+        out += '\n';
+    }
+    if (report.found || report.interrupted) return out;
+    return out + fuzz_conclusion(report, request);
+}
+
+auto coverage_summary(const Counts& judged, const Counts& reached) -> std::string {
+    return "judged (crash states with something at stake): " + judged_text(judged) + "\nyield points: " +
+           coverage_text(reached) + "\n";
+}
+
+auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::string {
+    std::string out;
+    appendf(out, "crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n", merged.scenario.c_str(),
+            merged.variant.c_str(), merged.strategy.c_str(), static_cast<ull>(merged.seed), shards);
+    appendf(out, "schedules: %llu of %llu, crash states checked: %llu, steps: %llu%s\n",
+            static_cast<ull>(merged.schedules_run), static_cast<ull>(merged.schedules),
+            static_cast<ull>(merged.crash_states), static_cast<ull>(merged.steps),
+            merged.interrupted ? " (a shard was interrupted)" : "");
+    for (const auto& found : merged.violations) {
+        appendf(out, "VIOLATION at schedule %llu (seed %llu) %s: %s\n", static_cast<ull>(found.index),
+                static_cast<ull>(found.schedule_seed), found.violation.checker.c_str(),
+                found.violation.message.c_str());
+    }
+    if (merged.violations.empty()) out += "no violation\n";
+    appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
+    if (!merged.judged.empty() || !merged.reached.empty()) out += coverage_summary(merged.judged, merged.reached);
+    return out;
+}
+
+auto check_header(const CheckTable& table) -> std::string { return table.header() + "\n"; }
+
+auto check_row_text(const CheckTable& table, const CheckRow& row) -> std::string {
+    std::string out = table.row(row) + "\n";
+    if (!row.met) appendf(out, "    %s\n", row.detail.c_str());
+    if (!row.judged.empty()) {
+        appendf(out, "    judged: %s; yield points: %s\n", judged_text(row.judged).c_str(),
+                coverage_text(row.reached).c_str());
+    }
+    return out;
+}
+
+auto model_coverage_text(const std::vector<CheckRow>& rows) -> std::string {
+    std::vector<std::pair<std::string, Counts>> reached;
+    for (const auto& row : rows) reached.emplace_back(row.model, row.reached);
+    std::string out;
+    for (const auto& [model, counts] : coverage_by_model(reached)) {
+        appendf(out, "coverage of %s: yield points %s\n", model.c_str(), coverage_text(counts).c_str());
+    }
+    return out;
+}
+
+namespace {
+
+/// The counters the first row has, in perf_counter_names() order.
+auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::vector<std::string> {
+    std::vector<std::string> counters;
+    for (const auto& name : perf_counter_names(scenario.model)) {
+        if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0) counters.push_back(name);
+    }
+    return counters;
+}
+
+void perf_heading(PerfTable& table, const PerfReport& report, bool files_shown,
+                  const std::vector<std::string>& counters) {
+    // In a sweep each row starts with the swept parameter's value.
+    const bool swept = !report.parameter.empty();
+    if (swept) appendf(table.table, "%8s ", report.parameter.c_str());
+    appendf(table.table, "%-14s %10s %10s %10s %9s %9s %9s %10s", "variant", "MiB/s", "writes/s", "fsyncs/s",
+            "p50 ms", "p99 ms", "max ms", "virtual s");
+    if (files_shown) appendf(table.table, " %10s", "files/s");
+    for (const auto& name : counters) appendf(table.table, " %s", name.c_str());
+    table.table += '\n';
+    table.csv = swept ? report.parameter + "," : std::string();
+    table.csv += "variant,mib_s,writes_s,fsyncs_s,fsync_p50_ms,fsync_p99_ms,fsync_max_ms,virtual_s";
+    if (files_shown) table.csv += ",files_s";
+    for (const auto& name : counters) table.csv += "," + name;
+    table.csv += "\n";
+}
+
+void perf_line(PerfTable& table, const PerfRow& row, bool swept, bool files_shown,
+               const std::vector<std::string>& counters) {
+    const double virtual_s = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
+    table.operations += row.outcome.writes + row.outcome.fsyncs + row.outcome.creates;
+    if (swept) {
+        appendf(table.table, "%8llu ", static_cast<ull>(*row.point));
+        table.csv += std::to_string(*row.point) + ",";
+    }
+    appendf(table.table, "%-14s %10.2f %10.0f %10.0f %9.3f %9.3f %9.3f %10.3f", row.variant.c_str(),
+            row.throughput_mib_s, row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms,
+            row.fsync_max_ms, virtual_s);
+    appendf(table.csv, "%s,%.4f,%.2f,%.2f,%.4f,%.4f,%.4f,%.6f", row.variant.c_str(), row.throughput_mib_s,
+            row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms, virtual_s);
+    if (files_shown) {
+        appendf(table.table, " %10.0f", row.files_per_s);
+        appendf(table.csv, ",%.2f", row.files_per_s);
+    }
+    for (const auto& name : counters) {
+        const auto value = row.outcome.counters.at(name);
+        appendf(table.table, " %*llu", static_cast<int>(name.size()), static_cast<ull>(value));
+        table.csv += ',' + std::to_string(value);
+    }
+    table.table += '\n';
+    table.csv += '\n';
+}
+
+}  // namespace
+
+auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable {
+    PerfTable table;
+    // Files/s only where the workload creates files while it is measured (fs_mark).
+    const bool files_shown = scenario.fs_mark.has_value();
+    const std::vector<std::string> counters = shown_counters(scenario, report);
+    perf_heading(table, report, files_shown, counters);
+    for (const auto& row : report.rows) perf_line(table, row, !report.parameter.empty(), files_shown, counters);
+    for (const auto& result : report.ratios) {
+        table.met = table.met && result.met;
+        const std::string where =
+            result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
+        appendf(table.ratios, "ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n",
+                result.ratio.numerator.c_str(), result.ratio.denominator.c_str(), where.c_str(),
+                scenario.perf->metric.c_str(), result.value, result.ratio.min, result.ratio.max,
+                result.met ? "ok" : "OUT OF RANGE");
+    }
+    return table;
+}
+
+auto hypothetical_variants_text(const Scenario& scenario) -> std::string {
+    const model::ModelInfo* info = model::find_model(scenario.model);
+    std::string out;
+    for (const auto& variant : scenario.variants) {
+        for (const auto& note : model::hypothetical_notes(*info, variant.config)) {
+            appendf(out, "note: variant %s: %s\n", variant.name.c_str(), note.c_str());
+        }
+    }
+    return out;
+}
+
+namespace {
+
+void list_model(std::string& out, const model::ModelInfo& info) {
+    appendf(out, "  %s: %s\n    knobs:\n", info.name.c_str(), info.about.c_str());
+    for (const auto& knob : info.knobs) {
+        std::string values;
+        for (const auto& value : knob.values) values += (values.empty() ? "" : " | ") + value;
+        appendf(out, "      %s: %s (default %s)\n        %s\n", knob.name.c_str(), values.c_str(),
+                knob.default_value.c_str(), knob.about.c_str());
+    }
+    out += "    operations:\n";
+    for (const auto& op : info.ops) {
+        std::string fields;
+        for (const auto& field : op.fields) {
+            fields += field.required ? " " : " [";
+            fields += field.name;
+            if (!field.required) fields += ']';
+        }
+        appendf(out, "      %s%s: %s\n", op.name.c_str(), fields.c_str(), op.about.c_str());
+    }
+    out += "    counters:\n";
+    for (const auto& counter : info.counters) {
+        appendf(out, "      %-24s %s\n", (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
+                counter.about.c_str());
+    }
+    std::string tasks;
+    for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;
+    appendf(out, "    tasks the model spawns: %s\n    yield points (each is a crash point):\n", tasks.c_str());
+    for (const sim::YieldPoint* point : info.yield_points) {
+        appendf(out, "      %-44s %s\n", std::string(point->name).c_str(), std::string(point->about).c_str());
+    }
+}
+
+}  // namespace
+
+auto list_text() -> std::string {
+    std::string out = "models:\n";
+    for (const auto& info : model::models()) list_model(out, info);
+    out += "checkers:\n";
+    for (const auto& name : checkers::checker_names()) {
+        appendf(out, "  %-18s %s\n", name.c_str(), checkers::checker_about(name).c_str());
+    }
+    out += "device profiles:\n";
+    for (const auto& profile : model::disk::profiles()) {
+        const std::string bandwidth =
+            profile.bandwidth == 0 ? std::string()
+                                   : ", " + std::to_string(profile.bandwidth / (1024 * 1024)) + " MiB/s channel";
+        appendf(out, "  %-8s write %llu ns, flush %llu ns%s, %s (%s)\n", profile.name.c_str(),
+                static_cast<ull>(profile.write_latency), static_cast<ull>(profile.flush_latency),
+                bandwidth.c_str(), profile.rotational ? "rotational" : "non-rotational", profile.source.c_str());
+    }
+    out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
+    out += "strategies: random, pct:D (D in 1..16)\n";
+    return out;
+}
+
+}  // namespace scenarios
