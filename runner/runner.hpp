@@ -124,7 +124,16 @@ private:
     std::vector<std::unique_ptr<checkers::Checker>> checkers_;
     std::uint64_t decisions_estimate_ = 1;
     bool decisions_estimated_ = false;
+    std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };
+
+/// Steps one run of the tasks may take before it is reported as a liveness
+/// violation ("no progress").
+inline constexpr std::uint64_t run_steps_max = 200'000;
+/// Steps the set-up may take (it runs once per variant, tasks in order).
+inline constexpr std::uint64_t setup_steps_max = 10'000'000;
+/// Steps a performance run may take (a fio or fs_mark workload at full size).
+inline constexpr std::uint64_t perf_steps_max = 2'000'000'000;
 
 /// Exhaustive crash states enumerate every subset of up to this many
 /// unflushed writes; past it: none, all, and each write alone kept or lost.
