@@ -333,7 +333,7 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
     return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
 }
 
-auto Simulation::run_perf() -> PerfOutcome {
+auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     PerfOutcome outcome;
     std::unique_ptr<model::FileSystem> fs = prototype_->clone();
     checkers::Oracle oracle = *prototype_oracle_;
@@ -342,9 +342,11 @@ auto Simulation::run_perf() -> PerfOutcome {
         constexpr std::uint64_t steps_max = perf_steps_max;
         sim::Scheduler scheduler({.timers_race_tasks = false,
                                   .steps_max = steps_max,
+                                  .seed = seed,
                                   .cpu_costs = true,
                                   .cpus = scenario_.machine.cpus},
                                  nullptr);
+        fs->device().seed(seed);
         fs->start_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         workload.perf = &outcome;

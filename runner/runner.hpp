@@ -86,8 +86,9 @@ public:
     auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
     auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
-    /// The workload in virtual time, for performance figures.
-    auto run_perf() -> PerfOutcome;
+    /// The workload in virtual time, for performance figures; CPU and device
+    /// latency jitter are forked from `seed`.
+    auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
     /// The next schedule of a bounded exhaustive search.
     auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
     /// A recorded run: choices plus crash.
