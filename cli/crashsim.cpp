@@ -182,7 +182,7 @@ struct FuzzArgs {
     bool schedules_given = false;
     bool no_reduction = false;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = 10000;
+    std::uint64_t schedules = scenarios::fuzz_schedules_default;
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;

@@ -30,7 +30,6 @@ namespace {
 // lengths in the model cannot overflow.
 constexpr std::uint64_t file_end_bytes_max = std::uint64_t{1} << 44;
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
-constexpr std::uint64_t fuzz_schedules_default = 10000;
 constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
 
 auto block_sizes() -> const std::vector<std::uint64_t>& {

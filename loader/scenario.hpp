@@ -56,6 +56,10 @@ struct ScheduleStep {
     std::string json_path;
 };
 
+/// Schedules a campaign runs when neither the scenario's budget nor the
+/// command line says (`fuzz --schedules`, `expect.fuzz.schedules`).
+inline constexpr std::uint64_t fuzz_schedules_default = 10'000;
+
 /// A fuzz budget: which strategies, how many schedules each.
 struct FuzzBudget {
     std::vector<std::string> strategies;  // "random", "pct:3"

@@ -92,9 +92,9 @@ struct Geometry {
     std::uint64_t reclaim_batch_bytes = 0;
     /// The scenario's own device figures over the profile's (unset: the
     /// profile's): `device.write_latency_us`, `flush_latency_us`, `bandwidth`.
-    std::optional<sim::Duration> write_latency;
-    std::optional<sim::Duration> flush_latency;
-    std::optional<std::uint64_t> bandwidth;
+    std::optional<sim::Duration> write_latency{};
+    std::optional<sim::Duration> flush_latency{};
+    std::optional<std::uint64_t> bandwidth{};
     /// The profile named by `profile`, with the overrides above.
     [[nodiscard]] auto device_profile() const -> disk::DeviceProfile;
 };

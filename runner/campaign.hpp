@@ -28,7 +28,7 @@ struct FuzzProgress {
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = 10000;  // dfs: the most schedules it may take
+    std::uint64_t schedules = fuzz_schedules_default;  // dfs: the most schedules it may take
     bool stop_at_first = true;
     bool sleep_sets = true;  // dfs: partial-order reduction on
     std::uint32_t jobs = 1;  // random, pct: threads

@@ -19,6 +19,10 @@ auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t {
 namespace {
 
 constexpr std::uint64_t pct_probe_schedules = 32;
+// The probe's own campaign seed, fixed on purpose: PCT's bound is a property of
+// the scenario (and its bounds), the same for every schedule of every campaign,
+// so schedule i of a campaign does not depend on which schedules ran before it.
+constexpr std::uint64_t pct_probe_seed = 0x9c7;
 
 // A task may be preempted between two system calls; yielding here also keeps
 // every stretch between yield points inside one operation (or the start of a
@@ -272,7 +276,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     // The set-up runs once, tasks in order, no crash; every later run starts
     // from a copy of the quiescent result.
     {
-        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = 10'000'000}, nullptr);
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = setup_steps_max}, nullptr);
         Workload workload{scenario_, *prototype_, *prototype_oracle_, prototype_created_};
         scheduler.spawn("setup", [&] {
             workload.run_all(scenario_.setup);
@@ -293,7 +297,8 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
     // the most that a few random schedules (fixed seeds) took.
     if (decisions_estimated_) return decisions_estimate_;
     for (std::uint64_t probe = 0; probe < pct_probe_schedules; probe++) {
-        sim::RandomStrategy random(sim::Prng(schedule_seed(0x9c7, probe)));
+        sim::RandomStrategy random(sim::Prng(schedule_seed(pct_probe_seed, probe)));
+        run_label_ = "pct's probe, random seed " + std::to_string(schedule_seed(pct_probe_seed, probe));
         const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
                                            sim::Prng(0), false, nullptr, bounds_);
         decisions_estimate_ = std::max<std::uint64_t>(decisions_estimate_, outcome.choices.size());
@@ -312,6 +317,7 @@ auto Simulation::checker_names() const -> std::vector<std::string> {
 
 auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     ScriptedStrategy script(scenario_, variant_.name);
+    run_label_ = "scripted schedule, seed " + std::to_string(seed);
     // A scripted schedule names its own order: no charged timer choices.
     return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
                    trace, scenario_.schedule.empty() ? nullptr : &script, ExploreBounds{0, 0});
@@ -320,6 +326,7 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
     -> RunOutcome {
     const sim::Prng root(seed);
+    run_label_ = spec.text() + " seed " + std::to_string(seed);
     if (spec.kind == sim::StrategySpec::Kind::random) {
         sim::RandomStrategy strategy(root.fork("schedule"));
         return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
@@ -328,18 +335,20 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
     return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
 }
 
-auto Simulation::run_perf() -> PerfOutcome {
+auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     PerfOutcome outcome;
     std::unique_ptr<model::FileSystem> fs = prototype_->clone();
     checkers::Oracle oracle = *prototype_oracle_;
     std::vector<bool> created = prototype_created_;
     {
-        constexpr std::uint64_t steps_max = 2'000'000'000;
+        constexpr std::uint64_t steps_max = perf_steps_max;
         sim::Scheduler scheduler({.timers_race_tasks = false,
                                   .steps_max = steps_max,
+                                  .seed = seed,
                                   .cpu_costs = true,
                                   .cpus = scenario_.machine.cpus},
                                  nullptr);
+        fs->device().seed(seed);
         fs->start_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         workload.perf = &outcome;
@@ -376,6 +385,7 @@ auto Simulation::run_perf() -> PerfOutcome {
 
 auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
+    run_label_ = "dfs";
     return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), trace,
                    nullptr, bounds_);
 }
@@ -383,6 +393,7 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
+    run_label_ = "replay of a recorded schedule";
     return execute(strategy, CrashPlan{CrashPlan::Kind::at_step, crash}, sim::Prng(0), trace,
                    nullptr, bounds_);
 }
@@ -467,6 +478,29 @@ auto describe_position(const sim::Scheduler& scheduler) -> std::string {
     return name + " at " + std::string(scheduler.last_point(task)->name);
 }
 
+/// What a failing SIM_ASSERT prints about the run in progress: the scenario,
+/// the variant, the seed or strategy, the step and the schedule so far (the
+/// choice list a repro file records), read only when an assertion fails.
+class RunAssertContext final : public sim::AssertContext {
+public:
+    RunAssertContext(const Scenario& scenario, const Variant& variant, const std::string& label,
+                     const sim::Scheduler& scheduler)
+        : scenario_(scenario), variant_(variant), label_(label), scheduler_(scheduler) {}
+
+    void describe(std::FILE* out) const override {
+        std::fprintf(out, "%s, variant %s, %s, step %llu, schedule (choices):", scenario_.path.c_str(),
+                     variant_.name.c_str(), label_.c_str(),
+                     static_cast<unsigned long long>(scheduler_.steps()));
+        for (const std::uint32_t choice : scheduler_.choices()) std::fprintf(out, " %u", choice);
+    }
+
+private:
+    const Scenario& scenario_;
+    const Variant& variant_;
+    const std::string& label_;
+    const sim::Scheduler& scheduler_;
+};
+
 auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep)
     -> std::string {
     std::size_t kept = 0;
@@ -498,6 +532,7 @@ struct RunState {
     /// Recovery and every checker on one crash state; true on a violation.
     auto evaluate(const std::vector<bool>& keep, bool narrate) -> bool {
         model::disk::BlockDevice& device = fs.device();
+        SIM_ASSERT(keep.size() == device.pending().size());
         const model::disk::Image image = device.crash_image(keep);
         const model::RecoveredState state = fs.recover(image);
         outcome.crash_states++;
@@ -532,6 +567,8 @@ struct RunState {
     /// The crash states the plan takes after one step; true: the run stops.
     auto crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy, UnflushedPolicy policy,
                           sim::Prng& crash_prng) -> bool {
+        // The disk and the promises only move forward.
+        SIM_ASSERT(fs.device().epoch() >= seen_disk && oracle.epoch() >= seen_oracle);
         const std::size_t pending = fs.device().pending().size();
         bool stop = false;
         switch (plan.kind) {
@@ -577,13 +614,18 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
                                           " steps"});
         return false;
     }
+    const std::uint64_t steps_before = scheduler.steps();
     const sim::StepOutcome step = scheduler.step(strategy);
     if (step == sim::StepOutcome::finished) return false;
     if (step == sim::StepOutcome::deadlock) {
+        SIM_ASSERT(scheduler.steps() == steps_before);
         const std::string blocked = scheduler.describe_blocked();
         outcome.violations.push_back({"deadlock", "", 0, "a task able to run", blocked, "deadlock: " + blocked});
         return false;
     }
+    // One step per call; a choice only where there was more than one candidate.
+    SIM_ASSERT(scheduler.steps() == steps_before + 1);
+    SIM_ASSERT(scheduler.choices().size() <= scheduler.steps());
     strategy.after_step(scheduler);
     if (strategy.abandoned()) {
         outcome.abandoned = true;
@@ -623,12 +665,14 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     std::vector<bool> created = prototype_created_;
     const checkers::CheckContext context{scenario_.files, scenario_.device.block_size};
     {
-        constexpr std::uint64_t steps_max = 200000;
+        constexpr std::uint64_t steps_max = run_steps_max;
         sim::Scheduler scheduler({.timers_race_tasks = true,
                                   .steps_max = steps_max,
                                   .io_reorders = bounds.io_reorders,
                                   .daemon_wakeups = bounds.daemon_wakeups},
                                  &trace);
+        const RunAssertContext assert_context(scenario_, variant_, run_label_, scheduler);
+        const sim::AssertContextScope assert_scope(assert_context);
         // A knob value that names no real kernel opens the story.
         for (auto& note : model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)) {
             trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});

@@ -86,8 +86,9 @@ public:
     auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
     auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
-    /// The workload in virtual time, for performance figures.
-    auto run_perf() -> PerfOutcome;
+    /// The workload in virtual time, for performance figures; CPU and device
+    /// latency jitter are forked from `seed`.
+    auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
     /// The next schedule of a bounded exhaustive search.
     auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
     /// A recorded run: choices plus crash.
@@ -124,7 +125,16 @@ private:
     std::vector<std::unique_ptr<checkers::Checker>> checkers_;
     std::uint64_t decisions_estimate_ = 1;
     bool decisions_estimated_ = false;
+    std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };
+
+/// Steps one run of the tasks may take before it is reported as a liveness
+/// violation ("no progress").
+inline constexpr std::uint64_t run_steps_max = 200'000;
+/// Steps the set-up may take (it runs once per variant, tasks in order).
+inline constexpr std::uint64_t setup_steps_max = 10'000'000;
+/// Steps a performance run may take (a fio or fs_mark workload at full size).
+inline constexpr std::uint64_t perf_steps_max = 2'000'000'000;
 
 /// Exhaustive crash states enumerate every subset of up to this many
 /// unflushed writes; past it: none, all, and each write alone kept or lost.

@@ -14,6 +14,7 @@ using detail::this_thread_scheduler;
 Scheduler::Scheduler(Options options, Trace* trace)
     : options_(options), trace_(trace), tracing_(trace != nullptr && trace->enabled()),
       hits_(yield_point_count(), 0) {
+    cpu_jitter_ = Prng(options_.seed).fork("cpu");
     outer_ = this_thread_scheduler;
     this_thread_scheduler = this;
     candidates_.reserve(16);

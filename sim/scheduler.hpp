@@ -87,6 +87,9 @@ public:
         /// fire only when no task can run (performance in virtual time).
         bool timers_race_tasks = true;
         std::uint64_t steps_max = 100000;
+        /// The run's seed: every stream the engine draws from (CPU jitter)
+        /// is forked from it by name, never from a constant of its own.
+        std::uint64_t seed = 0;
         /// Model CPU costs (sim::cpu) take virtual time: performance runs.
         /// Off, they cost nothing and add no step, so exploration is unchanged.
         bool cpu_costs = false;
@@ -250,7 +253,7 @@ private:
     TaskId last_ran_ = no_task;
     TaskId last_daemon_woken_ = no_task;
     Footprint step_footprint_ = 0;
-    Prng cpu_jitter_{hash_name("cpu")};
+    Prng cpu_jitter_;  // forked from options_.seed
     std::size_t unfinished_ = 0;     // tasks other than daemons
     std::size_t daemons_ = 0;
     std::size_t live_timers_ = 0;    // timers other than daemons' sleeps

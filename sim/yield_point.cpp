@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <utility>
 
 #include "sim/assert.hpp"
 
@@ -21,6 +22,14 @@ namespace detail {
 void assert_fail(const char* condition, const char* file, int line) {
     std::fprintf(stderr, "crashsim internal bug: %s:%d: assertion failed: %s\n", file, line,
                  condition);
+    // Cleared first: an assertion failing while the context describes itself
+    // must not recurse.
+    if (const AssertContext* context = std::exchange(assert_context, nullptr)) {
+        std::fputs("crashsim internal bug: in ", stderr);
+        context->describe(stderr);
+        std::fputc('\n', stderr);
+    }
+    std::fflush(stderr);
     std::abort();
 }
 }  // namespace detail

@@ -462,7 +462,15 @@ expect_rc "merge of a repeated shard" 2 "$TMP/dup.out" "$TMP/dup.err"
 "$BIN" fuzz "$SCEN" --variant fix-1 --schedules 100000000 --result "$TMP/interrupted.json" \
     --out "$TMP/shards" >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-sleep 1
+# Signal only once the handler is installed (SIGTERM, 15, is bit 14 of
+# SigCgt), so the default action cannot kill the process first; then let it
+# get into its schedules.
+for _ in $(seq 1 1000); do
+    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+    [ -n "$cgt" ] && (( (16#$cgt >> 14) & 1 )) && break
+    sleep 0.01
+done
+sleep 0.5
 kill -TERM "$pid"
 wait "$pid"
 RC=$?

@@ -29,11 +29,40 @@ crashsim_install_missing() {
         "${missing[@]}" >/dev/null
 }
 
-crashsim_build_all() {
-    if [ ! -f "$crashsim_build/build.ninja" ]; then
-        meson setup "$crashsim_build" "$crashsim_root" >/dev/null
+# The test command's second build (tools/test): UBSan with every report fatal
+# (-fno-sanitize-recover) and warnings as errors. GCC's -fsanitize=undefined
+# leaves out float-cast-overflow, so it is named too.
+crashsim_ubsan_build="${CRASHSIM_UBSAN_BUILD:-$crashsim_root/build-ubsan}"
+crashsim_ubsan_options=(-Dwerror=true -Db_sanitize=undefined
+    "-Dcpp_args=-fsanitize=float-cast-overflow -fno-sanitize-recover=all"
+    "-Dcpp_link_args=-fsanitize=float-cast-overflow")
+
+# Configures (once) and builds DIR with the given meson options. Quiet when it
+# works; on a failure it prints the compiler's output and returns non-zero.
+crashsim_build_dir() {
+    local dir="$1"
+    shift
+    local log
+    log="$(mktemp)"
+    if [ ! -f "$dir/build.ninja" ]; then
+        if ! meson setup "$dir" "$crashsim_root" "$@" >"$log" 2>&1; then
+            cat "$log" >&2
+            rm -f "$log"
+            echo "setup: meson setup $dir failed (output above)" >&2
+            return 1
+        fi
     fi
-    ninja -C "$crashsim_build" >/dev/null
+    if ! ninja -C "$dir" >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "setup: the build in $dir failed (compiler output above)" >&2
+        return 1
+    fi
+    rm -f "$log"
+}
+
+crashsim_build_all() {
+    crashsim_build_dir "$crashsim_build"
 }
 
 crashsim_install_missing

@@ -297,6 +297,7 @@ auto Btrfs::start_log_trans() -> std::uint64_t {
 
 void Btrfs::wait_for_writer() {
     // Called with log_mutex held; drops it while waiting.
+    SIM_ASSERT(root_log_mutex_.held());
     while (log_writers_ > 0) {
         root_log_mutex_.unlock();
         log_writer_wait_.wait();
@@ -306,6 +307,7 @@ void Btrfs::wait_for_writer() {
 
 void Btrfs::wait_log_commit(std::uint64_t log_transid) {
     // Called with log_mutex held; drops it while waiting.
+    SIM_ASSERT(root_log_mutex_.held());
     const std::size_t index = log_transid % 2;
     while (log_committing_[index] && log_transid_committed_ < static_cast<std::int64_t>(log_transid)) {
         root_log_mutex_.unlock();
@@ -358,7 +360,10 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
         if (batch == log_batch_) break;
     }
     // S6: start writing the log tree; S7: later fsyncs belong to the next
-    // log transaction.
+    // log transaction. The leader writes the log transaction it leads, the
+    // running one, with no writer left in it.
+    SIM_ASSERT(log_root_exists_ && log_transid_ == log_transid);
+    SIM_ASSERT(log_writers_ == 0 && log_committing_[index]);
     sim::cpu(cpu_cost::log_commit);
     const std::uint64_t object = store(log_tree_);
     const std::uint64_t block = allocate_meta_block();
@@ -383,6 +388,10 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     // guards it with "if (root->last_log_commit < log_transid)"; newer
     // kernels assert it instead); then hand the result to the followers.
     root_log_mutex_.lock();
+    // Only the leader clears its slot, and log transactions commit in order
+    // (S3 waited for the previous one): none newer is committed yet.
+    SIM_ASSERT(log_committing_[index]);
+    SIM_ASSERT(log_transid_committed_ < static_cast<std::int64_t>(log_transid));
     last_log_commit_ = std::max(last_log_commit_, static_cast<std::int64_t>(log_transid));
     if (log_transid_committed_ < static_cast<std::int64_t>(log_transid)) {
         log_transid_committed_ = static_cast<std::int64_t>(log_transid);

@@ -104,6 +104,10 @@ public:
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
     [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
 
+    /// Performance runs: the latency jitter's stream, forked from the run's
+    /// seed (unseeded: seed 0).
+    void seed(std::uint64_t run_seed) { jitter_ = sim::Prng(run_seed).fork("disk.latency"); }
+
     /// Set-up only: write straight to the durable image (mkfs, pre-filled disks).
     void format(std::uint64_t block, std::uint64_t count, Content content);
 
@@ -122,7 +126,7 @@ private:
     std::uint64_t sequence_ = 0;
     std::uint64_t epoch_ = 0;
     DeviceCounters counters_;
-    sim::Prng jitter_{sim::hash_name("disk.latency")};  // performance runs only
+    sim::Prng jitter_{sim::Prng(0).fork("disk.latency")};  // performance runs only; see seed()
     std::uint32_t block_size_;
     sim::Instant channel_free_ = 0;  // performance runs only: the transfer channel
 };

@@ -109,6 +109,8 @@ auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
     log_force_lock_.lock();
     bool wrote = false;
     if (sequence > durable_sequence_) wrote = push_cil(why);
+    // The force leaves the asked checkpoint on disk (or the log shut down).
+    SIM_ASSERT(sequence <= durable_sequence_ || shutdown_);
     log_force_lock_.unlock();
     if (wrote) sim::yield(points::log_record_durable);
     return wrote;
@@ -133,6 +135,10 @@ auto Xfs::push_cil(const char* why) -> bool {
     // The record goes where record lsn - log_blocks_ was; the metadata in
     // place must reflect that one before it is overwritten.
     if (lsn > home_lsn_ + log_blocks_) push_ail();
+    // The record never overwrites one whose changes are not in place yet, and
+    // checkpoints reach the disk in order.
+    SIM_ASSERT(lsn <= home_lsn_ + log_blocks_);
+    SIM_ASSERT(sequence == durable_sequence_ + 1);
     // The iclog write carries REQ_PREFLUSH and REQ_FUA.
     device_.flush_and_wait();
     LogRecord record{lsn, std::move(checkpoint)};

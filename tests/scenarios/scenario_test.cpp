@@ -437,7 +437,8 @@ TEST_CASE("dfs: without preemptions the race cannot happen, and the search compl
     CHECK(report.complete);
 }
 
-TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds") {
+// Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
+TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("slow")) {
     const auto scenario = load();
     for (const char* variant_name : {"before-fix", "fix-1", "fix-2"}) {
         CAPTURE(variant_name);

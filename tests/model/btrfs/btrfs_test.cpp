@@ -524,11 +524,16 @@ TEST_CASE("btrfs: a write cannot slip into a fast fsync's logging and expose sta
 
 TEST_CASE("btrfs: a long chain of log layers is freed without recursion") {
     // One layer per fsync of a transaction: a million must not overflow the stack.
-    std::shared_ptr<const model::btrfs::LogLayer> head;
-    for (int i = 0; i < 1'000'000; i++) {
+    std::shared_ptr<const model::btrfs::LogLayer> head =
+        std::make_shared<const model::btrfs::LogLayer>(model::btrfs::InodeItems{}, nullptr);
+    // The far end of the chain, the first layer: it expires only when every
+    // layer in front of it was freed (a weak pointer to the head expires as
+    // soon as the head goes, whatever happens to the rest).
+    const std::weak_ptr<const model::btrfs::LogLayer> tail = head;
+    for (int i = 1; i < 1'000'000; i++) {
         head = std::make_shared<const model::btrfs::LogLayer>(model::btrfs::InodeItems{}, head);
     }
-    std::weak_ptr<const model::btrfs::LogLayer> tail = head;
+    CHECK_FALSE(tail.expired());
     head.reset();
     CHECK(tail.expired());
 }
