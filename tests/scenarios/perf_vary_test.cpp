@@ -91,8 +91,10 @@ TEST_CASE("checksum tree: a workload's inserts build leaves of the derived size;
     for (const auto& row : report.rows) {
         // 72 MiB of 64 KiB extents: 11.4 MiB per full leaf of one item per
         // extent, up to 15.9 MiB where they complete in disk order and extend
-        // one item; leaves split inside are half full.
-        CHECK(row.outcome.counters.at("checksum_leaves") >= 5);
+        // one item (72 / 15.9: 5 leaves); leaves split inside are half full.
+        // Counters are differences over the run: the empty tree's first
+        // leaf is not counted.
+        CHECK(row.outcome.counters.at("checksum_leaves") >= 4);
         CHECK(row.outcome.counters.at("checksum_leaves") <= 13);
     }
     CHECK(report.rows[0].outcome.counters.at("checksum_lookups") >
