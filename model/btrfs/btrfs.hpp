@@ -97,9 +97,13 @@ inline constexpr sim::Duration btree_node_search = 200;  // ns
 /// (split_leaf at the last slot); inserting inside it splits it in half.
 /// The log tree's csum items (log_csums -> btrfs_csum_file_blocks on the log
 /// root) are a tree of the same shape, freed at transaction commit.
-/// Left out: COW of a block not yet changed in the transaction (which
-/// retakes the search with write locks one level higher), node splits,
-/// readahead.
+/// COW (should_cow_block, ctree.c v5.7): a block not yet copied since the
+/// tree's blocks were last written (`generation`: the checksum tree's at each
+/// transaction commit, the log tree's at each log commit, which sets
+/// BTRFS_HEADER_FLAG_WRITTEN) is copied by the first search with cow set,
+/// which must hold it and its parent write-locked: btrfs_search_slot raises
+/// write_lock_level to the block's level + 1 and searches again.
+/// Left out: node splits, readahead.
 struct CsumTree {
     static constexpr std::uint32_t header_bytes = 101;   // struct btrfs_header
     static constexpr std::uint32_t item_bytes = 25;      // struct btrfs_item
@@ -109,6 +113,7 @@ struct CsumTree {
         std::uint64_t first;                      // lowest disk block it may hold
         std::map<std::uint64_t, std::uint64_t> items;  // disk block -> sums in the item
         std::uint32_t used = 0;                   // bytes of items and their data
+        std::uint64_t cowed = 0;                  // `generation` it was last copied in
         sim::RwLock lock;
         Leaf(std::uint64_t first_in, sim::Footprint footprint)
             : first(first_in), lock("csum_leaf.lock", footprint, sim::RwLock::Preference::readers) {}
@@ -120,8 +125,15 @@ struct CsumTree {
     [[nodiscard]] auto leaf_index(std::uint64_t block) const -> std::size_t;
     /// Levels above the leaves (0: the root is a leaf).
     [[nodiscard]] auto node_levels() const -> std::uint32_t;
-    /// The lock of the internal node at `level` above leaf `leaf`.
-    auto node_lock(std::uint32_t level, std::size_t leaf) -> sim::RwLock&;
+    struct Node {
+        sim::RwLock lock;
+        std::uint64_t cowed;  // `generation` it was last copied in
+    };
+    /// The internal node at `level` above leaf `leaf`.
+    auto node(std::uint32_t level, std::size_t leaf) -> Node&;
+    /// True when an item at `block` already holds its sums (btrfs_lookup_csum
+    /// finds it: btrfs_csum_file_blocks overwrites them in place).
+    [[nodiscard]] auto holds(std::uint64_t block) const -> bool;
     /// Puts `count` sums at `block` into the leaf that holds it, extending
     /// the item that ends there or adding one, splitting a full leaf.
     void insert(std::uint64_t block, std::uint64_t count);
@@ -131,8 +143,9 @@ struct CsumTree {
     std::uint32_t leaf_data_bytes;
     std::uint32_t node_fanout;
     sim::Footprint footprint;
+    std::uint64_t generation = 1;  // blocks copied in it need no COW
     std::vector<std::unique_ptr<Leaf>> leaves;  // by first key
-    std::map<std::pair<std::uint32_t, std::size_t>, sim::RwLock> nodes;  // (level, index)
+    std::map<std::pair<std::uint32_t, std::size_t>, Node> nodes;  // (level, index)
 };
 
 /// The operations a scenario may run, in the order of the model's op table
@@ -364,12 +377,14 @@ private:
     void insert_checksums(std::uint64_t disk_block, std::uint64_t count);
     void lookup_checksums(std::uint64_t disk_block, std::uint64_t count);
     struct CsumPath {
-        CsumTree::Leaf* leaf = nullptr;      // locked: write for an insert, read for a lookup
+        CsumTree::Leaf* leaf = nullptr;      // locked: write with cow, read for a lookup
+        bool leaf_write = false;
         sim::RwLock* parent = nullptr;       // still locked when the leaf must split
         bool parent_write = false;
     };
-    auto csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool insert,
+    auto csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool cow, bool insert,
                      std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath;
+    static void csum_release(CsumPath& path);
     void csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, sim::Duration cost,
                      std::uint64_t& waits, std::uint64_t& leaf_waits);
     // transaction.cpp

@@ -28,18 +28,21 @@ void CsumTree::clear() {
     leaves.clear();
     nodes.clear();
     leaves.push_back(std::make_unique<Leaf>(0, footprint));
+    leaves.back()->cowed = generation;  // a new root, created in this generation
 }
 
 CsumTree::CsumTree(const CsumTree& other)
     : leaf_data_bytes(other.leaf_data_bytes),
       node_fanout(other.node_fanout),
       footprint(other.footprint),
+      generation(other.generation),
       nodes(other.nodes) {
     // A copy of a quiescent file system: no task holds or waits for a lock.
     for (const auto& leaf : other.leaves) {
         auto copy = std::make_unique<Leaf>(leaf->first, footprint);
         copy->items = leaf->items;
         copy->used = leaf->used;
+        copy->cowed = leaf->cowed;
         leaves.push_back(std::move(copy));
     }
 }
@@ -58,15 +61,27 @@ auto CsumTree::node_levels() const -> std::uint32_t {
     return levels;
 }
 
-auto CsumTree::node_lock(std::uint32_t level, std::size_t leaf) -> sim::RwLock& {
+auto CsumTree::node(std::uint32_t level, std::size_t leaf) -> Node& {
     std::size_t index = leaf;
     for (std::uint32_t i = 0; i < level; i++) index /= node_fanout;
     const auto key = std::make_pair(level, index);
     auto found = nodes.find(key);
     if (found == nodes.end()) {
-        found = nodes.emplace(key, sim::RwLock("csum_node.lock", footprint, sim::RwLock::Preference::readers)).first;
+        // A node the tree grew (or split) into is a new block of this
+        // generation: no COW until its blocks are written.
+        found = nodes.emplace(key, Node{sim::RwLock("csum_node.lock", footprint, sim::RwLock::Preference::readers),
+                                        generation})
+                    .first;
     }
     return found->second;
+}
+
+auto CsumTree::holds(std::uint64_t block) const -> bool {
+    const Leaf& leaf = *leaves[leaf_index(block)];
+    auto next = leaf.items.upper_bound(block);
+    if (next == leaf.items.begin()) return false;
+    const auto before = std::prev(next);
+    return block < before->first + before->second;
 }
 
 void CsumTree::insert(std::uint64_t block, std::uint64_t count) {
@@ -100,6 +115,7 @@ void CsumTree::insert(std::uint64_t block, std::uint64_t count) {
             first = middle->first;
         }
         auto split = std::make_unique<Leaf>(first, footprint);
+        split->cowed = generation;  // split_leaf allocates a new block
         for (auto it = leaf->items.lower_bound(first); it != leaf->items.end();) {
             const auto moved = static_cast<std::uint32_t>(item_bytes + it->second * csum_bytes);
             leaf->used -= moved;
@@ -138,39 +154,64 @@ void drop(sim::RwLock& lock, bool write) {
 
 }  // namespace
 
-auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool insert,
+auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool cow, bool insert,
                         std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath {
-    // btrfs_search_slot from the root down, locking each child before
-    // dropping its parent (unlock_up). A lookup (cow 0) read-locks every
-    // level; an insert (btrfs_csum_file_blocks: cow 1, ins_len > 0) sets
-    // write_lock_level 1, so it write-locks the leaf and the node above it
-    // (the root itself while the tree has two levels) and read-locks higher
-    // ones. A leaf without room for the new item is split inside the search,
-    // with the parent still write-locked: the path keeps it.
+    // btrfs_search_slot (ctree.c, v5.7) from the root down, locking each
+    // child before dropping its parent (unlock_up). write_lock_level: -1 for
+    // a lookup (cow 0: every level read-locked); 0 for btrfs_lookup_csum
+    // (cow 1, ins_len 0: only the leaf write-locked); 1 for an insert
+    // (ins_len > 0: the leaf and the node above it). A block that must be
+    // copied (should_cow_block) needs itself and its parent write-locked: the
+    // search drops its path and starts again with write_lock_level one above
+    // the block. A leaf without room for the new item is split inside the
+    // search, with the parent still write-locked: the path keeps it.
+    int write_lock_level = !cow ? -1 : insert ? 1 : 0;
     for (;;) {
         CsumPath path;
-        for (std::uint32_t level = tree.node_levels(); level >= 1; level--) {
-            sim::RwLock& lock = tree.node_lock(level, tree.leaf_index(disk_block));
-            const bool write = insert && level <= 1;
-            if (take(lock, write)) waits++;
+        bool again = false;
+        const std::uint32_t top = tree.node_levels();
+        for (std::uint32_t level = top; level >= 1 && !again; level--) {
+            CsumTree::Node& node = tree.node(level, tree.leaf_index(disk_block));
+            const bool write = static_cast<int>(level) <= write_lock_level;
+            if (take(node.lock, write)) waits++;
+            if (cow && node.cowed != tree.generation) {
+                if (!write || (level < top && static_cast<int>(level) + 1 > write_lock_level)) {
+                    write_lock_level = static_cast<int>(level) + 1;
+                    drop(node.lock, write);
+                    csum_release(path);
+                    again = true;
+                    continue;
+                }
+                node.cowed = tree.generation;  // btrfs_cow_block
+            }
             sim::cpu(cpu_cost::btree_node_search);
             if (path.parent != nullptr) drop(*path.parent, path.parent_write);
-            path.parent = &lock;
+            path.parent = &node.lock;
             path.parent_write = write;
         }
+        if (again) continue;
         CsumTree::Leaf& leaf = *tree.leaves[tree.leaf_index(disk_block)];
-        if (take(leaf.lock, insert)) {
+        const bool write = write_lock_level >= 0;
+        if (take(leaf.lock, write)) {
             waits++;
             leaf_waits++;
         }
+        path.leaf = &leaf;
+        path.leaf_write = write;
         // With the root a leaf, a split while this task waited may have
         // moved the key to a new leaf: search again.
         if (tree.leaves[tree.leaf_index(disk_block)].get() != &leaf) {
-            drop(leaf.lock, insert);
-            if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+            csum_release(path);
             continue;
         }
-        path.leaf = &leaf;
+        if (cow && leaf.cowed != tree.generation) {
+            if (top >= 1 && write_lock_level < 1) {
+                write_lock_level = 1;
+                csum_release(path);
+                continue;
+            }
+            leaf.cowed = tree.generation;  // btrfs_cow_block
+        }
         const std::uint64_t room = tree.leaf_data_bytes - leaf.used;
         const bool splits = insert && room < CsumTree::item_bytes + count * CsumTree::csum_bytes;
         if (path.parent != nullptr && !splits) {
@@ -181,14 +222,32 @@ auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
     }
 }
 
+void Btrfs::csum_release(CsumPath& path) {
+    // btrfs_release_path
+    if (path.leaf != nullptr) drop(path.leaf->lock, path.leaf_write);
+    if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+    path = CsumPath{};
+}
+
 void Btrfs::csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, sim::Duration cost,
                         std::uint64_t& waits, std::uint64_t& leaf_waits) {
-    // btrfs_csum_file_blocks: the sums go in under the leaf's write lock.
-    const CsumPath path = csum_search(tree, disk_block, count, true, waits, leaf_waits);
+    // btrfs_csum_file_blocks (file-item.c, v5.7): btrfs_lookup_csum searches
+    // with cow 1 and ins_len 0, so only the leaf is write-locked; sums found
+    // there (a range logged again by a full fsync) are overwritten in place.
+    CsumPath path = csum_search(tree, disk_block, count, true, false, waits, leaf_waits);
+    if (tree.holds(disk_block)) {
+        sim::cpu(cost);
+        csum_release(path);
+        return;
+    }
+    // -EFBIG (an item ends at the block) or -ENOENT: btrfs_release_path, then
+    // btrfs_search_slot with ins_len csum_size (extend) or
+    // btrfs_insert_empty_item: write_lock_level 1.
+    csum_release(path);
+    path = csum_search(tree, disk_block, count, true, true, waits, leaf_waits);
     sim::cpu(cost);
     tree.insert(disk_block, count);
-    path.leaf->lock.unlock();
-    if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+    csum_release(path);
 }
 
 void Btrfs::insert_checksums(std::uint64_t disk_block, std::uint64_t count) {
@@ -206,8 +265,9 @@ void Btrfs::lookup_checksums(std::uint64_t disk_block, std::uint64_t count) {
     std::uint64_t block = disk_block;
     const std::uint64_t end = disk_block + count;
     while (block < end) {
-        CsumTree::Leaf& leaf = *csum_search(csum_tree_, block, end - block, false, counters_.checksum_lock_waits,
-                                            counters_.checksum_leaf_waits).leaf;
+        CsumTree::Leaf& leaf = *csum_search(csum_tree_, block, end - block, false, false,
+                                            counters_.checksum_lock_waits, counters_.checksum_leaf_waits)
+                                    .leaf;
         sim::cpu(cpu_cost::checksum_lookup);
         const std::size_t index = csum_tree_.leaf_index(block);
         const std::uint64_t leaf_end =

@@ -66,6 +66,9 @@ void Btrfs::commit_transaction() {
     // The log of this transaction is dropped: the new superblock names none.
     log_tree_ = LogTree{};
     log_csum_tree_.clear();
+    // The checksum tree's blocks were written with the transaction: the next
+    // change to each copies it first (should_cow_block).
+    csum_tree_.generation++;
     log_root_exists_ = false;
     log_block_ = 0;
     write_superblock(false, transid);

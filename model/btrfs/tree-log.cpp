@@ -370,6 +370,9 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     sim::Completion written("log");
     device_.submit_write(block, 1, disk::Content::meta(object), false, "log",
                          [&written] { written.complete(); });
+    // The log tree's blocks are written (BTRFS_HEADER_FLAG_WRITTEN): the next
+    // change to each copies it first (should_cow_block).
+    log_csum_tree_.generation++;
     log_transid_++;
     log_start_task_ = sim::no_task;
     root_log_mutex_.unlock();
