@@ -294,25 +294,30 @@ auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request, c
     return path;
 }
 
-/// The failing run (shrunk unless --no-shrink): its story, its repro file.
-void report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& request,
+/// The failing run (shrunk unless --no-shrink): its story, its repro file;
+/// false when shrinking was interrupted (the repro says how far it got).
+auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& request,
                       const scenarios::Scenario& scenario, const std::string& text, const std::string& variant,
-                      const scenarios::FuzzReport& report) {
+                      const scenarios::FuzzReport& report) -> bool {
     scenarios::Repro repro = scenarios::make_repro(report, request, args.scenario, text, variant);
+    bool interrupted = false;
     if (!args.no_shrink) {
         const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+        interrupted = shrunk.interrupted;
         for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
         repro = shrunk.repro;
         if (!args.quiet) print_story(shrunk.outcome);
         output() += scenarios::violations_text(shrunk.outcome);
         write_chrome_trace(args.trace, shrunk.outcome, scenario.name + " " + variant + " (shrunk)");
     }
-    const std::string path =
-        (std::filesystem::path(args.out) / scenarios::repro_file_name(scenario.name, variant, repro.strategy, args.seed))
-            .string();
+    const std::string path = (std::filesystem::path(args.out) /
+                              scenarios::repro_file_name(scenario.name, variant, repro.strategy, args.seed, report.index))
+                                 .string();
     scenarios::write_repro(repro, path);
-    say("found %s at schedule %llu; repro written to %s\nreplay it with: crashsim replay %s\n", repro.checker.c_str(),
-        static_cast<unsigned long long>(report.index), path.c_str(), path.c_str());
+    say("found %s at schedule %llu; repro written to %s%s\nreplay it with: crashsim replay %s\n", repro.checker.c_str(),
+        static_cast<unsigned long long>(report.index), path.c_str(),
+        interrupted ? " (shrinking interrupted: not fully shrunk)" : "", path.c_str());
+    return !interrupted;
 }
 
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
@@ -343,7 +348,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
                                             scenarios::reached_counts(scenario.model, report.hits));
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
     if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
-    report_violation(args, request, scenario, text, variant.name, report);
+    if (!report_violation(args, request, scenario, text, variant.name, report)) return ExitCode::interrupted;
     return ExitCode::violation;
 }
 
@@ -371,36 +376,18 @@ struct ReplayArgs {
 auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
     require_writable("--trace", args.trace);
-    const scenarios::Repro repro = scenarios::read_repro(args.repro);
-    scenarios::Scenario scenario;
-    try {
-        scenario = scenarios::parse_scenario(repro.scenario_text, repro.scenario_path);
-    } catch (const scenarios::InputError& error) {
-        throw scenarios::InputError(args.repro + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
-                                    error.what() + ")");
-    }
-    const scenarios::Variant* variant = scenario.find_variant(repro.variant);
-    if (variant == nullptr) {
-        throw scenarios::InputError(args.repro + ": $.variant: expected a variant of the embedded scenario, got \"" +
-                                    repro.variant + "\"");
-    }
-    scenarios::Simulation simulation(scenario, *variant);
-    simulation.set_bounds(repro.bounds);
-    scenarios::RunOutcome outcome;
-    try {
-        outcome = simulation.replay(repro.choices, repro.crash, true);
-    } catch (const sim::ReplayDiverged& diverged) {
-        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
-                                    diverged.what());
-    }
+    // Malformed, diverging or not reproducing its trace hash: exit 2 (issue 14).
+    const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
+    const scenarios::Repro& repro = loaded.repro;
+    const scenarios::RunOutcome& outcome = loaded.replayed;
+    const scenarios::Variant& variant = loaded.variant();
     say("crashsim replay %s: %s, variant %s, %s schedule %llu\n", args.repro.c_str(),
-                scenario.name.c_str(), variant->name.c_str(), repro.strategy.c_str(),
+                loaded.scenario.name.c_str(), variant.name.c_str(), repro.strategy.c_str(),
                 static_cast<unsigned long long>(repro.schedule_index));
     print_story(outcome);
     write_trace_text(args.trace_text, outcome);
-    write_chrome_trace(args.trace, outcome, scenario.name + " " + variant->name + " (replay)");
-    say("trace hash %016llx (%s the repro)\n", static_cast<unsigned long long>(outcome.trace_hash),
-                outcome.trace_hash == repro.trace_hash ? "matches" : "DIFFERS FROM");
+    write_chrome_trace(args.trace, outcome, loaded.scenario.name + " " + variant.name + " (replay)");
+    say("trace hash %016llx (matches the repro)\n", static_cast<unsigned long long>(outcome.trace_hash));
     return verdict(outcome);
 }
 
@@ -417,23 +404,17 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
         out = (path.parent_path() / (path.stem().string() + "-shrunk.json")).string();
     }
     require_writable("--out", out);
-    const scenarios::Repro repro = scenarios::read_repro(args.repro);
-    try {
-        static_cast<void>(scenarios::parse_scenario(repro.scenario_text, repro.scenario_path));
-    } catch (const scenarios::InputError& error) {
-        throw scenarios::InputError(args.repro + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
-                                    error.what() + ")");
-    }
-    scenarios::ShrinkResult shrunk;
-    try {
-        shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
-    } catch (const sim::ReplayDiverged& diverged) {
-        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
-                                    diverged.what());
-    }
+    // Validated as replay validates it: the same function (issue 14).
+    const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, scenarios::ShrinkOptions{});
     for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
     print_story(shrunk.outcome);
     scenarios::write_repro(shrunk.repro, out);
+    if (shrunk.interrupted) {
+        say("interrupted: the repro written to %s is as far as shrinking got (its \"shrunk\" log says so)\n",
+            out.c_str());
+        return ExitCode::interrupted;
+    }
     say("shrunk repro written to %s\nreplay it with: crashsim replay %s\n", out.c_str(), out.c_str());
     return verdict(shrunk.outcome);
 }
@@ -462,6 +443,20 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std
     return files;
 }
 
+/// A row for a variant an interrupted check never ran: skipped in the
+/// reports, never read as met (issue 14).
+auto skipped_row(const scenarios::Scenario& scenario, std::string variant, std::string expectation)
+    -> scenarios::CheckRow {
+    scenarios::CheckRow row;
+    row.scenario = scenario.name;
+    row.scenario_path = scenario.path;
+    row.variant = std::move(variant);
+    row.expectation = std::move(expectation);
+    row.skipped = true;
+    row.detail = "not run: the check was interrupted before it";
+    return row;
+}
+
 struct CheckArgs {
     std::vector<std::string> paths;
     std::string junit;
@@ -483,7 +478,16 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     bool interrupted = false;
     auto print_row = [&table](const scenarios::CheckRow& row) { output() += scenarios::check_row_text(table, row); };
     for (const auto& scenario : loaded) {
-        for (auto& row : scenarios::check_perf(scenario, seconds_now)) {
+        if (scenarios::stop_requested() && scenario.perf) {
+            interrupted = true;
+            for (const auto& ratio : scenario.perf->ratios) {
+                rows.push_back(skipped_row(scenario, scenarios::perf_row_variant(ratio, scenario.sweep_parameter, ratio.at),
+                                           scenarios::perf_row_expectation(scenario, ratio)));
+            }
+        }
+        for (auto& row : scenario.perf && !scenarios::stop_requested() ? scenarios::check_perf(scenario, seconds_now)
+                                                                        : std::vector<scenarios::CheckRow>{}) {
+            interrupted = interrupted || row.interrupted;
             print_row(row);
             rows.push_back(std::move(row));
         }
@@ -491,7 +495,11 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
             if (variant.expect.kind == scenarios::Expectation::Kind::measure) continue;
             if (scenarios::stop_requested()) {
                 interrupted = true;
-                break;
+                rows.push_back(skipped_row(scenario, variant.name,
+                                           variant.expect.kind == scenarios::Expectation::Kind::violates
+                                               ? "violates " + variant.expect.checker
+                                               : "holds"));
+                continue;
             }
             ProgressLine progress(true);
             rows.push_back(scenarios::check_variant(
@@ -515,8 +523,11 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
     if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
     if (interrupted) {
-        say("check: interrupted after %zu of %zu variants; %zu of them met their expectation\n", rows.size(),
-                    total, met);
+        const auto skipped = static_cast<std::size_t>(
+            std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.skipped || r.interrupted; }));
+        say("check: interrupted: %zu of %zu expectations checked, %zu of them met; %zu not run or cut short "
+            "(marked skipped in the JUnit and JSON reports)\n",
+            rows.size() - skipped, total, met, skipped);
         return ExitCode::interrupted;
     }
     output() += scenarios::model_coverage_text(rows);

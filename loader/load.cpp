@@ -525,7 +525,7 @@ void Loader::read_machine(const Json& value) {
 
 // Issue 9 section 3: bounds on I/O completion order and daemon wake-ups.
 void Loader::read_explore(const Json& value) {
-    check_keys(value, "$.explore", {"io_reorders", "daemon_wakeups"}, {});
+    check_keys(value, "$.explore", {"io_reorders", "daemon_wakeups", "steps", "progress_steps"}, {});
     if (value.contains("io_reorders")) {
         scenario_.explore.io_reorders = static_cast<std::uint32_t>(
             read_unsigned_in(value.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
@@ -533,6 +533,14 @@ void Loader::read_explore(const Json& value) {
     if (value.contains("daemon_wakeups")) {
         scenario_.explore.daemon_wakeups = static_cast<std::uint32_t>(
             read_unsigned_in(value.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
+    }
+    // Issue 14: the step bound and the liveness bound, named and settable.
+    if (value.contains("steps")) {
+        scenario_.explore.steps = read_unsigned_in(value.at("steps"), "$.explore.steps", 1, explore_steps_max);
+    }
+    if (value.contains("progress_steps")) {
+        scenario_.explore.progress_steps =
+            read_unsigned_in(value.at("progress_steps"), "$.explore.progress_steps", 1, explore_steps_max);
     }
 }
 

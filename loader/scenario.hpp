@@ -165,17 +165,34 @@ struct Machine {
 /// and --daemon-wakeups on fuzz): per schedule, how many device completions
 /// may fire ahead of earlier timers, and how many times a daemon's timer (the
 /// btrfs transaction kthread) may fire while tasks can run.
+/// Steps one run explores (`explore.steps`): a run still going at this step
+/// is cut there, "not explored past step N"; a bound, not a violation.
+inline constexpr std::uint64_t explore_steps_default = 1'000'000;
+/// Steps without an operation completing (`explore.progress_steps`) before a
+/// run is a liveness violation ("no progress"): a long workload whose
+/// operations keep completing is not a livelock (issue 14).
+inline constexpr std::uint64_t progress_steps_default = 100'000;
+/// The most either may be set to.
+inline constexpr std::uint64_t explore_steps_max = 1'000'000'000;
 struct ExploreBounds {
     std::uint32_t io_reorders = 1;
     std::uint32_t daemon_wakeups = 1;
+    std::uint64_t steps = explore_steps_default;
+    std::uint64_t progress_steps = progress_steps_default;
     auto operator==(const ExploreBounds&) const -> bool = default;
 };
 inline constexpr std::uint32_t explore_bound_max = 8;
-/// "at most 1 I/O reordering and 1 daemon wake-up per schedule"
+/// "at most 1 I/O reordering and 1 daemon wake-up per schedule", then the
+/// step bounds when they are not the defaults.
 inline auto describe_bounds(const ExploreBounds& bounds) -> std::string {
-    return "at most " + std::to_string(bounds.io_reorders) + " I/O reordering" +
-           (bounds.io_reorders == 1 ? "" : "s") + " and " + std::to_string(bounds.daemon_wakeups) +
-           " daemon wake-up" + (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
+    std::string text = "at most " + std::to_string(bounds.io_reorders) + " I/O reordering" +
+                       (bounds.io_reorders == 1 ? "" : "s") + " and " + std::to_string(bounds.daemon_wakeups) +
+                       " daemon wake-up" + (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
+    if (bounds.steps != explore_steps_default || bounds.progress_steps != progress_steps_default) {
+        text += ", runs of at most " + std::to_string(bounds.steps) + " steps, no progress after " +
+                std::to_string(bounds.progress_steps);
+    }
+    return text;
 }
 
 struct Scenario {

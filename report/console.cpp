@@ -48,6 +48,11 @@ auto verdict_text(const RunOutcome& outcome) -> std::string {
     if (!outcome.violated()) {
         appendf(out, "no violation (%llu crash state(s) checked)\n", static_cast<ull>(outcome.crash_states));
     }
+    if (outcome.cut_at_step != 0) {
+        appendf(out, "not explored past step %llu: the run reached the step bound (explore.steps); no claim about "
+                     "the rest of it\n",
+                static_cast<ull>(outcome.cut_at_step));
+    }
     return out;
 }
 
@@ -114,6 +119,10 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
             describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
             static_cast<ull>(report.schedules_waking));
+    if (report.schedules_cut != 0) {
+        appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
+                static_cast<ull>(report.schedules_cut), static_cast<ull>(report.bounds.steps));
+    }
     if (report.interrupted) {
         appendf(out, "interrupted: explored %llu schedules before the stop request\n",
                 static_cast<ull>(report.schedules));

@@ -144,8 +144,10 @@ auto check_perf(const Scenario& scenario, const std::function<double()>& clock) 
         row.scenario_path = scenario.path;
         row.variant = perf_row_variant(result.ratio, report.parameter, result.point);
         row.expectation = perf_row_expectation(scenario, result.ratio);
-        row.met = result.met;
-        row.detail = scenario.perf->metric + " ratio " + format_ratio(result.value);
+        row.met = result.met && !report.interrupted;
+        row.interrupted = report.interrupted;
+        row.detail = report.interrupted ? "interrupted before every run was measured"
+                                        : scenario.perf->metric + " ratio " + format_ratio(result.value);
         row.schedules = report.rows.size();
         row.seconds = seconds / static_cast<double>(report.ratios.size());
         if (!row.met) row.command = "crashsim perf " + scenario.path;

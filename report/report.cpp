@@ -99,30 +99,49 @@ void add_model_coverage_json(Json& summary, const std::vector<CheckRow>& rows) {
 
 }  // namespace
 
+namespace {
+/// A row an interrupted check never ran or cut short: skipped, not failed (issue 14).
+auto not_run(const CheckRow& row) -> bool { return row.skipped || row.interrupted; }
+}  // namespace
+
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
     std::size_t failures = 0;
+    std::size_t skipped = 0;
     for (const auto& row : rows) {
         suites[row.scenario].push_back(&row);
-        if (!row.met) failures++;
+        if (not_run(row)) {
+            skipped++;
+        } else if (!row.met) {
+            failures++;
+        }
     }
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    xml += "<testsuites name=\"crashsim check\" tests=\"" + std::to_string(rows.size()) +
-           "\" failures=\"" + std::to_string(failures) + "\" time=\"" + seconds_text(seconds) + "\">\n";
+    xml += "<testsuites name=\"crashsim check" + std::string(skipped != 0 ? " (interrupted)" : "") + "\" tests=\"" +
+           std::to_string(rows.size()) + "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" +
+           std::to_string(skipped) + "\" time=\"" + seconds_text(seconds) + "\">\n";
     for (const auto& [scenario, members] : suites) {
         std::size_t suite_failures = 0;
+        std::size_t suite_skipped = 0;
         double suite_seconds = 0;
         for (const CheckRow* row : members) {
-            if (!row->met) suite_failures++;
+            if (not_run(*row)) {
+                suite_skipped++;
+            } else if (!row->met) {
+                suite_failures++;
+            }
             suite_seconds += row->seconds;
         }
         xml += "  <testsuite name=\"" + xml_escape(scenario) + "\" tests=\"" + std::to_string(members.size()) +
-               "\" failures=\"" + std::to_string(suite_failures) + "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
+               "\" failures=\"" + std::to_string(suite_failures) + "\" skipped=\"" + std::to_string(suite_skipped) +
+               "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
         for (const CheckRow* row : members) {
             xml += "    <testcase classname=\"" + xml_escape(scenario) + "\" name=\"" +
                    xml_escape(row->variant + ": " + row->expectation) + "\" file=\"" +
                    xml_escape(row->scenario_path) + "\" time=\"" + seconds_text(row->seconds) + "\">\n";
-            if (!row->met) {
+            if (not_run(*row)) {
+                xml += "      <skipped message=\"" + xml_escape(row->detail) + "\"/>\n";
+            } else if (!row->met) {
                 std::string body = row->detail + "\n";
                 if (!row->story.empty()) body += "\n" + row->story;
                 if (!row->command.empty()) body += "\nreproduce with: " + row->command + "\n";
@@ -145,10 +164,12 @@ void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::s
 void write_check_json(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     Json list = Json::array();
     std::size_t met = 0;
+    std::size_t skipped = 0;
     std::uint64_t schedules = 0;
     std::uint64_t crash_states = 0;
     for (const auto& row : rows) {
         if (row.met) met++;
+        if (not_run(row)) skipped++;
         schedules += row.schedules;
         crash_states += row.crash_states;
         Json attempts = Json::array();
@@ -160,13 +181,16 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.command.empty()) json["reproduce"] = row.command;
         if (!row.story.empty()) json["story"] = row.story;
         if (row.interrupted) json["interrupted"] = true;
+        if (row.skipped) json["skipped"] = true;
+        if (row.schedules_cut != 0) json["schedules_cut_at_step_bound"] = row.schedules_cut;
         if (row.bounds) json["explore"] = explore_json(*row.bounds);
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
     Json report = {{"crashsim_check", 1},
                          {"summary",
-                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met},
+                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met - skipped},
+                           {"skipped", skipped}, {"interrupted", skipped != 0},
                            {"schedules", schedules}, {"crash_states", crash_states}, {"seconds", seconds}}},
                          {"variants", list}};
     add_model_coverage_json(report["summary"], rows);

@@ -22,6 +22,7 @@ struct ScheduleResult {
     bool violated = false;
     bool reordered = false;
     bool woke = false;
+    bool cut = false;  // by the step bound (explore.steps)
     checkers::Violation first;
     std::vector<std::uint64_t> judged;
     std::vector<std::uint64_t> hits;
@@ -35,6 +36,7 @@ auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     result.violated = outcome.violated();
     result.reordered = outcome.io_reorders > 0;
     result.woke = outcome.daemon_wakeups > 0;
+    result.cut = outcome.cut_at_step != 0;
     if (result.violated) result.first = outcome.violations.front();
     result.judged = outcome.judged;
     result.hits = outcome.hits;
@@ -48,6 +50,7 @@ void tally(FuzzReport& report, const ScheduleResult& result) {
     report.steps += result.steps;
     if (result.reordered) report.schedules_reordering++;
     if (result.woke) report.schedules_waking++;
+    if (result.cut) report.schedules_cut++;
     add_counts(report.judged, result.judged);
     add_counts(report.hits, result.hits);
 }
@@ -64,6 +67,7 @@ auto start_report(const Simulation& simulation) -> FuzzReport {
 
 void request_stop() { stop_flag.store(true, std::memory_order_relaxed); }
 auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed); }
+void clear_stop_request() { stop_flag.store(false, std::memory_order_relaxed); }
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report = start_report(simulation);
@@ -83,8 +87,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
             report.found = true;
             report.index = report.schedules - 1;
             // Replayed with a trace for the story: the choices and the crash
-            // are the whole run.
-            report.failing = simulation.replay(outcome.choices, *outcome.crash, true);
+            // (none for a liveness or deadlock violation) are the whole run.
+            report.failing = simulation.replay(outcome.choices, outcome.crash, true);
             SIM_ASSERT(report.failing.violated());
             if (request.stop_at_first) break;
         }
@@ -247,6 +251,7 @@ void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bo
     const Expectation& expect = simulation.variant().expect;
     const RunOutcome scripted = simulation.run_scripted(!violates);
     row.schedules++;
+    if (scripted.cut_at_step != 0) row.schedules_cut++;
     row.crash_states += scripted.crash_states;
     add_counts(counts.judged, scripted.judged);
     add_counts(counts.hits, scripted.hits);
@@ -305,6 +310,7 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
     const FuzzReport report = fuzz(simulation, request);
     row.interrupted = row.interrupted || report.interrupted;
     row.schedules += report.schedules;
+    row.schedules_cut += report.schedules_cut;
     row.crash_states += report.crash_states;
     add_counts(counts.judged, report.judged);
     add_counts(counts.hits, report.hits);
@@ -341,6 +347,11 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     judge_coverage(row, simulation, counts.judged, counts.hits, violates);
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
+    }
+    if (row.schedules_cut != 0) {
+        row.detail += (row.detail.empty() ? "" : "; ") + std::to_string(row.schedules_cut) +
+                      " schedule(s) not explored past step " + std::to_string(simulation.bounds().steps) +
+                      " (the step bound explore.steps)";
     }
     // Never silent about what exploration did not try (issue 9 section 3).
     if (!expect.fuzz.strategies.empty()) {

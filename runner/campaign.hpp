@@ -59,6 +59,7 @@ struct FuzzReport {
     ExploreBounds bounds;             // the simulation's, for the output
     std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
     std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up
+    std::uint64_t schedules_cut = 0;  // not explored past the step bound (bounds.steps)
     /// Summed over the schedules run (RunOutcome::judged, RunOutcome::hits).
     std::vector<std::uint64_t> judged;
     std::vector<std::uint64_t> hits;
@@ -72,6 +73,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
 /// Asks every running campaign to stop at the next schedule (async-signal-safe).
 void request_stop();
 auto stop_requested() -> bool;
+/// Withdraws a stop request (tests that interrupt and then go on).
+void clear_stop_request();
 
 /// One strategy's part of a check.
 struct CheckAttempt {
@@ -100,6 +103,9 @@ struct CheckRow {
     std::string story;    // of the violation that broke a "holds", if any
     std::string command;  // reproduces it
     bool interrupted = false;
+    /// Not run: the check was interrupted before this variant (issue 14).
+    bool skipped = false;
+    std::uint64_t schedules_cut = 0;  // runs not explored past the step bound
     /// Over every run of the row (scripted and each strategy): crash states
     /// each checker judged with something at stake, and hits of each of the
     /// model's yield points (runner/coverage.hpp).

@@ -29,9 +29,11 @@ void write_repro(const Repro& repro, const std::string& path) {
     json["schedule_seed"] = repro.schedule_seed;
     json["choices"] = repro.choices;
     json["explore"] = explore_json(repro.bounds);
-    std::string keep;
-    for (bool kept : repro.crash.keep) keep += kept ? '1' : '0';
-    json["crash"] = {{"step", repro.crash.step}, {"after", repro.crash.after}, {"keep", keep}};
+    if (repro.crash) {
+        std::string keep;
+        for (bool kept : repro.crash->keep) keep += kept ? '1' : '0';
+        json["crash"] = {{"step", repro.crash->step}, {"after", repro.crash->after}, {"keep", keep}};
+    }
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
     if (!repro.shrink_log.empty()) json["shrunk"] = repro.shrink_log;
@@ -40,18 +42,30 @@ void write_repro(const Repro& repro, const std::string& path) {
 }
 
 auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
-    return {{"io_reorders", bounds.io_reorders}, {"daemon_wakeups", bounds.daemon_wakeups}};
+    return {{"io_reorders", bounds.io_reorders},
+            {"daemon_wakeups", bounds.daemon_wakeups},
+            {"steps", bounds.steps},
+            {"progress_steps", bounds.progress_steps}};
 }
 
 auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds {
     ExploreBounds bounds{0, 0};
     if (!file.contains("explore")) return bounds;
     const Json& explore = file.at("explore");
-    in.check_keys(explore, "$.explore", {"io_reorders", "daemon_wakeups"}, {"io_reorders", "daemon_wakeups"});
+    // steps and progress_steps: absent in files written before they were bounds (issue 14).
+    in.check_keys(explore, "$.explore", {"io_reorders", "daemon_wakeups", "steps", "progress_steps"},
+                  {"io_reorders", "daemon_wakeups"});
     bounds.io_reorders = static_cast<std::uint32_t>(
         in.read_unsigned_in(explore.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
     bounds.daemon_wakeups = static_cast<std::uint32_t>(
         in.read_unsigned_in(explore.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
+    if (explore.contains("steps")) {
+        bounds.steps = in.read_unsigned_in(explore.at("steps"), "$.explore.steps", 1, explore_steps_max);
+    }
+    if (explore.contains("progress_steps")) {
+        bounds.progress_steps =
+            in.read_unsigned_in(explore.at("progress_steps"), "$.explore.progress_steps", 1, explore_steps_max);
+    }
     return bounds;
 }
 
@@ -80,12 +94,14 @@ namespace {
 
 void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
     in.check_keys(crash, "$.crash", {"step", "after", "keep"}, {"step", "after", "keep"});
-    repro.crash.step = in.read_unsigned(crash.at("step"), "$.crash.step");
-    repro.crash.after = in.read_string(crash.at("after"), "$.crash.after");
+    CrashRecord record;
+    record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
+    record.after = in.read_string(crash.at("after"), "$.crash.after");
     for (char c : in.read_string(crash.at("keep"), "$.crash.keep")) {
         if (c != '0' && c != '1') in.fail("$.crash.keep", "a string of 0 and 1", json_quoted(std::string(1, c)));
-        repro.crash.keep.push_back(c == '1');
+        record.keep.push_back(c == '1');
     }
+    repro.crash = std::move(record);
 }
 
 auto read_string_array(const Json& value, const std::string& json_path, const JsonReader& in)
@@ -105,8 +121,9 @@ auto read_repro(const std::string& path) -> Repro {
     in.check_keys(json, "$",
                   {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
                    "choices", "explore", "crash", "violation", "trace_hash", "shrunk", "scenario"},
+                  // No crash: a liveness or deadlock violation (issue 14).
                   {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
-                   "crash", "violation", "trace_hash", "scenario"});
+                   "violation", "trace_hash", "scenario"});
     Repro repro;
     repro.scenario_path = in.read_name(json.at("scenario_path"), "$.scenario_path");
     // The scenario's own text: a JSON file, so newlines and tabs are in it.
@@ -124,7 +141,7 @@ auto read_repro(const std::string& path) -> Repro {
             in.read_unsigned_in(choices[i], index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
     }
     repro.bounds = read_explore_json(json, in);
-    read_crash(json.at("crash"), in, repro);
+    if (json.contains("crash")) read_crash(json.at("crash"), in, repro);
     const Json& violation = json.at("violation");
     in.check_keys(violation, "$.violation", {"checker", "message"}, {"checker", "message"});
     repro.checker = in.read_name(violation.at("checker"), "$.violation.checker");
@@ -158,7 +175,7 @@ auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std:
     repro.schedule_seed = report.schedule_seed;
     repro.choices = report.failing.choices;
     repro.bounds = report.bounds;
-    repro.crash = *report.failing.crash;
+    repro.crash = report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.message = report.failing.violations.front().message;
     repro.trace_hash = report.failing.trace_hash;
@@ -166,9 +183,9 @@ auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std:
 }
 
 auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
-                     std::uint64_t seed) -> std::string {
+                     std::uint64_t seed, std::uint64_t schedule_index) -> std::string {
     return "repro-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(strategy) + "-seed" +
-           std::to_string(seed) + ".json";
+           std::to_string(seed) + "-schedule" + std::to_string(schedule_index) + ".json";
 }
 
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
@@ -176,6 +193,47 @@ auto result_file_name(const std::string& scenario, const std::string& variant, c
     return "result-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(request.strategy.text()) +
            "-seed" + std::to_string(request.seed) + "-shard" + std::to_string(request.shard_index) + "of" +
            std::to_string(request.shard_count) + ".json";
+}
+
+auto load_repro(const std::string& path) -> LoadedRepro {
+    LoadedRepro loaded;
+    loaded.repro = read_repro(path);
+    const Repro& repro = loaded.repro;
+    try {
+        loaded.scenario = parse_scenario(repro.scenario_text, repro.scenario_path);
+    } catch (const InputError& error) {
+        throw InputError(path + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
+                         error.what() + ")");
+    }
+    const Variant* variant = loaded.scenario.find_variant(repro.variant);
+    if (variant == nullptr) {
+        throw InputError(path + ": $.variant: expected a variant of the embedded scenario, got \"" + repro.variant +
+                         "\"");
+    }
+    try {
+        Simulation simulation(loaded.scenario, *variant);
+        simulation.set_bounds(repro.bounds);
+        loaded.replayed = simulation.replay(repro.choices, repro.crash, true);
+    } catch (const sim::ReplayDiverged& diverged) {
+        throw InputError(path + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
+                         diverged.what());
+    }
+    const RunOutcome& outcome = loaded.replayed;
+    if (!outcome.violated()) {
+        throw InputError(path + ": $.violation: expected a replay that violates " + repro.checker +
+                         ", got a run that holds (the repro does not reproduce its violation)");
+    }
+    if (outcome.violations.front().checker != repro.checker) {
+        throw InputError(path + ": $.violation.checker: expected " + outcome.violations.front().checker +
+                         " (what the replay violates), got " + json_quoted(repro.checker));
+    }
+    if (outcome.trace_hash != repro.trace_hash) {
+        throw InputError(path + ": $.trace_hash: expected " + hex(outcome.trace_hash) +
+                         " (the replay's), got " + json_quoted(hex(repro.trace_hash)) +
+                         ": the replay does not reproduce the recorded run (the repro was edited, or written by "
+                         "another version of crashsim)");
+    }
+    return loaded;
 }
 
 }  // namespace scenarios

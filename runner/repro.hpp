@@ -2,6 +2,7 @@
 // Repro files: everything needed to replay a failing schedule byte for byte,
 // the scenario included, so a repro stays valid when the scenario file moves.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,20 +27,23 @@ struct Repro {
     /// The bounds the choices were taken under (the candidate lists depend on
     /// them); absent in files written before them: 0 and 0, that engine's.
     ExploreBounds bounds{0, 0};
-    CrashRecord crash;
+    /// Absent for a violation without a power cut (liveness, deadlock).
+    std::optional<CrashRecord> crash;
     std::string checker;
     std::string message;
     std::uint64_t trace_hash = 0;
     std::vector<std::string> shrink_log;  // what shrinking removed, if it ran
 };
 
-/// The repro of a campaign's first failing schedule (report.found, with a
-/// crash record: not a liveness or deadlock violation).
+/// The repro of a campaign's first failing schedule (report.found); a
+/// liveness or deadlock violation has no crash record.
 auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
                 const std::string& scenario_text, const std::string& variant) -> Repro;
-/// "repro-SCENARIO-VARIANT-STRATEGY-seedN.json", each part made file-name safe.
+/// "repro-SCENARIO-VARIANT-STRATEGY-seedN-scheduleI.json", each part made
+/// file-name safe: one name per failing schedule, so shards writing to one
+/// directory never overwrite each other's repros.
 auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
-                     std::uint64_t seed) -> std::string;
+                     std::uint64_t seed, std::uint64_t schedule_index) -> std::string;
 /// "result-SCENARIO-VARIANT-STRATEGY-seedN-shardKofN.json", the same.
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
     -> std::string;
@@ -48,6 +52,20 @@ auto result_file_name(const std::string& scenario, const std::string& variant, c
 void write_repro(const Repro& repro, const std::string& path);
 /// Throws InputError naming the file and the JSON path on a bad repro.
 auto read_repro(const std::string& path) -> Repro;
+
+/// A repro file read and checked against what it claims (read_repro, then
+/// its scenario loads, names its variant, and replays to the recorded run).
+struct LoadedRepro {
+    Repro repro;
+    Scenario scenario;
+    RunOutcome replayed;  // the traced replay
+    [[nodiscard]] auto variant() const -> const Variant& { return *scenario.find_variant(repro.variant); }
+};
+/// The one way every verb reads a repro (replay, shrink): throws InputError
+/// naming the file and the JSON path when the file is malformed, its
+/// scenario does not load, its choices diverge, or the replay does not
+/// reproduce the recorded violation and trace hash.
+auto load_repro(const std::string& path) -> LoadedRepro;
 /// ExploreBounds as repro and campaign result files write them, under "explore".
 auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
 /// The "explore" object of a repro or result file; a file without one was

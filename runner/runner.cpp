@@ -44,6 +44,7 @@ struct Workload {
     checkers::Oracle& oracle;
     std::vector<bool>& created;
     std::uint64_t fsyncs = 0;
+    std::uint64_t completed = 0;  // operations completed: what progress is (issue 14)
     const model::ModelInfo* info = model::find_model(scenario.model);
     PerfOutcome* perf = nullptr;  // set for performance runs
 
@@ -61,6 +62,7 @@ struct Workload {
         for (std::size_t i = 0; i < ops.size(); i++) {
             if (i > 0) sim::yield(op_begin);
             run(ops[i]);
+            completed++;
         }
     }
 
@@ -320,7 +322,8 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     run_label_ = "scripted schedule, seed " + std::to_string(seed);
     // A scripted schedule names its own order: no charged timer choices.
     return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
-                   trace, scenario_.schedule.empty() ? nullptr : &script, ExploreBounds{0, 0});
+                   trace, scenario_.schedule.empty() ? nullptr : &script,
+                   ExploreBounds{0, 0, scenario_.explore.steps, scenario_.explore.progress_steps});
 }
 
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
@@ -390,12 +393,12 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
                    nullptr, bounds_);
 }
 
-auto Simulation::replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash,
+auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
     run_label_ = "replay of a recorded schedule";
-    return execute(strategy, CrashPlan{CrashPlan::Kind::at_step, crash}, sim::Prng(0), trace,
-                   nullptr, bounds_);
+    const CrashPlan plan = crash ? CrashPlan{CrashPlan::Kind::at_step, *crash} : CrashPlan{CrashPlan::Kind::none, {}};
+    return execute(strategy, plan, sim::Prng(0), trace, nullptr, bounds_);
 }
 
 }  // namespace scenarios
@@ -597,21 +600,65 @@ struct RunState {
                 }
                 break;
             case CrashPlan::Kind::scripted:
+            case CrashPlan::Kind::none:
                 break;
         }
         return stop;
     }
 };
 
+/// What tells progress from its absence: operations completing (issue 14).
+struct ProgressWatch {
+    const std::uint64_t& completed;  // Workload::completed
+    std::uint64_t seen = 0;
+    std::uint64_t at_step = 0;  // the step at which an operation last completed
+
+    void after_step(const sim::Scheduler& scheduler) {
+        if (completed == seen) return;
+        seen = completed;
+        at_step = scheduler.steps();
+    }
+};
+
+/// Each unfinished task and where it is, for a liveness violation.
+auto describe_running(const sim::Scheduler& scheduler) -> std::string {
+    std::string out;
+    for (sim::TaskId task = 0; task < scheduler.task_count(); task++) {
+        const sim::TaskState state = scheduler.task_state(task);
+        if (state == sim::TaskState::finished) continue;
+        if (!out.empty()) out += "; ";
+        out += scheduler.task_name(task);
+        if (state == sim::TaskState::blocked) {
+            out += std::string(" blocked on ") + scheduler.blocked_on(task);
+        } else if (scheduler.last_point(task) != nullptr) {
+            out += " at " + std::string(scheduler.last_point(task)->name);
+        }
+    }
+    return out;
+}
+
 /// One engine step; false when the run ends there: every task finished, a
-/// deadlock, the step bound, or the search cut it.
-auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome, std::uint64_t steps_max)
-    -> bool {
-    if (scheduler.steps() + 1 >= steps_max) {
-        outcome.violations.push_back({"liveness", "", 0, "the tasks to end",
-                                      "still running after " + std::to_string(steps_max) + " steps",
-                                      "no progress: tasks still running after " + std::to_string(steps_max) +
-                                          " steps"});
+/// deadlock, no progress, the step bound, or the search cut it.
+auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome, const ExploreBounds& bounds,
+             ProgressWatch& progress, sim::Trace& trace) -> bool {
+    if (scheduler.steps() >= bounds.steps) {
+        // A bound, not a finding: the run is not explored past this step.
+        outcome.cut_at_step = bounds.steps;
+        trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "engine",
+                   "not explored past step " + std::to_string(bounds.steps) +
+                       ": the run reached the step bound (explore.steps); no claim about the rest of it"});
+        return false;
+    }
+    if (scheduler.steps() - progress.at_step >= bounds.progress_steps) {
+        const std::string running = describe_running(scheduler);
+        const std::string window = std::to_string(bounds.progress_steps) + " steps";
+        outcome.violations.push_back(
+            {"liveness", "", 0, "an operation to complete within " + window + " (explore.progress_steps)",
+             "none completed in steps " + std::to_string(progress.at_step + 1) + " to " +
+                 std::to_string(scheduler.steps()),
+             "no progress: no operation completed in the last " + window + " (explore.progress_steps bound), " +
+                 "steps " + std::to_string(progress.at_step + 1) + " to " + std::to_string(scheduler.steps()) +
+                 "; still running: " + running});
         return false;
     }
     const std::uint64_t steps_before = scheduler.steps();
@@ -626,6 +673,7 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
     // One step per call; a choice only where there was more than one candidate.
     SIM_ASSERT(scheduler.steps() == steps_before + 1);
     SIM_ASSERT(scheduler.choices().size() <= scheduler.steps());
+    progress.after_step(scheduler);
     strategy.after_step(scheduler);
     if (strategy.abandoned()) {
         outcome.abandoned = true;
@@ -643,7 +691,8 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
         throw sim::ReplayDiverged("the run ended at step " + std::to_string(run.scheduler.steps()) +
                                   " before the recorded crash step " + std::to_string(plan.recorded.step));
     }
-    if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty()) return;
+    // A run cut by the step bound claims nothing past it: no crash at its end.
+    if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty() || outcome.cut_at_step != 0) return;
     UnflushedPolicy policy = UnflushedPolicy::none;
     if (script != nullptr && script->at_crash()) {
         policy = script->crash_step().unflushed;
@@ -665,9 +714,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     std::vector<bool> created = prototype_created_;
     const checkers::CheckContext context{scenario_.files, scenario_.device.block_size};
     {
-        constexpr std::uint64_t steps_max = run_steps_max;
         sim::Scheduler scheduler({.timers_race_tasks = true,
-                                  .steps_max = steps_max,
+                                  .steps_max = bounds.steps + 1,
                                   .io_reorders = bounds.io_reorders,
                                   .daemon_wakeups = bounds.daemon_wakeups},
                                  &trace);
@@ -683,11 +731,12 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
         }
         RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context};
+        ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;
         while (!stop) {
             if (script != nullptr && script->at_crash()) break;
-            if (!advance(scheduler, strategy, outcome, steps_max)) break;
+            if (!advance(scheduler, strategy, outcome, bounds, progress, trace)) break;
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
         finish_crash(plan, script, stop, run, crash_prng);

@@ -31,6 +31,9 @@ struct RunOutcome {
     std::uint64_t steps = 0;
     std::uint64_t crash_states = 0;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
+    /// The step bound (explore.steps) when the run was cut there: not
+    /// explored past that step, no claim about the rest (not a violation).
+    std::uint64_t cut_at_step = 0;
     std::vector<std::uint32_t> choices;
     std::string story;
     std::string trace;  // every line, for --trace-text and hashing
@@ -68,6 +71,7 @@ struct CrashPlan {
         exhaustive,   // the same, with every subset of unflushed writes (bounded)
         scripted,     // at the schedule's crash step (or at the end)
         at_step,      // replay: at a recorded step with a recorded subset
+        none,         // replay of a violation without a crash (liveness, deadlock)
     };
     Kind kind = Kind::every_state;
     CrashRecord recorded;  // at_step
@@ -91,8 +95,9 @@ public:
     auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
     /// The next schedule of a bounded exhaustive search.
     auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
-    /// A recorded run: choices plus crash.
-    auto replay(const std::vector<std::uint32_t>& choices, const CrashRecord& crash, bool trace)
+    /// A recorded run: choices plus crash; without a crash (a liveness or
+    /// deadlock violation), the run to its end with no crash state.
+    auto replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash, bool trace)
         -> RunOutcome;
     /// Decisions a schedule takes (PCT's k): the most of a few random
     /// schedules, measured on first use.
@@ -128,9 +133,9 @@ private:
     std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };
 
-/// Steps one run of the tasks may take before it is reported as a liveness
-/// violation ("no progress").
-inline constexpr std::uint64_t run_steps_max = 200'000;
+// One run of the tasks is bounded by the scenario's explore.steps (cut there,
+// not a violation) and explore.progress_steps (that many steps without an
+// operation completing: a liveness violation), loader/scenario.hpp.
 /// Steps the set-up may take (it runs once per variant, tasks in order).
 inline constexpr std::uint64_t setup_steps_max = 10'000'000;
 /// Steps a performance run may take (a fio or fs_mark workload at full size).

@@ -31,23 +31,33 @@ struct Found {
     std::uint32_t preemptions;
 };
 
+/// What one search over 0..preemptions_max preemptions came to.
+struct Search {
+    std::optional<Found> found;
+    std::string other;  // another failure came first: "checker at P preemption(s)"
+    /// Preemption bounds whose search stopped at the cap before it completed
+    /// (a failure the same way may lie past it; issue 14).
+    std::vector<std::uint32_t> capped;
+    bool interrupted = false;  // stopped by request_stop()
+};
+
 auto search(const std::string& text, const std::string& path, const std::string& variant_name,
-            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds)
-    -> std::optional<Found> {
+            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds) -> Search {
+    Search result;
     Scenario scenario;
     try {
         scenario = parse_scenario(text, path);
     } catch (const InputError&) {
-        return std::nullopt;  // the removal left a scenario that does not load
+        return result;  // the removal left a scenario that does not load
     }
     const Variant* variant = scenario.find_variant(variant_name);
-    if (variant == nullptr) return std::nullopt;
+    if (variant == nullptr) return result;
     std::optional<Simulation> simulation;
     try {
         simulation.emplace(scenario, *variant);
         simulation->set_bounds(bounds);
     } catch (const InputError&) {
-        return std::nullopt;  // the set-up no longer completes
+        return result;  // the set-up no longer completes
     }
     for (std::uint32_t preemptions = 0; preemptions <= options.preemptions_max; preemptions++) {
         FuzzRequest request;
@@ -55,12 +65,30 @@ auto search(const std::string& text, const std::string& path, const std::string&
         request.strategy.preemptions = preemptions;
         request.schedules = options.schedules_per_search;
         const FuzzReport report = explore_exhaustively(*simulation, request);
-        if (report.found && target.matches(report.failing)) {
-            return Found{report.failing, preemptions};
+        if (report.interrupted) {
+            result.interrupted = true;
+            return result;
         }
-        if (report.found) return std::nullopt;  // another failure comes first: not the same story
+        if (report.found && target.matches(report.failing)) {
+            result.found = Found{report.failing, preemptions};
+            return result;
+        }
+        if (report.found) {  // another failure comes first: not the same story
+            result.other = report.failing.violations.front().checker + " at " + std::to_string(preemptions) +
+                           " preemption(s)";
+            return result;
+        }
+        if (!report.complete) result.capped.push_back(preemptions);
     }
-    return std::nullopt;
+    return result;
+}
+
+auto capped_text(const std::vector<std::uint32_t>& capped, std::uint64_t cap) -> std::string {
+    std::string bounds;
+    for (const std::uint32_t preemptions : capped) bounds += (bounds.empty() ? "" : ", ") + std::to_string(preemptions);
+    return "the search" + std::string(capped.size() == 1 ? "" : "es") + " at " + bounds + " preemption(s) " +
+           (capped.size() == 1 ? "was" : "were") + " capped at " + std::to_string(cap) +
+           " schedules before completing";
 }
 
 /// Every (json pointer to an ops array, index) that may be removed.
@@ -122,56 +150,95 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     const Target target{violation.checker, violation.file, violation.offset};
 
     // Fewest operations: drop one at a time while the same failure is found.
-    std::optional<Found> best = search(original.scenario_text, original.scenario_path,
-                                       original.variant, target, options, original.bounds);
-    for (bool removed = true; removed && best;) {
+    Search initial = search(original.scenario_text, original.scenario_path, original.variant, target, options,
+                            original.bounds);
+    result.interrupted = initial.interrupted;
+    std::optional<Found> best = initial.found;
+    std::vector<std::uint32_t> best_capped = initial.capped;  // below the best's preemptions
+    std::uint64_t removals_capped = 0;  // removals rejected by a capped search
+    for (bool removed = true; removed && best && !result.interrupted;) {
         removed = false;
         for (const auto& [pointer, index] : removable_ops(document)) {
             const Json reduced = without(document, pointer, index);
-            auto found = search(reduced.dump(2), original.scenario_path, original.variant, target, options,
-                                original.bounds);
-            if (!found) continue;
+            Search found = search(reduced.dump(2), original.scenario_path, original.variant, target, options,
+                                  original.bounds);
+            if (found.interrupted) {
+                result.interrupted = true;
+                break;
+            }
+            if (!found.found) {
+                if (!found.capped.empty() && found.other.empty()) removals_capped++;
+                continue;
+            }
             result.log.push_back(describe_op(document, pointer, index));
             document = reduced;
-            best = std::move(found);
+            best = std::move(found.found);
+            best_capped = found.capped;
             removed = true;
             break;
         }
+    }
+    if (removals_capped != 0) {
+        result.log.push_back(std::to_string(removals_capped) + " operation removal(s) rejected by a search capped at " +
+                             std::to_string(options.schedules_per_search) +
+                             " schedules: a smaller scenario may still fail the same way");
     }
     std::string text = original.scenario_text;
     RunOutcome outcome = first;
     if (best) {
         if (!result.log.empty() || !document.contains("schedule")) text = document.dump(2) + "\n";
         outcome = best->outcome;
-        result.log.push_back("fewest preemptions: " + std::to_string(best->preemptions));
+        std::string line = "fewest preemptions: " + std::to_string(best->preemptions);
+        if (!best_capped.empty()) {
+            line += " (" + capped_text(best_capped, options.schedules_per_search) + ": fewer may fail the same way)";
+        }
+        result.log.push_back(line);
+    } else if (initial.interrupted) {
+        // Said below, once.
+    } else if (!initial.other.empty()) {
+        result.log.push_back("a bounded search first fails another way (" + initial.other +
+                             "); kept the original schedule");
+    } else if (!initial.capped.empty()) {
+        result.log.push_back("no schedule found with at most " + std::to_string(options.preemptions_max) +
+                             " preemptions that fails the same way, but " +
+                             capped_text(initial.capped, options.schedules_per_search) +
+                             "; kept the original schedule");
     } else {
         result.log.push_back("no schedule with at most " + std::to_string(options.preemptions_max) +
                              " preemptions fails the same way; kept the original schedule");
     }
-    // Fewest kept unflushed writes.
+    // Fewest kept unflushed writes (a liveness or deadlock violation has no crash).
     const Scenario shrunk_scenario = parse_scenario(text, original.scenario_path);
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
     shrunk.set_bounds(original.bounds);
-    CrashRecord crash = *outcome.crash;
-    for (std::size_t i = 0; i < crash.keep.size(); i++) {
-        if (!crash.keep[i]) continue;
-        CrashRecord fewer = crash;
+    std::optional<CrashRecord> crash = outcome.crash;
+    for (std::size_t i = 0; crash && i < crash->keep.size(); i++) {
+        if (!crash->keep[i]) continue;
+        if (stop_requested()) {
+            result.interrupted = true;
+            break;
+        }
+        CrashRecord fewer = *crash;
         fewer.keep[i] = false;
         if (target.matches(shrunk.replay(outcome.choices, fewer, false))) {
             crash = fewer;
             result.log.push_back("dropped kept unflushed write " + std::to_string(i));
         }
     }
+    if (result.interrupted) {
+        result.log.push_back("interrupted: shrinking stopped before it finished; this is as far as it got");
+    }
     result.outcome = shrunk.replay(outcome.choices, crash, true);
     SIM_ASSERT(target.matches(result.outcome));
     result.repro.scenario_text = text;
     result.repro.choices = result.outcome.choices;
-    result.repro.crash = *result.outcome.crash;
+    result.repro.crash = result.outcome.crash;
     result.repro.message = result.outcome.violations.front().message;
     result.repro.trace_hash = result.outcome.trace_hash;
     result.repro.shrink_log = result.log;
     result.changed = result.repro.choices != original.choices || text != original.scenario_text ||
-                     result.repro.crash.keep != original.crash.keep;
+                     (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
+                         (original.crash ? original.crash->keep : std::vector<bool>{});
     return result;
 }
 

@@ -20,11 +20,15 @@ struct ShrinkOptions {
 struct ShrinkResult {
     Repro repro;                    // the shrunk repro (trace hash of the shrunk run)
     RunOutcome outcome;             // the shrunk run, traced
-    std::vector<std::string> log;   // what was removed, one line each
+    std::vector<std::string> log;   // what was removed, one line each; capped searches
     bool changed = false;
+    /// Stopped by request_stop() (SIGINT, SIGTERM): the repro is as shrunk as
+    /// it got, and its log says so.
+    bool interrupted = false;
 };
 
 /// Shrinks `repro`; the result still fails the same checker at the same place.
+/// `repro` must replay to its violation (load_repro checks a repro file).
 auto shrink(const Repro& repro, const ShrinkOptions& options) -> ShrinkResult;
 
 }  // namespace scenarios

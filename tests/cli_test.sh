@@ -347,8 +347,13 @@ bad_flag "check of a schedule it cannot follow" "crashsim: $TMP/unfollowable.jso
 # bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
 bad_repro() {
     run_cs "$TMP/repro.out" "$TMP/repro.err" replay "$TMP/repro/$2" --trace-text "$TMP/repro/trace.txt"
+    # shrink reads a repro as replay does (issue 14: it stopped on an assertion).
+    "$BIN" shrink "$TMP/repro/$2" --out "$TMP/repro/shrunk.json" >"$TMP/shrink-bad.out" 2>"$TMP/shrink-bad.err"
+    shrink_rc=$?
     mv "$TMP/repro/$2" "$TMP/$2.saved"
     expect_input_error "$1" "$TMP/repro.out" "$TMP/repro.err" "$TMP/repro" "$3"
+    RC=$shrink_rc
+    expect_input_error "shrink: $1" "$TMP/shrink-bad.out" "$TMP/shrink-bad.err" "$TMP/repro" "$3"
 }
 mkdir "$TMP/repro"
 
@@ -406,6 +411,14 @@ awk '
 ' "$GOOD_REPRO" >"$TMP/repro/nochoices.json"
 bad_repro "replay of a repro with an empty choices array" nochoices.json "crashsim: $TMP/repro/nochoices.json: \$.choices"
 
+# A repro whose replay gives another trace hash does not reproduce its run: exit 2.
+sed 's/"trace_hash": "[0-9a-f]*"/"trace_hash": "0000000000000001"/' "$GOOD_REPRO" >"$TMP/repro/hash.json"
+bad_repro "replay of a repro whose trace hash differs" hash.json \
+    "crashsim: $TMP/repro/hash.json: \$.trace_hash: expected "
+sed 's/"checker": "fsync_durability"/"checker": "no_stale_data"/' "$GOOD_REPRO" >"$TMP/repro/checker.json"
+bad_repro "replay of a repro naming another violation" checker.json \
+    "crashsim: $TMP/repro/checker.json: \$.violation.checker: expected fsync_durability"
+
 # A bad scenario embedded in a repro is blamed on the repro and $.scenario.
 # (The first escaped "fsync_durability", on the scenario's one line, is in its checkers.)
 sed 's/\\"fsync_durability\\",/\\"fsync_durabilityX\\",/' \
@@ -429,6 +442,14 @@ for k in 0 1 2; do
         not_ok "fuzz --shard $k/3 writes its result" "exit $RC" "$(show "$TMP/shard.err")"
     fi
 done
+# Each shard writes its own repro: names carry the schedule (issue 14: they
+# were named by the campaign seed alone and overwrote each other).
+shard_repros=$(ls -A "$TMP/shards" | grep -c '^repro-.*-schedule[0-9]*\.json$')
+if [ "$shard_repros" -eq 3 ]; then
+    ok "three shards sharing --out leave three repro files"
+else
+    not_ok "three shards sharing --out leave three repro files" "$(files_in "$TMP/shards")"
+fi
 run_cs "$TMP/merge.out" "$TMP/merge.err" merge "$TMP"/shards/result-*.json --out "$TMP/merged.json"
 expect_rc "merge of three shards" 1 "$TMP/merge.out" "$TMP/merge.err"
 run_cs "$TMP/all.out" "$TMP/all.err" fuzz "$SCEN" --variant before-fix --schedules 3000 --all \
@@ -482,6 +503,91 @@ if ls "$TMP"/*.tmp* "$TMP"/shards/*.tmp* >/dev/null 2>&1; then
 else
     ok "an interrupted run leaves no temporary file"
 fi
+
+# ---------------------------------------------------------------- liveness and the step bound (issue 14)
+# The liveness bound at 3 steps: the fsync takes more, so fix-1 fails liveness,
+# a violation without a crash record that fuzz must report, shrink and write.
+sed 's/"explore": {"io_reorders": 1, "daemon_wakeups": 0}/"explore": {"io_reorders": 1, "daemon_wakeups": 0, "progress_steps": 3}/' \
+    "$SCEN" >"$TMP/impatient.json"
+for strategy in dfs random; do
+    rm -rf "$TMP/live" && mkdir "$TMP/live"
+    run_cs "$TMP/live.out" "$TMP/live.err" fuzz "$TMP/impatient.json" --variant fix-1 --strategy "$strategy" \
+        --schedules 50 --out "$TMP/live"
+    expect_rc "fuzz --strategy $strategy finding a liveness violation" 1 "$TMP/live.out" "$TMP/live.err"
+    expect_grep "fuzz --strategy $strategy names the liveness bound" \
+        "VIOLATION liveness: no progress: no operation completed in the last 3 steps (explore.progress_steps bound)" \
+        "$TMP/live.out"
+    live_repro=$(ls "$TMP"/live/repro-*.json 2>/dev/null | head -n 1)
+    if [ -n "$live_repro" ] && ! grep -q '"crash"' "$live_repro"; then
+        ok "fuzz --strategy $strategy writes a liveness repro without a crash record"
+    else
+        not_ok "fuzz --strategy $strategy writes a liveness repro without a crash record" "$(files_in "$TMP/live")"
+    fi
+    run_cs "$TMP/live-replay.out" "$TMP/live-replay.err" replay "$live_repro"
+    expect_rc "replay of the $strategy liveness repro" 1 "$TMP/live-replay.out" "$TMP/live-replay.err"
+    expect_grep "replay of the $strategy liveness repro matches" "(matches the repro)" "$TMP/live-replay.out"
+    run_cs "$TMP/live-shrink.out" "$TMP/live-shrink.err" shrink "$live_repro" --out "$TMP/live/shrunk.json"
+    expect_rc "shrink of the $strategy liveness repro" 1 "$TMP/live-shrink.out" "$TMP/live-shrink.err"
+    expect_grep "shrink of the $strategy liveness repro keeps it" "VIOLATION liveness" "$TMP/live-shrink.out"
+done
+# The step bound: a run cut there is not a violation, and says it is a bound.
+sed 's/"explore": {"io_reorders": 1, "daemon_wakeups": 0}/"explore": {"io_reorders": 1, "daemon_wakeups": 0, "steps": 5}/' \
+    "$SCEN" >"$TMP/short.json"
+run_cs "$TMP/short.out" "$TMP/short.err" run "$TMP/short.json" --variant fix-1
+expect_rc "run cut by explore.steps" 0 "$TMP/short.out" "$TMP/short.err"
+expect_grep "run cut by explore.steps says it is a bound" \
+    "not explored past step 5: the run reached the step bound (explore.steps)" "$TMP/short.out"
+rm -rf "$TMP/flag" && mkdir "$TMP/flag"
+sed 's/"explore": {"io_reorders": 1, "daemon_wakeups": 0}/"explore": {"io_reorders": 1, "daemon_wakeups": 0, "steps": 0}/' \
+    "$SCEN" >"$TMP/zero-steps.json"
+bad_flag "a scenario with explore.steps 0" \
+    "crashsim: $TMP/zero-steps.json: \$.explore.steps: expected an unsigned integer from 1 to 1000000000, got 0" -- \
+    run "$TMP/zero-steps.json" --trace-text "$TMP/flag/trace.txt"
+
+# ---------------------------------------------------------------- interrupted shrink and check (issue 14)
+# wait_for_handler PID: until SIGTERM (bit 14 of SigCgt) is caught, then a moment more.
+wait_for_handler() {
+    for _ in $(seq 1 1000); do
+        cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$cgt" ] && (( (16#$cgt >> 14) & 1 )) && break
+        sleep 0.01
+    done
+    sleep "$2"
+}
+rm -rf "$TMP/stop" && mkdir "$TMP/stop"
+"$BIN" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 --no-shrink --quiet \
+    --out "$TMP/stop" >/dev/null 2>&1
+raw_repro=$(ls "$TMP"/stop/repro-*.json | head -n 1)
+"$BIN" shrink "$raw_repro" --out "$TMP/stop/shrunk.json" >"$TMP/stop.out" 2>"$TMP/stop.err" &
+pid=$!
+wait_for_handler "$pid" 1
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+expect_rc "a shrink stopped by SIGTERM" 130 "$TMP/stop.out" "$TMP/stop.err"
+expect_grep "an interrupted shrink says so" "interrupted: the repro written to $TMP/stop/shrunk.json is as far as shrinking got" "$TMP/stop.out"
+expect_grep "an interrupted shrink marks its repro" "interrupted: shrinking stopped before it finished" "$TMP/stop/shrunk.json"
+if grep -q "no schedule with at most" "$TMP/stop.out"; then
+    not_ok "an interrupted shrink does not claim that no smaller schedule exists" "$(show "$TMP/stop.out")"
+else
+    ok "an interrupted shrink does not claim that no smaller schedule exists"
+fi
+run_cs "$TMP/stop-replay.out" "$TMP/stop-replay.err" replay "$TMP/stop/shrunk.json"
+expect_rc "replay of an interrupted shrink's repro" 1 "$TMP/stop-replay.out" "$TMP/stop-replay.err"
+
+"$BIN" check scenarios/ --junit "$TMP/stop/check.xml" --json "$TMP/stop/check.json" \
+    >"$TMP/check-stop.out" 2>"$TMP/check-stop.err" &
+pid=$!
+wait_for_handler "$pid" 1
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+expect_rc "a check stopped by SIGTERM" 130 "$TMP/check-stop.out" "$TMP/check-stop.err"
+expect_grep "an interrupted check says so on the terminal" "check: interrupted: " "$TMP/check-stop.out"
+expect_grep "an interrupted check marks unrun variants skipped in JUnit" "<skipped message=\"not run: the check was interrupted" "$TMP/stop/check.xml"
+expect_grep "an interrupted check's JUnit names itself interrupted" "crashsim check (interrupted)" "$TMP/stop/check.xml"
+expect_grep "an interrupted check's JSON says so" '"interrupted": true' "$TMP/stop/check.json"
+expect_grep "an interrupted check's JSON marks unrun variants" '"skipped": true' "$TMP/stop/check.json"
 
 # ---------------------------------------------------------------- perf
 run_cs "$TMP/perf.out" "$TMP/perf.err" perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv "$TMP/perf.csv"

@@ -152,12 +152,16 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
     CHECK(repro.choices == std::vector<std::uint32_t>{1, 0, 2});
     CHECK(repro.bounds.io_reorders == 2);
     CHECK(repro.bounds.daemon_wakeups == 1);
-    CHECK(repro.crash.step == 12);
-    CHECK(repro.crash.keep == std::vector<bool>{true, false});
+    REQUIRE(repro.crash.has_value());
+    CHECK(repro.crash->step == 12);
+    CHECK(repro.crash->keep == std::vector<bool>{true, false});
     CHECK(repro.checker == "fsync_durability");
     CHECK(repro.message == "lost");
     CHECK(repro.trace_hash == 0xabc);
-    CHECK(scenarios::repro_file_name("btrfs/x y", "v", "pct:3", 42) == "repro-btrfs_x_y-v-pct_3-seed42.json");
+    CHECK(scenarios::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
+          "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
+    // One name per failing schedule: shards sharing --out never overwrite each other (issue 14).
+    CHECK(scenarios::repro_file_name("s", "v", "random", 42, 0) != scenarios::repro_file_name("s", "v", "random", 42, 1));
     request.shard_index = 1;
     request.shard_count = 3;
     CHECK(scenarios::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");

@@ -480,7 +480,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"explore_io_reorders_too_large",
          "$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9"},
         {"explore_unknown_key",
-         "$.explore.daemon_wakeup: expected one of the keys io_reorders, daemon_wakeups, got an unknown key"},
+         "$.explore.daemon_wakeup: expected one of the keys io_reorders, daemon_wakeups, steps, progress_steps, got an unknown key"},
         {"explore_daemon_wakeups_negative", "$.explore.daemon_wakeups: expected an unsigned integer, got -1"},
         {"fio_zero_jobs", "$.workload.fio.jobs: expected an unsigned integer from 1 to 256, got 0"},
         {"fio_direct", "$.workload.fio.direct: expected a boolean, got a string"},

@@ -1,0 +1,143 @@
+// Repro files and shrinking (issue 14): every verb reads a repro through
+// load_repro, which refuses an edited one with its JSON path (never an
+// internal assertion); a repro written before the step bounds still reads;
+// shrinking says when a bounded search was capped, and when it was
+// interrupted (what it reached is marked so).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "loader/scenario.hpp"
+#include "runner/campaign.hpp"
+#include "runner/repro.hpp"
+#include "runner/runner.hpp"
+#include "runner/shrink.hpp"
+#include "tests/support.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* btrfs_path = "scenarios/btrfs/fast-fsync-vs-page-release.json";
+
+/// A temporary directory, removed at the end of the test.
+struct TempDir {
+    std::filesystem::path path;
+    explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    TempDir(const TempDir&) = delete;
+    auto operator=(const TempDir&) -> TempDir& = delete;
+    [[nodiscard]] auto file(const std::string& name) const -> std::string { return (path / name).string(); }
+};
+
+/// The before-fix race as pct:3 seed 0 finds it, unshrunk.
+auto found_repro() -> scenarios::Repro {
+    const std::string text = scenarios::read_text_file(btrfs_path);
+    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    scenarios::FuzzRequest request;
+    request.strategy = test_support::spec_of("pct:3");
+    request.schedules = 10000;
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    REQUIRE(report.found);
+    return scenarios::make_repro(report, request, btrfs_path, text, "before-fix");
+}
+
+/// The repro file with one edit made to its JSON.
+auto edited(const std::string& path, const std::string& out, const std::function<void(Json&)>& edit) -> std::string {
+    Json document = Json::parse(scenarios::read_text_file(path));
+    edit(document);
+    scenarios::write_text_file_atomically(out, document.dump(2) + "\n");
+    return out;
+}
+
+auto load_error(const std::string& path) -> std::string {
+    try {
+        static_cast<void>(scenarios::load_repro(path));
+    } catch (const scenarios::InputError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as every verb reads it") {
+    const TempDir dir("crashsim-repro-test");
+    const std::string good = dir.file("good.json");
+    scenarios::write_repro(found_repro(), good);
+    const scenarios::LoadedRepro loaded = scenarios::load_repro(good);
+    CHECK(loaded.replayed.trace_hash == loaded.repro.trace_hash);
+    CHECK(loaded.variant().name == "before-fix");
+
+    const std::string hash = edited(good, dir.file("hash.json"), [](Json& j) { j["trace_hash"] = "0000000000000001"; });
+    CHECK(load_error(hash).find(hash + ": $.trace_hash: expected ") == 0);
+    CHECK(load_error(hash).find("the replay does not reproduce the recorded run") != std::string::npos);
+
+    const std::string checker =
+        edited(good, dir.file("checker.json"), [](Json& j) { j["violation"]["checker"] = "no_stale_data"; });
+    CHECK(load_error(checker).find(checker + ": $.violation.checker: expected fsync_durability") == 0);
+
+    // A crash that keeps more writes than are unflushed: the run diverges.
+    const std::string keep = edited(good, dir.file("keep.json"), [](Json& j) {
+        j["crash"]["keep"] = j["crash"]["keep"].get<std::string>() + "1";
+    });
+    CHECK(load_error(keep).find(keep + ": $.choices: expected a choice list this scenario can replay") == 0);
+
+    // A crash step the run never reaches.
+    const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
+    CHECK(load_error(step).find(step + ": $") == 0);
+}
+
+TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
+    const TempDir dir("crashsim-repro-old-test");
+    const std::string good = dir.file("good.json");
+    scenarios::write_repro(found_repro(), good);
+    const std::string old = edited(good, dir.file("old.json"), [](Json& j) {
+        j["explore"].erase("steps");
+        j["explore"].erase("progress_steps");
+    });
+    const scenarios::Repro repro = scenarios::read_repro(old);
+    CHECK(repro.bounds.steps == scenarios::explore_steps_default);
+    CHECK(repro.bounds.progress_steps == scenarios::progress_steps_default);
+    REQUIRE(repro.crash.has_value());
+    CHECK(scenarios::load_repro(old).replayed.trace_hash == repro.trace_hash);
+}
+
+TEST_CASE("shrink: a bounded search capped before it completed is said, never read as none failing") {
+    const scenarios::Repro repro = found_repro();
+    // One schedule per search: no search at any bound can complete.
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 1});
+    CHECK_FALSE(shrunk.interrupted);
+    bool said = false;
+    for (const auto& line : shrunk.log) {
+        CAPTURE(line);
+        CHECK(line.find("no schedule with at most 3 preemptions fails the same way;") == std::string::npos);
+        if (line.find("capped at 1 schedules") != std::string::npos) said = true;
+    }
+    CHECK(said);
+    CHECK(shrunk.outcome.violations.front().checker == "fsync_durability");
+}
+
+TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays") {
+    const TempDir dir("crashsim-shrink-stop-test");
+    const scenarios::Repro repro = found_repro();
+    scenarios::request_stop();
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    scenarios::clear_stop_request();
+    CHECK(shrunk.interrupted);
+    REQUIRE_FALSE(shrunk.log.empty());
+    CHECK(shrunk.log.back().find("interrupted: shrinking stopped before it finished") == 0);
+    for (const auto& line : shrunk.log) CHECK(line.find("no schedule with at most") == std::string::npos);
+    CHECK(shrunk.repro.shrink_log == shrunk.log);
+    const std::string path = dir.file("stopped.json");
+    scenarios::write_repro(shrunk.repro, path);
+    const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+    CHECK(loaded.repro.shrink_log.back().find("interrupted") == 0);
+    CHECK(loaded.replayed.violations.front().checker == "fsync_durability");
+}
