@@ -1,0 +1,78 @@
+// An interrupted check's reports (issue 14): the variants it never ran and
+// the one it cut short are skipped, not green and not failed, and the report
+// says it was interrupted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/report.hpp"
+#include "loader/json_reader.hpp"
+#include "runner/campaign.hpp"
+
+namespace {
+
+auto row(const std::string& variant, bool met) -> scenarios::CheckRow {
+    scenarios::CheckRow result;
+    result.scenario = "s";
+    result.scenario_path = "s.json";
+    result.variant = variant;
+    result.expectation = "holds";
+    result.met = met;
+    result.detail = met ? "no violation in 10 schedules" : "";
+    return result;
+}
+
+auto count(const std::string& text, const std::string& what) -> std::size_t {
+    std::size_t found = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) found++;
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("check reports: unrun and cut-short variants of an interrupted check are skipped, and it says so") {
+    std::vector<scenarios::CheckRow> rows;
+    rows.push_back(row("ran", true));
+    scenarios::CheckRow cut = row("cut", false);
+    cut.interrupted = true;
+    cut.detail = "random was interrupted after 3 schedules";
+    rows.push_back(cut);
+    scenarios::CheckRow unrun = row("unrun", false);
+    unrun.skipped = true;
+    unrun.detail = "not run: the check was interrupted before it";
+    rows.push_back(unrun);
+
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-interrupted-report-test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string junit = (dir / "check.xml").string();
+    const std::string json = (dir / "check.json").string();
+    scenarios::write_junit(rows, 1.0, junit);
+    scenarios::write_check_json(rows, 1.0, json);
+
+    const std::string xml = scenarios::read_text_file(junit);
+    CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" skipped=\"2\"") !=
+          std::string::npos);
+    CHECK(count(xml, "<skipped message=") == 2);
+    CHECK(xml.find("<skipped message=\"not run: the check was interrupted before it\"/>") != std::string::npos);
+    CHECK(xml.find("<failure") == std::string::npos);
+
+    const auto report = nlohmann::json::parse(scenarios::read_text_file(json));
+    CHECK(report["summary"]["interrupted"] == true);
+    CHECK(report["summary"]["skipped"] == 2);
+    CHECK(report["summary"]["failed"] == 0);
+    CHECK(report["summary"]["met"] == 1);
+    CHECK(report["variants"][2]["skipped"] == true);
+    CHECK(report["variants"][1]["interrupted"] == true);
+    CHECK_FALSE(report["variants"][0].contains("skipped"));
+
+    // A check that ran to its end: nothing skipped, not interrupted.
+    scenarios::write_check_json({row("ran", true)}, 1.0, json);
+    CHECK(nlohmann::json::parse(scenarios::read_text_file(json))["summary"]["interrupted"] == false);
+    scenarios::write_junit({row("ran", true)}, 1.0, junit);
+    CHECK(scenarios::read_text_file(junit).find("(interrupted)") == std::string::npos);
+    std::filesystem::remove_all(dir);
+}
