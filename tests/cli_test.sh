@@ -444,11 +444,19 @@ for k in 0 1 2; do
 done
 # Each shard writes its own repro: names carry the schedule (issue 14: they
 # were named by the campaign seed alone and overwrote each other).
-shard_repros=$(ls -A "$TMP/shards" | grep -c '^repro-.*-schedule[0-9]*\.json$')
-if [ "$shard_repros" -eq 3 ]; then
-    ok "three shards sharing --out leave three repro files"
+mkdir "$TMP/shard-repros"
+shard_found=0
+for k in 0 1; do
+    "$BIN" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 2000 --shard "$k/2" --no-shrink --quiet \
+        --out "$TMP/shard-repros" >/dev/null 2>&1
+    [ $? -eq 1 ] && shard_found=$((shard_found + 1))
+done
+shard_repros=$(ls -A "$TMP/shard-repros" | grep -c '^repro-.*-schedule[0-9]*\.json$')
+if [ "$shard_found" -eq 2 ] && [ "$shard_repros" -eq 2 ]; then
+    ok "two shards sharing --out that both find a violation leave two repro files"
 else
-    not_ok "three shards sharing --out leave three repro files" "$(files_in "$TMP/shards")"
+    not_ok "two shards sharing --out that both find a violation leave two repro files" \
+        "$shard_found found; $(files_in "$TMP/shard-repros")"
 fi
 run_cs "$TMP/merge.out" "$TMP/merge.err" merge "$TMP"/shards/result-*.json --out "$TMP/merged.json"
 expect_rc "merge of three shards" 1 "$TMP/merge.out" "$TMP/merge.err"
@@ -488,7 +496,7 @@ pid=$!
 # get into its schedules.
 for _ in $(seq 1 1000); do
     cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
-    [ -n "$cgt" ] && (( (16#$cgt >> 14) & 1 )) && break
+    [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
     sleep 0.01
 done
 sleep 0.5
@@ -549,7 +557,7 @@ bad_flag "a scenario with explore.steps 0" \
 wait_for_handler() {
     for _ in $(seq 1 1000); do
         cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-        [ -n "$cgt" ] && (( (16#$cgt >> 14) & 1 )) && break
+        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
         sleep 0.01
     done
     sleep "$2"
@@ -574,6 +582,25 @@ else
 fi
 run_cs "$TMP/stop-replay.out" "$TMP/stop-replay.err" replay "$TMP/stop/shrunk.json"
 expect_rc "replay of an interrupted shrink's repro" 1 "$TMP/stop-replay.out" "$TMP/stop-replay.err"
+
+# fuzz interrupted while shrinking: the repro is written as far as it got, exit 130.
+rm -rf "$TMP/stop2" && mkdir "$TMP/stop2"
+"$BIN" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 --quiet --out "$TMP/stop2" \
+    >"$TMP/stop2.out" 2>"$TMP/stop2.err" &
+pid=$!
+wait_for_handler "$pid" 4
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+expect_rc "a fuzz stopped by SIGTERM while shrinking" 130 "$TMP/stop2.out" "$TMP/stop2.err"
+expect_grep "a fuzz stopped while shrinking says the repro is not fully shrunk" \
+    "(shrinking interrupted: not fully shrunk)" "$TMP/stop2.out"
+stop2_repro=$(ls "$TMP"/stop2/repro-*.json 2>/dev/null | head -n 1)
+if [ -n "$stop2_repro" ] && grep -q "interrupted: shrinking stopped before it finished" "$stop2_repro"; then
+    ok "a fuzz stopped while shrinking marks its repro"
+else
+    not_ok "a fuzz stopped while shrinking marks its repro" "$(files_in "$TMP/stop2")"
+fi
 
 "$BIN" check scenarios/ --junit "$TMP/stop/check.xml" --json "$TMP/stop/check.json" \
     >"$TMP/check-stop.out" 2>"$TMP/check-stop.err" &
