@@ -58,7 +58,8 @@ auto btrfs_impatient() -> std::string {
 
 }  // namespace
 
-TEST_CASE("liveness: a workload longer than 200,000 steps whose operations complete is not a livelock") {
+TEST_CASE("liveness: a workload longer than 200,000 steps whose operations complete is not a livelock" *
+          doctest::test_suite("slow")) {
     // 200,000 steps was the old fixed limit, reported as "no progress".
     const scenarios::Scenario scenario = repeated(toy_scenario(""), 100'000);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
