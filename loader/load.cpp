@@ -31,6 +31,12 @@ namespace {
 constexpr std::uint64_t file_end_bytes_max = std::uint64_t{1} << 44;
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
 constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
+/// The most operations a workload may expand into (fio: jobs times each job's create, prefill,
+/// writes and fsyncs; fs_mark: threads times files times create, write, fsync), all sweep points
+/// together. An expanded op costs about 170 bytes and a microsecond to load: 3000000 is half a
+/// gigabyte and a few seconds, and a small file can no longer ask for gigabytes (issue 14).
+/// fs_mark's own bound (1000000 files of 3 ops) stays within it.
+constexpr std::uint64_t workload_ops_max = 3'000'000;
 
 auto block_sizes() -> const std::vector<std::uint64_t>& {
     static const std::vector<std::uint64_t> sizes = {512,  1024,  2048,  4096,
@@ -105,6 +111,8 @@ private:
     void expand_fio(const FioJob& fio);
     void read_fs_mark(const Json& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
+    /// Counts `ops` against workload_ops_max before they are expanded.
+    void take_workload_ops(std::uint64_t ops, const std::string& json_path);
     void read_perf(const Json& value);
     auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_machine(const Json& value);
@@ -124,6 +132,7 @@ private:
     std::set<std::string> files_setup_;
     std::set<std::string> files_created_;
     Names must_reach_;
+    std::uint64_t workload_ops_used_ = 0;  // by the workload and the sweep points loaded so far
 };
 
 auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(text, scenario_.path)); }
@@ -194,6 +203,12 @@ void Loader::read_workload(const Json& value) {
     // Before expanding: a workload too big for the device is refused before it costs memory.
     const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
     check_device_holds({fio.jobs, fio.io_size + filled}, "$.workload.fio");
+    const std::uint64_t writes = fio.io_size / fio.bs;
+    const std::uint64_t fsync_every = fio.o_dsync ? 1 : fio.fsync;
+    const std::uint64_t prefill_ops = fio.prefill == "none" ? 0 : fio.prefill == "write" ? 2 : 1;
+    // jobs <= 256 and writes <= 1000000: no overflow.
+    take_workload_ops(fio.jobs * (1 + prefill_ops + writes + (fsync_every == 0 ? 0 : writes / fsync_every)),
+                      "$.workload.fio");
     expand_fio(fio);
     scenario_.fio = fio;
 }
@@ -315,6 +330,16 @@ void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, co
     }
 }
 
+void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) {
+    if (ops > workload_ops_max - workload_ops_used_) {
+        fail(json_path,
+             "a workload of at most " + std::to_string(workload_ops_max) +
+                 " operations once expanded (all sweep points together)",
+             std::to_string(workload_ops_used_ + ops) + " operations");
+    }
+    workload_ops_used_ += ops;
+}
+
 // FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
 // creates its files one after another while it is measured, writes each whole and fsyncs it
 // before close. The models have no directories: a file's name ("d3/t0.f17", directory 3,
@@ -347,6 +372,9 @@ void Loader::read_fs_mark(const Json& job) {
         if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
         fs_mark.fsync = job.at("fsync").get<bool>();
     }
+    // Before expanding: the device holds the data, and the ops are within the bound.
+    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
+    take_workload_ops(std::uint64_t{fs_mark.threads} * fs_mark.files * (fs_mark.fsync ? 3 : 2), path);
     // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
     // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
@@ -376,7 +404,6 @@ void Loader::read_fs_mark(const Json& job) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
     scenario_.fs_mark = fs_mark;
 }
 
@@ -572,8 +599,10 @@ void Loader::read_sweep(const Json& root) {
             copy["perf"].erase("seed");
         }
         Loader nested(scenario_.path);
+        nested.workload_ops_used_ = workload_ops_used_;
         try {
             scenario_.sweep_points.push_back(nested.load(copy));
+            workload_ops_used_ = nested.workload_ops_used_;
         } catch (const InputError& error) {
             // Point the message at the point's own field when it came from
             // one, else say which point it was.

@@ -496,6 +496,13 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"fio_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data"},
         {"fs_mark_too_big_for_device", "$.workload.fs_mark: expected a workload whose data fits in the device's data area (3583 blocks), got 51200 blocks of data"},
         {"sweep_point_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data (at sweep point $.sweep.points[1])"},
+        // Bounded before expansion (issue 14: 265 bytes once took 9 s and 1.3 GB to load).
+        {"fio_too_many_ops",
+         "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
+         "together), got 512000256 operations"},
+        {"sweep_too_many_ops",
+         "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
+         "together), got 4000004 operations (at sweep point $.sweep.points[1])"},
         {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
         {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, got both"},
         {"fs_mark_fsync_not_boolean", "$.workload.fs_mark.fsync: expected a boolean, got a number"},
