@@ -390,8 +390,8 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     try {
         outcome = simulation.replay(repro.choices, repro.crash, true);
     } catch (const sim::ReplayDiverged& diverged) {
-        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
-                                    diverged.what());
+        throw scenarios::InputError(args.repro + ": " + diverged.field() + ": expected " + diverged.expected() +
+                                    ", got " + diverged.what());
     }
     say("crashsim replay %s: %s, variant %s, %s schedule %llu\n", args.repro.c_str(),
                 scenario.name.c_str(), variant->name.c_str(), repro.strategy.c_str(),
@@ -428,8 +428,8 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
     try {
         shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
     } catch (const sim::ReplayDiverged& diverged) {
-        throw scenarios::InputError(args.repro + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
-                                    diverged.what());
+        throw scenarios::InputError(args.repro + ": " + diverged.field() + ": expected " + diverged.expected() +
+                                    ", got " + diverged.what());
     }
     for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
     print_story(shrunk.outcome);

@@ -391,12 +391,17 @@ sed 's/"keep": "[01]*"/"keep": "1x"/' "$GOOD_REPRO" >"$TMP/repro/keep.json"
 bad_repro "replay of a repro with a malformed crash.keep" keep.json "crashsim: $TMP/repro/keep.json: \$.crash.keep"
 
 sed 's/"keep": "[01]*"/"keep": "1111111"/' "$GOOD_REPRO" >"$TMP/repro/keepn.json"
-bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json "crashsim: $TMP/repro/keepn.json: \$"
+bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json \
+    "crashsim: $TMP/repro/keepn.json: \$.crash.keep: expected one flag per write unflushed at crash step "
 
 # A crash step the replayed run never reaches is a diverged repro too; it
 # must not be reported as "no violation" with exit 0.
 sed 's/"step": [0-9]*/"step": 99999/' "$GOOD_REPRO" >"$TMP/repro/step.json"
-bad_repro "replay of a repro whose crash step is never reached" step.json "crashsim: $TMP/repro/step.json: \$"
+# The message blames the crash step, not the choices (issue 14).
+bad_repro "replay of a repro whose crash step is never reached" step.json \
+    "crashsim: $TMP/repro/step.json: \$.crash.step: expected a step from 1 to "
+bad_flag "shrink of a repro whose crash step is never reached" "crashsim: $TMP/step.json.saved: \$.crash.step: expected a step from 1 to " -- \
+    shrink "$TMP/step.json.saved" --out "$TMP/flag/shrunk.json"
 
 awk '
     skipping && /^  \]/ { skipping = 0; print "  \"choices\": []" substr($0, 4); next }
