@@ -11,7 +11,11 @@
 
 namespace scenarios {
 
-auto json_quoted(const std::string& text) -> std::string { return Json(text).dump(); }
+// Non-ASCII characters escaped too, so that a message never carries a control or
+// direction-changing character to the terminal.
+auto json_quoted(const std::string& text) -> std::string {
+    return Json(text).dump(-1, ' ', true, nlohmann::detail::error_handler_t::replace);
+}
 
 auto join(const Names& names) -> std::string {
     std::string joined;
@@ -235,18 +239,34 @@ auto JsonReader::member(const Json& object, const std::string& json_path, const 
 auto JsonReader::read_string(const Json& value, const std::string& json_path) const -> std::string {
     if (!value.is_string()) fail(json_path, "a string", type_name(value));
     auto text = value.get<std::string>();
-    const bool printable = std::none_of(text.begin(), text.end(), [](char c) {
-        const auto byte = static_cast<unsigned char>(c);
-        return byte < 0x20 || byte == 0x7f;
-    });
+    // The parser has checked the UTF-8: U+0080 to U+009F are the bytes C2 80 to C2 9F.
+    bool printable = true;
+    for (std::size_t i = 0; i < text.size() && printable; i++) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool c1 = byte == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+        printable = byte >= 0x20 && byte != 0x7f && !c1;
+    }
     if (!printable) fail(json_path, "printable text (no control characters)", json_quoted(text));
     return text;
 }
 
-auto JsonReader::read_name(const Json& value, const std::string& json_path) const -> std::string {
+auto JsonReader::read_text(const Json& value, const std::string& json_path) const -> std::string {
     if (!value.is_string()) fail(json_path, "a non-empty string", type_name(value));
-    auto name = read_string(value, json_path);
-    if (name.empty()) fail(json_path, "a non-empty string", "an empty string");
+    auto text = read_string(value, json_path);
+    if (text.empty()) fail(json_path, "a non-empty string", "an empty string");
+    return text;
+}
+
+auto JsonReader::read_name(const Json& value, const std::string& json_path) const -> std::string {
+    const std::string expected = "a name of ASCII letters, digits and " + std::string(name_punctuation);
+    if (!value.is_string()) fail(json_path, expected, type_name(value));
+    auto name = value.get<std::string>();
+    if (name.empty()) fail(json_path, expected, "an empty string");
+    const bool named = std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               name_punctuation.find(c) != std::string_view::npos;
+    });
+    if (!named) fail(json_path, expected, json_quoted(name));
     return name;
 }
 

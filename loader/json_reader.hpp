@@ -5,6 +5,7 @@
 // defect is one InputError: "<file>: <JSON path>: expected X, got Y".
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,10 @@ auto read_text_file(const std::string& path, const std::string& what = "file") -
 /// key given twice, nesting deeper than json_depth_max, an integer outside 64
 /// bits and a number a double cannot hold name their JSON path. Throws InputError.
 auto parse_json(const std::string& text, const std::string& path) -> Json;
+
+/// The characters of a name (scenarios/README.md, and the pattern of "name" in
+/// scenarios/schema/scenario.schema.json): ASCII letters, digits and these.
+constexpr std::string_view name_punctuation = "_-./:@+";
 
 /// "$.a.b", or "$.a[\"not an identifier\"]".
 auto key_path(const std::string& parent, const std::string& key) -> std::string;
@@ -58,10 +63,14 @@ public:
     /// The member `key` of an object known to be one (check_keys), or a "required key" failure.
     auto member(const Json& object, const std::string& json_path, const std::string& key) const -> const Json&;
 
-    /// Printable text: no control characters (U+0000 to U+001F, U+007F), since a
-    /// NUL or an escape would cut or garble the terminal story.
+    /// Printable text: no control characters (U+0000 to U+001F, U+007F to U+009F),
+    /// since a NUL or an escape would cut or garble the terminal story.
     auto read_string(const Json& value, const std::string& json_path) const -> std::string;
-    /// Printable text of at least one character (file, task, variant names).
+    /// Printable text of at least one character (a path, a message).
+    auto read_text(const Json& value, const std::string& json_path) const -> std::string;
+    /// A name (of a scenario, file, task, variant, yield point, checker,
+    /// strategy): at least one of name_characters, which the story, the trace
+    /// and file names print as they are.
     auto read_name(const Json& value, const std::string& json_path) const -> std::string;
     auto read_choice(const Json& value, const std::string& json_path, const Names& choices,
                      const std::string& what) const -> std::string;

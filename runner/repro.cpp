@@ -108,7 +108,7 @@ auto read_repro(const std::string& path) -> Repro {
                   {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
                    "crash", "violation", "trace_hash", "scenario"});
     Repro repro;
-    repro.scenario_path = in.read_name(json.at("scenario_path"), "$.scenario_path");
+    repro.scenario_path = in.read_text(json.at("scenario_path"), "$.scenario_path");
     // The scenario's own text: a JSON file, so newlines and tabs are in it.
     if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", type_name(json.at("scenario")));
     repro.scenario_text = json.at("scenario").get<std::string>();

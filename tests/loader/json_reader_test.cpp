@@ -101,14 +101,29 @@ TEST_CASE("read_text_file: a directory and a missing file are named as such") {
 TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range") {
     const scenarios::JsonReader in("x.json");
     const auto json = scenarios::parse_json(
-        R"({"nul": "a\u0000b", "esc": "\u001b[31m", "ok": "d0/t0.f1 é", "float": 500.9, "neg": -1,
+        R"({"nul": "a\u0000b", "esc": "\u001b[31m", "ok": "d0/t0.f1 é", "c1": "a\u0085b", "bidi": "fi\u202ex",
+            "empty": "", "name": "btrfs/fast-fsync_v1.2:pct@3+x", "float": 500.9, "neg": -1,
             "big": 4294967297, "t": true})",
         "x.json");
-    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) ==
+    CHECK(error_of([&] { in.read_string(json.at("nul"), "$.nul"); }) ==
           "x.json: $.nul: expected printable text (no control characters), got \"a\\u0000b\"");
     CHECK(error_of([&] { in.read_string(json.at("esc"), "$.esc"); }) ==
           "x.json: $.esc: expected printable text (no control characters), got \"\\u001b[31m\"");
-    CHECK(in.read_name(json.at("ok"), "$.ok") == "d0/t0.f1 é");
+    CHECK(in.read_text(json.at("ok"), "$.ok") == "d0/t0.f1 é");
+    CHECK(in.read_name(json.at("name"), "$.name") == "btrfs/fast-fsync_v1.2:pct@3+x");
+    // Names: ASCII letters, digits and _-./:@+ only; messages escape what is not ASCII.
+    const std::string name_expected = "expected a name of ASCII letters, digits and _-./:@+, got ";
+    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) == "x.json: $.nul: " + name_expected + "\"a\\u0000b\"");
+    CHECK(error_of([&] { in.read_name(json.at("ok"), "$.ok"); }) ==
+          "x.json: $.ok: " + name_expected + "\"d0/t0.f1 \\u00e9\"");
+    CHECK(error_of([&] { in.read_name(json.at("c1"), "$.c1"); }) == "x.json: $.c1: " + name_expected + "\"a\\u0085b\"");
+    CHECK(error_of([&] { in.read_name(json.at("bidi"), "$.bidi"); }) ==
+          "x.json: $.bidi: " + name_expected + "\"fi\\u202ex\"");
+    CHECK(error_of([&] { in.read_name(json.at("empty"), "$.empty"); }) == "x.json: $.empty: " + name_expected + "an empty string");
+    // C1 controls (U+0080 to U+009F) are control characters too; other text is printable.
+    CHECK(error_of([&] { in.read_string(json.at("c1"), "$.c1"); }) ==
+          "x.json: $.c1: expected printable text (no control characters), got \"a\\u0085b\"");
+    CHECK(in.read_string(json.at("bidi"), "$.bidi") == "fi\u202ex");
     CHECK(error_of([&] { in.read_unsigned(json.at("float"), "$.float"); }) ==
           "x.json: $.float: expected an unsigned integer, got 500.9");
     CHECK(error_of([&] { in.read_unsigned(json.at("neg"), "$.neg"); }) ==
