@@ -102,27 +102,34 @@ void add_model_coverage_json(Json& summary, const std::vector<CheckRow>& rows) {
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
     std::size_t failures = 0;
+    std::size_t errors = 0;  // rows that could not be checked: <error>, not <failure>
     for (const auto& row : rows) {
         suites[row.scenario].push_back(&row);
-        if (!row.met) failures++;
+        if (!row.met) (row.error ? errors : failures)++;
     }
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     xml += "<testsuites name=\"crashsim check\" tests=\"" + std::to_string(rows.size()) +
-           "\" failures=\"" + std::to_string(failures) + "\" time=\"" + seconds_text(seconds) + "\">\n";
+           "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" time=\"" +
+           seconds_text(seconds) + "\">\n";
     for (const auto& [scenario, members] : suites) {
         std::size_t suite_failures = 0;
+        std::size_t suite_errors = 0;
         double suite_seconds = 0;
         for (const CheckRow* row : members) {
-            if (!row->met) suite_failures++;
+            if (!row->met) (row->error ? suite_errors : suite_failures)++;
             suite_seconds += row->seconds;
         }
         xml += "  <testsuite name=\"" + xml_escape(scenario) + "\" tests=\"" + std::to_string(members.size()) +
-               "\" failures=\"" + std::to_string(suite_failures) + "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
+               "\" failures=\"" + std::to_string(suite_failures) + "\" errors=\"" + std::to_string(suite_errors) +
+               "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
         for (const CheckRow* row : members) {
             xml += "    <testcase classname=\"" + xml_escape(scenario) + "\" name=\"" +
                    xml_escape(row->variant + ": " + row->expectation) + "\" file=\"" +
                    xml_escape(row->scenario_path) + "\" time=\"" + seconds_text(row->seconds) + "\">\n";
-            if (!row->met) {
+            if (row->error) {
+                xml += "      <error type=\"input\" message=\"" + xml_escape(row->detail) + "\">" +
+                       xml_escape(row->detail + "\n") + "</error>\n";
+            } else if (!row->met) {
                 std::string body = row->detail + "\n";
                 if (!row->story.empty()) body += "\n" + row->story;
                 if (!row->command.empty()) body += "\nreproduce with: " + row->command + "\n";
@@ -147,8 +154,10 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
     std::size_t met = 0;
     std::uint64_t schedules = 0;
     std::uint64_t crash_states = 0;
+    std::size_t errors = 0;
     for (const auto& row : rows) {
         if (row.met) met++;
+        if (row.error) errors++;
         schedules += row.schedules;
         crash_states += row.crash_states;
         Json attempts = Json::array();
@@ -160,13 +169,14 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (!row.command.empty()) json["reproduce"] = row.command;
         if (!row.story.empty()) json["story"] = row.story;
         if (row.interrupted) json["interrupted"] = true;
+        if (row.error) json["error"] = row.detail;  // not checked: the file or run failed on its input
         if (row.bounds) json["explore"] = explore_json(*row.bounds);
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
     Json report = {{"crashsim_check", 1},
                          {"summary",
-                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met},
+                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met - errors}, {"errors", errors},
                            {"schedules", schedules}, {"crash_states", crash_states}, {"seconds", seconds}}},
                          {"variants", list}};
     add_model_coverage_json(report["summary"], rows);

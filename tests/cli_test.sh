@@ -633,5 +633,32 @@ sed 's/"btrfs.release.before_em_lock"/"btrfs.release.nowhere"/' "$TMP/reach.json
 bad_flag "check of a must_reach point the model lacks" "crashsim: $TMP/reach-bad.json: \$.must_reach[1]: expected a yield point of model btrfs" -- \
     check "$TMP/reach-bad.json"
 
+# ---------------------------------------------------------------- check of a directory with bad files
+# A file of a directory that does not load, or whose schedule cannot be
+# followed, is an ERROR row; the other scenarios still run, both reports are
+# written and check exits 1 (issue 14). A bad file named alone exits 2 (above).
+mkdir "$TMP/mixed"
+cp "$XFS042" tests/bad_input/number_past_double.json "$TMP/mixed/"
+cp "$TMP/unfollowable.json" "$TMP/mixed/unfollowable.json"
+run_cs "$TMP/mixed.out" "$TMP/mixed.err" check "$TMP/mixed" --junit "$TMP/mixed.xml" --json "$TMP/mixed.json"
+expect_rc "check of a directory with bad files" 1 "$TMP/mixed.out" "$TMP/mixed.err"
+# expect_egrep NAME REGEX FILE
+expect_egrep() {
+    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no '$2' in:" "$(show "$3")"; fi
+}
+expect_egrep "check shows a file that does not load as an ERROR row" \
+    "^$TMP/mixed/number_past_double.json +- +loads +ERROR " "$TMP/mixed.out"
+expect_grep "check prints the file's message under its row" \
+    "    $TMP/mixed/number_past_double.json: \$.device.blocks: expected a number a double can hold, got 1e400" "$TMP/mixed.out"
+expect_egrep "check shows a variant whose schedule cannot be followed as an ERROR row" \
+    "^btrfs/fast-fsync-vs-page-release +before-fix .* ERROR " "$TMP/mixed.out"
+expect_egrep "check still runs the other scenarios" "^xfs/generic-042 +fix +holds +ok " "$TMP/mixed.out"
+expect_egrep "check counts the errors" "; [0-9]+ ERROR \(a scenario file or run that failed on its input\)\$" "$TMP/mixed.out"
+expect_grep "check --junit shows the bad file as an error" \
+    "<error type=\"input\" message=\"$TMP/mixed/number_past_double.json: \$.device.blocks: " "$TMP/mixed.xml"
+expect_egrep "check --junit counts the errors" "errors=\"[1-9]" "$TMP/mixed.xml"
+expect_grep "check --json shows the bad file as an error entry" \
+    "\"error\": \"$TMP/mixed/number_past_double.json: \$.device.blocks: " "$TMP/mixed.json"
+
 echo "cli: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
