@@ -787,6 +787,9 @@ auto main(int argc, char** argv) -> int {
     } catch (const scenarios::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return static_cast<int>(ExitCode::input);
+    } catch (const scenarios::LoadInterrupted& interrupted) {
+        std::fprintf(stderr, "crashsim: %s\n", interrupted.what());
+        return static_cast<int>(ExitCode::interrupted);
     }
 }
 

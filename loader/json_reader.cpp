@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <system_error>
 
+#include "sim/stop.hpp"
+
 namespace scenarios {
 
 // Non-ASCII characters escaped too, so that a message never carries a control or
@@ -151,6 +153,7 @@ private:
 
     void value() {
         if (!frames_.empty() && frames_.back().is_array) frames_.back().index_next++;
+        if (++values_ % 4096 == 0) poll_stop(path_);
     }
 
     void open(bool is_array) {
@@ -167,9 +170,14 @@ private:
     const std::string& path_;
     const std::string& text_;
     std::vector<Frame> frames_;
+    std::uint64_t values_ = 0;
 };
 
 }  // namespace
+
+void poll_stop(const std::string& path) {
+    if (sim::stop_requested()) throw LoadInterrupted(path);
+}
 
 auto key_path(const std::string& parent, const std::string& key) -> std::string {
     return parent + key_segment(key);
@@ -196,6 +204,7 @@ auto read_text_file(const std::string& path, const std::string& what) -> std::st
     std::size_t bytes_read = 0;
     while ((bytes_read = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
         text.append(buffer.data(), bytes_read);
+        poll_stop(path);
     }
     if (std::ferror(file.get()) != 0) unreadable(std::generic_category().message(errno));
     return text;

@@ -34,6 +34,10 @@ auto parse_json(const std::string& text, const std::string& path) -> Json;
 /// scenarios/schema/scenario.schema.json): ASCII letters, digits and these.
 constexpr std::string_view name_punctuation = "_-./:@+";
 
+/// Throws LoadInterrupted when a stop was requested (SIGINT, SIGTERM); the
+/// reader and the loader poll it while they read, parse and expand.
+void poll_stop(const std::string& path);
+
 /// "$.a.b", or "$.a[\"not an identifier\"]".
 auto key_path(const std::string& parent, const std::string& key) -> std::string;
 auto index_path(const std::string& parent, std::size_t index) -> std::string;

@@ -297,6 +297,7 @@ void Loader::expand_fio(const FioJob& fio) {
         Task task{file, {}};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {
+            if (write % 4096 == 0) poll_stop(path_);
             Op op = expanded(op_write(), path);
             op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
             op.length = fio.bs;
@@ -380,6 +381,7 @@ void Loader::read_fs_mark(const Json& job) {
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
         Task task{"thread" + std::to_string(thread), {}};
         for (std::uint64_t index = 0; index < fs_mark.files; index++) {
+            if (index % 4096 == 0) poll_stop(path_);
             const std::uint64_t dir =
                 (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
             const std::string file =
@@ -702,6 +704,7 @@ auto Loader::read_config(const Json& value, const std::string& json_path) const
 void Loader::read_setup(const Json& value) {
     check_array(value, "$.setup");
     for (std::size_t index = 0; index < value.size(); index++) {
+        if (index % 4096 == 0) poll_stop(path_);
         scenario_.setup.push_back(read_op(value[index], index_path("$.setup", index), files_setup_,
                                           "a file created earlier in setup"));
     }
@@ -739,6 +742,7 @@ void Loader::read_task(const Json& value, const std::string& json_path,
     // tasks is up to the schedule, so another task's file may not exist yet.
     std::set<std::string> visible = files_setup_;
     for (std::size_t index = 0; index < ops.size(); index++) {
+        if (index % 4096 == 0) poll_stop(path_);
         task.ops.push_back(read_op(ops[index], index_path(ops_path, index), visible,
                                    "a file created earlier in setup or in this task"));
     }

@@ -633,6 +633,24 @@ sed 's/"btrfs.release.before_em_lock"/"btrfs.release.nowhere"/' "$TMP/reach.json
 bad_flag "check of a must_reach point the model lacks" "crashsim: $TMP/reach-bad.json: \$.must_reach[1]: expected a yield point of model btrfs" -- \
     check "$TMP/reach-bad.json"
 
+# ---------------------------------------------------------------- SIGINT while loading
+# A file of a few lines whose fio workload expands into 3000000 operations
+# (the most allowed; seconds to load): SIGINT while it loads ends the verb with
+# exit 130 and "interrupted while loading FILE" (issue 14).
+cat >"$TMP/huge.json" <<'HUGE'
+{"name": "cli/huge", "model": "btrfs", "device": {"block_size": 4096, "blocks": 4294967296},
+ "workload": {"fio": {"jobs": 3, "rw": "write", "bs": 4096, "size": "4m", "io_size": 2047995904, "fsync": 1}},
+ "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]}
+HUGE
+"$BIN" run "$TMP/huge.json" >"$TMP/huge.out" 2>"$TMP/huge.err" &
+huge_pid=$!
+sleep 0.3
+kill -INT "$huge_pid"
+wait "$huge_pid"
+RC=$?
+expect_rc "SIGINT while loading" 130 "$TMP/huge.out" "$TMP/huge.err"
+expect_grep "SIGINT while loading names the file" "crashsim: interrupted while loading $TMP/huge.json" "$TMP/huge.err"
+
 # ---------------------------------------------------------------- check of a directory with bad files
 # A file of a directory that does not load, or whose schedule cannot be
 # followed, is an ERROR row; the other scenarios still run, both reports are

@@ -14,6 +14,7 @@
 #include "report/perf.hpp"
 #include "report/report.hpp"
 #include "runner/repro.hpp"
+#include "sim/stop.hpp"
 
 namespace {
 
@@ -269,4 +270,35 @@ TEST_CASE("CheckTable: performance rows keep the columns aligned") {
     CHECK(table.row(plain).find(" FAILED ") + 1 == verdict);
     CHECK(table.row(perf).size() == table.row(plain).size());
     CHECK(header.find("expectation") == header.find("variant") + static_cast<std::size_t>(table.variant) + 1);
+}
+
+TEST_CASE("loading polls the stop request: reading, parsing and loading end with LoadInterrupted") {
+    // Issue 14: SIGINT and SIGTERM were ignored while a huge scenario loaded.
+    const auto interrupted = [](auto body) -> std::string {
+        sim::request_stop();
+        std::string message = "not interrupted";
+        try {
+            body();
+        } catch (const scenarios::LoadInterrupted& error) {
+            message = error.what();
+        }
+        sim::clear_stop();
+        return message;
+    };
+    std::string big = "[0";
+    for (int i = 0; i < 5000; i++) big += ",0";
+    big += "]";
+    CHECK(interrupted([&] { scenarios::parse_json(big, "x.json"); }) == "interrupted while loading x.json");
+    CHECK(interrupted([] { scenarios::read_text_file("scenarios/btrfs/fast-fsync-vs-page-release.json"); }) ==
+          "interrupted while loading scenarios/btrfs/fast-fsync-vs-page-release.json");
+    CHECK(interrupted([] { scenarios::load_scenario("scenarios/xfs/generic-042.json"); }) ==
+          "interrupted while loading scenarios/xfs/generic-042.json");
+    // A workload is polled while it expands (here from a file of a few lines).
+    const std::string fio =
+        R"({"name": "x", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
+            "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 4096, "size": "64k", "fsync": 1}},
+            "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]})";
+    CHECK(interrupted([&] { scenarios::parse_scenario(fio, "fio.json"); }) == "interrupted while loading fio.json");
+    // Without a request, the same loads.
+    CHECK(scenarios::parse_scenario(fio, "fio.json").tasks.size() == 2);
 }
