@@ -89,9 +89,12 @@ public:
         if (written.find_first_of(".eE") == std::string::npos) {
             fail_at(path_, next_path(), "an integer from -9223372036854775808 to 18446744073709551615", written);
         }
+        floats_.push_back(written);
         return value(), Base::number_float(given, written);
     }
     auto string(string_t& given) -> bool { return value(), Base::string(given); }
+    /// The written text of each non-integer number, in document order.
+    [[nodiscard]] auto floats() const -> const std::vector<std::string>& { return floats_; }
     auto start_object(std::size_t size) -> bool {
         open(false);
         return Base::start_object(size);
@@ -171,7 +174,20 @@ private:
     const std::string& text_;
     std::vector<Frame> frames_;
     std::uint64_t values_ = 0;
+    std::vector<std::string> floats_;
 };
+
+/// Pairs the parsed document's non-integer numbers, in document order (an
+/// ordered_json keeps its keys in it), with their written texts.
+void record_floats(const Json& value, const std::vector<std::string>& written, std::size_t& next,
+                   NumberTexts& numbers) {
+    if (value.is_number_float()) {
+        if (next < written.size()) numbers[&value] = written[next++];
+        return;
+    }
+    if (!value.is_structured()) return;
+    for (const Json& element : value) record_floats(element, written, next, numbers);
+}
 
 }  // namespace
 
@@ -210,13 +226,18 @@ auto read_text_file(const std::string& path, const std::string& what) -> std::st
     return text;
 }
 
-auto parse_json(const std::string& text, const std::string& path) -> Json {
+auto parse_json(const std::string& text, const std::string& path, NumberTexts* numbers) -> Json {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         fail_at(path, "$", "valid JSON", text.empty() ? "an empty file" : "only white space");
     }
     Json root;
     CheckingParser parser(root, path, text);
     Json::sax_parse(text, &parser, Json::input_format_t::json, true, false);
+    if (numbers != nullptr && !parser.floats().empty()) {
+        // The elements' addresses are final now, and stay so when root is returned.
+        std::size_t next = 0;
+        record_floats(root, parser.floats(), next, *numbers);
+    }
     return root;
 }
 
@@ -297,7 +318,15 @@ auto JsonReader::read_unsigned(const Json& value, const std::string& json_path) 
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     // nlohmann reads "-0" as a signed integer; it is still zero.
     if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;
-    fail(json_path, "an unsigned integer", value.is_number() ? value.dump() : type_name(value));
+    fail(json_path, "an unsigned integer", value.is_number() ? number_text(value) : type_name(value));
+}
+
+auto JsonReader::number_text(const Json& value) const -> std::string {
+    if (numbers_ != nullptr) {
+        const auto found = numbers_->find(&value);
+        if (found != numbers_->end()) return found->second;
+    }
+    return value.dump();
 }
 
 auto JsonReader::read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,

@@ -4,6 +4,7 @@
 // in time linear in the input) and reads typed values at a JSON path. Every
 // defect is one InputError: "<file>: <JSON path>: expected X, got Y".
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,10 +26,16 @@ constexpr std::size_t json_depth_max = 100;
 /// readable scenario file, got a directory").
 auto read_text_file(const std::string& path, const std::string& what = "file") -> std::string;
 
+/// The text of each non-integer number of a parsed document as the file writes
+/// it (a double prints otherwise: 18446744073709551616.0 as 1.8446744073709552e+19),
+/// by the address of its value. Looked up, never iterated.
+using NumberTexts = std::map<const Json*, std::string>;
+
 /// Parses `text`, read from `path`: a syntax error names its line and column, a
 /// key given twice, nesting deeper than json_depth_max, an integer outside 64
 /// bits and a number a double cannot hold name their JSON path. Throws InputError.
-auto parse_json(const std::string& text, const std::string& path) -> Json;
+/// With `numbers`, records the written text of every non-integer number.
+auto parse_json(const std::string& text, const std::string& path, NumberTexts* numbers = nullptr) -> Json;
 
 /// The characters of a name (scenarios/README.md, and the pattern of "name" in
 /// scenarios/schema/scenario.schema.json): ASCII letters, digits and these.
@@ -54,7 +61,11 @@ auto contains(const Names& names, const std::string& name) -> bool;
 /// the value is not what is expected.
 class JsonReader {
 public:
-    explicit JsonReader(std::string path) : path_(std::move(path)) {}
+    explicit JsonReader(std::string path, const NumberTexts* numbers = nullptr)
+        : path_(std::move(path)), numbers_(numbers) {}
+
+    /// A number as the file writes it (when parse_json recorded it), else as a double prints.
+    [[nodiscard]] auto number_text(const Json& value) const -> std::string;
 
     [[noreturn]] void fail(const std::string& json_path, const std::string& expected, const std::string& got) const {
         fail_at(path_, json_path, expected, got);
@@ -90,6 +101,7 @@ public:
 
 protected:
     std::string path_;
+    const NumberTexts* numbers_ = nullptr;
 };
 
 enum class SizeText : std::uint8_t { ok, malformed, too_large };

@@ -135,7 +135,14 @@ private:
     std::uint64_t workload_ops_used_ = 0;  // by the workload and the sweep points loaded so far
 };
 
-auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(text, scenario_.path)); }
+auto Loader::load(const std::string& text) -> Scenario {
+    NumberTexts numbers;
+    const Json root = parse_json(text, scenario_.path, &numbers);
+    numbers_ = &numbers;  // for messages while root lives
+    Scenario scenario = load(root);
+    numbers_ = nullptr;
+    return scenario;
+}
 
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
@@ -412,7 +419,7 @@ void Loader::read_fs_mark(const Json& job) {
 auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
     if (!value.is_number()) fail(json_path, "a number", type_name(value));
     const double number = value.get<double>();
-    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", value.dump());
+    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", number_text(value));
     return number;
 }
 
@@ -451,7 +458,7 @@ void Loader::read_perf(const Json& value) {
         ratio.min = read_number(ratios[i].at("min"), path + ".min");
         ratio.max = read_number(ratios[i].at("max"), path + ".max");
         if (ratios[i].contains("at")) ratio.at = read_unsigned(ratios[i].at("at"), path + ".at");
-        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + ratios[i].at("min").dump() + ")", ratios[i].at("max").dump());
+        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + number_text(ratios[i].at("min")) + ")", number_text(ratios[i].at("max")));
         perf.ratios.push_back(std::move(ratio));
     }
     scenario_.perf = std::move(perf);
@@ -487,7 +494,7 @@ void Loader::read_seed(const Json& value) {
         for (const auto& item : points[i].items()) {
             if (item.key() == parameter) continue;
             const double figure = read_number(item.value(), key_path(point_path, item.key()));
-            if (!(figure > 0)) fail(key_path(point_path, item.key()), "a positive number", item.value().dump());
+            if (!(figure > 0)) fail(key_path(point_path, item.key()), "a positive number", number_text(item.value()));
             seed.values[item.key()] = figure;
         }
         if (seed.values.empty()) fail(point_path, "at least one variant's figure", "none");

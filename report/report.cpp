@@ -265,8 +265,9 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
 }  // namespace
 
 auto read_campaign_result(const std::string& path) -> CampaignResult {
-    const Json json = parse_json(read_text_file(path, "result file"), path);
-    const JsonReader in(path);
+    NumberTexts numbers;
+    const Json json = parse_json(read_text_file(path, "result file"), path, &numbers);
+    const JsonReader in(path, &numbers);
     read_format(json, "crashsim_result", 1, in);
     in.check_keys(json, "$",
                   {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",

@@ -99,8 +99,9 @@ auto read_string_array(const Json& value, const std::string& json_path, const Js
 }  // namespace
 
 auto read_repro(const std::string& path) -> Repro {
-    const Json json = parse_json(read_text_file(path, "repro file"), path);
-    const JsonReader in(path);
+    NumberTexts numbers;
+    const Json json = parse_json(read_text_file(path, "repro file"), path, &numbers);
+    const JsonReader in(path, &numbers);
     read_format(json, "crashsim_repro", repro_format, in);
     in.check_keys(json, "$",
                   {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",

@@ -302,3 +302,23 @@ TEST_CASE("loading polls the stop request: reading, parsing and loading end with
     // Without a request, the same loads.
     CHECK(scenarios::parse_scenario(fio, "fio.json").tasks.size() == 2);
 }
+
+TEST_CASE("JsonReader: a number is quoted as the file writes it") {
+    scenarios::NumberTexts numbers;
+    const auto json = scenarios::parse_json(
+        R"({"big": 18446744073709551616.0, "exp": 2E19, "list": [1, {"f": 4096.50}], "neg": -0.0, "int": -1})",
+        "x.json", &numbers);
+    const scenarios::JsonReader in("x.json", &numbers);
+    const auto unsigned_error = [&](const scenarios::Json& value) {
+        return error_of([&] { in.read_unsigned(value, "$.v"); });
+    };
+    CHECK(unsigned_error(json.at("big")) == "x.json: $.v: expected an unsigned integer, got 18446744073709551616.0");
+    CHECK(unsigned_error(json.at("exp")) == "x.json: $.v: expected an unsigned integer, got 2E19");
+    CHECK(unsigned_error(json.at("list")[1].at("f")) == "x.json: $.v: expected an unsigned integer, got 4096.50");
+    CHECK(unsigned_error(json.at("neg")) == "x.json: $.v: expected an unsigned integer, got -0.0");
+    CHECK(unsigned_error(json.at("int")) == "x.json: $.v: expected an unsigned integer, got -1");
+    // Without the recorded texts, a double prints as a double does.
+    const scenarios::JsonReader plain("x.json");
+    CHECK(error_of([&] { plain.read_unsigned(json.at("big"), "$.v"); }) ==
+          "x.json: $.v: expected an unsigned integer, got 1.8446744073709552e+19");
+}

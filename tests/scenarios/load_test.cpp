@@ -432,6 +432,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"integer_past_64_bits",
          "$.device.blocks: expected an integer from -9223372036854775808 to 18446744073709551615, got "
          "18446744073709551616"},
+        {"float_past_64_bits", "$.device.blocks: expected an unsigned integer, got 18446744073709551616.0"},
         {"size_bad_suffix",
          "$.tasks[0].ops[0].length: expected an unsigned integer or a size such as 64k, 17m, 1g, got \"64q\""},
         {"size_suffix_only",
