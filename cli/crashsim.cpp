@@ -420,8 +420,13 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
 }
 
 // ---- check ----
-auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std::string> {
-    std::vector<std::string> files;
+struct ScenarioFile {
+    std::string path;
+    bool named = false;  // on the command line, not found in a directory
+};
+
+auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<ScenarioFile> {
+    std::vector<ScenarioFile> files;
     for (const auto& path : paths) {
         if (std::filesystem::is_directory(path)) {
             const std::size_t before = files.size();
@@ -430,16 +435,16 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<std
                 if (!entry.is_regular_file() || p.extension() != ".json") continue;
                 // schema/ holds the JSON Schema, not scenarios.
                 if (p.parent_path().filename() == "schema") continue;
-                files.push_back(p.string());
+                files.push_back({p.string(), false});
             }
             if (files.size() == before) {
                 throw scenarios::InputError(path + ": expected a directory with scenario files (*.json), got none");
             }
         } else {
-            files.push_back(path);
+            files.push_back({path, true});
         }
     }
-    std::sort(files.begin(), files.end());
+    std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
     return files;
 }
 
@@ -464,20 +469,48 @@ struct CheckArgs {
     std::uint32_t jobs = 1;
 };
 
+/// A row for what could not be checked: a file of a directory that does not
+/// load, or a variant whose run fails on its input (issue 14).
+auto error_row(const std::string& scenario, const std::string& path, const std::string& variant,
+               const std::string& expectation, const std::string& message) -> scenarios::CheckRow {
+    scenarios::CheckRow row;
+    row.scenario = scenario;
+    row.scenario_path = path;
+    row.variant = variant;
+    row.expectation = expectation;
+    row.error = true;
+    row.detail = message;
+    return row;
+}
+
+// A bad file named on the command line is bad input (exit 2, like every verb);
+// one found in a directory is an ERROR row and the other scenarios still run.
 auto cmd_check(const CheckArgs& args) -> ExitCode {
     require_writable("--junit", args.junit);
     require_writable("--json", args.json);
     const auto files = collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
     if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
     std::vector<scenarios::Scenario> loaded;
-    for (const auto& file : files) loaded.push_back(load(file));
-    const scenarios::CheckTable table(loaded);
+    std::vector<bool> named;
+    std::vector<scenarios::CheckRow> rows;
+    for (const auto& file : files) {
+        try {
+            loaded.push_back(load(file.path));
+            named.push_back(file.named);
+        } catch (const scenarios::InputError& error) {
+            if (file.named) throw;
+            rows.push_back(error_row(file.path, file.path, "-", "loads", error.what()));
+        }
+    }
+    scenarios::CheckTable table(loaded);
+    for (const auto& row : rows) table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
     output() += scenarios::check_header(table);
     const double started = seconds_now();
-    std::vector<scenarios::CheckRow> rows;
     bool interrupted = false;
     auto print_row = [&table](const scenarios::CheckRow& row) { output() += scenarios::check_row_text(table, row); };
-    for (const auto& scenario : loaded) {
+    for (const auto& row : rows) print_row(row);
+    for (std::size_t i = 0; i < loaded.size(); i++) {
+        const scenarios::Scenario& scenario = loaded[i];
         if (scenarios::stop_requested() && scenario.perf) {
             interrupted = true;
             for (const auto& ratio : scenario.perf->ratios) {
@@ -485,8 +518,14 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
                                            scenarios::perf_row_expectation(scenario, ratio)));
             }
         }
-        for (auto& row : scenario.perf && !scenarios::stop_requested() ? scenarios::check_perf(scenario, seconds_now)
-                                                                        : std::vector<scenarios::CheckRow>{}) {
+        std::vector<scenarios::CheckRow> perf_rows;
+        try {
+            if (scenario.perf && !scenarios::stop_requested()) perf_rows = scenarios::check_perf(scenario, seconds_now);
+        } catch (const scenarios::InputError& error) {
+            if (named[i]) throw;
+            perf_rows.push_back(error_row(scenario.name, scenario.path, "perf", "measure", error.what()));
+        }
+        for (auto& row : perf_rows) {
             interrupted = interrupted || row.interrupted;
             print_row(row);
             rows.push_back(std::move(row));
@@ -502,9 +541,16 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
                 continue;
             }
             ProgressLine progress(true);
-            rows.push_back(scenarios::check_variant(
-                scenario, variant, seconds_now, args.jobs,
-                [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
+            try {
+                rows.push_back(scenarios::check_variant(
+                    scenario, variant, seconds_now, args.jobs,
+                    [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
+            } catch (const scenarios::InputError& error) {
+                if (named[i]) throw;
+                const bool violates = variant.expect.kind == scenarios::Expectation::Kind::violates;
+                rows.push_back(error_row(scenario.name, scenario.path, variant.name,
+                                         violates ? "violates " + variant.expect.checker : "holds", error.what()));
+            }
             progress.clear();
             const scenarios::CheckRow& row = rows.back();
             interrupted = interrupted || row.interrupted;
@@ -513,7 +559,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     }
     const double elapsed = seconds_now() - started;
     const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
-    std::size_t total = 0;
+    std::size_t total = files.size() - loaded.size();  // the files in error, one row each
     for (const auto& scenario : loaded) {
         for (const auto& variant : scenario.variants) {
             if (variant.expect.kind != scenarios::Expectation::Kind::measure) total++;
@@ -531,7 +577,13 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
         return ExitCode::interrupted;
     }
     output() += scenarios::model_coverage_text(rows);
-    say("check: %zu of %zu expectations met\n", met, rows.size());
+    const auto errors = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
+    if (errors == 0) {
+        say("check: %zu of %zu expectations met\n", met, rows.size());
+    } else {
+        say("check: %zu of %zu expectations met; %zu ERROR (a scenario file or run that failed on its input)\n", met,
+            rows.size(), errors);
+    }
     return met == rows.size() ? ExitCode::pass : ExitCode::violation;
 }
 
@@ -745,6 +797,9 @@ auto main(int argc, char** argv) -> int {
     } catch (const scenarios::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return static_cast<int>(ExitCode::input);
+    } catch (const scenarios::LoadInterrupted& interrupted) {
+        std::fprintf(stderr, "crashsim: %s\n", interrupted.what());
+        return static_cast<int>(ExitCode::interrupted);
     }
 }
 

@@ -9,9 +9,15 @@
 #include <sys/stat.h>
 #include <system_error>
 
+#include "sim/stop.hpp"
+
 namespace scenarios {
 
-auto json_quoted(const std::string& text) -> std::string { return Json(text).dump(); }
+// Non-ASCII characters escaped too, so that a message never carries a control or
+// direction-changing character to the terminal.
+auto json_quoted(const std::string& text) -> std::string {
+    return Json(text).dump(-1, ' ', true, nlohmann::detail::error_handler_t::replace);
+}
 
 auto join(const Names& names) -> std::string {
     std::string joined;
@@ -83,9 +89,12 @@ public:
         if (written.find_first_of(".eE") == std::string::npos) {
             fail_at(path_, next_path(), "an integer from -9223372036854775808 to 18446744073709551615", written);
         }
+        floats_.push_back(written);
         return value(), Base::number_float(given, written);
     }
     auto string(string_t& given) -> bool { return value(), Base::string(given); }
+    /// The written text of each non-integer number, in document order.
+    [[nodiscard]] auto floats() const -> const std::vector<std::string>& { return floats_; }
     auto start_object(std::size_t size) -> bool {
         open(false);
         return Base::start_object(size);
@@ -147,6 +156,7 @@ private:
 
     void value() {
         if (!frames_.empty() && frames_.back().is_array) frames_.back().index_next++;
+        if (++values_ % 4096 == 0) poll_stop(path_);
     }
 
     void open(bool is_array) {
@@ -163,9 +173,27 @@ private:
     const std::string& path_;
     const std::string& text_;
     std::vector<Frame> frames_;
+    std::uint64_t values_ = 0;
+    std::vector<std::string> floats_;
 };
 
+/// Pairs the parsed document's non-integer numbers, in document order (an
+/// ordered_json keeps its keys in it), with their written texts.
+void record_floats(const Json& value, const std::vector<std::string>& written, std::size_t& next,
+                   NumberTexts& numbers) {
+    if (value.is_number_float()) {
+        if (next < written.size()) numbers[&value] = written[next++];
+        return;
+    }
+    if (!value.is_structured()) return;
+    for (const Json& element : value) record_floats(element, written, next, numbers);
+}
+
 }  // namespace
+
+void poll_stop(const std::string& path) {
+    if (sim::stop_requested()) throw LoadInterrupted(path);
+}
 
 auto key_path(const std::string& parent, const std::string& key) -> std::string {
     return parent + key_segment(key);
@@ -192,18 +220,24 @@ auto read_text_file(const std::string& path, const std::string& what) -> std::st
     std::size_t bytes_read = 0;
     while ((bytes_read = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
         text.append(buffer.data(), bytes_read);
+        poll_stop(path);
     }
     if (std::ferror(file.get()) != 0) unreadable(std::generic_category().message(errno));
     return text;
 }
 
-auto parse_json(const std::string& text, const std::string& path) -> Json {
+auto parse_json(const std::string& text, const std::string& path, NumberTexts* numbers) -> Json {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         fail_at(path, "$", "valid JSON", text.empty() ? "an empty file" : "only white space");
     }
     Json root;
     CheckingParser parser(root, path, text);
     Json::sax_parse(text, &parser, Json::input_format_t::json, true, false);
+    if (numbers != nullptr && !parser.floats().empty()) {
+        // The elements' addresses are final now, and stay so when root is returned.
+        std::size_t next = 0;
+        record_floats(root, parser.floats(), next, *numbers);
+    }
     return root;
 }
 
@@ -235,18 +269,34 @@ auto JsonReader::member(const Json& object, const std::string& json_path, const 
 auto JsonReader::read_string(const Json& value, const std::string& json_path) const -> std::string {
     if (!value.is_string()) fail(json_path, "a string", type_name(value));
     auto text = value.get<std::string>();
-    const bool printable = std::none_of(text.begin(), text.end(), [](char c) {
-        const auto byte = static_cast<unsigned char>(c);
-        return byte < 0x20 || byte == 0x7f;
-    });
+    // The parser has checked the UTF-8: U+0080 to U+009F are the bytes C2 80 to C2 9F.
+    bool printable = true;
+    for (std::size_t i = 0; i < text.size() && printable; i++) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool c1 = byte == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+        printable = byte >= 0x20 && byte != 0x7f && !c1;
+    }
     if (!printable) fail(json_path, "printable text (no control characters)", json_quoted(text));
     return text;
 }
 
-auto JsonReader::read_name(const Json& value, const std::string& json_path) const -> std::string {
+auto JsonReader::read_text(const Json& value, const std::string& json_path) const -> std::string {
     if (!value.is_string()) fail(json_path, "a non-empty string", type_name(value));
-    auto name = read_string(value, json_path);
-    if (name.empty()) fail(json_path, "a non-empty string", "an empty string");
+    auto text = read_string(value, json_path);
+    if (text.empty()) fail(json_path, "a non-empty string", "an empty string");
+    return text;
+}
+
+auto JsonReader::read_name(const Json& value, const std::string& json_path) const -> std::string {
+    const std::string expected = "a name of ASCII letters, digits and " + std::string(name_punctuation);
+    if (!value.is_string()) fail(json_path, expected, type_name(value));
+    auto name = value.get<std::string>();
+    if (name.empty()) fail(json_path, expected, "an empty string");
+    const bool named = std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               name_punctuation.find(c) != std::string_view::npos;
+    });
+    if (!named) fail(json_path, expected, json_quoted(name));
     return name;
 }
 
@@ -268,7 +318,15 @@ auto JsonReader::read_unsigned(const Json& value, const std::string& json_path) 
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     // nlohmann reads "-0" as a signed integer; it is still zero.
     if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;
-    fail(json_path, "an unsigned integer", value.is_number() ? value.dump() : type_name(value));
+    fail(json_path, "an unsigned integer", value.is_number() ? number_text(value) : type_name(value));
+}
+
+auto JsonReader::number_text(const Json& value) const -> std::string {
+    if (numbers_ != nullptr) {
+        const auto found = numbers_->find(&value);
+        if (found != numbers_->end()) return found->second;
+    }
+    return value.dump();
 }
 
 auto JsonReader::read_unsigned_in(const Json& value, const std::string& json_path, std::uint64_t min,

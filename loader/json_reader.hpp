@@ -4,7 +4,9 @@
 // in time linear in the input) and reads typed values at a JSON path. Every
 // defect is one InputError: "<file>: <JSON path>: expected X, got Y".
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,10 +26,24 @@ constexpr std::size_t json_depth_max = 100;
 /// readable scenario file, got a directory").
 auto read_text_file(const std::string& path, const std::string& what = "file") -> std::string;
 
+/// The text of each non-integer number of a parsed document as the file writes
+/// it (a double prints otherwise: 18446744073709551616.0 as 1.8446744073709552e+19),
+/// by the address of its value. Looked up, never iterated.
+using NumberTexts = std::map<const Json*, std::string>;
+
 /// Parses `text`, read from `path`: a syntax error names its line and column, a
 /// key given twice, nesting deeper than json_depth_max, an integer outside 64
 /// bits and a number a double cannot hold name their JSON path. Throws InputError.
-auto parse_json(const std::string& text, const std::string& path) -> Json;
+/// With `numbers`, records the written text of every non-integer number.
+auto parse_json(const std::string& text, const std::string& path, NumberTexts* numbers = nullptr) -> Json;
+
+/// The characters of a name (scenarios/README.md, and the pattern of "name" in
+/// scenarios/schema/scenario.schema.json): ASCII letters, digits and these.
+constexpr std::string_view name_punctuation = "_-./:@+";
+
+/// Throws LoadInterrupted when a stop was requested (SIGINT, SIGTERM); the
+/// reader and the loader poll it while they read, parse and expand.
+void poll_stop(const std::string& path);
 
 /// "$.a.b", or "$.a[\"not an identifier\"]".
 auto key_path(const std::string& parent, const std::string& key) -> std::string;
@@ -45,7 +61,11 @@ auto contains(const Names& names, const std::string& name) -> bool;
 /// the value is not what is expected.
 class JsonReader {
 public:
-    explicit JsonReader(std::string path) : path_(std::move(path)) {}
+    explicit JsonReader(std::string path, const NumberTexts* numbers = nullptr)
+        : path_(std::move(path)), numbers_(numbers) {}
+
+    /// A number as the file writes it (when parse_json recorded it), else as a double prints.
+    [[nodiscard]] auto number_text(const Json& value) const -> std::string;
 
     [[noreturn]] void fail(const std::string& json_path, const std::string& expected, const std::string& got) const {
         fail_at(path_, json_path, expected, got);
@@ -58,10 +78,14 @@ public:
     /// The member `key` of an object known to be one (check_keys), or a "required key" failure.
     auto member(const Json& object, const std::string& json_path, const std::string& key) const -> const Json&;
 
-    /// Printable text: no control characters (U+0000 to U+001F, U+007F), since a
-    /// NUL or an escape would cut or garble the terminal story.
+    /// Printable text: no control characters (U+0000 to U+001F, U+007F to U+009F),
+    /// since a NUL or an escape would cut or garble the terminal story.
     auto read_string(const Json& value, const std::string& json_path) const -> std::string;
-    /// Printable text of at least one character (file, task, variant names).
+    /// Printable text of at least one character (a path, a message).
+    auto read_text(const Json& value, const std::string& json_path) const -> std::string;
+    /// A name (of a scenario, file, task, variant, yield point, checker,
+    /// strategy): at least one of name_characters, which the story, the trace
+    /// and file names print as they are.
     auto read_name(const Json& value, const std::string& json_path) const -> std::string;
     auto read_choice(const Json& value, const std::string& json_path, const Names& choices,
                      const std::string& what) const -> std::string;
@@ -77,6 +101,7 @@ public:
 
 protected:
     std::string path_;
+    const NumberTexts* numbers_ = nullptr;
 };
 
 enum class SizeText : std::uint8_t { ok, malformed, too_large };

@@ -31,6 +31,12 @@ namespace {
 constexpr std::uint64_t file_end_bytes_max = std::uint64_t{1} << 44;
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
 constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
+/// The most operations a workload may expand into (fio: jobs times each job's create, prefill,
+/// writes and fsyncs; fs_mark: threads times files times create, write, fsync), all sweep points
+/// together. An expanded op costs about 170 bytes and a microsecond to load: 3000000 is half a
+/// gigabyte and a few seconds, and a small file can no longer ask for gigabytes (issue 14).
+/// fs_mark's own bound (1000000 files of 3 ops) stays within it.
+constexpr std::uint64_t workload_ops_max = 3'000'000;
 
 auto block_sizes() -> const std::vector<std::uint64_t>& {
     static const std::vector<std::uint64_t> sizes = {512,  1024,  2048,  4096,
@@ -105,6 +111,8 @@ private:
     void expand_fio(const FioJob& fio);
     void read_fs_mark(const Json& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
+    /// Counts `ops` against workload_ops_max before they are expanded.
+    void take_workload_ops(std::uint64_t ops, const std::string& json_path);
     void read_perf(const Json& value);
     auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_machine(const Json& value);
@@ -124,9 +132,17 @@ private:
     std::set<std::string> files_setup_;
     std::set<std::string> files_created_;
     Names must_reach_;
+    std::uint64_t workload_ops_used_ = 0;  // by the workload and the sweep points loaded so far
 };
 
-auto Loader::load(const std::string& text) -> Scenario { return load(parse_json(text, scenario_.path)); }
+auto Loader::load(const std::string& text) -> Scenario {
+    NumberTexts numbers;
+    const Json root = parse_json(text, scenario_.path, &numbers);
+    numbers_ = &numbers;  // for messages while root lives
+    Scenario scenario = load(root);
+    numbers_ = nullptr;
+    return scenario;
+}
 
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
@@ -194,6 +210,12 @@ void Loader::read_workload(const Json& value) {
     // Before expanding: a workload too big for the device is refused before it costs memory.
     const std::uint64_t filled = fio.prefill == "write" || fio.prefill == "falloc" ? fio.size : 0;
     check_device_holds({fio.jobs, fio.io_size + filled}, "$.workload.fio");
+    const std::uint64_t writes = fio.io_size / fio.bs;
+    const std::uint64_t fsync_every = fio.o_dsync ? 1 : fio.fsync;
+    const std::uint64_t prefill_ops = fio.prefill == "none" ? 0 : fio.prefill == "write" ? 2 : 1;
+    // jobs <= 256 and writes <= 1000000: no overflow.
+    take_workload_ops(fio.jobs * (1 + prefill_ops + writes + (fsync_every == 0 ? 0 : writes / fsync_every)),
+                      "$.workload.fio");
     expand_fio(fio);
     scenario_.fio = fio;
 }
@@ -282,6 +304,7 @@ void Loader::expand_fio(const FioJob& fio) {
         Task task{file, {}};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {
+            if (write % 4096 == 0) poll_stop(path_);
             Op op = expanded(op_write(), path);
             op.offset = (fio.random ? offsets.below(slots) : write % slots) * fio.bs;
             op.length = fio.bs;
@@ -313,6 +336,16 @@ void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, co
         fail(json_path, "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) + " blocks)",
              std::to_string(blocks_needed) + " blocks of data");
     }
+}
+
+void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) {
+    if (ops > workload_ops_max - workload_ops_used_) {
+        fail(json_path,
+             "a workload of at most " + std::to_string(workload_ops_max) +
+                 " operations once expanded (all sweep points together)",
+             std::to_string(workload_ops_used_ + ops) + " operations");
+    }
+    workload_ops_used_ += ops;
 }
 
 // FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
@@ -347,11 +380,15 @@ void Loader::read_fs_mark(const Json& job) {
         if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
         fs_mark.fsync = job.at("fsync").get<bool>();
     }
+    // Before expanding: the device holds the data, and the ops are within the bound.
+    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
+    take_workload_ops(std::uint64_t{fs_mark.threads} * fs_mark.files * (fs_mark.fsync ? 3 : 2), path);
     // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
     // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
         Task task{"thread" + std::to_string(thread), {}};
         for (std::uint64_t index = 0; index < fs_mark.files; index++) {
+            if (index % 4096 == 0) poll_stop(path_);
             const std::uint64_t dir =
                 (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
             const std::string file =
@@ -376,14 +413,13 @@ void Loader::read_fs_mark(const Json& job) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
     scenario_.fs_mark = fs_mark;
 }
 
 auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
     if (!value.is_number()) fail(json_path, "a number", type_name(value));
     const double number = value.get<double>();
-    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", value.dump());
+    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", number_text(value));
     return number;
 }
 
@@ -422,7 +458,7 @@ void Loader::read_perf(const Json& value) {
         ratio.min = read_number(ratios[i].at("min"), path + ".min");
         ratio.max = read_number(ratios[i].at("max"), path + ".max");
         if (ratios[i].contains("at")) ratio.at = read_unsigned(ratios[i].at("at"), path + ".at");
-        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + ratios[i].at("min").dump() + ")", ratios[i].at("max").dump());
+        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + number_text(ratios[i].at("min")) + ")", number_text(ratios[i].at("max")));
         perf.ratios.push_back(std::move(ratio));
     }
     scenario_.perf = std::move(perf);
@@ -458,7 +494,7 @@ void Loader::read_seed(const Json& value) {
         for (const auto& item : points[i].items()) {
             if (item.key() == parameter) continue;
             const double figure = read_number(item.value(), key_path(point_path, item.key()));
-            if (!(figure > 0)) fail(key_path(point_path, item.key()), "a positive number", item.value().dump());
+            if (!(figure > 0)) fail(key_path(point_path, item.key()), "a positive number", number_text(item.value()));
             seed.values[item.key()] = figure;
         }
         if (seed.values.empty()) fail(point_path, "at least one variant's figure", "none");
@@ -580,8 +616,10 @@ void Loader::read_sweep(const Json& root) {
             copy["perf"].erase("seed");
         }
         Loader nested(scenario_.path);
+        nested.workload_ops_used_ = workload_ops_used_;
         try {
             scenario_.sweep_points.push_back(nested.load(copy));
+            workload_ops_used_ = nested.workload_ops_used_;
         } catch (const InputError& error) {
             // Point the message at the point's own field when it came from
             // one, else say which point it was.
@@ -681,6 +719,7 @@ auto Loader::read_config(const Json& value, const std::string& json_path) const
 void Loader::read_setup(const Json& value) {
     check_array(value, "$.setup");
     for (std::size_t index = 0; index < value.size(); index++) {
+        if (index % 4096 == 0) poll_stop(path_);
         scenario_.setup.push_back(read_op(value[index], index_path("$.setup", index), files_setup_,
                                           "a file created earlier in setup"));
     }
@@ -718,6 +757,7 @@ void Loader::read_task(const Json& value, const std::string& json_path,
     // tasks is up to the schedule, so another task's file may not exist yet.
     std::set<std::string> visible = files_setup_;
     for (std::size_t index = 0; index < ops.size(); index++) {
+        if (index % 4096 == 0) poll_stop(path_);
         task.ops.push_back(read_op(ops[index], index_path(ops_path, index), visible,
                                    "a file created earlier in setup or in this task"));
     }

@@ -18,6 +18,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// SIGINT or SIGTERM (sim::stop_requested) while a file was read, parsed or
+/// expanded: "interrupted while loading FILE". cli/crashsim.cpp exits 130.
+class LoadInterrupted : public std::runtime_error {
+public:
+    explicit LoadInterrupted(const std::string& path) : std::runtime_error("interrupted while loading " + path) {}
+};
+
 struct Op {
     std::string name;                    // "write", "fsync", ...
     std::string file;                    // empty when the op takes no file

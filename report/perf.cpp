@@ -405,7 +405,7 @@ auto CheckTable::header() const -> std::string {
 
 auto CheckTable::row(const CheckRow& row) const -> std::string {
     char numbers[128];
-    std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s", row.met ? "ok" : "FAILED",
+    std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s", row.met ? "ok" : row.error ? "ERROR" : "FAILED",
                   static_cast<unsigned long long>(row.schedules), static_cast<unsigned long long>(row.crash_states),
                   row.seconds);
     const auto padded = [](const std::string& text, int width) {

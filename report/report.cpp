@@ -108,32 +108,36 @@ void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::s
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
     std::size_t failures = 0;
     std::size_t skipped = 0;
+    std::size_t errors = 0;  // rows that could not be checked: <error>, not <failure>
     for (const auto& row : rows) {
         suites[row.scenario].push_back(&row);
         if (not_run(row)) {
             skipped++;
         } else if (!row.met) {
-            failures++;
+            (row.error ? errors : failures)++;
         }
     }
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     xml += "<testsuites name=\"crashsim check" + std::string(skipped != 0 ? " (interrupted)" : "") + "\" tests=\"" +
-           std::to_string(rows.size()) + "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" +
-           std::to_string(skipped) + "\" time=\"" + seconds_text(seconds) + "\">\n";
+           std::to_string(rows.size()) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
+           seconds_text(seconds) + "\">\n";
     for (const auto& [scenario, members] : suites) {
         std::size_t suite_failures = 0;
+        std::size_t suite_errors = 0;
         std::size_t suite_skipped = 0;
         double suite_seconds = 0;
         for (const CheckRow* row : members) {
             if (not_run(*row)) {
                 suite_skipped++;
             } else if (!row->met) {
-                suite_failures++;
+                (row->error ? suite_errors : suite_failures)++;
             }
             suite_seconds += row->seconds;
         }
         xml += "  <testsuite name=\"" + xml_escape(scenario) + "\" tests=\"" + std::to_string(members.size()) +
-               "\" failures=\"" + std::to_string(suite_failures) + "\" skipped=\"" + std::to_string(suite_skipped) +
+               "\" failures=\"" + std::to_string(suite_failures) + "\" errors=\"" + std::to_string(suite_errors) +
+               "\" skipped=\"" + std::to_string(suite_skipped) +
                "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
         for (const CheckRow* row : members) {
             xml += "    <testcase classname=\"" + xml_escape(scenario) + "\" name=\"" +
@@ -141,6 +145,9 @@ void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::s
                    xml_escape(row->scenario_path) + "\" time=\"" + seconds_text(row->seconds) + "\">\n";
             if (not_run(*row)) {
                 xml += "      <skipped message=\"" + xml_escape(row->detail) + "\"/>\n";
+            } else if (row->error) {
+                xml += "      <error type=\"input\" message=\"" + xml_escape(row->detail) + "\">" +
+                       xml_escape(row->detail + "\n") + "</error>\n";
             } else if (!row->met) {
                 std::string body = row->detail + "\n";
                 if (!row->story.empty()) body += "\n" + row->story;
@@ -167,9 +174,11 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
     std::size_t skipped = 0;
     std::uint64_t schedules = 0;
     std::uint64_t crash_states = 0;
+    std::size_t errors = 0;
     for (const auto& row : rows) {
         if (row.met) met++;
         if (not_run(row)) skipped++;
+        if (row.error) errors++;
         schedules += row.schedules;
         crash_states += row.crash_states;
         Json attempts = Json::array();
@@ -183,14 +192,15 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (row.interrupted) json["interrupted"] = true;
         if (row.skipped) json["skipped"] = true;
         if (row.schedules_cut != 0) json["schedules_cut_at_step_bound"] = row.schedules_cut;
+        if (row.error) json["error"] = row.detail;  // not checked: the file or run failed on its input
         if (row.bounds) json["explore"] = explore_json(*row.bounds);
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
     Json report = {{"crashsim_check", 1},
                          {"summary",
-                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met - skipped},
-                           {"skipped", skipped}, {"interrupted", skipped != 0},
+                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met - skipped - errors},
+                           {"errors", errors}, {"skipped", skipped}, {"interrupted", skipped != 0},
                            {"schedules", schedules}, {"crash_states", crash_states}, {"seconds", seconds}}},
                          {"variants", list}};
     add_model_coverage_json(report["summary"], rows);
@@ -279,8 +289,9 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
 }  // namespace
 
 auto read_campaign_result(const std::string& path) -> CampaignResult {
-    const Json json = parse_json(read_text_file(path, "result file"), path);
-    const JsonReader in(path);
+    NumberTexts numbers;
+    const Json json = parse_json(read_text_file(path, "result file"), path, &numbers);
+    const JsonReader in(path, &numbers);
     read_format(json, "crashsim_result", 1, in);
     in.check_keys(json, "$",
                   {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",

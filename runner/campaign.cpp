@@ -7,11 +7,10 @@
 #include <thread>
 
 #include "sim/assert.hpp"
+#include "sim/stop.hpp"
 
 namespace scenarios {
 namespace {
-
-std::atomic<bool> stop_flag{false};
 
 /// Schedules run between two checks of the stop flag and progress reports.
 constexpr std::uint64_t batch_per_job = 256;
@@ -65,9 +64,9 @@ auto start_report(const Simulation& simulation) -> FuzzReport {
 
 }  // namespace
 
-void request_stop() { stop_flag.store(true, std::memory_order_relaxed); }
-auto stop_requested() -> bool { return stop_flag.load(std::memory_order_relaxed); }
-void clear_stop_request() { stop_flag.store(false, std::memory_order_relaxed); }
+void request_stop() { sim::request_stop(); }
+auto stop_requested() -> bool { return sim::stop_requested(); }
+void clear_stop_request() { sim::clear_stop(); }
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     FuzzReport report = start_report(simulation);

@@ -96,6 +96,7 @@ struct CheckRow {
     std::string expectation;  // "violates fsync_durability", "holds"
     bool met = false;
     std::string detail;  // why, in one line
+    bool error = false;  // not checked: the file or the run failed on its input (detail says how)
     std::uint64_t schedules = 0;
     std::uint64_t crash_states = 0;
     double seconds = 0;

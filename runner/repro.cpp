@@ -115,8 +115,9 @@ auto read_string_array(const Json& value, const std::string& json_path, const Js
 }  // namespace
 
 auto read_repro(const std::string& path) -> Repro {
-    const Json json = parse_json(read_text_file(path, "repro file"), path);
-    const JsonReader in(path);
+    NumberTexts numbers;
+    const Json json = parse_json(read_text_file(path, "repro file"), path, &numbers);
+    const JsonReader in(path, &numbers);
     read_format(json, "crashsim_repro", repro_format, in);
     in.check_keys(json, "$",
                   {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
@@ -125,7 +126,7 @@ auto read_repro(const std::string& path) -> Repro {
                   {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
                    "violation", "trace_hash", "scenario"});
     Repro repro;
-    repro.scenario_path = in.read_name(json.at("scenario_path"), "$.scenario_path");
+    repro.scenario_path = in.read_text(json.at("scenario_path"), "$.scenario_path");
     // The scenario's own text: a JSON file, so newlines and tabs are in it.
     if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", type_name(json.at("scenario")));
     repro.scenario_text = json.at("scenario").get<std::string>();
@@ -215,7 +216,8 @@ auto load_repro(const std::string& path) -> LoadedRepro {
         simulation.set_bounds(repro.bounds);
         loaded.replayed = simulation.replay(repro.choices, repro.crash, true);
     } catch (const sim::ReplayDiverged& diverged) {
-        throw InputError(path + ": $.choices: expected a choice list this scenario can replay, got one that diverges: " +
+        // The field the divergence blames: the choices, the crash step or its keep list.
+        throw InputError(path + ": " + diverged.field() + ": expected " + diverged.expected() + ", got " +
                          diverged.what());
     }
     const RunOutcome& outcome = loaded.replayed;

@@ -592,8 +592,12 @@ struct RunState {
             case CrashPlan::Kind::at_step:
                 if (scheduler.steps() == plan.recorded.step) {
                     if (plan.recorded.keep.size() != pending) {
-                        throw sim::ReplayDiverged("the crash keeps " + std::to_string(plan.recorded.keep.size()) +
-                                                  " writes but " + std::to_string(pending) + " are unflushed");
+                        // A keep list that does not fit its step (either may have been edited).
+                        throw sim::ReplayDiverged("$.crash.keep",
+                                                  "one flag per write unflushed at crash step " +
+                                                      std::to_string(plan.recorded.step) + " (" +
+                                                      std::to_string(pending) + ")",
+                                                  std::to_string(plan.recorded.keep.size()) + " flags");
                     }
                     evaluate(plan.recorded.keep, true);
                     stop = true;
@@ -688,8 +692,10 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
                               sim::Prng& crash_prng) {
     RunOutcome& outcome = run.outcome;
     if (plan.kind == CrashPlan::Kind::at_step && !stopped && outcome.violations.empty()) {
-        throw sim::ReplayDiverged("the run ended at step " + std::to_string(run.scheduler.steps()) +
-                                  " before the recorded crash step " + std::to_string(plan.recorded.step));
+        throw sim::ReplayDiverged("$.crash.step",
+                                  "a step from 1 to " + std::to_string(run.scheduler.steps()) +
+                                      " (the replayed run ends at step " + std::to_string(run.scheduler.steps()) + ")",
+                                  std::to_string(plan.recorded.step));
     }
     // A run cut by the step bound claims nothing past it: no crash at its end.
     if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty() || outcome.cut_at_step != 0) return;

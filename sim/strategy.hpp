@@ -48,10 +48,22 @@ private:
     std::uint64_t decisions_ = 0;
 };
 
-/// Thrown when a recorded choice list does not fit the run it is replayed on.
+/// Thrown when a recorded run (its choice list, its crash) does not fit the run
+/// it is replayed on. `field` names the recorded value that does not fit, as
+/// the JSON path of a repro file ("$.choices", "$.crash.step", "$.crash.keep");
+/// `expected` and what() complete the message "expected X, got Y".
 class ReplayDiverged : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit ReplayDiverged(const std::string& got)
+        : ReplayDiverged("$.choices", "a choice list this scenario can replay", "one that diverges: " + got) {}
+    ReplayDiverged(std::string field, std::string expected, const std::string& got)
+        : std::runtime_error(got), field_(std::move(field)), expected_(std::move(expected)) {}
+    [[nodiscard]] auto field() const -> const std::string& { return field_; }
+    [[nodiscard]] auto expected() const -> const std::string& { return expected_; }
+
+private:
+    std::string field_;
+    std::string expected_;
 };
 
 /// Replays a recorded choice list; asking past its end means the run diverged.

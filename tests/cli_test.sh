@@ -396,12 +396,17 @@ sed 's/"keep": "[01]*"/"keep": "1x"/' "$GOOD_REPRO" >"$TMP/repro/keep.json"
 bad_repro "replay of a repro with a malformed crash.keep" keep.json "crashsim: $TMP/repro/keep.json: \$.crash.keep"
 
 sed 's/"keep": "[01]*"/"keep": "1111111"/' "$GOOD_REPRO" >"$TMP/repro/keepn.json"
-bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json "crashsim: $TMP/repro/keepn.json: \$"
+bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json \
+    "crashsim: $TMP/repro/keepn.json: \$.crash.keep: expected one flag per write unflushed at crash step "
 
 # A crash step the replayed run never reaches is a diverged repro too; it
 # must not be reported as "no violation" with exit 0.
 sed 's/"step": [0-9]*/"step": 99999/' "$GOOD_REPRO" >"$TMP/repro/step.json"
-bad_repro "replay of a repro whose crash step is never reached" step.json "crashsim: $TMP/repro/step.json: \$"
+# The message blames the crash step, not the choices (issue 14).
+bad_repro "replay of a repro whose crash step is never reached" step.json \
+    "crashsim: $TMP/repro/step.json: \$.crash.step: expected a step from 1 to "
+bad_flag "shrink of a repro whose crash step is never reached" "crashsim: $TMP/step.json.saved: \$.crash.step: expected a step from 1 to " -- \
+    shrink "$TMP/step.json.saved" --out "$TMP/flag/shrunk.json"
 
 awk '
     skipping && /^  \]/ { skipping = 0; print "  \"choices\": []" substr($0, 4); next }
@@ -760,6 +765,51 @@ rm -rf "$TMP/flag" && mkdir "$TMP/flag"
 sed 's/"btrfs.release.before_em_lock"/"btrfs.release.nowhere"/' "$TMP/reach.json" >"$TMP/reach-bad.json"
 bad_flag "check of a must_reach point the model lacks" "crashsim: $TMP/reach-bad.json: \$.must_reach[1]: expected a yield point of model btrfs" -- \
     check "$TMP/reach-bad.json"
+
+# ---------------------------------------------------------------- SIGINT while loading
+# A file of a few lines whose fio workload expands into 3000000 operations
+# (the most allowed; seconds to load): SIGINT while it loads ends the verb with
+# exit 130 and "interrupted while loading FILE" (issue 14).
+cat >"$TMP/huge.json" <<'HUGE'
+{"name": "cli/huge", "model": "btrfs", "device": {"block_size": 4096, "blocks": 4294967296},
+ "workload": {"fio": {"jobs": 3, "rw": "write", "bs": 4096, "size": "4m", "io_size": 2047995904, "fsync": 1}},
+ "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]}
+HUGE
+"$BIN" run "$TMP/huge.json" >"$TMP/huge.out" 2>"$TMP/huge.err" &
+huge_pid=$!
+sleep 0.3
+kill -INT "$huge_pid"
+wait "$huge_pid"
+RC=$?
+expect_rc "SIGINT while loading" 130 "$TMP/huge.out" "$TMP/huge.err"
+expect_grep "SIGINT while loading names the file" "crashsim: interrupted while loading $TMP/huge.json" "$TMP/huge.err"
+
+# ---------------------------------------------------------------- check of a directory with bad files
+# A file of a directory that does not load, or whose schedule cannot be
+# followed, is an ERROR row; the other scenarios still run, both reports are
+# written and check exits 1 (issue 14). A bad file named alone exits 2 (above).
+mkdir "$TMP/mixed"
+cp "$XFS042" tests/bad_input/number_past_double.json "$TMP/mixed/"
+cp "$TMP/unfollowable.json" "$TMP/mixed/unfollowable.json"
+run_cs "$TMP/mixed.out" "$TMP/mixed.err" check "$TMP/mixed" --junit "$TMP/mixed.xml" --json "$TMP/mixed.json"
+expect_rc "check of a directory with bad files" 1 "$TMP/mixed.out" "$TMP/mixed.err"
+# expect_egrep NAME REGEX FILE
+expect_egrep() {
+    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no '$2' in:" "$(show "$3")"; fi
+}
+expect_egrep "check shows a file that does not load as an ERROR row" \
+    "^$TMP/mixed/number_past_double.json +- +loads +ERROR " "$TMP/mixed.out"
+expect_grep "check prints the file's message under its row" \
+    "    $TMP/mixed/number_past_double.json: \$.device.blocks: expected a number a double can hold, got 1e400" "$TMP/mixed.out"
+expect_egrep "check shows a variant whose schedule cannot be followed as an ERROR row" \
+    "^btrfs/fast-fsync-vs-page-release +before-fix .* ERROR " "$TMP/mixed.out"
+expect_egrep "check still runs the other scenarios" "^xfs/generic-042 +fix +holds +ok " "$TMP/mixed.out"
+expect_egrep "check counts the errors" "; [0-9]+ ERROR \(a scenario file or run that failed on its input\)\$" "$TMP/mixed.out"
+expect_grep "check --junit shows the bad file as an error" \
+    "<error type=\"input\" message=\"$TMP/mixed/number_past_double.json: \$.device.blocks: " "$TMP/mixed.xml"
+expect_egrep "check --junit counts the errors" "errors=\"[1-9]" "$TMP/mixed.xml"
+expect_grep "check --json shows the bad file as an error entry" \
+    "\"error\": \"$TMP/mixed/number_past_double.json: \$.device.blocks: " "$TMP/mixed.json"
 
 echo "cli: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

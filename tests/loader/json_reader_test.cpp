@@ -14,6 +14,7 @@
 #include "report/perf.hpp"
 #include "report/report.hpp"
 #include "runner/repro.hpp"
+#include "sim/stop.hpp"
 
 namespace {
 
@@ -101,14 +102,29 @@ TEST_CASE("read_text_file: a directory and a missing file are named as such") {
 TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range") {
     const scenarios::JsonReader in("x.json");
     const auto json = scenarios::parse_json(
-        R"({"nul": "a\u0000b", "esc": "\u001b[31m", "ok": "d0/t0.f1 é", "float": 500.9, "neg": -1,
+        R"({"nul": "a\u0000b", "esc": "\u001b[31m", "ok": "d0/t0.f1 é", "c1": "a\u0085b", "bidi": "fi\u202ex",
+            "empty": "", "name": "btrfs/fast-fsync_v1.2:pct@3+x", "float": 500.9, "neg": -1,
             "big": 4294967297, "t": true})",
         "x.json");
-    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) ==
+    CHECK(error_of([&] { in.read_string(json.at("nul"), "$.nul"); }) ==
           "x.json: $.nul: expected printable text (no control characters), got \"a\\u0000b\"");
     CHECK(error_of([&] { in.read_string(json.at("esc"), "$.esc"); }) ==
           "x.json: $.esc: expected printable text (no control characters), got \"\\u001b[31m\"");
-    CHECK(in.read_name(json.at("ok"), "$.ok") == "d0/t0.f1 é");
+    CHECK(in.read_text(json.at("ok"), "$.ok") == "d0/t0.f1 é");
+    CHECK(in.read_name(json.at("name"), "$.name") == "btrfs/fast-fsync_v1.2:pct@3+x");
+    // Names: ASCII letters, digits and _-./:@+ only; messages escape what is not ASCII.
+    const std::string name_expected = "expected a name of ASCII letters, digits and _-./:@+, got ";
+    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) == "x.json: $.nul: " + name_expected + "\"a\\u0000b\"");
+    CHECK(error_of([&] { in.read_name(json.at("ok"), "$.ok"); }) ==
+          "x.json: $.ok: " + name_expected + "\"d0/t0.f1 \\u00e9\"");
+    CHECK(error_of([&] { in.read_name(json.at("c1"), "$.c1"); }) == "x.json: $.c1: " + name_expected + "\"a\\u0085b\"");
+    CHECK(error_of([&] { in.read_name(json.at("bidi"), "$.bidi"); }) ==
+          "x.json: $.bidi: " + name_expected + "\"fi\\u202ex\"");
+    CHECK(error_of([&] { in.read_name(json.at("empty"), "$.empty"); }) == "x.json: $.empty: " + name_expected + "an empty string");
+    // C1 controls (U+0080 to U+009F) are control characters too; other text is printable.
+    CHECK(error_of([&] { in.read_string(json.at("c1"), "$.c1"); }) ==
+          "x.json: $.c1: expected printable text (no control characters), got \"a\\u0085b\"");
+    CHECK(in.read_string(json.at("bidi"), "$.bidi") == "fi\u202ex");
     CHECK(error_of([&] { in.read_unsigned(json.at("float"), "$.float"); }) ==
           "x.json: $.float: expected an unsigned integer, got 500.9");
     CHECK(error_of([&] { in.read_unsigned(json.at("neg"), "$.neg"); }) ==
@@ -254,4 +270,55 @@ TEST_CASE("CheckTable: performance rows keep the columns aligned") {
     CHECK(table.row(plain).find(" FAILED ") + 1 == verdict);
     CHECK(table.row(perf).size() == table.row(plain).size());
     CHECK(header.find("expectation") == header.find("variant") + static_cast<std::size_t>(table.variant) + 1);
+}
+
+TEST_CASE("loading polls the stop request: reading, parsing and loading end with LoadInterrupted") {
+    // Issue 14: SIGINT and SIGTERM were ignored while a huge scenario loaded.
+    const auto interrupted = [](auto body) -> std::string {
+        sim::request_stop();
+        std::string message = "not interrupted";
+        try {
+            body();
+        } catch (const scenarios::LoadInterrupted& error) {
+            message = error.what();
+        }
+        sim::clear_stop();
+        return message;
+    };
+    std::string big = "[0";
+    for (int i = 0; i < 5000; i++) big += ",0";
+    big += "]";
+    CHECK(interrupted([&] { scenarios::parse_json(big, "x.json"); }) == "interrupted while loading x.json");
+    CHECK(interrupted([] { scenarios::read_text_file("scenarios/btrfs/fast-fsync-vs-page-release.json"); }) ==
+          "interrupted while loading scenarios/btrfs/fast-fsync-vs-page-release.json");
+    CHECK(interrupted([] { scenarios::load_scenario("scenarios/xfs/generic-042.json"); }) ==
+          "interrupted while loading scenarios/xfs/generic-042.json");
+    // A workload is polled while it expands (here from a file of a few lines).
+    const std::string fio =
+        R"({"name": "x", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
+            "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 4096, "size": "64k", "fsync": 1}},
+            "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]})";
+    CHECK(interrupted([&] { scenarios::parse_scenario(fio, "fio.json"); }) == "interrupted while loading fio.json");
+    // Without a request, the same loads.
+    CHECK(scenarios::parse_scenario(fio, "fio.json").tasks.size() == 2);
+}
+
+TEST_CASE("JsonReader: a number is quoted as the file writes it") {
+    scenarios::NumberTexts numbers;
+    const auto json = scenarios::parse_json(
+        R"({"big": 18446744073709551616.0, "exp": 2E19, "list": [1, {"f": 4096.50}], "neg": -0.0, "int": -1})",
+        "x.json", &numbers);
+    const scenarios::JsonReader in("x.json", &numbers);
+    const auto unsigned_error = [&](const scenarios::Json& value) {
+        return error_of([&] { in.read_unsigned(value, "$.v"); });
+    };
+    CHECK(unsigned_error(json.at("big")) == "x.json: $.v: expected an unsigned integer, got 18446744073709551616.0");
+    CHECK(unsigned_error(json.at("exp")) == "x.json: $.v: expected an unsigned integer, got 2E19");
+    CHECK(unsigned_error(json.at("list")[1].at("f")) == "x.json: $.v: expected an unsigned integer, got 4096.50");
+    CHECK(unsigned_error(json.at("neg")) == "x.json: $.v: expected an unsigned integer, got -0.0");
+    CHECK(unsigned_error(json.at("int")) == "x.json: $.v: expected an unsigned integer, got -1");
+    // Without the recorded texts, a double prints as a double does.
+    const scenarios::JsonReader plain("x.json");
+    CHECK(error_of([&] { plain.read_unsigned(json.at("big"), "$.v"); }) ==
+          "x.json: $.v: expected an unsigned integer, got 1.8446744073709552e+19");
 }

@@ -432,12 +432,17 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"integer_past_64_bits",
          "$.device.blocks: expected an integer from -9223372036854775808 to 18446744073709551615, got "
          "18446744073709551616"},
+        {"float_past_64_bits", "$.device.blocks: expected an unsigned integer, got 18446744073709551616.0"},
         {"size_bad_suffix",
          "$.tasks[0].ops[0].length: expected an unsigned integer or a size such as 64k, 17m, 1g, got \"64q\""},
         {"size_suffix_only",
          "$.tasks[0].ops[0].length: expected an unsigned integer or a size such as 64k, 17m, 1g, got \"k\""},
         {"size_overflow", "$.tasks[0].ops[0].length: expected a size below 2^64 bytes, got \"16e\""},
-        {"name_with_nul", "$.setup[0].file: expected printable text (no control characters), got \"I\\u0000x\""},
+        {"name_with_nul", "$.setup[0].file: expected a name of ASCII letters, digits and _-./:@+, got \"I\\u0000x\""},
+        {"task_name_control",
+         "$.tasks[0].name: expected a name of ASCII letters, digits and _-./:@+, got \"app\\u009b2J\""},
+        {"variant_name_direction_mark",
+         "$.variants[1].name: expected a name of ASCII letters, digits and _-./:@+, got \"fix\\u202e\""},
         {"negative_offset", "$.tasks[0].ops[0].offset: expected an unsigned integer, got -4096"},
         {"not_an_object", "$: expected an object, got an array"},
         {"offset_too_large",
@@ -496,6 +501,13 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"fio_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data"},
         {"fs_mark_too_big_for_device", "$.workload.fs_mark: expected a workload whose data fits in the device's data area (3583 blocks), got 51200 blocks of data"},
         {"sweep_point_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data (at sweep point $.sweep.points[1])"},
+        // Bounded before expansion (issue 14: 265 bytes once took 9 s and 1.3 GB to load).
+        {"fio_too_many_ops",
+         "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
+         "together), got 512000256 operations"},
+        {"sweep_too_many_ops",
+         "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
+         "together), got 4000004 operations (at sweep point $.sweep.points[1])"},
         {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
         {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, got both"},
         {"fs_mark_fsync_not_boolean", "$.workload.fs_mark.fsync: expected a boolean, got a number"},
