@@ -68,9 +68,7 @@ void Btrfs::start_daemons() {
 }
 
 auto Btrfs::execute(const OpCall& call) -> OpResult {
-    const std::uint64_t start = call.offset / block_size_;
-    const std::uint64_t end = call.has_range ? (call.offset + call.length) / block_size_
-                                             : ~std::uint64_t{0} / block_size_;
+    const auto [start, end] = call.blocks(block_size_);
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
         case Op::write:
@@ -411,8 +409,8 @@ void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uin
 void Btrfs::sync_all() {
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
         if (!inodes_[file].exists) continue;
-        writeback(file, 0, ~std::uint64_t{0} / block_size_, "sync: writeback");
-        wait_ordered_range(file, 0, ~std::uint64_t{0} / block_size_);
+        writeback(file, 0, whole_file_end, "sync: writeback");
+        wait_ordered_range(file, 0, whole_file_end);
     }
     commit_transaction();
 }

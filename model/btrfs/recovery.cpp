@@ -76,7 +76,7 @@ void Btrfs::replay_log_inode(std::uint32_t file, const LogLayer& head, FsTree& t
     const std::uint64_t size_bytes = head.items.size_bytes;
     items.size_bytes = size_bytes;
     const std::uint64_t size_blocks = (size_bytes + block_size_ - 1) / block_size_;
-    items.extents.erase(size_blocks, ~std::uint64_t{0});
+    items.extents.erase(size_blocks, whole_file_end);
     std::vector<const InodeItems*> layers;
     for (const LogLayer* layer = &head; layer != nullptr; layer = layer->below.get()) {
         layers.push_back(&layer->items);

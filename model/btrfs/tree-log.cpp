@@ -15,7 +15,7 @@ namespace model::btrfs {
 
 void Btrfs::fsync(std::uint32_t file) {
     Inode& inode = inodes_[file];
-    const std::uint64_t all = ~std::uint64_t{0} / block_size_;
+    const std::uint64_t all = whole_file_end;
     // F1: start writeback of the dirty range.
     sim::cpu(cpu_cost::fsync_entry);
     writeback(file, 0, all, "fsync: writeback");

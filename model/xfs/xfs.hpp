@@ -63,8 +63,6 @@ inline constexpr sim::Duration cil_push = 15 * sim::microseconds;
 
 /// MAXEXTLEN (XFS_MAX_BMBT_EXTLEN): the longest extent record, in blocks.
 inline constexpr std::uint64_t extent_blocks_max = (std::uint64_t{1} << 21) - 1;
-/// Every file operation's "whole file" end, in blocks (2^44 bytes of 4 KiB at most).
-inline constexpr std::uint64_t file_blocks_end = std::uint64_t{1} << 44;
 /// xfs_unmap_extent unmaps at most this many extents per transaction.
 inline constexpr std::uint32_t unmap_extents_per_transaction = 2;
 
@@ -382,7 +380,7 @@ private:
 void replay(MetaState& state, const LogRecord& record);
 
 /// xfs_iext_lookup_extent: the record of `fork` that contains `block`, or the
-/// hole around it (up to the next record, or file_blocks_end).
+/// hole around it (up to the next record, or whole_file_end).
 auto lookup(const sim::RangeMap<Extent>& fork, std::uint64_t block) -> Record;
 
 }  // namespace model::xfs
