@@ -25,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
 #include "model/metadata_store.hpp"
@@ -42,14 +43,12 @@ inline constexpr std::uint64_t extent_blocks_max = 32768;              // 128 Mi
 inline constexpr std::uint64_t log_changed_extents_max = 32768;
 
 /// CPU time of the code paths, charged only in performance runs (sim::cpu).
-/// Order-of-magnitude figures for a 2020s x86 core: copying a 4 KiB page and
-/// updating the io tree; btrfs_sync_file's entry and writeback start;
+/// Order-of-magnitude figures for a 2020s x86 core (the page copy of a
+/// buffered write and an O_DIRECT write's set-up are model/cpu_cost.hpp's,
+/// shared with xfs): btrfs_sync_file's entry and writeback start;
 /// btrfs_log_inode's btree searches and item copies for a few items; one
 /// checksum-tree lookup; the leader's log-commit bookkeeping.
 namespace cpu_cost {
-inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
-// __btrfs_direct_write: checks, extent locking and bio set-up (no copy).
-inline constexpr sim::Duration direct_write = 15 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 30 * sim::microseconds;
 inline constexpr sim::Duration log_inode = 120 * sim::microseconds;
 inline constexpr sim::Duration checksum_lookup = 2 * sim::microseconds;

@@ -144,7 +144,7 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     // Allocating the pages may have to wait for reclaim (memory pressure).
     balance_pages();
     page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
-    sim::cpu(cpu_cost::buffered_write_page * (end - start));
+    sim::cpu(model::cpu_cost::page_copy * (end - start));
     const bool extends = offset + length > inode.size_bytes;
     if (extends) inode.size_bytes = offset + length;
     SIM_NOTE("write " + range_text(offset, length) + " of inode " + name(file) + ": " +
@@ -173,7 +173,7 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     inode.inode_lock.lock();
-    sim::cpu(cpu_cost::direct_write);
+    sim::cpu(model::cpu_cost::direct_write);
     writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
     wait_ordered_range(file, start, end);
     page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range

@@ -35,7 +35,7 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     }
     // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
     inode.iolock.lock();
-    sim::cpu(cpu_cost::buffered_write_page * (end - start));
+    sim::cpu(model::cpu_cost::page_copy * (end - start));
     wait_writeback(file, start, end);
     std::string mapped;
     if (inode.extsize_blocks > 0) {
@@ -122,7 +122,7 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     inode.iolock.lock();
-    sim::cpu(cpu_cost::direct_write);
+    sim::cpu(model::cpu_cost::direct_write);
     write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range");
     page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
     if (!write_iomap_direct(file, start, end)) {

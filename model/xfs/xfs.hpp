@@ -35,6 +35,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
 #include "model/metadata_store.hpp"
@@ -46,14 +47,12 @@
 namespace model::xfs {
 
 /// CPU time of the code paths, charged only in performance runs (sim::cpu);
-/// order-of-magnitude figures for a 2020s core: copying a 4 KiB page into the
-/// page cache, xfs_file_fsync's entry, building and submitting an ioend, one
+/// order-of-magnitude figures for a 2020s core (the page copy of a buffered
+/// write and an O_DIRECT write's set-up are model/cpu_cost.hpp's, shared with
+/// btrfs): xfs_file_fsync's entry, building and submitting an ioend, one
 /// transaction commit into the CIL, the hop to the ioend workqueue, and a CIL
 /// push that formats a checkpoint into a log record.
 namespace cpu_cost {
-inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
-// xfs_file_dio_aio_write and iomap_dio_rw: checks, mapping, bio set-up (no copy).
-inline constexpr sim::Duration direct_write = 15 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 5 * sim::microseconds;
 inline constexpr sim::Duration submit_ioend = 5 * sim::microseconds;
 inline constexpr sim::Duration transaction_commit = 8 * sim::microseconds;
