@@ -6,6 +6,7 @@
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
+#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
@@ -88,8 +89,7 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
-    const auto& disk = device_.counters();
-    return {
+    std::map<std::string, std::uint64_t> all = {
         {"transactions_committed", counters_.transactions_committed},
         {"log_commits", counters_.log_commits},
         {"fsyncs_fast", counters_.fsyncs_fast},
@@ -111,10 +111,9 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"pages_reclaimed", counters_.pages_reclaimed},
         {"direct_reclaims", counters_.direct_reclaims},
         {"direct_writes", counters_.direct_writes},
-        {"disk_writes", disk.writes},
-        {"disk_flushes", disk.flushes},
-        {"disk_fua_writes", disk.fua_writes},
     };
+    add_disk_counters(device_.counters(), all);
+    return all;
 }
 
 void Btrfs::create(std::uint32_t file) {

@@ -4,6 +4,7 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "model/declare.hpp"
+#include "model/disk_counters.hpp"
 #include "model/registry.hpp"
 
 namespace model::btrfs {
@@ -132,8 +133,8 @@ auto counters() -> std::vector<CounterInfo> {
         {"extent_maps_merged", "extent maps merged into a neighbour", true},
         {"pages_reclaimed", "clean pages reclaim freed", true},
         {"transactions_committed", "transaction commits", true},
-        {"disk_writes", "writes the device received", true},
-        {"disk_flushes", "cache flushes the device received", true},
+        disk_counter_info(DiskCounter::writes),
+        disk_counter_info(DiskCounter::flushes),
         {"fsyncs_skipped", "fsyncs that found the inode already logged", false},
         {"fsyncs_committed", "fsyncs whose logging failed and which committed the transaction", false},
         {"extent_maps_kept", "extent maps page release kept", false},
@@ -142,7 +143,7 @@ auto counters() -> std::vector<CounterInfo> {
         {"log_tree_leaf_waits", "log tree locks log_csums found taken at a leaf", false},
         {"direct_reclaims", "writers that had to reclaim pages themselves", false},
         {"direct_writes", "O_DIRECT writes", false},
-        {"disk_fua_writes", "FUA writes the device received", false},
+        disk_counter_info(DiskCounter::fua_writes),
     };
 }
 

@@ -14,6 +14,7 @@
 
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
+#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::xfs {
@@ -94,7 +95,6 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
-    const auto& disk = device_.counters();
     std::map<std::string, std::uint64_t> all = {
         {"transactions", counters_.transactions},
         {"transactions_cancelled", counters_.transactions_cancelled},
@@ -106,10 +106,8 @@ auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"size_updates", counters_.size_updates},
         {"ioends_queued", counters_.ioends_queued},
         {"ail_pushes", counters_.ail_pushes},
-        {"disk_writes", disk.writes},
-        {"disk_flushes", disk.flushes},
-        {"disk_fua_writes", disk.fua_writes},
     };
+    add_disk_counters(device_.counters(), all);
     for (const auto& [op, counted] : counters_.by_op) {
         all["ops." + op] = counted.ops;
         all["transactions." + op] = counted.transactions;
