@@ -30,6 +30,7 @@
 #include "model/filesystem.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
+#include "model/story.hpp"
 #include "sim/range_map.hpp"
 #include "sim/sync.hpp"
 

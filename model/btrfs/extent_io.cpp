@@ -9,8 +9,7 @@
 namespace model::btrfs {
 namespace {
 auto em_text(const ExtentMap& em, std::uint32_t block_size) -> std::string {
-    return "extent map [" + std::to_string(em.start * block_size) + ", +" +
-           std::to_string(em.length * block_size) + ") generation " +
+    return "extent map " + range_text(em.start * block_size, em.end() * block_size) + " generation " +
            (em.generation == generation_pinned ? std::string("(u64)-1")
                                                : std::to_string(em.generation));
 }

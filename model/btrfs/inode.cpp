@@ -23,12 +23,6 @@ auto Inode::range_locked(std::uint64_t start, std::uint64_t end) const -> bool {
                        [&](const auto& range) { return range.first < end && start < range.second; });
 }
 
-namespace {
-auto range_text(std::uint64_t offset_bytes, std::uint64_t length_bytes) -> std::string {
-    return "[" + std::to_string(offset_bytes) + ", +" + std::to_string(length_bytes) + ")";
-}
-}  // namespace
-
 Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
     : knobs_(knobs),
       block_size_(geometry.block_size),
@@ -146,7 +140,7 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     sim::cpu(model::cpu_cost::page_copy * (end - start));
     const bool extends = offset + length > inode.size_bytes;
     if (extends) inode.size_bytes = offset + length;
-    SIM_NOTE("write " + range_text(offset, length) + " of inode " + name(file) + ": " +
+    SIM_NOTE("write " + range_text(offset, offset + length) + " of inode " + name(file) + ": " +
              std::to_string(end - start) + " page(s) from " + std::to_string(start) +
              " dirtied and marked delalloc" +
              (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
@@ -187,7 +181,7 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
                              end_bio(ordered_id);
                              done.complete();
                          });
-    SIM_NOTE("O_DIRECT write " + range_text(offset, length) + " of inode " + name(file) +
+    SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
              ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
              " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
     done.wait();
@@ -262,7 +256,7 @@ auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_
     // Pages go from dirty to writeback (clear_page_dirty_for_io).
     page_cache_.set_state(file, start, end, PageState::writeback);
     SIM_NOTE("run_delalloc_range reserves disk extent " + std::to_string(disk_block) + "+" +
-             std::to_string(length) + "; extent map " + range_text(bytes(start), bytes(length)) +
+             std::to_string(length) + "; extent map " + range_text(bytes(start), bytes(end)) +
              " created PINNED, generation (u64)-1, on the list of modified extents; ordered "
              "extent #" + std::to_string(ordered_id));
     return ordered_id;
@@ -356,7 +350,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     lock_extent(ordered.file, ordered.start, end);
     InodeItems& items = fs_tree_.inodes[ordered.file];
     items.extents.assign(ordered.start, end, FileExtentItem{ordered.disk_block, transid, ordered_id + 1});
-    SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(ordered.length)) +
+    SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(end)) +
              " -> disk block " + std::to_string(ordered.disk_block) +
              " inserted in the subvolume tree");
     sim::yield(points::endio_after_extent_item);
@@ -371,7 +365,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
         em->generation = transid;
         em->pinned = false;
         SIM_NOTE("ordered extent completes: extent map " +
-                 range_text(bytes(em->start), bytes(em->length)) + " unpinned, generation " +
+                 range_text(bytes(em->start), bytes(em->end())) + " unpinned, generation " +
                  std::to_string(transid) +
                  (em->on_modified_list ? ", still on the list of modified extents" : ""));
         // unpin_extent_cache: try_merge_map (a map on the list never merges).

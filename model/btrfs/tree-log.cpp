@@ -238,7 +238,7 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     }
     std::string names;
     for (const auto& em : to_log) {
-        names += " [" + std::to_string(bytes(em.start)) + ", +" + std::to_string(bytes(em.length)) + ")";
+        names += " " + range_text(bytes(em.start), bytes(em.end()));
     }
     SIM_NOTE("btrfs_log_changed_extents locks the extent map tree: " + std::to_string(listed) +
              " extent map(s) on the list of modified extents, " + std::to_string(to_log.size()) +

@@ -40,10 +40,6 @@ auto lookup(const sim::RangeMap<Extent>& fork, std::uint64_t block) -> Record {
     return found;
 }
 
-auto Xfs::range_text(std::uint64_t start, std::uint64_t end) const -> std::string {
-    return "[" + std::to_string(bytes(start)) + ", " + std::to_string(bytes(end)) + ")";
-}
-
 auto Xfs::record_text(const Record& record) const -> std::string {
     if (record.hole) return "a hole " + range_text(record.start, record.end);
     const std::string range = range_text(record.start, record.end);

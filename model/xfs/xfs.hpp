@@ -40,6 +40,7 @@
 #include "model/filesystem.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
+#include "model/story.hpp"
 #include "sim/range_map.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
@@ -333,7 +334,10 @@ private:
     [[nodiscard]] auto bytes(std::uint64_t blocks) const -> std::uint64_t {
         return blocks * block_size_;
     }
-    [[nodiscard]] auto range_text(std::uint64_t start, std::uint64_t end) const -> std::string;
+    /// File blocks [start, end) as model/story.hpp writes a byte range.
+    [[nodiscard]] auto range_text(std::uint64_t start, std::uint64_t end) const -> std::string {
+        return model::range_text(bytes(start), bytes(end));
+    }
     [[nodiscard]] auto record_text(const Record& record) const -> std::string;
     [[nodiscard]] auto fork_text(const sim::RangeMap<Extent>& fork, std::uint64_t end) const
         -> std::string;
