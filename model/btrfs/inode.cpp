@@ -6,6 +6,7 @@
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
+#include "model/direct_io.hpp"
 #include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
@@ -166,25 +167,21 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     inode.inode_lock.lock();
-    sim::cpu(model::cpu_cost::direct_write);
-    writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
-    wait_ordered_range(file, start, end);
-    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
+    direct_write_begin(page_cache_, file, start, end, [&] {
+        writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
+        wait_ordered_range(file, start, end);
+    });
     lock_extent(file, start, end);
     const std::uint64_t ordered_id = cow_file_range(file, start, end);
     if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
     unlock_extent(file, start, end);
-    sim::Completion done("direct_io");
+    DirectBios bios(device_, disk::Content::data(file, start, version), start);
     ordered_[ordered_id].bios_pending = 1;
-    device_.submit_write(ordered_[ordered_id].disk_block, end - start, disk::Content::data(file, start, version),
-                         false, "data", [this, ordered_id, &done] {
-                             end_bio(ordered_id);
-                             done.complete();
-                         });
+    bios.submit(start, end, ordered_[ordered_id].disk_block, [this, ordered_id] { end_bio(ordered_id); });
     SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
              ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
              " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
-    done.wait();
+    bios.wait();
     // btrfs_file_write_iter, as for a buffered write.
     inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
     counters_.direct_writes++;

@@ -17,6 +17,7 @@
 // writeback at once.
 #include <algorithm>
 
+#include "model/direct_io.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
@@ -122,48 +123,35 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     inode.iolock.lock();
-    sim::cpu(model::cpu_cost::direct_write);
-    write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range");
-    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
+    direct_write_begin(page_cache_, file, start, end,
+                       [&] { write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range"); });
     if (!write_iomap_direct(file, start, end)) {
         inode.iolock.unlock();
         SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) +
                  " fails: no space or shut down");
         return false;
     }
-    struct Piece {
-        std::uint64_t start;
-        std::uint64_t end;
-        std::uint64_t disk_block;
-    };
-    std::vector<Piece> pieces;
+    // A bio per mapping, sent once the whole range is mapped.
+    std::vector<Mapping> mappings;
     bool unwritten = false;
     inode.ilock.lock_shared();
     for (std::uint64_t cursor = start; cursor < end;) {
         const Record record = lookup(inode.data_fork, cursor);
         SIM_ASSERT(!record.hole && record.extent.state != ExtentState::delalloc);
-        const std::uint64_t piece_end = std::min(record.end, end);
-        pieces.push_back({cursor, piece_end, record.extent.shifted(cursor - record.start).start_block});
+        mappings.push_back({cursor, std::min(record.end, end), record.extent.shifted(cursor - record.start)});
         unwritten = unwritten || record.extent.state == ExtentState::unwritten;
-        cursor = piece_end;
+        cursor = mappings.back().end;
     }
     inode.ilock.unlock_shared();
-    const disk::Content content = disk::Content::data(file, start, version);
-    std::size_t pending = pieces.size();
-    sim::Completion done("direct_io");
-    for (const Piece& piece : pieces) {
-        device_.submit_write(piece.disk_block, piece.end - piece.start, content.shifted(piece.start - start), false,
-                             "data", [&pending, &done] {
-                                 if (--pending == 0) done.complete();
-                             });
-    }
+    DirectBios bios(device_, disk::Content::data(file, start, version), start);
+    for (const Mapping& mapping : mappings) bios.submit(mapping.start, mapping.end, mapping.extent.start_block);
     counters_.data_ios++;
     counters_.data_blocks_written += end - start;
     op_counters().data_ios++;
     SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) + ": W(data) to " +
-             std::to_string(pieces.size()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
+             std::to_string(bios.bios()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
              " from the caller's buffer");
-    done.wait();
+    bios.wait();
     // xfs_dio_write_end_io (v5.7): unwritten conversion updates i_size and
     // di_size itself (update_isize); otherwise "if (offset + size >
     // i_size_read(inode)) { i_size_write(); xfs_setfilesize(); }": a write
