@@ -125,70 +125,6 @@ void Btrfs::create(std::uint32_t file) {
     end_transaction();
 }
 
-void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                           std::uint64_t version) {
-    Inode& inode = inodes_[file];
-    const std::uint64_t start = offset / block_size_;
-    const std::uint64_t end = (offset + length) / block_size_;
-    // btrfs_file_write_iter holds the inode lock (i_rwsem) for the whole
-    // buffered write, so no write lands inside an fsync's F2..F12.
-    inode.inode_lock.lock();
-    // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
-    wait_ordered_range(file, start, end);
-    // Allocating the pages may have to wait for reclaim (memory pressure).
-    balance_pages();
-    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
-    sim::cpu(model::cpu_cost::page_copy * (end - start));
-    const bool extends = offset + length > inode.size_bytes;
-    if (extends) inode.size_bytes = offset + length;
-    SIM_NOTE("write " + range_text(offset, offset + length) + " of inode " + name(file) + ": " +
-             std::to_string(end - start) + " page(s) from " + std::to_string(start) +
-             " dirtied and marked delalloc" +
-             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
-    // btrfs_file_write_iter (v5.7) ends with last_sub_trans = root->log_transid,
-    // "otherwise subsequent syncs to a file that's been synced in this
-    // transaction will appear to have already occurred".
-    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
-    inode.inode_lock.unlock();
-    sim::yield(points::write_after_dirty);
-}
-
-void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t version) {
-    // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
-    // lock: generic_file_direct_write writes back and drops the cached pages
-    // of the range; btrfs_direct_IO locks the range in the io tree, reserves
-    // an extent and creates its pinned extent map (on the list of modified
-    // extents) and ordered extent (btrfs_get_blocks_direct_write, which also
-    // raises i_size), unlocks the range and sends the bio from the caller's
-    // buffer; the write returns once the bio completes, its ordered extent
-    // finishing in endio as a buffered one does.
-    Inode& inode = inodes_[file];
-    const std::uint64_t start = offset / block_size_;
-    const std::uint64_t end = (offset + length) / block_size_;
-    inode.inode_lock.lock();
-    direct_write_begin(page_cache_, file, start, end, [&] {
-        writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
-        wait_ordered_range(file, start, end);
-    });
-    lock_extent(file, start, end);
-    const std::uint64_t ordered_id = cow_file_range(file, start, end);
-    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
-    unlock_extent(file, start, end);
-    DirectBios bios(device_, disk::Content::data(file, start, version), start);
-    ordered_[ordered_id].bios_pending = 1;
-    bios.submit(start, end, ordered_[ordered_id].disk_block, [this, ordered_id] { end_bio(ordered_id); });
-    SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
-             ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
-             " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
-    bios.wait();
-    // btrfs_file_write_iter, as for a buffered write.
-    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
-    counters_.direct_writes++;
-    inode.inode_lock.unlock();
-    sim::yield(points::direct_write_done);
-}
-
 void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                       const char* who) {
     const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
@@ -281,43 +217,6 @@ void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
     SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
              name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
              "; pages under writeback");
-}
-
-void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    // btrfs_drop_extent_cache: the parts of older maps outside [start, end)
-    // survive as split maps that keep the list membership (called with
-    // em_tree.lock held).
-    ExtentMapTree& tree = inodes_[file].em_tree;
-    auto& maps = tree.maps;
-    std::vector<ExtentMap> overlapping;
-    auto it = maps.lower_bound(start);
-    if (it != maps.begin() && std::prev(it)->second.end() > start) --it;
-    while (it != maps.end() && it->second.start < end) {
-        if (start < it->second.end()) {
-            overlapping.push_back(it->second);
-            it = tree.remove(it);
-        } else {
-            ++it;
-        }
-    }
-    for (const ExtentMap& old : overlapping) {
-        if (old.start < start) {
-            ExtentMap head = old;
-            head.id = next_extent_map_id_++;
-            head.logging = false;  // the kernel clears EXTENT_FLAG_LOGGING on splits
-            head.length = start - old.start;
-            tree.add(head);
-        }
-        if (old.end() > end) {
-            ExtentMap tail = old;
-            tail.id = next_extent_map_id_++;
-            tail.logging = false;
-            tail.start = end;
-            tail.length = old.end() - end;
-            tail.block_start = old.block_start + (end - old.start);
-            tree.add(tail);
-        }
-    }
 }
 
 void Btrfs::end_bio(std::uint64_t ordered_id) {
