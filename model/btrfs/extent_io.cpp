@@ -2,6 +2,8 @@
 // (fs/btrfs/extent_io.c), the code the three patches of
 // seeds/btrfs-fast-fsync-vs-page-release.txt change. Steps 4 and 6 of patch
 // 1/3's story happen here.
+#include <algorithm>
+
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "sim/assert.hpp"
@@ -149,6 +151,91 @@ void Btrfs::try_merge_map(std::uint32_t file, std::uint64_t start) {
     }
     tree.remove(it);
     tree.add(merged);
+}
+
+auto Inode::range_locked(std::uint64_t start, std::uint64_t end) const -> bool {
+    return std::any_of(locked.begin(), locked.end(),
+                       [&](const auto& range) { return range.first < end && start < range.second; });
+}
+
+void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                      const char* who) {
+    const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
+    if (runs.empty()) return;
+    SIM_NOTE(std::string(who) + " starts for inode " + name(file));
+    for (auto [run_start, run_end] : runs) {
+        for (std::uint64_t cursor = run_start; cursor < run_end; cursor += extent_blocks_max) {
+            writeback_run(file, cursor, std::min(run_end, cursor + extent_blocks_max));
+        }
+    }
+}
+
+void Btrfs::lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    Inode& inode = inodes_[file];
+    while (inode.range_locked(start, end)) io_tree_wait_.wait();
+    inode.locked.emplace_back(start, end);
+}
+
+void Btrfs::unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    auto& locked = inodes_[file].locked;
+    auto it = std::find(locked.begin(), locked.end(), std::make_pair(start, end));
+    SIM_ASSERT(it != locked.end());
+    locked.erase(it);
+    io_tree_wait_.wake_all();
+}
+
+void Btrfs::writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // FL1: lock the range in the io tree. Another writeback may have taken
+    // these pages meanwhile (lock_page, clear_page_dirty_for_io): only pages
+    // still dirty under the lock are written.
+    lock_extent(file, start, end);
+    std::vector<std::uint64_t> ordered_ids;
+    for (auto [run_start, run_end] : page_cache_.runs(file, start, end, PageState::dirty)) {
+        ordered_ids.push_back(cow_file_range(file, run_start, run_end));
+    }
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_delalloc);
+    // extent_clear_unlock_delalloc: the range is unlocked before the bios go.
+    unlock_extent(file, start, end);
+    for (std::uint64_t ordered_id : ordered_ids) submit_ordered_bios(ordered_id);
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_submit);
+}
+
+void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
+    // FL3: one bio per run of pages with contiguous contents.
+    const OrderedExtent ordered = ordered_[ordered_id];
+    const std::uint64_t end = ordered.start + ordered.length;
+    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
+    std::vector<std::uint64_t> ends;
+    page_cache_.for_each(ordered.file, ordered.start, end,
+                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
+                             pieces.emplace_back(s, page.content);
+                             ends.push_back(e);
+                         });
+    SIM_ASSERT(!pieces.empty());
+    ordered_[ordered_id].bios_pending = static_cast<std::uint32_t>(pieces.size());
+    for (std::size_t i = 0; i < pieces.size(); i++) {
+        const auto [piece_start, content] = pieces[i];
+        device_.submit_write(ordered.disk_block + (piece_start - ordered.start),
+                             ends[i] - piece_start, content, false, "data",
+                             [this, ordered_id] { end_bio(ordered_id); });
+    }
+    SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
+             name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
+             "; pages under writeback");
+}
+
+void Btrfs::end_bio(std::uint64_t ordered_id) {
+    OrderedExtent& ordered = ordered_[ordered_id];
+    SIM_ASSERT(ordered.bios_pending > 0);
+    if (--ordered.bios_pending > 0) return;
+    // FL4: end_page_writeback makes the pages clean (releasable); the
+    // ordered extent's completion is queued to a worker.
+    page_cache_.set_state(ordered.file, ordered.start, ordered.start + ordered.length,
+                          PageState::clean);
+    SIM_NOTE("bio of ordered extent #" + std::to_string(ordered_id) + " completes: page(s) " +
+             std::to_string(ordered.start) + ".." + std::to_string(ordered.start + ordered.length - 1) +
+             " of inode " + name(ordered.file) + " clean; btrfs_finish_ordered_io queued");
+    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); });
 }
 
 }  // namespace model::btrfs
