@@ -199,17 +199,6 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     ordered_wait_.wake_all();
 }
 
-void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    const auto& ids = inodes_[file].ordered_pending;
-    auto pending = [&] {
-        return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) {
-            const OrderedExtent& ordered = ordered_[id];
-            return ordered.start < end && start < ordered.start + ordered.length;
-        });
-    };
-    while (pending()) ordered_wait_.wait();
-}
-
 void Btrfs::sync_all() {
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
         if (!inodes_[file].exists) continue;
