@@ -15,9 +15,11 @@ auto declared(DiskCounter counter) -> Declared {
         case DiskCounter::writes:
             return {"disk_writes", "writes the device received", true, &disk::DeviceCounters::writes};
         case DiskCounter::flushes:
-            return {"disk_flushes", "cache flushes the device received", true, &disk::DeviceCounters::flushes};
+            return {"disk_flushes", "cache flushes the device received", true,
+                    &disk::DeviceCounters::flushes};
         case DiskCounter::fua_writes:
-            return {"disk_fua_writes", "FUA writes the device received", false, &disk::DeviceCounters::fua_writes};
+            return {"disk_fua_writes", "FUA writes the device received", false,
+                    &disk::DeviceCounters::fua_writes};
     }
     return {"", "", false, nullptr};
 }

@@ -346,24 +346,27 @@ public:
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:
-    // inode.cpp: buffered write, writeback, ordered extents
+    // inode.cpp: create, delalloc to ordered extents, ordered-extent completion, sync
     void create(std::uint32_t file);
+    auto cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;
+    void finish_ordered_io(std::uint64_t ordered_id);
+    void sync_all();
+    // file.cpp: buffered and O_DIRECT writes, the extent map cache, fsync
     void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                         std::uint64_t version);
     void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                       std::uint64_t version);
+    void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void fsync(std::uint32_t file);
+    // ordered-data.cpp
+    void wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    // extent_io.cpp: writeback, the io tree's extent locks, bio completion, page release
     void writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     void writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    auto cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;
     void submit_ordered_bios(std::uint64_t ordered_id);
-    void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    void end_bio(std::uint64_t ordered_id);
     void lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void end_bio(std::uint64_t ordered_id);
-    void finish_ordered_io(std::uint64_t ordered_id);
-    void wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
-    void sync_all();
-    // extent_io.cpp: page release
     void release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void try_release_extent_mapping(std::uint32_t file, std::uint64_t page);
     void release_one(std::uint32_t file, ExtentMap& em);
@@ -395,8 +398,7 @@ private:
     void write_superblock(bool with_log, std::uint64_t generation);
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     auto allocate_meta_block() -> std::uint64_t;
-    // tree-log.cpp: fsync
-    void fsync(std::uint32_t file);
+    // tree-log.cpp: logging an inode, the log tree's commit
     auto log_inode(std::uint32_t file, std::uint64_t transid) -> bool;
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
     auto log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) -> bool;
@@ -408,10 +410,10 @@ private:
     void set_inode_last_trans(Inode& inode, std::uint64_t transid);
     [[nodiscard]] auto inode_in_log(const Inode& inode, std::uint64_t generation) const -> bool;
     // recovery.cpp
-    /// recovery.cpp: one inode's logged items, oldest fsync first, over the fs tree.
+    /// One inode's logged items, oldest fsync first, over the fs tree.
     void replay_log_inode(std::uint32_t file, const LogLayer& head, FsTree& tree,
                           RecoveredState& state) const;
-    /// recovery.cpp: a file as a read after mount returns it.
+    /// A file as a read after mount returns it.
     void read_file(const disk::Image& image, std::uint32_t file, const InodeItems& items,
                    RecoveredState& state) const;
     void check_consistency(const FsTree& tree, RecoveredState& state) const;

@@ -1,12 +1,13 @@
-// Buffered writes, writeback and ordered extents: fs/btrfs/file.c
-// (btrfs_buffered_write), inode.c (run_delalloc_range, cow_file_range,
-// btrfs_finish_ordered_io), extent_io.c (writepage, end_bio) and
-// ordered-data.c. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3.
+// What fs/btrfs/inode.c does for the model: mkfs and the operation entry
+// point, inode creation, run_delalloc_range -> cow_file_range (a disk extent,
+// its pinned extent map and its ordered extent), btrfs_finish_ordered_io, and
+// sync. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3 with
+// file.cpp (buffered and O_DIRECT writes) and extent_io.cpp (writeback and
+// bio completion).
 #include <algorithm>
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
-#include "model/direct_io.hpp"
 #include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 

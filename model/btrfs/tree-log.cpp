@@ -1,6 +1,6 @@
-// fsync and the log tree: btrfs_sync_file (fs/btrfs/file.c), btrfs_log_inode,
-// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log
-// (tree-log.c). Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
+// The log tree (fs/btrfs/tree-log.c): btrfs_log_inode,
+// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log,
+// which btrfs_sync_file (file.cpp) calls. Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
 // and btrfs-log-commit-jiffy-sleep.txt (the log commit: leader and
 // followers, log_batch, log_writers, two log transactions in flight by
 // parity, MULTI_LOG_TASKS and the one-jiffy sleep; FIDELITY.md 2.2, v6.5).

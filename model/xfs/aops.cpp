@@ -1,8 +1,9 @@
 // Buffered writes, writeback and I/O completion: xfs_buffered_write_iomap_begin
-// and xfs_iomap_write_direct (fs/xfs/xfs_iomap.c), xfs_map_blocks,
-// xfs_prepare_ioend, xfs_end_bio and xfs_end_ioend (fs/xfs/xfs_aops.c, with
-// iomap_writepages of fs/iomap/buffered-io.c), xfs_iomap_write_unwritten
-// (xfs_iomap.c) and xfs_setfilesize (xfs_aops.c), v5.7. Seed:
+// (fs/xfs/xfs_iomap.c), xfs_map_blocks, xfs_prepare_ioend, xfs_end_bio and
+// xfs_end_ioend (fs/xfs/xfs_aops.c, with iomap_writepages of
+// fs/iomap/buffered-io.c) and xfs_setfilesize (xfs_aops.c), v5.7;
+// xfs_iomap_write_direct, xfs_iomap_write_unwritten and O_DIRECT writes are
+// iomap.cpp's. Seed:
 // xfs-delalloc-unwritten-stale-data.txt; FIDELITY.md 3.2 steps B1 to B6 happen
 // here: writeback converts a whole delalloc record but writes only the pages
 // of the range it was asked to flush, and I/O completion converts exactly the
@@ -12,12 +13,11 @@
 // Left out on purpose: speculative preallocation beyond EOF (a delalloc record
 // is as large as the writes that made it, which already exceeds a targeted
 // flush), ioend merging on the completion list, the COW fork, bio size limits
-// (one ioend is one bio however long), direct I/O. A write waits for pages of
+// (one ioend is one bio however long). A write waits for pages of
 // its range under writeback (stable pages), so a page is never dirty and under
 // writeback at once.
 #include <algorithm>
 
-#include "model/direct_io.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"

@@ -261,12 +261,15 @@ private:
     void update_prealloc_flags(std::uint32_t file);
     void setattr_size(std::uint32_t file, std::uint64_t size_bytes);
     void shutdown();
-    // aops.cpp: buffered writes, writeback, I/O completion
-    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version) -> bool;
+    // iomap.cpp: O_DIRECT writes, unwritten extents allocated over holes, and
+    // their conversion once the I/O completed
     auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                       std::uint64_t version) -> bool;
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
+    void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    // aops.cpp: buffered writes, writeback, I/O completion
+    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version) -> bool;
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
         -> std::optional<Mapping>;
@@ -274,7 +277,6 @@ private:
     void end_bio(std::uint64_t ioend_id);
     void end_ioend(std::uint64_t ioend_id);
     void finish_ioend_pages(const Ioend& ioend);
-    void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void setfilesize(std::uint64_t ioend_id);
     struct SizeUpdate {
         std::uint64_t old_size;
@@ -317,10 +319,10 @@ private:
     void push_ail();
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
-    // recovery.cpp
-    /// log_recover.cpp: xlog_find_tail and xlog_recover over the metadata in place.
+    // log_recover.cpp
+    /// xlog_find_tail and xlog_recover over the metadata in place.
     void replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const;
-    /// log_recover.cpp: a file as a read after mount returns it.
+    /// A file as a read after mount returns it.
     void read_file(const disk::Image& image, const InodeImage& inode,
                    RecoveredFile& recovered) const;
     void describe_file(const InodeImage& inode, std::uint32_t file, const disk::Image& image,
