@@ -83,14 +83,8 @@ auto parse_knobs(const Config& config) -> Knobs {
     return knobs;
 }
 
-auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
-auto range_fields(bool required) -> std::vector<FieldInfo> {
-    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
-}
-
 auto ops() -> std::vector<OpInfo> {
-    auto write_fields = range_fields(true);
-    write_fields.push_back({"direct", FieldKind::flag, false});  // O_DIRECT (fio's direct=1)
+    auto write_fields = with_flag(range_fields(true), "direct");  // O_DIRECT (fio's direct=1)
     return op_table<Op>({
         {Op::create, {"create", "create an empty regular file", {file_field()}, true}},
         {Op::write,

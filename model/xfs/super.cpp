@@ -38,15 +38,6 @@ auto parse_knobs(const Config& config, const Geometry& geometry) -> Knobs {
     return knobs;
 }
 
-auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
-auto range_fields(bool required) -> std::vector<FieldInfo> {
-    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
-}
-auto with_flag(std::vector<FieldInfo> fields, const char* flag) -> std::vector<FieldInfo> {
-    fields.push_back({flag, FieldKind::flag, false});
-    return fields;
-}
-
 auto ops() -> std::vector<OpInfo> {
     return op_table<Op>({
         {Op::create, {"create", "create an empty regular file (a transaction)", {file_field()}, true}},
