@@ -8,6 +8,7 @@
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
+#include "model/writeback.hpp"
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
@@ -206,21 +207,9 @@ void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
     // FL3: one bio per run of pages with contiguous contents.
     const OrderedExtent ordered = ordered_[ordered_id];
     const std::uint64_t end = ordered.start + ordered.length;
-    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
-    std::vector<std::uint64_t> ends;
-    page_cache_.for_each(ordered.file, ordered.start, end,
-                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
-                             pieces.emplace_back(s, page.content);
-                             ends.push_back(e);
-                         });
-    SIM_ASSERT(!pieces.empty());
-    ordered_[ordered_id].bios_pending = static_cast<std::uint32_t>(pieces.size());
-    for (std::size_t i = 0; i < pieces.size(); i++) {
-        const auto [piece_start, content] = pieces[i];
-        device_.submit_write(ordered.disk_block + (piece_start - ordered.start),
-                             ends[i] - piece_start, content, false, "data",
-                             [this, ordered_id] { end_bio(ordered_id); });
-    }
+    ordered_[ordered_id].bios_pending =
+        submit_writeback_pages(page_cache_, device_, ordered.file, ordered.start, end, ordered.disk_block,
+                               [this, ordered_id] { end_bio(ordered_id); });
     SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
              name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
              "; pages under writeback");

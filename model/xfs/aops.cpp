@@ -18,6 +18,7 @@
 // writeback at once.
 #include <algorithm>
 
+#include "model/writeback.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
@@ -197,28 +198,15 @@ void Xfs::submit_ioend(Ioend ioend) {
     if (!ioend.unwritten && bytes(end) > inode.di_size) {
         ioend.size_transaction = trans_alloc("xfs_setfilesize");
     }
-    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
-    std::vector<std::uint64_t> piece_ends;
-    page_cache_.for_each(ioend.file, ioend.start, end,
-                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
-                             SIM_ASSERT(page.state == PageState::writeback);
-                             pieces.emplace_back(s, page.content);
-                             piece_ends.push_back(e);
-                         });
-    SIM_ASSERT(!pieces.empty());
     ioend.id = ioends_.size();
-    ioend.bios_pending = static_cast<std::uint32_t>(pieces.size());
     ioend.op = op_name();
     const Ioend submitted = ioend;
     ioends_.push_back(std::move(ioend));
     // B4: W(data) of the flushed pages; the device takes one write per run of
     // contents (the kernel sends the ioend as one bio).
-    for (std::size_t i = 0; i < pieces.size(); i++) {
-        const auto& [piece_start, content] = pieces[i];
-        device_.submit_write(submitted.disk_block + (piece_start - submitted.start),
-                             piece_ends[i] - piece_start, content, false, "data",
-                             [this, id = submitted.id] { end_bio(id); });
-    }
+    ioends_[submitted.id].bios_pending =
+        submit_writeback_pages(page_cache_, device_, submitted.file, submitted.start, end, submitted.disk_block,
+                               [this, id = submitted.id] { end_bio(id); });
     counters_.data_ios++;
     counters_.data_blocks_written += submitted.length;
     op_counters().data_ios++;
