@@ -28,6 +28,7 @@
 #include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/filesystem_base.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 #include "model/story.hpp"
@@ -334,14 +335,13 @@ struct Counters {
     std::uint64_t direct_writes = 0;
 };
 
-class Btrfs final : public FileSystem {
+class Btrfs final : public FileSystemBase {
 public:
     Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
     void start_daemons() override;
     auto execute(const OpCall& call) -> OpResult override;
-    auto device() -> disk::BlockDevice& override { return device_; }
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
@@ -418,14 +418,8 @@ private:
                    RecoveredState& state) const;
     void check_consistency(const FsTree& tree, RecoveredState& state) const;
 
-    [[nodiscard]] auto name(std::uint32_t file) const -> const std::string& { return file_names_[file]; }
-    [[nodiscard]] auto bytes(std::uint64_t blocks) const -> std::uint64_t { return blocks * block_size_; }
 
     Knobs knobs_;
-    std::uint32_t block_size_;
-    std::vector<std::string> file_names_;
-    disk::BlockDevice device_;
-    PageCache page_cache_;
     std::vector<Inode> inodes_;
 
     // fs_info

@@ -21,11 +21,8 @@ auto ExtentMapTree::lookup(std::uint64_t block) -> ExtentMap* {
 }
 
 Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
-    : knobs_(knobs),
-      block_size_(geometry.block_size),
-      file_names_(std::move(file_names)),
-      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
-      page_cache_(file_names_.size()),
+    : FileSystemBase(geometry, std::move(file_names)),
+      knobs_(knobs),
       inodes_(file_names_.size()),
       csum_tree_(knobs.nodesize, "csum_root.lock"),
       log_csum_tree_(knobs.nodesize, "log_root.lock") {

@@ -20,12 +20,7 @@
 namespace model::xfs {
 
 Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
-    : knobs_(knobs),
-      block_size_(geometry.block_size),
-      file_names_(std::move(file_names)),
-      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
-      page_cache_(file_names_.size()),
-      inodes_(file_names_.size()) {
+    : FileSystemBase(geometry, std::move(file_names)), knobs_(knobs), inodes_(file_names_.size()) {
     // mkfs: block 0 holds the metadata in place, then the internal log
     // (zeroed), then data blocks, which keep what an earlier owner left.
     SIM_ASSERT(geometry.blocks >= 8);

@@ -38,6 +38,7 @@
 #include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/filesystem_base.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 #include "model/story.hpp"
@@ -236,13 +237,12 @@ struct WritepageCtx {
     std::uint64_t data_seq = 0;
 };
 
-class Xfs final : public FileSystem {
+class Xfs final : public FileSystemBase {
 public:
     Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
     auto execute(const OpCall& call) -> OpResult override;
-    auto device() -> disk::BlockDevice& override { return device_; }
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
@@ -329,13 +329,7 @@ private:
                        RecoveredState& state) const;
     void check_consistency(const MetaState& meta, RecoveredState& state) const;
 
-    // Helpers shared by the files above.
-    [[nodiscard]] auto name(std::uint32_t file) const -> const std::string& {
-        return file_names_[file];
-    }
-    [[nodiscard]] auto bytes(std::uint64_t blocks) const -> std::uint64_t {
-        return blocks * block_size_;
-    }
+    // Helpers shared by the files above (name() and bytes() are FileSystemBase's).
     /// File blocks [start, end) as model/story.hpp writes a byte range.
     [[nodiscard]] auto range_text(std::uint64_t start, std::uint64_t end) const -> std::string {
         return model::range_text(bytes(start), bytes(end));
@@ -347,10 +341,6 @@ private:
     auto op_counters() -> OpCounters& { return counters_.by_op[op_name()]; }
 
     Knobs knobs_;
-    std::uint32_t block_size_;
-    std::vector<std::string> file_names_;
-    disk::BlockDevice device_;
-    PageCache page_cache_;
     std::vector<Inode> inodes_;
     bool shutdown_ = false;
 
