@@ -85,6 +85,11 @@ struct RecoveredFile {
     /// Every extent of the file, in file order (delalloc records, which have
     /// no device block, are not extents).
     std::vector<RecoveredExtent> extents;
+    /// What a read after mount returns for `count` file blocks from
+    /// `file_block` that an extent maps to `device_block` onward: what the
+    /// crashed image holds there.
+    void read_mapped(const disk::Image& image, std::uint64_t file_block, std::uint64_t device_block,
+                     std::uint64_t count);
 };
 
 /// The file system as mount after a crash left it.

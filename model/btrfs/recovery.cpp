@@ -103,11 +103,7 @@ void Btrfs::read_file(const disk::Image& image, std::uint32_t file, const InodeI
         recovered.extents.push_back({start, item.disk_block, end - start, false});
     });
     items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-        image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
-                                [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {
-                                    const std::uint64_t file_block = start + (s - item.disk_block);
-                                    recovered.blocks.assign(file_block, file_block + (e - s), block.content);
-                                });
+        recovered.read_mapped(image, start, item.disk_block, end - start);
     });
 }
 
