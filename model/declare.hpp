@@ -40,6 +40,18 @@ struct Knob {
     }
 };
 
+/// The fields most operations take: the file, and a byte range (`offset`,
+/// `length`), required or defaulting to the whole file.
+inline auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
+inline auto range_fields(bool required) -> std::vector<FieldInfo> {
+    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
+}
+/// `fields` and an optional boolean field (direct, keep_size).
+inline auto with_flag(std::vector<FieldInfo> fields, const char* flag) -> std::vector<FieldInfo> {
+    fields.push_back({flag, FieldKind::flag, false});
+    return fields;
+}
+
 /// The op table of a model whose operations are the enum `Op`: entry i must
 /// describe the operation whose enum value is i, so that execute() can
 /// switch on static_cast<Op>(call.op) (OpId is the index in this table).

@@ -3,6 +3,7 @@
 // runs operations inside fibers against its own block device and page cache,
 // and mounts a crashed image (log or journal replay) into a RecoveredState
 // that checkers read. Models never see the oracle or the checkers.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +21,19 @@ namespace model {
 
 using Config = std::map<std::string, std::string>;
 
+/// The "whole file" marker: the end, in file blocks, of every operation that
+/// names no range (writeback, page release, fsync, sync) and of a hole past
+/// a file's last extent. Past any block a scenario can name: the loader caps
+/// a byte range's end at 2^44 bytes (loader/load.cpp), so 2^44 blocks lie
+/// beyond it at any block size.
+inline constexpr std::uint64_t whole_file_end = std::uint64_t{1} << 44;
+
+/// File blocks [start, end).
+struct BlockRange {
+    std::uint64_t start;
+    std::uint64_t end;
+};
+
 /// One operation, resolved: file names are ids, a write carries its version.
 struct OpCall {
     std::string_view name;  // for the story; execute() dispatches on `op`
@@ -35,6 +49,14 @@ struct OpCall {
         if (flags == nullptr) return false;
         const auto found = flags->find(field);
         return found != flags->end() && found->second;
+    }
+    /// The common start of every model's execute(): the call's byte range in
+    /// file blocks of `block_size`, or from `offset` to the whole file's end
+    /// when it names no range.
+    [[nodiscard]] auto blocks(std::uint32_t block_size) const -> BlockRange {
+        const std::uint64_t start = offset / block_size;
+        if (!has_range) return {start, whole_file_end};
+        return {start, std::min(whole_file_end, (offset + length) / block_size)};
     }
 };
 
@@ -63,6 +85,11 @@ struct RecoveredFile {
     /// Every extent of the file, in file order (delalloc records, which have
     /// no device block, are not extents).
     std::vector<RecoveredExtent> extents;
+    /// What a read after mount returns for `count` file blocks from
+    /// `file_block` that an extent maps to `device_block` onward: what the
+    /// crashed image holds there.
+    void read_mapped(const disk::Image& image, std::uint64_t file_block, std::uint64_t device_block,
+                     std::uint64_t count);
 };
 
 /// The file system as mount after a crash left it.

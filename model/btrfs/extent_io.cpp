@@ -1,16 +1,20 @@
-// Page release: btrfs_releasepage -> try_release_extent_mapping
-// (fs/btrfs/extent_io.c), the code the three patches of
-// seeds/btrfs-fast-fsync-vs-page-release.txt change. Steps 4 and 6 of patch
-// 1/3's story happen here.
+// fs/btrfs/extent_io.c: page release, btrfs_releasepage ->
+// try_release_extent_mapping, the code the three patches of
+// seeds/btrfs-fast-fsync-vs-page-release.txt change (steps 4 and 6 of patch
+// 1/3's story happen here); writeback (extent_write_cache_pages,
+// writepage_delalloc, submit_extent_page, end_bio_extent_writepage) and the
+// io tree's EXTENT_LOCKED ranges (lock_extent, unlock_extent).
+#include <algorithm>
+
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
+#include "model/writeback.hpp"
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
 namespace {
 auto em_text(const ExtentMap& em, std::uint32_t block_size) -> std::string {
-    return "extent map [" + std::to_string(em.start * block_size) + ", +" +
-           std::to_string(em.length * block_size) + ") generation " +
+    return "extent map " + range_text(em.start * block_size, em.end() * block_size) + " generation " +
            (em.generation == generation_pinned ? std::string("(u64)-1")
                                                : std::to_string(em.generation));
 }
@@ -150,6 +154,79 @@ void Btrfs::try_merge_map(std::uint32_t file, std::uint64_t start) {
     }
     tree.remove(it);
     tree.add(merged);
+}
+
+auto Inode::range_locked(std::uint64_t start, std::uint64_t end) const -> bool {
+    return std::any_of(locked.begin(), locked.end(),
+                       [&](const auto& range) { return range.first < end && start < range.second; });
+}
+
+void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                      const char* who) {
+    const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
+    if (runs.empty()) return;
+    SIM_NOTE(std::string(who) + " starts for inode " + name(file));
+    for (auto [run_start, run_end] : runs) {
+        for (std::uint64_t cursor = run_start; cursor < run_end; cursor += extent_blocks_max) {
+            writeback_run(file, cursor, std::min(run_end, cursor + extent_blocks_max));
+        }
+    }
+}
+
+void Btrfs::lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    Inode& inode = inodes_[file];
+    while (inode.range_locked(start, end)) io_tree_wait_.wait();
+    inode.locked.emplace_back(start, end);
+}
+
+void Btrfs::unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    auto& locked = inodes_[file].locked;
+    auto it = std::find(locked.begin(), locked.end(), std::make_pair(start, end));
+    SIM_ASSERT(it != locked.end());
+    locked.erase(it);
+    io_tree_wait_.wake_all();
+}
+
+void Btrfs::writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // FL1: lock the range in the io tree. Another writeback may have taken
+    // these pages meanwhile (lock_page, clear_page_dirty_for_io): only pages
+    // still dirty under the lock are written.
+    lock_extent(file, start, end);
+    std::vector<std::uint64_t> ordered_ids;
+    for (auto [run_start, run_end] : page_cache_.runs(file, start, end, PageState::dirty)) {
+        ordered_ids.push_back(cow_file_range(file, run_start, run_end));
+    }
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_delalloc);
+    // extent_clear_unlock_delalloc: the range is unlocked before the bios go.
+    unlock_extent(file, start, end);
+    for (std::uint64_t ordered_id : ordered_ids) submit_ordered_bios(ordered_id);
+    if (!ordered_ids.empty()) sim::yield(points::flusher_after_submit);
+}
+
+void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
+    // FL3: one bio per run of pages with contiguous contents.
+    const OrderedExtent ordered = ordered_[ordered_id];
+    const std::uint64_t end = ordered.start + ordered.length;
+    ordered_[ordered_id].bios_pending =
+        submit_writeback_pages(page_cache_, device_, ordered.file, ordered.start, end, ordered.disk_block,
+                               [this, ordered_id] { end_bio(ordered_id); });
+    SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
+             name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
+             "; pages under writeback");
+}
+
+void Btrfs::end_bio(std::uint64_t ordered_id) {
+    OrderedExtent& ordered = ordered_[ordered_id];
+    SIM_ASSERT(ordered.bios_pending > 0);
+    if (--ordered.bios_pending > 0) return;
+    // FL4: end_page_writeback makes the pages clean (releasable); the
+    // ordered extent's completion is queued to a worker.
+    page_cache_.set_state(ordered.file, ordered.start, ordered.start + ordered.length,
+                          PageState::clean);
+    SIM_NOTE("bio of ordered extent #" + std::to_string(ordered_id) + " completes: page(s) " +
+             std::to_string(ordered.start) + ".." + std::to_string(ordered.start + ordered.length - 1) +
+             " of inode " + name(ordered.file) + " clean; btrfs_finish_ordered_io queued");
+    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); });
 }
 
 }  // namespace model::btrfs

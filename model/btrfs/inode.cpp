@@ -1,11 +1,14 @@
-// Buffered writes, writeback and ordered extents: fs/btrfs/file.c
-// (btrfs_buffered_write), inode.c (run_delalloc_range, cow_file_range,
-// btrfs_finish_ordered_io), extent_io.c (writepage, end_bio) and
-// ordered-data.c. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3.
+// What fs/btrfs/inode.c does for the model: mkfs and the operation entry
+// point, inode creation, run_delalloc_range -> cow_file_range (a disk extent,
+// its pinned extent map and its ordered extent), btrfs_finish_ordered_io, and
+// sync. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3 with
+// file.cpp (buffered and O_DIRECT writes) and extent_io.cpp (writeback and
+// bio completion).
 #include <algorithm>
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
+#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
@@ -17,23 +20,9 @@ auto ExtentMapTree::lookup(std::uint64_t block) -> ExtentMap* {
     return block < it->second.end() ? &it->second : nullptr;
 }
 
-auto Inode::range_locked(std::uint64_t start, std::uint64_t end) const -> bool {
-    return std::any_of(locked.begin(), locked.end(),
-                       [&](const auto& range) { return range.first < end && start < range.second; });
-}
-
-namespace {
-auto range_text(std::uint64_t offset_bytes, std::uint64_t length_bytes) -> std::string {
-    return "[" + std::to_string(offset_bytes) + ", +" + std::to_string(length_bytes) + ")";
-}
-}  // namespace
-
 Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
-    : knobs_(knobs),
-      block_size_(geometry.block_size),
-      file_names_(std::move(file_names)),
-      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
-      page_cache_(file_names_.size()),
+    : FileSystemBase(geometry, std::move(file_names)),
+      knobs_(knobs),
       inodes_(file_names_.size()),
       csum_tree_(knobs.nodesize, "csum_root.lock"),
       log_csum_tree_(knobs.nodesize, "log_root.lock") {
@@ -68,9 +57,7 @@ void Btrfs::start_daemons() {
 }
 
 auto Btrfs::execute(const OpCall& call) -> OpResult {
-    const std::uint64_t start = call.offset / block_size_;
-    const std::uint64_t end = call.has_range ? (call.offset + call.length) / block_size_
-                                             : ~std::uint64_t{0} / block_size_;
+    const auto [start, end] = call.blocks(block_size_);
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
         case Op::write:
@@ -90,8 +77,7 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
-    const auto& disk = device_.counters();
-    return {
+    std::map<std::string, std::uint64_t> all = {
         {"transactions_committed", counters_.transactions_committed},
         {"log_commits", counters_.log_commits},
         {"fsyncs_fast", counters_.fsyncs_fast},
@@ -113,10 +99,9 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"pages_reclaimed", counters_.pages_reclaimed},
         {"direct_reclaims", counters_.direct_reclaims},
         {"direct_writes", counters_.direct_writes},
-        {"disk_writes", disk.writes},
-        {"disk_flushes", disk.flushes},
-        {"disk_fua_writes", disk.fua_writes},
     };
+    add_disk_counters(device_.counters(), all);
+    return all;
 }
 
 void Btrfs::create(std::uint32_t file) {
@@ -131,116 +116,6 @@ void Btrfs::create(std::uint32_t file) {
     SIM_NOTE("create inode " + name(file) + " in transaction " + std::to_string(transid) +
              " (NEEDS_FULL_SYNC set)");
     end_transaction();
-}
-
-void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                           std::uint64_t version) {
-    Inode& inode = inodes_[file];
-    const std::uint64_t start = offset / block_size_;
-    const std::uint64_t end = (offset + length) / block_size_;
-    // btrfs_file_write_iter holds the inode lock (i_rwsem) for the whole
-    // buffered write, so no write lands inside an fsync's F2..F12.
-    inode.inode_lock.lock();
-    // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
-    wait_ordered_range(file, start, end);
-    // Allocating the pages may have to wait for reclaim (memory pressure).
-    balance_pages();
-    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
-    sim::cpu(cpu_cost::buffered_write_page * (end - start));
-    const bool extends = offset + length > inode.size_bytes;
-    if (extends) inode.size_bytes = offset + length;
-    SIM_NOTE("write " + range_text(offset, length) + " of inode " + name(file) + ": " +
-             std::to_string(end - start) + " page(s) from " + std::to_string(start) +
-             " dirtied and marked delalloc" +
-             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
-    // btrfs_file_write_iter (v5.7) ends with last_sub_trans = root->log_transid,
-    // "otherwise subsequent syncs to a file that's been synced in this
-    // transaction will appear to have already occurred".
-    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
-    inode.inode_lock.unlock();
-    sim::yield(points::write_after_dirty);
-}
-
-void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t version) {
-    // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
-    // lock: generic_file_direct_write writes back and drops the cached pages
-    // of the range; btrfs_direct_IO locks the range in the io tree, reserves
-    // an extent and creates its pinned extent map (on the list of modified
-    // extents) and ordered extent (btrfs_get_blocks_direct_write, which also
-    // raises i_size), unlocks the range and sends the bio from the caller's
-    // buffer; the write returns once the bio completes, its ordered extent
-    // finishing in endio as a buffered one does.
-    Inode& inode = inodes_[file];
-    const std::uint64_t start = offset / block_size_;
-    const std::uint64_t end = (offset + length) / block_size_;
-    inode.inode_lock.lock();
-    sim::cpu(cpu_cost::direct_write);
-    writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
-    wait_ordered_range(file, start, end);
-    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
-    lock_extent(file, start, end);
-    const std::uint64_t ordered_id = cow_file_range(file, start, end);
-    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
-    unlock_extent(file, start, end);
-    sim::Completion done("direct_io");
-    ordered_[ordered_id].bios_pending = 1;
-    device_.submit_write(ordered_[ordered_id].disk_block, end - start, disk::Content::data(file, start, version),
-                         false, "data", [this, ordered_id, &done] {
-                             end_bio(ordered_id);
-                             done.complete();
-                         });
-    SIM_NOTE("O_DIRECT write " + range_text(offset, length) + " of inode " + name(file) +
-             ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
-             " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
-    done.wait();
-    // btrfs_file_write_iter, as for a buffered write.
-    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
-    counters_.direct_writes++;
-    inode.inode_lock.unlock();
-    sim::yield(points::direct_write_done);
-}
-
-void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end,
-                      const char* who) {
-    const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
-    if (runs.empty()) return;
-    SIM_NOTE(std::string(who) + " starts for inode " + name(file));
-    for (auto [run_start, run_end] : runs) {
-        for (std::uint64_t cursor = run_start; cursor < run_end; cursor += extent_blocks_max) {
-            writeback_run(file, cursor, std::min(run_end, cursor + extent_blocks_max));
-        }
-    }
-}
-
-void Btrfs::lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    Inode& inode = inodes_[file];
-    while (inode.range_locked(start, end)) io_tree_wait_.wait();
-    inode.locked.emplace_back(start, end);
-}
-
-void Btrfs::unlock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    auto& locked = inodes_[file].locked;
-    auto it = std::find(locked.begin(), locked.end(), std::make_pair(start, end));
-    SIM_ASSERT(it != locked.end());
-    locked.erase(it);
-    io_tree_wait_.wake_all();
-}
-
-void Btrfs::writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    // FL1: lock the range in the io tree. Another writeback may have taken
-    // these pages meanwhile (lock_page, clear_page_dirty_for_io): only pages
-    // still dirty under the lock are written.
-    lock_extent(file, start, end);
-    std::vector<std::uint64_t> ordered_ids;
-    for (auto [run_start, run_end] : page_cache_.runs(file, start, end, PageState::dirty)) {
-        ordered_ids.push_back(cow_file_range(file, run_start, run_end));
-    }
-    if (!ordered_ids.empty()) sim::yield(points::flusher_after_delalloc);
-    // extent_clear_unlock_delalloc: the range is unlocked before the bios go.
-    unlock_extent(file, start, end);
-    for (std::uint64_t ordered_id : ordered_ids) submit_ordered_bios(ordered_id);
-    if (!ordered_ids.empty()) sim::yield(points::flusher_after_submit);
 }
 
 auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end)
@@ -265,85 +140,10 @@ auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_
     // Pages go from dirty to writeback (clear_page_dirty_for_io).
     page_cache_.set_state(file, start, end, PageState::writeback);
     SIM_NOTE("run_delalloc_range reserves disk extent " + std::to_string(disk_block) + "+" +
-             std::to_string(length) + "; extent map " + range_text(bytes(start), bytes(length)) +
+             std::to_string(length) + "; extent map " + range_text(bytes(start), bytes(end)) +
              " created PINNED, generation (u64)-1, on the list of modified extents; ordered "
              "extent #" + std::to_string(ordered_id));
     return ordered_id;
-}
-
-void Btrfs::submit_ordered_bios(std::uint64_t ordered_id) {
-    // FL3: one bio per run of pages with contiguous contents.
-    const OrderedExtent ordered = ordered_[ordered_id];
-    const std::uint64_t end = ordered.start + ordered.length;
-    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
-    std::vector<std::uint64_t> ends;
-    page_cache_.for_each(ordered.file, ordered.start, end,
-                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
-                             pieces.emplace_back(s, page.content);
-                             ends.push_back(e);
-                         });
-    SIM_ASSERT(!pieces.empty());
-    ordered_[ordered_id].bios_pending = static_cast<std::uint32_t>(pieces.size());
-    for (std::size_t i = 0; i < pieces.size(); i++) {
-        const auto [piece_start, content] = pieces[i];
-        device_.submit_write(ordered.disk_block + (piece_start - ordered.start),
-                             ends[i] - piece_start, content, false, "data",
-                             [this, ordered_id] { end_bio(ordered_id); });
-    }
-    SIM_NOTE("submit W(data) of " + std::to_string(ordered.length) + " page(s) of inode " +
-             name(ordered.file) + " to disk block " + std::to_string(ordered.disk_block) +
-             "; pages under writeback");
-}
-
-void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    // btrfs_drop_extent_cache: the parts of older maps outside [start, end)
-    // survive as split maps that keep the list membership (called with
-    // em_tree.lock held).
-    ExtentMapTree& tree = inodes_[file].em_tree;
-    auto& maps = tree.maps;
-    std::vector<ExtentMap> overlapping;
-    auto it = maps.lower_bound(start);
-    if (it != maps.begin() && std::prev(it)->second.end() > start) --it;
-    while (it != maps.end() && it->second.start < end) {
-        if (start < it->second.end()) {
-            overlapping.push_back(it->second);
-            it = tree.remove(it);
-        } else {
-            ++it;
-        }
-    }
-    for (const ExtentMap& old : overlapping) {
-        if (old.start < start) {
-            ExtentMap head = old;
-            head.id = next_extent_map_id_++;
-            head.logging = false;  // the kernel clears EXTENT_FLAG_LOGGING on splits
-            head.length = start - old.start;
-            tree.add(head);
-        }
-        if (old.end() > end) {
-            ExtentMap tail = old;
-            tail.id = next_extent_map_id_++;
-            tail.logging = false;
-            tail.start = end;
-            tail.length = old.end() - end;
-            tail.block_start = old.block_start + (end - old.start);
-            tree.add(tail);
-        }
-    }
-}
-
-void Btrfs::end_bio(std::uint64_t ordered_id) {
-    OrderedExtent& ordered = ordered_[ordered_id];
-    SIM_ASSERT(ordered.bios_pending > 0);
-    if (--ordered.bios_pending > 0) return;
-    // FL4: end_page_writeback makes the pages clean (releasable); the
-    // ordered extent's completion is queued to a worker.
-    page_cache_.set_state(ordered.file, ordered.start, ordered.start + ordered.length,
-                          PageState::clean);
-    SIM_NOTE("bio of ordered extent #" + std::to_string(ordered_id) + " completes: page(s) " +
-             std::to_string(ordered.start) + ".." + std::to_string(ordered.start + ordered.length - 1) +
-             " of inode " + name(ordered.file) + " clean; btrfs_finish_ordered_io queued");
-    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); });
 }
 
 void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
@@ -359,7 +159,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     lock_extent(ordered.file, ordered.start, end);
     InodeItems& items = fs_tree_.inodes[ordered.file];
     items.extents.assign(ordered.start, end, FileExtentItem{ordered.disk_block, transid, ordered_id + 1});
-    SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(ordered.length)) +
+    SIM_NOTE("file extent item " + range_text(bytes(ordered.start), bytes(end)) +
              " -> disk block " + std::to_string(ordered.disk_block) +
              " inserted in the subvolume tree");
     sim::yield(points::endio_after_extent_item);
@@ -374,7 +174,7 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
         em->generation = transid;
         em->pinned = false;
         SIM_NOTE("ordered extent completes: extent map " +
-                 range_text(bytes(em->start), bytes(em->length)) + " unpinned, generation " +
+                 range_text(bytes(em->start), bytes(em->end())) + " unpinned, generation " +
                  std::to_string(transid) +
                  (em->on_modified_list ? ", still on the list of modified extents" : ""));
         // unpin_extent_cache: try_merge_map (a map on the list never merges).
@@ -397,22 +197,11 @@ void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
     ordered_wait_.wake_all();
 }
 
-void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    const auto& ids = inodes_[file].ordered_pending;
-    auto pending = [&] {
-        return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) {
-            const OrderedExtent& ordered = ordered_[id];
-            return ordered.start < end && start < ordered.start + ordered.length;
-        });
-    };
-    while (pending()) ordered_wait_.wait();
-}
-
 void Btrfs::sync_all() {
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
         if (!inodes_[file].exists) continue;
-        writeback(file, 0, ~std::uint64_t{0} / block_size_, "sync: writeback");
-        wait_ordered_range(file, 0, ~std::uint64_t{0} / block_size_);
+        writeback(file, 0, whole_file_end, "sync: writeback");
+        wait_ordered_range(file, 0, whole_file_end);
     }
     commit_transaction();
 }

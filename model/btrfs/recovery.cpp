@@ -76,7 +76,7 @@ void Btrfs::replay_log_inode(std::uint32_t file, const LogLayer& head, FsTree& t
     const std::uint64_t size_bytes = head.items.size_bytes;
     items.size_bytes = size_bytes;
     const std::uint64_t size_blocks = (size_bytes + block_size_ - 1) / block_size_;
-    items.extents.erase(size_blocks, ~std::uint64_t{0});
+    items.extents.erase(size_blocks, whole_file_end);
     std::vector<const InodeItems*> layers;
     for (const LogLayer* layer = &head; layer != nullptr; layer = layer->below.get()) {
         layers.push_back(&layer->items);
@@ -103,11 +103,7 @@ void Btrfs::read_file(const disk::Image& image, std::uint32_t file, const InodeI
         recovered.extents.push_back({start, item.disk_block, end - start, false});
     });
     items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-        image.blocks().for_each(item.disk_block, item.disk_block + (end - start),
-                                [&](std::uint64_t s, std::uint64_t e, const disk::DurableBlock& block) {
-                                    const std::uint64_t file_block = start + (s - item.disk_block);
-                                    recovered.blocks.assign(file_block, file_block + (e - s), block.content);
-                                });
+        recovered.read_mapped(image, start, item.disk_block, end - start);
     });
 }
 

@@ -4,6 +4,7 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "model/declare.hpp"
+#include "model/disk_counters.hpp"
 #include "model/registry.hpp"
 
 namespace model::btrfs {
@@ -82,14 +83,8 @@ auto parse_knobs(const Config& config) -> Knobs {
     return knobs;
 }
 
-auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
-auto range_fields(bool required) -> std::vector<FieldInfo> {
-    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
-}
-
 auto ops() -> std::vector<OpInfo> {
-    auto write_fields = range_fields(true);
-    write_fields.push_back({"direct", FieldKind::flag, false});  // O_DIRECT (fio's direct=1)
+    auto write_fields = with_flag(range_fields(true), "direct");  // O_DIRECT (fio's direct=1)
     return op_table<Op>({
         {Op::create, {"create", "create an empty regular file", {file_field()}, true}},
         {Op::write,
@@ -132,8 +127,8 @@ auto counters() -> std::vector<CounterInfo> {
         {"extent_maps_merged", "extent maps merged into a neighbour", true},
         {"pages_reclaimed", "clean pages reclaim freed", true},
         {"transactions_committed", "transaction commits", true},
-        {"disk_writes", "writes the device received", true},
-        {"disk_flushes", "cache flushes the device received", true},
+        disk_counter_info(DiskCounter::writes),
+        disk_counter_info(DiskCounter::flushes),
         {"fsyncs_skipped", "fsyncs that found the inode already logged", false},
         {"fsyncs_committed", "fsyncs whose logging failed and which committed the transaction", false},
         {"extent_maps_kept", "extent maps page release kept", false},
@@ -142,7 +137,7 @@ auto counters() -> std::vector<CounterInfo> {
         {"log_tree_leaf_waits", "log tree locks log_csums found taken at a leaf", false},
         {"direct_reclaims", "writers that had to reclaim pages themselves", false},
         {"direct_writes", "O_DIRECT writes", false},
-        {"disk_fua_writes", "FUA writes the device received", false},
+        disk_counter_info(DiskCounter::fua_writes),
     };
 }
 

@@ -1,6 +1,6 @@
-// fsync and the log tree: btrfs_sync_file (fs/btrfs/file.c), btrfs_log_inode,
-// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log
-// (tree-log.c). Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
+// The log tree (fs/btrfs/tree-log.c): btrfs_log_inode,
+// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log,
+// which btrfs_sync_file (file.cpp) calls. Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
 // and btrfs-log-commit-jiffy-sleep.txt (the log commit: leader and
 // followers, log_batch, log_writers, two log transactions in flight by
 // parity, MULTI_LOG_TASKS and the one-jiffy sleep; FIDELITY.md 2.2, v6.5).
@@ -12,91 +12,6 @@
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
-
-void Btrfs::fsync(std::uint32_t file) {
-    Inode& inode = inodes_[file];
-    const std::uint64_t all = ~std::uint64_t{0} / block_size_;
-    // F1: start writeback of the dirty range.
-    sim::cpu(cpu_cost::fsync_entry);
-    writeback(file, 0, all, "fsync: writeback");
-    sim::yield(points::fsync_after_start_writeback);
-    // F2: the inode lock; log_batch++. F3, widening the range to the whole
-    // file when NEEDS_FULL_SYNC is set (btrfs_sync_file), has nothing to do:
-    // every fsync of the model covers the whole file.
-    inode.inode_lock.lock();
-    log_batch_++;
-    // F4: start writeback again and wait for every ordered extent in range.
-    writeback(file, 0, all, "fsync: writeback");
-    wait_ordered_range(file, 0, all);
-    sim::yield(points::fsync_after_wait_ordered);
-    // F5 (btrfs_sync_file, v5.7): nothing to log if
-    //   btrfs_inode_in_log(inode, fs_info->generation) ||
-    //   inode->last_trans <= fs_info->last_trans_committed.
-    // The kernel then clears NEEDS_FULL_SYNC ("everything committed since the
-    // last time we were modified"). v5.10 adds to the second test "&& (full_sync
-    // || list_empty(&ctx.ordered_extents))" (fast fsyncs stop waiting for
-    // ordered extents); the model follows v5.7, which waits for them (F4).
-    log_batch_++;
-    const bool in_log = inode_in_log(inode, generation_);
-    if (in_log || inode.last_trans <= last_trans_committed_) {
-        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
-                 (in_log ? "btrfs_inode_in_log: logged in transaction " +
-                               std::to_string(inode.logged_trans) + ", last_sub_trans " +
-                               std::to_string(inode.last_sub_trans) + " <= last_log_commit " +
-                               std::to_string(inode.last_log_commit) + " and <= the root's " +
-                               std::to_string(last_log_commit_) + ", no modified extents"
-                         : "last_trans " + std::to_string(inode.last_trans) +
-                               " <= last committed " + std::to_string(last_trans_committed_)) +
-                 ")");
-        inode.needs_full_sync = false;
-        counters_.fsyncs_skipped++;
-        inode.inode_lock.unlock();
-        return;
-    }
-    // F6: join the running transaction.
-    const std::uint64_t transid = join_transaction();
-    // btrfs_log_inode_parent skips an inode already in the log before it
-    // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
-    // log sync). A log commit that became durable since F5 makes it true here.
-    // Its other early returns (NOTREELOG, last_trans_log_full_commit, a root
-    // being deleted, check_parent_dirs_for_sync, i_nlink == 0) cannot hold in
-    // the model: no mount options, directories, unlinks or log failures.
-    if (inode_in_log(inode, transid)) {
-        SIM_NOTE("btrfs_log_inode_parent: inode " + name(file) +
-                 " is already in a durable log (BTRFS_NO_LOG_SYNC)");
-        counters_.fsyncs_skipped++;
-        inode.inode_lock.unlock();
-        end_transaction();
-        return;
-    }
-    // F7: start_log_trans.
-    const std::uint64_t log_transid = start_log_trans();
-    SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
-             " and starts the log (log transaction " + std::to_string(log_transid) + ")");
-    sim::yield(points::fsync_after_join);
-    // F8 to F11.
-    const bool logged = log_inode(file, transid);
-    // end_log_trans
-    SIM_ASSERT(log_writers_ > 0);
-    if (--log_writers_ == 0) log_writer_wait_.wake_all();
-    if (!logged) {
-        // btrfs_log_inode failed: btrfs_sync_file commits the transaction
-        // instead of syncing the log.
-        inode.inode_lock.unlock();
-        end_transaction();
-        counters_.fsyncs_committed++;
-        SIM_NOTE("fsync of inode " + name(file) + " could not log it: commits the transaction");
-        commit_transaction();
-        SIM_NOTE("fsync of inode " + name(file) + " returns 0");
-        return;
-    }
-    // F12: drop the inode lock and make the log durable.
-    inode.inode_lock.unlock();
-    sync_log(log_transid);
-    // F13
-    end_transaction();
-    SIM_NOTE("fsync of inode " + name(file) + " returns 0");
-}
 
 auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     Inode& inode = inodes_[file];
@@ -238,7 +153,7 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     }
     std::string names;
     for (const auto& em : to_log) {
-        names += " [" + std::to_string(bytes(em.start)) + ", +" + std::to_string(bytes(em.length)) + ")";
+        names += " " + range_text(bytes(em.start), bytes(em.end()));
     }
     SIM_NOTE("btrfs_log_changed_extents locks the extent map tree: " + std::to_string(listed) +
              " extent map(s) on the list of modified extents, " + std::to_string(to_log.size()) +

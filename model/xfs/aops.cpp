@@ -1,8 +1,9 @@
 // Buffered writes, writeback and I/O completion: xfs_buffered_write_iomap_begin
-// and xfs_iomap_write_direct (fs/xfs/xfs_iomap.c), xfs_map_blocks,
-// xfs_prepare_ioend, xfs_end_bio and xfs_end_ioend (fs/xfs/xfs_aops.c, with
-// iomap_writepages of fs/iomap/buffered-io.c), xfs_iomap_write_unwritten
-// (xfs_iomap.c) and xfs_setfilesize (xfs_aops.c), v5.7. Seed:
+// (fs/xfs/xfs_iomap.c), xfs_map_blocks, xfs_prepare_ioend, xfs_end_bio and
+// xfs_end_ioend (fs/xfs/xfs_aops.c, with iomap_writepages of
+// fs/iomap/buffered-io.c) and xfs_setfilesize (xfs_aops.c), v5.7;
+// xfs_iomap_write_direct, xfs_iomap_write_unwritten and O_DIRECT writes are
+// iomap.cpp's. Seed:
 // xfs-delalloc-unwritten-stale-data.txt; FIDELITY.md 3.2 steps B1 to B6 happen
 // here: writeback converts a whole delalloc record but writes only the pages
 // of the range it was asked to flush, and I/O completion converts exactly the
@@ -12,11 +13,12 @@
 // Left out on purpose: speculative preallocation beyond EOF (a delalloc record
 // is as large as the writes that made it, which already exceeds a targeted
 // flush), ioend merging on the completion list, the COW fork, bio size limits
-// (one ioend is one bio however long), direct I/O. A write waits for pages of
+// (one ioend is one bio however long). A write waits for pages of
 // its range under writeback (stable pages), so a page is never dirty and under
 // writeback at once.
 #include <algorithm>
 
+#include "model/writeback.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
@@ -35,7 +37,7 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     }
     // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
     inode.iolock.lock();
-    sim::cpu(cpu_cost::buffered_write_page * (end - start));
+    sim::cpu(model::cpu_cost::page_copy * (end - start));
     wait_writeback(file, start, end);
     std::string mapped;
     if (inode.extsize_blocks > 0) {
@@ -71,112 +73,6 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
              std::to_string(inode.size_bytes) + ", di_size " + std::to_string(inode.di_size));
     inode.iolock.unlock();
     sim::yield(points::write_after_dirty);
-    return true;
-}
-
-auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
-    // xfs_direct_write_iomap_begin -> xfs_iomap_write_direct for each hole:
-    // an unwritten allocation aligned to the extent size hint, in a
-    // transaction, before the pages are dirtied.
-    Inode& inode = inodes_[file];
-    const std::uint64_t hint = std::max<std::uint64_t>(1, inode.extsize_blocks);
-    std::uint64_t cursor = start;
-    while (cursor < end) {
-        inode.ilock.lock_shared();
-        const Record record = lookup(inode.data_fork, cursor);
-        inode.ilock.unlock_shared();
-        if (!record.hole) {
-            cursor = std::min(record.end, end);
-            continue;
-        }
-        const std::uint64_t want_end = std::min(record.end, end);
-        const std::uint64_t aligned_start = std::max(record.start, cursor / hint * hint);
-        const std::uint64_t aligned_end =
-            std::min(record.end, (want_end + hint - 1) / hint * hint);
-        auto tp = trans_alloc("xfs_iomap_write_direct");
-        if (!tp) return false;
-        inode.ilock.lock();
-        const auto next = bmapi_write_prealloc(*tp, file, aligned_start, aligned_end);
-        if (next) {
-            trans_commit(*tp);
-        } else {
-            trans_cancel(*tp);
-        }
-        inode.ilock.unlock();
-        if (!next) return false;
-        cursor = std::max(cursor, std::min(*next, end));
-    }
-    return true;
-}
-
-auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                       std::uint64_t version) -> bool {
-    // xfs_file_dio_aio_write -> iomap_dio_rw: write back and drop the cached
-    // pages of the range, map it (xfs_direct_write_iomap_begin: a hole gets
-    // an unwritten extent from xfs_iomap_write_direct, in a transaction),
-    // send the bios from the caller's buffer and wait; then
-    // xfs_dio_write_end_io converts what was unwritten (which also moves
-    // di_size) or logs the new size. The model takes IOLOCK exclusive (the
-    // kernel takes it shared for aligned writes inside EOF).
-    Inode& inode = inodes_[file];
-    const std::uint64_t start = offset / block_size_;
-    const std::uint64_t end = (offset + length) / block_size_;
-    inode.iolock.lock();
-    sim::cpu(cpu_cost::direct_write);
-    write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range");
-    page_cache_.remove(file, start, end);  // invalidate_inode_pages2_range
-    if (!write_iomap_direct(file, start, end)) {
-        inode.iolock.unlock();
-        SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) +
-                 " fails: no space or shut down");
-        return false;
-    }
-    struct Piece {
-        std::uint64_t start;
-        std::uint64_t end;
-        std::uint64_t disk_block;
-    };
-    std::vector<Piece> pieces;
-    bool unwritten = false;
-    inode.ilock.lock_shared();
-    for (std::uint64_t cursor = start; cursor < end;) {
-        const Record record = lookup(inode.data_fork, cursor);
-        SIM_ASSERT(!record.hole && record.extent.state != ExtentState::delalloc);
-        const std::uint64_t piece_end = std::min(record.end, end);
-        pieces.push_back({cursor, piece_end, record.extent.shifted(cursor - record.start).start_block});
-        unwritten = unwritten || record.extent.state == ExtentState::unwritten;
-        cursor = piece_end;
-    }
-    inode.ilock.unlock_shared();
-    const disk::Content content = disk::Content::data(file, start, version);
-    std::size_t pending = pieces.size();
-    sim::Completion done("direct_io");
-    for (const Piece& piece : pieces) {
-        device_.submit_write(piece.disk_block, piece.end - piece.start, content.shifted(piece.start - start), false,
-                             "data", [&pending, &done] {
-                                 if (--pending == 0) done.complete();
-                             });
-    }
-    counters_.data_ios++;
-    counters_.data_blocks_written += end - start;
-    op_counters().data_ios++;
-    SIM_NOTE("O_DIRECT write " + range_text(start, end) + " of inode " + name(file) + ": W(data) to " +
-             std::to_string(pieces.size()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
-             " from the caller's buffer");
-    done.wait();
-    // xfs_dio_write_end_io (v5.7): unwritten conversion updates i_size and
-    // di_size itself (update_isize); otherwise "if (offset + size >
-    // i_size_read(inode)) { i_size_write(); xfs_setfilesize(); }": a write
-    // inside i_size logs no size, even past di_size.
-    const bool extends = offset + length > inode.size_bytes;
-    if (extends) inode.size_bytes = offset + length;
-    if (unwritten) {
-        iomap_write_unwritten(file, start, end);
-    } else if (extends) {
-        if (auto tp = trans_alloc("xfs_setfilesize")) update_di_size(*tp, file, end);
-    }
-    inode.iolock.unlock();
-    sim::yield(points::direct_write_done);
     return true;
 }
 
@@ -302,28 +198,15 @@ void Xfs::submit_ioend(Ioend ioend) {
     if (!ioend.unwritten && bytes(end) > inode.di_size) {
         ioend.size_transaction = trans_alloc("xfs_setfilesize");
     }
-    std::vector<std::pair<std::uint64_t, disk::Content>> pieces;
-    std::vector<std::uint64_t> piece_ends;
-    page_cache_.for_each(ioend.file, ioend.start, end,
-                         [&](std::uint64_t s, std::uint64_t e, const Page& page) {
-                             SIM_ASSERT(page.state == PageState::writeback);
-                             pieces.emplace_back(s, page.content);
-                             piece_ends.push_back(e);
-                         });
-    SIM_ASSERT(!pieces.empty());
     ioend.id = ioends_.size();
-    ioend.bios_pending = static_cast<std::uint32_t>(pieces.size());
     ioend.op = op_name();
     const Ioend submitted = ioend;
     ioends_.push_back(std::move(ioend));
     // B4: W(data) of the flushed pages; the device takes one write per run of
     // contents (the kernel sends the ioend as one bio).
-    for (std::size_t i = 0; i < pieces.size(); i++) {
-        const auto& [piece_start, content] = pieces[i];
-        device_.submit_write(submitted.disk_block + (piece_start - submitted.start),
-                             piece_ends[i] - piece_start, content, false, "data",
-                             [this, id = submitted.id] { end_bio(id); });
-    }
+    ioends_[submitted.id].bios_pending =
+        submit_writeback_pages(page_cache_, device_, submitted.file, submitted.start, end, submitted.disk_block,
+                               [this, id = submitted.id] { end_bio(id); });
     counters_.data_ios++;
     counters_.data_blocks_written += submitted.length;
     op_counters().data_ios++;
@@ -392,42 +275,6 @@ void Xfs::end_ioend(std::uint64_t ioend_id) {
     }
     finish_ioend_pages(ioends_[ioend_id]);
     task_op_.erase(sim::current_scheduler().current());
-}
-
-void Xfs::iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-    Inode& inode = inodes_[file];
-    std::uint64_t cursor = start;
-    while (cursor < end) {
-        auto tp = trans_alloc("xfs_iomap_write_unwritten");
-        if (!tp) return;
-        inode.ilock.lock();
-        // xfs_bmapi_write(XFS_BMAPI_CONVERT): exactly the written range,
-        // splitting the unwritten record around it.
-        const std::uint64_t next = bmapi_convert_unwritten(*tp, file, cursor, end);
-        const std::uint64_t old_size = inode.di_size;
-        // "i_size = XFS_FSB_TO_B(mp, offset_fsb + count_fsb)", capped at
-        // offset + count: the end of the whole range still to convert, not of
-        // the piece this transaction converts (v5.7 as today), then xfs_new_eof.
-        const std::uint64_t size = new_eof(file, bytes(end));
-        if (size != 0) {
-            inode.di_size = size;
-            if (std::find(tp->inodes.begin(), tp->inodes.end(), file) == tp->inodes.end()) {
-                tp->inodes.push_back(file);
-            }
-        }
-        const std::uint64_t id = tp->id;
-        trans_commit(*tp);
-        inode.ilock.unlock();
-        counters_.unwritten_conversions++;
-        SIM_NOTE("xfs_iomap_write_unwritten converts exactly " + range_text(cursor, next) +
-                 " of inode " + name(file) + " to NORM" +
-                 (size != 0 ? "; di_size " + std::to_string(old_size) + " -> " +
-                                  std::to_string(size)
-                            : std::string()) +
-                 " (transaction #" + std::to_string(id) + " in the CIL)");
-        sim::yield(points::ioend_after_convert_commit);
-        cursor = next;
-    }
 }
 
 void Xfs::setfilesize(std::uint64_t ioend_id) {

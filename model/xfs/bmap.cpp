@@ -21,7 +21,7 @@
 namespace model::xfs {
 
 auto lookup(const sim::RangeMap<Extent>& fork, std::uint64_t block) -> Record {
-    Record found{0, file_blocks_end, {}, true};
+    Record found{0, whole_file_end, {}, true};
     std::uint64_t hole_start = 0;
     bool done = false;
     fork.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
@@ -34,14 +34,10 @@ auto lookup(const sim::RangeMap<Extent>& fork, std::uint64_t block) -> Record {
                                : Record{hole_start, start, {}, true};
         done = true;
     });
-    if (!done) found = Record{hole_start, file_blocks_end, {}, true};
+    if (!done) found = Record{hole_start, whole_file_end, {}, true};
     SIM_ASSERT(found.start <= block);
     SIM_ASSERT(block < found.end);
     return found;
-}
-
-auto Xfs::range_text(std::uint64_t start, std::uint64_t end) const -> std::string {
-    return "[" + std::to_string(bytes(start)) + ", " + std::to_string(bytes(end)) + ")";
 }
 
 auto Xfs::record_text(const Record& record) const -> std::string {

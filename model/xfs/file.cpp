@@ -14,17 +14,13 @@
 
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
+#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::xfs {
 
 Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
-    : knobs_(knobs),
-      block_size_(geometry.block_size),
-      file_names_(std::move(file_names)),
-      device_(geometry.blocks, geometry.device_profile(), geometry.block_size),
-      page_cache_(file_names_.size()),
-      inodes_(file_names_.size()) {
+    : FileSystemBase(geometry, std::move(file_names)), knobs_(knobs), inodes_(file_names_.size()) {
     // mkfs: block 0 holds the metadata in place, then the internal log
     // (zeroed), then data blocks, which keep what an earlier owner left.
     SIM_ASSERT(geometry.blocks >= 8);
@@ -59,10 +55,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     const sim::TaskId task = sim::current_scheduler().current();
     task_op_[task] = std::string(call.name);
     counters_.by_op[task_op_[task]].ops++;
-    const std::uint64_t start = call.offset / block_size_;
-    const std::uint64_t end =
-        call.has_range ? std::min(file_blocks_end, (call.offset + call.length) / block_size_)
-                       : file_blocks_end;
+    const auto [start, end] = call.blocks(block_size_);
     bool ok = true;  // false: the operation returned an error (ENOSPC)
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
@@ -97,7 +90,6 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
-    const auto& disk = device_.counters();
     std::map<std::string, std::uint64_t> all = {
         {"transactions", counters_.transactions},
         {"transactions_cancelled", counters_.transactions_cancelled},
@@ -109,10 +101,8 @@ auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"size_updates", counters_.size_updates},
         {"ioends_queued", counters_.ioends_queued},
         {"ail_pushes", counters_.ail_pushes},
-        {"disk_writes", disk.writes},
-        {"disk_flushes", disk.flushes},
-        {"disk_fua_writes", disk.fua_writes},
     };
+    add_disk_counters(device_.counters(), all);
     for (const auto& [op, counted] : counters_.by_op) {
         all["ops." + op] = counted.ops;
         all["transactions." + op] = counted.transactions;
@@ -160,7 +150,7 @@ auto Xfs::fsync(std::uint32_t file) -> bool {
     }
     sim::cpu(cpu_cost::fsync_entry);
     // file_write_and_wait_range: "if (error) return error;"
-    write_and_wait(file, 0, file_blocks_end, "fsync");
+    write_and_wait(file, 0, whole_file_end, "fsync");
     sim::yield(points::fsync_after_writeback);
     if (!check_writeback_error(file, "fsync")) return false;
     // "if (XFS_FORCED_SHUTDOWN(mp)) return -EIO;"
@@ -356,8 +346,8 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
     const std::uint64_t new_end = (size_bytes + block_size_ - 1) / block_size_;
     inode.size_bytes = size_bytes;
     if (size_bytes < old_size) {
-        wait_writeback(file, new_end, file_blocks_end);
-        page_cache_.remove(file, new_end, file_blocks_end);
+        wait_writeback(file, new_end, whole_file_end);
+        page_cache_.remove(file, new_end, whole_file_end);
     }
     auto tp = trans_alloc("xfs_setattr_size");
     if (!tp) return;
@@ -368,7 +358,7 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
     // the new size, in this transaction and the ones it rolls to (at most two
     // extents each, as xfs_bunmapi is called by xfs_itruncate_extents_flags).
     bool done = true;
-    if (size_bytes <= old_size) done = bunmapi(*tp, file, new_end, file_blocks_end);
+    if (size_bytes <= old_size) done = bunmapi(*tp, file, new_end, whole_file_end);
     const std::uint64_t id = tp->id;
     trans_commit(*tp);
     inode.ilock.unlock();
@@ -381,7 +371,7 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
         auto next = trans_alloc("xfs_itruncate_extents");
         if (!next) return;
         inode.ilock.lock();
-        done = bunmapi(*next, file, new_end, file_blocks_end);
+        done = bunmapi(*next, file, new_end, whole_file_end);
         trans_commit(*next);
         inode.ilock.unlock();
         sim::yield(points::punch_after_unmap);

@@ -178,7 +178,7 @@ void Xfs::shutdown() {
     shutdown_ = true;
     std::string dirty;
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
-        for (auto [start, end] : page_cache_.runs(file, 0, file_blocks_end, PageState::dirty)) {
+        for (auto [start, end] : page_cache_.runs(file, 0, whole_file_end, PageState::dirty)) {
             dirty += (dirty.empty() ? "" : ", ") + name(file) + " " + range_text(start, end);
         }
     }

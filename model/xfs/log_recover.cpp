@@ -99,13 +99,7 @@ void Xfs::read_file(const disk::Image& image, const InodeImage& inode,
     inode.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end,
                                                const Extent& extent) {
         if (extent.state != ExtentState::normal) return;  // unwritten reads zeros
-        const std::uint64_t disk_end = extent.start_block + (end - start);
-        image.blocks().for_each(extent.start_block, disk_end,
-                                [&](std::uint64_t s, std::uint64_t e,
-                                    const disk::DurableBlock& block) {
-                                    const std::uint64_t at = start + (s - extent.start_block);
-                                    recovered.blocks.assign(at, at + (e - s), block.content);
-                                });
+        recovered.read_mapped(image, start, extent.start_block, end - start);
     });
 }
 

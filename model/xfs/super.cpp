@@ -2,6 +2,7 @@
 // type and parses mount options): its description, its knobs as tables of
 // typed values, its factory, and the blocks left for data.
 #include "model/declare.hpp"
+#include "model/disk_counters.hpp"
 #include "model/registry.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
@@ -35,15 +36,6 @@ auto parse_knobs(const Config& config, const Geometry& geometry) -> Knobs {
     knobs.extent_size_hint_blocks =
         hint_bytes == 0 ? 0 : std::max<std::uint64_t>(1, hint_bytes / geometry.block_size);
     return knobs;
-}
-
-auto file_field() -> FieldInfo { return {"file", FieldKind::file, true}; }
-auto range_fields(bool required) -> std::vector<FieldInfo> {
-    return {file_field(), {"offset", FieldKind::offset, required}, {"length", FieldKind::length, required}};
-}
-auto with_flag(std::vector<FieldInfo> fields, const char* flag) -> std::vector<FieldInfo> {
-    fields.push_back({flag, FieldKind::flag, false});
-    return fields;
 }
 
 auto ops() -> std::vector<OpInfo> {
@@ -113,15 +105,15 @@ auto counters() -> std::vector<CounterInfo> {
         {"log_forces", "log records written", true},
         {"unwritten_conversions", "xfs_iomap_write_unwritten transactions", true},
         {"data_ios", "ioends submitted (one bio each in the kernel)", true},
-        {"disk_writes", "writes the device received", true},
-        {"disk_flushes", "cache flushes the device received", true},
+        disk_counter_info(DiskCounter::writes),
+        disk_counter_info(DiskCounter::flushes),
         {"transactions_cancelled", "transactions cancelled", false},
         {"data_blocks_written", "data blocks written by ioends", false},
         {"delalloc_conversions", "delalloc records allocated", false},
         {"size_updates", "xfs_setfilesize transactions", false},
         {"ioends_queued", "I/O completions that went through the workqueue", false},
         {"ail_pushes", "AIL pushes (metadata written in place)", false},
-        {"disk_fua_writes", "FUA writes the device received", false},
+        disk_counter_info(DiskCounter::fua_writes),
         {"ops.", "operations of each kind (ops.write, ops.fsync...)", false},
         {"transactions.", "transactions by the operation that started them", false},
         {"data_ios.", "ioends by the operation that submitted them", false},

@@ -35,10 +35,13 @@
 #include <variant>
 #include <vector>
 
+#include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/filesystem_base.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
+#include "model/story.hpp"
 #include "sim/range_map.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
@@ -46,14 +49,12 @@
 namespace model::xfs {
 
 /// CPU time of the code paths, charged only in performance runs (sim::cpu);
-/// order-of-magnitude figures for a 2020s core: copying a 4 KiB page into the
-/// page cache, xfs_file_fsync's entry, building and submitting an ioend, one
+/// order-of-magnitude figures for a 2020s core (the page copy of a buffered
+/// write and an O_DIRECT write's set-up are model/cpu_cost.hpp's, shared with
+/// btrfs): xfs_file_fsync's entry, building and submitting an ioend, one
 /// transaction commit into the CIL, the hop to the ioend workqueue, and a CIL
 /// push that formats a checkpoint into a log record.
 namespace cpu_cost {
-inline constexpr sim::Duration buffered_write_page = 8 * sim::microseconds;
-// xfs_file_dio_aio_write and iomap_dio_rw: checks, mapping, bio set-up (no copy).
-inline constexpr sim::Duration direct_write = 15 * sim::microseconds;
 inline constexpr sim::Duration fsync_entry = 5 * sim::microseconds;
 inline constexpr sim::Duration submit_ioend = 5 * sim::microseconds;
 inline constexpr sim::Duration transaction_commit = 8 * sim::microseconds;
@@ -63,8 +64,6 @@ inline constexpr sim::Duration cil_push = 15 * sim::microseconds;
 
 /// MAXEXTLEN (XFS_MAX_BMBT_EXTLEN): the longest extent record, in blocks.
 inline constexpr std::uint64_t extent_blocks_max = (std::uint64_t{1} << 21) - 1;
-/// Every file operation's "whole file" end, in blocks (2^44 bytes of 4 KiB at most).
-inline constexpr std::uint64_t file_blocks_end = std::uint64_t{1} << 44;
 /// xfs_unmap_extent unmaps at most this many extents per transaction.
 inline constexpr std::uint32_t unmap_extents_per_transaction = 2;
 
@@ -238,13 +237,12 @@ struct WritepageCtx {
     std::uint64_t data_seq = 0;
 };
 
-class Xfs final : public FileSystem {
+class Xfs final : public FileSystemBase {
 public:
     Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
     auto execute(const OpCall& call) -> OpResult override;
-    auto device() -> disk::BlockDevice& override { return device_; }
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
@@ -263,12 +261,15 @@ private:
     void update_prealloc_flags(std::uint32_t file);
     void setattr_size(std::uint32_t file, std::uint64_t size_bytes);
     void shutdown();
-    // aops.cpp: buffered writes, writeback, I/O completion
-    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version) -> bool;
+    // iomap.cpp: O_DIRECT writes, unwritten extents allocated over holes, and
+    // their conversion once the I/O completed
     auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                       std::uint64_t version) -> bool;
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
+    void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
+    // aops.cpp: buffered writes, writeback, I/O completion
+    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version) -> bool;
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
         -> std::optional<Mapping>;
@@ -276,7 +277,6 @@ private:
     void end_bio(std::uint64_t ioend_id);
     void end_ioend(std::uint64_t ioend_id);
     void finish_ioend_pages(const Ioend& ioend);
-    void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void setfilesize(std::uint64_t ioend_id);
     struct SizeUpdate {
         std::uint64_t old_size;
@@ -319,24 +319,21 @@ private:
     void push_ail();
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
-    // recovery.cpp
-    /// log_recover.cpp: xlog_find_tail and xlog_recover over the metadata in place.
+    // log_recover.cpp
+    /// xlog_find_tail and xlog_recover over the metadata in place.
     void replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const;
-    /// log_recover.cpp: a file as a read after mount returns it.
+    /// A file as a read after mount returns it.
     void read_file(const disk::Image& image, const InodeImage& inode,
                    RecoveredFile& recovered) const;
     void describe_file(const InodeImage& inode, std::uint32_t file, const disk::Image& image,
                        RecoveredState& state) const;
     void check_consistency(const MetaState& meta, RecoveredState& state) const;
 
-    // Helpers shared by the files above.
-    [[nodiscard]] auto name(std::uint32_t file) const -> const std::string& {
-        return file_names_[file];
+    // Helpers shared by the files above (name() and bytes() are FileSystemBase's).
+    /// File blocks [start, end) as model/story.hpp writes a byte range.
+    [[nodiscard]] auto range_text(std::uint64_t start, std::uint64_t end) const -> std::string {
+        return model::range_text(bytes(start), bytes(end));
     }
-    [[nodiscard]] auto bytes(std::uint64_t blocks) const -> std::uint64_t {
-        return blocks * block_size_;
-    }
-    [[nodiscard]] auto range_text(std::uint64_t start, std::uint64_t end) const -> std::string;
     [[nodiscard]] auto record_text(const Record& record) const -> std::string;
     [[nodiscard]] auto fork_text(const sim::RangeMap<Extent>& fork, std::uint64_t end) const
         -> std::string;
@@ -344,10 +341,6 @@ private:
     auto op_counters() -> OpCounters& { return counters_.by_op[op_name()]; }
 
     Knobs knobs_;
-    std::uint32_t block_size_;
-    std::vector<std::string> file_names_;
-    disk::BlockDevice device_;
-    PageCache page_cache_;
     std::vector<Inode> inodes_;
     bool shutdown_ = false;
 
@@ -382,7 +375,7 @@ private:
 void replay(MetaState& state, const LogRecord& record);
 
 /// xfs_iext_lookup_extent: the record of `fork` that contains `block`, or the
-/// hole around it (up to the next record, or file_blocks_end).
+/// hole around it (up to the next record, or whole_file_end).
 auto lookup(const sim::RangeMap<Extent>& fork, std::uint64_t block) -> Record;
 
 }  // namespace model::xfs

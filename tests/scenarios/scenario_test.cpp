@@ -95,12 +95,12 @@ TEST_CASE("scenario: before-fix scripted schedule violates fsync_durability and 
     CHECK(outcome.crash_states == 1);
 
     check_in_order(outcome.story, {
-        "app       write [20971520, +4096) of inode I: 1 page(s) from 5120 dirtied",
-        "extent map [20971520, +4096) created PINNED",
-        "ordered extent completes: extent map [20971520, +4096) unpinned, generation 3",
+        "app       write [20971520, 20975616) of inode I: 1 page(s) from 5120 dirtied",
+        "extent map [20971520, 20975616) created PINNED",
+        "ordered extent completes: extent map [20971520, 20975616) unpinned, generation 3",
         "page release (btrfs_releasepage) invoked",
         "NEEDS_FULL_SYNC is clear: fast path",
-        "try_release_extent_mapping removes extent map [20971520, +4096) generation 3 from the "
+        "try_release_extent_mapping removes extent map [20971520, 20975616) generation 3 from the "
         "extent map tree and from the list of modified extents",
         "btrfs_log_changed_extents locks the extent map tree: 0 extent map(s) on the list of "
         "modified extents",
@@ -128,8 +128,8 @@ TEST_CASE("scenario: fix-1 and fix-2 scripted schedules hold; page release leave
         check_in_order(outcome.story, {
             "page release (btrfs_releasepage) invoked",
             "NEEDS_FULL_SYNC is clear: fast path",
-            "try_release_extent_mapping leaves extent map [20971520, +4096) generation 3 alone",
-            "1 newer than generation 2 to log: [20971520, +4096)",
+            "try_release_extent_mapping leaves extent map [20971520, 20975616) generation 3 alone",
+            "1 newer than generation 2 to log: [20971520, 20975616)",
             "the log is durable",
             "fsync of inode I returns 0",
             "power cut after step",

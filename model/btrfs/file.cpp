@@ -1,0 +1,201 @@
+// The file operations of fs/btrfs/file.c: buffered writes
+// (btrfs_buffered_write), O_DIRECT writes (__btrfs_direct_write),
+// btrfs_drop_extent_cache, and fsync (btrfs_sync_file). Seeds:
+// btrfs-fast-fsync-vs-page-release.txt (step 1, and fsync's steps 5, 7, 8)
+// and btrfs-log-commit-jiffy-sleep.txt (what fsync waits for).
+#include <algorithm>
+
+#include "model/btrfs/btrfs.hpp"
+#include "model/btrfs/points.hpp"
+#include "model/direct_io.hpp"
+#include "sim/assert.hpp"
+
+namespace model::btrfs {
+
+void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                           std::uint64_t version) {
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
+    // btrfs_file_write_iter holds the inode lock (i_rwsem) for the whole
+    // buffered write, so no write lands inside an fsync's F2..F12.
+    inode.inode_lock.lock();
+    // lock_and_cleanup_extent_if_need: wait for ordered extents in the range.
+    wait_ordered_range(file, start, end);
+    // Allocating the pages may have to wait for reclaim (memory pressure).
+    balance_pages();
+    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
+    sim::cpu(model::cpu_cost::page_copy * (end - start));
+    const bool extends = offset + length > inode.size_bytes;
+    if (extends) inode.size_bytes = offset + length;
+    SIM_NOTE("write " + range_text(offset, offset + length) + " of inode " + name(file) + ": " +
+             std::to_string(end - start) + " page(s) from " + std::to_string(start) +
+             " dirtied and marked delalloc" +
+             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
+    // btrfs_file_write_iter (v5.7) ends with last_sub_trans = root->log_transid,
+    // "otherwise subsequent syncs to a file that's been synced in this
+    // transaction will appear to have already occurred".
+    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
+    inode.inode_lock.unlock();
+    sim::yield(points::write_after_dirty);
+}
+
+void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t version) {
+    // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
+    // lock: generic_file_direct_write writes back and drops the cached pages
+    // of the range; btrfs_direct_IO locks the range in the io tree, reserves
+    // an extent and creates its pinned extent map (on the list of modified
+    // extents) and ordered extent (btrfs_get_blocks_direct_write, which also
+    // raises i_size), unlocks the range and sends the bio from the caller's
+    // buffer; the write returns once the bio completes, its ordered extent
+    // finishing in endio as a buffered one does.
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
+    inode.inode_lock.lock();
+    direct_write_begin(page_cache_, file, start, end, [&] {
+        writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
+        wait_ordered_range(file, start, end);
+    });
+    lock_extent(file, start, end);
+    const std::uint64_t ordered_id = cow_file_range(file, start, end);
+    if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
+    unlock_extent(file, start, end);
+    DirectBios bios(device_, disk::Content::data(file, start, version), start);
+    ordered_[ordered_id].bios_pending = 1;
+    bios.submit(start, end, ordered_[ordered_id].disk_block, [this, ordered_id] { end_bio(ordered_id); });
+    SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
+             ": W(data) to disk block " + std::to_string(ordered_[ordered_id].disk_block) +
+             " from the caller's buffer, ordered extent #" + std::to_string(ordered_id));
+    bios.wait();
+    // btrfs_file_write_iter, as for a buffered write.
+    inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
+    counters_.direct_writes++;
+    inode.inode_lock.unlock();
+    sim::yield(points::direct_write_done);
+}
+
+void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    // btrfs_drop_extent_cache: the parts of older maps outside [start, end)
+    // survive as split maps that keep the list membership (called with
+    // em_tree.lock held).
+    ExtentMapTree& tree = inodes_[file].em_tree;
+    auto& maps = tree.maps;
+    std::vector<ExtentMap> overlapping;
+    auto it = maps.lower_bound(start);
+    if (it != maps.begin() && std::prev(it)->second.end() > start) --it;
+    while (it != maps.end() && it->second.start < end) {
+        if (start < it->second.end()) {
+            overlapping.push_back(it->second);
+            it = tree.remove(it);
+        } else {
+            ++it;
+        }
+    }
+    for (const ExtentMap& old : overlapping) {
+        if (old.start < start) {
+            ExtentMap head = old;
+            head.id = next_extent_map_id_++;
+            head.logging = false;  // the kernel clears EXTENT_FLAG_LOGGING on splits
+            head.length = start - old.start;
+            tree.add(head);
+        }
+        if (old.end() > end) {
+            ExtentMap tail = old;
+            tail.id = next_extent_map_id_++;
+            tail.logging = false;
+            tail.start = end;
+            tail.length = old.end() - end;
+            tail.block_start = old.block_start + (end - old.start);
+            tree.add(tail);
+        }
+    }
+}
+
+void Btrfs::fsync(std::uint32_t file) {
+    Inode& inode = inodes_[file];
+    const std::uint64_t all = whole_file_end;
+    // F1: start writeback of the dirty range.
+    sim::cpu(cpu_cost::fsync_entry);
+    writeback(file, 0, all, "fsync: writeback");
+    sim::yield(points::fsync_after_start_writeback);
+    // F2: the inode lock; log_batch++. F3, widening the range to the whole
+    // file when NEEDS_FULL_SYNC is set (btrfs_sync_file), has nothing to do:
+    // every fsync of the model covers the whole file.
+    inode.inode_lock.lock();
+    log_batch_++;
+    // F4: start writeback again and wait for every ordered extent in range.
+    writeback(file, 0, all, "fsync: writeback");
+    wait_ordered_range(file, 0, all);
+    sim::yield(points::fsync_after_wait_ordered);
+    // F5 (btrfs_sync_file, v5.7): nothing to log if
+    //   btrfs_inode_in_log(inode, fs_info->generation) ||
+    //   inode->last_trans <= fs_info->last_trans_committed.
+    // The kernel then clears NEEDS_FULL_SYNC ("everything committed since the
+    // last time we were modified"). v5.10 adds to the second test "&& (full_sync
+    // || list_empty(&ctx.ordered_extents))" (fast fsyncs stop waiting for
+    // ordered extents); the model follows v5.7, which waits for them (F4).
+    log_batch_++;
+    const bool in_log = inode_in_log(inode, generation_);
+    if (in_log || inode.last_trans <= last_trans_committed_) {
+        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
+                 (in_log ? "btrfs_inode_in_log: logged in transaction " +
+                               std::to_string(inode.logged_trans) + ", last_sub_trans " +
+                               std::to_string(inode.last_sub_trans) + " <= last_log_commit " +
+                               std::to_string(inode.last_log_commit) + " and <= the root's " +
+                               std::to_string(last_log_commit_) + ", no modified extents"
+                         : "last_trans " + std::to_string(inode.last_trans) +
+                               " <= last committed " + std::to_string(last_trans_committed_)) +
+                 ")");
+        inode.needs_full_sync = false;
+        counters_.fsyncs_skipped++;
+        inode.inode_lock.unlock();
+        return;
+    }
+    // F6: join the running transaction.
+    const std::uint64_t transid = join_transaction();
+    // btrfs_log_inode_parent skips an inode already in the log before it
+    // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
+    // log sync). A log commit that became durable since F5 makes it true here.
+    // Its other early returns (NOTREELOG, last_trans_log_full_commit, a root
+    // being deleted, check_parent_dirs_for_sync, i_nlink == 0) cannot hold in
+    // the model: no mount options, directories, unlinks or log failures.
+    if (inode_in_log(inode, transid)) {
+        SIM_NOTE("btrfs_log_inode_parent: inode " + name(file) +
+                 " is already in a durable log (BTRFS_NO_LOG_SYNC)");
+        counters_.fsyncs_skipped++;
+        inode.inode_lock.unlock();
+        end_transaction();
+        return;
+    }
+    // F7: start_log_trans.
+    const std::uint64_t log_transid = start_log_trans();
+    SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
+             " and starts the log (log transaction " + std::to_string(log_transid) + ")");
+    sim::yield(points::fsync_after_join);
+    // F8 to F11.
+    const bool logged = log_inode(file, transid);
+    // end_log_trans
+    SIM_ASSERT(log_writers_ > 0);
+    if (--log_writers_ == 0) log_writer_wait_.wake_all();
+    if (!logged) {
+        // btrfs_log_inode failed: btrfs_sync_file commits the transaction
+        // instead of syncing the log.
+        inode.inode_lock.unlock();
+        end_transaction();
+        counters_.fsyncs_committed++;
+        SIM_NOTE("fsync of inode " + name(file) + " could not log it: commits the transaction");
+        commit_transaction();
+        SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+        return;
+    }
+    // F12: drop the inode lock and make the log durable.
+    inode.inode_lock.unlock();
+    sync_log(log_transid);
+    // F13
+    end_transaction();
+    SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+}
+
+}  // namespace model::btrfs
