@@ -191,8 +191,15 @@ void record_floats(const Json& value, const std::vector<std::string>& written, s
 
 }  // namespace
 
+namespace {
+thread_local int stop_polling_paused = 0;
+}  // namespace
+
+StopPollingPaused::StopPollingPaused() { stop_polling_paused++; }
+StopPollingPaused::~StopPollingPaused() { stop_polling_paused--; }
+
 void poll_stop(const std::string& path) {
-    if (sim::stop_requested()) throw LoadInterrupted(path);
+    if (stop_polling_paused == 0 && sim::stop_requested()) throw LoadInterrupted(path);
 }
 
 auto key_path(const std::string& parent, const std::string& key) -> std::string {

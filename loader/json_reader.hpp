@@ -45,6 +45,18 @@ constexpr std::string_view name_punctuation = "_-./:@+";
 /// reader and the loader poll it while they read, parse and expand.
 void poll_stop(const std::string& path);
 
+/// While one lives, loading on this thread does not poll the stop request. For
+/// re-parsing a scenario text that has loaded once already (shrink's candidates):
+/// there a stop is the caller's to notice between runs, so that it can still
+/// write what it reached, not a reason to abandon a parse of a few lines.
+class StopPollingPaused {
+public:
+    StopPollingPaused();
+    ~StopPollingPaused();
+    StopPollingPaused(const StopPollingPaused&) = delete;
+    auto operator=(const StopPollingPaused&) -> StopPollingPaused& = delete;
+};
+
 /// "$.a.b", or "$.a[\"not an identifier\"]".
 auto key_path(const std::string& parent, const std::string& key) -> std::string;
 auto index_path(const std::string& parent, std::size_t index) -> std::string;

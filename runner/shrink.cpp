@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "loader/json_reader.hpp"
 #include "model/info.hpp"
 #include "runner/campaign.hpp"
 #include "sim/assert.hpp"
@@ -135,6 +136,9 @@ auto describe_op(const Json& document, const std::string& pointer, std::size_t i
 }  // namespace
 
 auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult {
+    // Every scenario text parsed here loaded once already; a stop is noticed
+    // between runs and ends shrinking with what it reached.
+    const StopPollingPaused parsing_not_interrupted;
     ShrinkResult result;
     result.repro = original;
     Json document = Json::parse(original.scenario_text);

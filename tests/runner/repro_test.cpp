@@ -87,7 +87,7 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     const std::string keep = edited(good, dir.file("keep.json"), [](Json& j) {
         j["crash"]["keep"] = j["crash"]["keep"].get<std::string>() + "1";
     });
-    CHECK(load_error(keep).find(keep + ": $.choices: expected a choice list this scenario can replay") == 0);
+    CHECK(load_error(keep).find(keep + ": $.crash.keep: expected one flag per write unflushed at crash step") == 0);
 
     // A crash step the run never reaches.
     const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
@@ -128,6 +128,9 @@ TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays"
     const TempDir dir("crashsim-shrink-stop-test");
     const scenarios::Repro repro = found_repro();
     scenarios::request_stop();
+    struct ClearStop {
+        ~ClearStop() { scenarios::clear_stop_request(); }
+    } clear_stop_on_exit;  // later test cases run unstopped even if shrink throws
     const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
     scenarios::clear_stop_request();
     CHECK(shrunk.interrupted);
