@@ -483,6 +483,58 @@ auto error_row(const std::string& scenario, const std::string& path, const std::
     return row;
 }
 
+/// The rows of one scenario's performance ratios, then of its variants, each
+/// printed as it ends; once a stop is requested the rest are skipped rows.
+/// True when the check was interrupted here. A scenario `named` on the command
+/// line rethrows an input error; one found in a directory becomes an ERROR row.
+auto check_scenario(const scenarios::Scenario& scenario, bool named, std::uint32_t jobs,
+                    const std::function<void(const scenarios::CheckRow&)>& print_row,
+                    std::vector<scenarios::CheckRow>& rows) -> bool {
+    bool interrupted = false;
+    if (scenarios::stop_requested() && scenario.perf) {
+        interrupted = true;
+        for (const auto& ratio : scenario.perf->ratios) {
+            rows.push_back(skipped_row(scenario, scenarios::perf_row_variant(ratio, scenario.sweep_parameter, ratio.at),
+                                       scenarios::perf_row_expectation(scenario, ratio)));
+        }
+    }
+    std::vector<scenarios::CheckRow> perf_rows;
+    try {
+        if (scenario.perf && !scenarios::stop_requested()) perf_rows = scenarios::check_perf(scenario, seconds_now);
+    } catch (const scenarios::InputError& error) {
+        if (named) throw;
+        perf_rows.push_back(error_row(scenario.name, scenario.path, "perf", "measure", error.what()));
+    }
+    for (auto& row : perf_rows) {
+        interrupted = interrupted || row.interrupted;
+        print_row(row);
+        rows.push_back(std::move(row));
+    }
+    for (const auto& variant : scenario.variants) {
+        if (variant.expect.kind == scenarios::Expectation::Kind::measure) continue;
+        const std::string expectation = scenarios::expectation_text(variant.expect);
+        if (scenarios::stop_requested()) {
+            interrupted = true;
+            rows.push_back(skipped_row(scenario, variant.name, expectation));
+            continue;
+        }
+        ProgressLine progress(true);
+        try {
+            rows.push_back(scenarios::check_variant(
+                scenario, variant, seconds_now, jobs,
+                [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
+        } catch (const scenarios::InputError& error) {
+            if (named) throw;
+            rows.push_back(error_row(scenario.name, scenario.path, variant.name, expectation, error.what()));
+        }
+        progress.clear();
+        const scenarios::CheckRow& row = rows.back();
+        interrupted = interrupted || row.interrupted;
+        print_row(row);
+    }
+    return interrupted;
+}
+
 // A bad file named on the command line is bad input (exit 2, like every verb);
 // one found in a directory is an ERROR row and the other scenarios still run.
 auto cmd_check(const CheckArgs& args) -> ExitCode {
@@ -507,55 +559,12 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     output() += scenarios::check_header(table);
     const double started = seconds_now();
     bool interrupted = false;
-    auto print_row = [&table](const scenarios::CheckRow& row) { output() += scenarios::check_row_text(table, row); };
+    const auto print_row = [&table](const scenarios::CheckRow& row) {
+        output() += scenarios::check_row_text(table, row);
+    };
     for (const auto& row : rows) print_row(row);
     for (std::size_t i = 0; i < loaded.size(); i++) {
-        const scenarios::Scenario& scenario = loaded[i];
-        if (scenarios::stop_requested() && scenario.perf) {
-            interrupted = true;
-            for (const auto& ratio : scenario.perf->ratios) {
-                rows.push_back(skipped_row(scenario, scenarios::perf_row_variant(ratio, scenario.sweep_parameter, ratio.at),
-                                           scenarios::perf_row_expectation(scenario, ratio)));
-            }
-        }
-        std::vector<scenarios::CheckRow> perf_rows;
-        try {
-            if (scenario.perf && !scenarios::stop_requested()) perf_rows = scenarios::check_perf(scenario, seconds_now);
-        } catch (const scenarios::InputError& error) {
-            if (named[i]) throw;
-            perf_rows.push_back(error_row(scenario.name, scenario.path, "perf", "measure", error.what()));
-        }
-        for (auto& row : perf_rows) {
-            interrupted = interrupted || row.interrupted;
-            print_row(row);
-            rows.push_back(std::move(row));
-        }
-        for (const auto& variant : scenario.variants) {
-            if (variant.expect.kind == scenarios::Expectation::Kind::measure) continue;
-            if (scenarios::stop_requested()) {
-                interrupted = true;
-                rows.push_back(skipped_row(scenario, variant.name,
-                                           variant.expect.kind == scenarios::Expectation::Kind::violates
-                                               ? "violates " + variant.expect.checker
-                                               : "holds"));
-                continue;
-            }
-            ProgressLine progress(true);
-            try {
-                rows.push_back(scenarios::check_variant(
-                    scenario, variant, seconds_now, args.jobs,
-                    [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
-            } catch (const scenarios::InputError& error) {
-                if (named[i]) throw;
-                const bool violates = variant.expect.kind == scenarios::Expectation::Kind::violates;
-                rows.push_back(error_row(scenario.name, scenario.path, variant.name,
-                                         violates ? "violates " + variant.expect.checker : "holds", error.what()));
-            }
-            progress.clear();
-            const scenarios::CheckRow& row = rows.back();
-            interrupted = interrupted || row.interrupted;
-            print_row(row);
-        }
+        interrupted = check_scenario(loaded[i], named[i], args.jobs, print_row, rows) || interrupted;
     }
     const double elapsed = seconds_now() - started;
     const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));

@@ -382,8 +382,7 @@ CheckTable::CheckTable(const std::vector<Scenario>& scenarios) {
         widen(this->scenario, scenario.name);
         for (const Variant& each : scenario.variants) {
             widen(variant, each.name);
-            widen(expectation, each.expect.kind == Expectation::Kind::violates ? "violates " + each.expect.checker
-                                                                                : "holds");
+            widen(expectation, expectation_text(each.expect));
         }
         if (!scenario.perf) continue;
         for (const PerfRatio& ratio : scenario.perf->ratios) {

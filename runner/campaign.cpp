@@ -324,6 +324,10 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
 
 }  // namespace
 
+auto expectation_text(const Expectation& expect) -> std::string {
+    return expect.kind == Expectation::Kind::violates ? "violates " + expect.checker : "holds";
+}
+
 auto check_variant(const Scenario& scenario, const Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs,
                    const std::function<void(const FuzzProgress&)>& progress) -> CheckRow {
@@ -334,7 +338,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.variant = variant.name;
     const Expectation& expect = variant.expect;
     const bool violates = expect.kind == Expectation::Kind::violates;
-    row.expectation = violates ? "violates " + expect.checker : "holds";
+    row.expectation = expectation_text(expect);
     Simulation simulation(scenario, variant);
     row.met = true;
     RowCounts counts;

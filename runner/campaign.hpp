@@ -117,6 +117,9 @@ struct CheckRow {
     std::optional<ExploreBounds> bounds;
 };
 
+/// The expectation column of a check row: "holds" or "violates CHECKER".
+auto expectation_text(const Expectation& expect) -> std::string;
+
 /// Checks one variant against its expectation. `clock` returns seconds (the
 /// library reads no wall clock itself).
 auto check_variant(const Scenario& scenario, const Variant& variant,
