@@ -33,7 +33,9 @@ extern "C" void on_stop_signal(int /*signal*/);
 
 namespace {
 
-enum class ExitCode : int { pass = 0, violation = 1, input = 2, interrupted = 130 };
+/// nondeterministic: --verify-determinism saw a schedule run two ways (a
+/// defect of crashsim or of a model, not of the modelled file system).
+enum class ExitCode : int { pass = 0, violation = 1, input = 2, nondeterministic = 3, interrupted = 130 };
 
 /// The cap on a dfs run's schedules when --schedules is not given.
 constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;
@@ -193,6 +195,7 @@ struct FuzzArgs {
     std::string trace;
     std::optional<std::uint32_t> io_reorders;     // overrides the scenario's explore
     std::optional<std::uint32_t> daemon_wakeups;  // the same
+    std::uint64_t verify_every = 0;  // --verify-determinism N
 };
 
 /// "K/N" with 0 <= K < N.
@@ -275,6 +278,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     request.seed = args.seed;
     request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
     request.jobs = args.jobs;
+    request.verify_every = args.verify_every;
     request.stop_at_first = !args.all && request.shard_count == 1;
     return request;
 }
@@ -347,6 +351,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     output() += scenarios::coverage_summary(scenarios::judged_counts(report.checker_names, report.judged),
                                             scenarios::reached_counts(scenario.model, report.hits));
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
+    if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
     if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
     if (!report_violation(args, request, scenario, text, variant.name, report)) return ExitCode::interrupted;
     return ExitCode::violation;
@@ -467,6 +472,7 @@ struct CheckArgs {
     std::string junit;
     std::string json;
     std::uint32_t jobs = 1;
+    std::uint64_t verify_every = 0;  // --verify-determinism N
 };
 
 /// A row for what could not be checked: a file of a directory that does not
@@ -487,7 +493,7 @@ auto error_row(const std::string& scenario, const std::string& path, const std::
 /// printed as it ends; once a stop is requested the rest are skipped rows.
 /// True when the check was interrupted here. A scenario `named` on the command
 /// line rethrows an input error; one found in a directory becomes an ERROR row.
-auto check_scenario(const scenarios::Scenario& scenario, bool named, std::uint32_t jobs,
+auto check_scenario(const scenarios::Scenario& scenario, bool named, const CheckArgs& args,
                     const std::function<void(const scenarios::CheckRow&)>& print_row,
                     std::vector<scenarios::CheckRow>& rows) -> bool {
     bool interrupted = false;
@@ -521,8 +527,8 @@ auto check_scenario(const scenarios::Scenario& scenario, bool named, std::uint32
         ProgressLine progress(true);
         try {
             rows.push_back(scenarios::check_variant(
-                scenario, variant, seconds_now, jobs,
-                [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }));
+                scenario, variant, seconds_now, args.jobs,
+                [&progress](const scenarios::FuzzProgress& p) { progress.update(p); }, args.verify_every));
         } catch (const scenarios::InputError& error) {
             if (named) throw;
             rows.push_back(error_row(scenario.name, scenario.path, variant.name, expectation, error.what()));
@@ -564,7 +570,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     };
     for (const auto& row : rows) print_row(row);
     for (std::size_t i = 0; i < loaded.size(); i++) {
-        interrupted = check_scenario(loaded[i], named[i], args.jobs, print_row, rows) || interrupted;
+        interrupted = check_scenario(loaded[i], named[i], args, print_row, rows) || interrupted;
     }
     const double elapsed = seconds_now() - started;
     const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
@@ -586,6 +592,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
         return ExitCode::interrupted;
     }
     output() += scenarios::model_coverage_text(rows);
+    if (args.verify_every != 0) output() += scenarios::check_determinism_text(rows, args.verify_every);
     const auto errors = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
     if (errors == 0) {
         say("check: %zu of %zu expectations met\n", met, rows.size());
@@ -720,6 +727,9 @@ void add_fuzz(CLI::App& app, Command& c) {
                      "K/N: run schedules i with i % N == K and write a result for crashsim merge");
     c.fuzz->add_option("--result", c.fuzz_args.result, "write the campaign's JSON result to FILE");
     c.fuzz->add_flag("--all", c.fuzz_args.all, "do not stop at the first violation");
+    c.fuzz->add_option("--verify-determinism", c.fuzz_args.verify_every,
+                       "N: run every Nth schedule twice more with a trace and compare (exit 3 if they differ)")
+        ->check(in_range(1, schedules_max));
 }
 
 void add_other_verbs(CLI::App& app, Command& c) {
@@ -736,6 +746,9 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.check->add_option("--json", c.check_args.json, "write a JSON report with every figure to FILE");
     c.check->add_option("--jobs", c.check_args.jobs, "threads for random and pct campaigns (default 1)")
         ->check(in_range(1, jobs_max));
+    c.check->add_option("--verify-determinism", c.check_args.verify_every,
+                        "N: in every campaign, run every Nth schedule twice more with a trace and compare")
+        ->check(in_range(1, schedules_max));
     c.perf = app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");
     c.perf->add_option("scenario", c.perf_scenario, "scenario JSON file with a workload")->required();
     c.perf->add_option("--csv", c.perf_csv, "write the table as CSV to FILE");

@@ -82,6 +82,33 @@ auto fuzz_header(const std::string& scenario, const std::string& variant, const 
 
 namespace {
 
+/// "every schedule", "1 schedule in 64" (dfs: of those it did not abandon).
+auto every_text(std::uint64_t every, bool dfs) -> std::string {
+    const std::string which = every == 1 ? "every schedule" : "1 schedule in " + std::to_string(every);
+    return dfs ? which + ", runs the search abandoned left out" : which;
+}
+
+/// --verify-determinism: what was run again and whether it ran the same.
+auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> std::string {
+    if (request.verify_every == 0) return "";
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    std::string out;
+    for (const auto& failure : report.nondeterministic) {
+        appendf(out, "NONDETERMINISM (a defect of crashsim or its model, not of the file system): schedule %llu",
+                static_cast<ull>(failure.index));
+        if (!dfs) appendf(out, " (schedule seed %llu)", static_cast<ull>(failure.schedule_seed));
+        appendf(out, ": %s\n", failure.what.c_str());
+    }
+    appendf(out, "determinism: %llu schedule(s) (%s) run twice more with a trace: %s\n",
+            static_cast<ull>(report.verified), every_text(request.verify_every, dfs).c_str(),
+            !report.nondeterministic.empty()
+                ? "not all the same (above)"
+                : dfs ? "byte-identical traces, the same steps and choices as the search's run"
+                      : "byte-identical traces, the same steps, choices, crash states and verdict as the campaign's "
+                        "run");
+    return out;
+}
+
 /// The last line of a campaign that found nothing.
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
@@ -123,6 +150,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
         appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
                 static_cast<ull>(report.schedules_cut), static_cast<ull>(report.bounds.steps));
     }
+    out += determinism_text(report, request);
     if (report.interrupted) {
         appendf(out, "interrupted: explored %llu schedules before the stop request\n",
                 static_cast<ull>(report.schedules));
@@ -181,6 +209,19 @@ auto model_coverage_text(const std::vector<CheckRow>& rows) -> std::string {
     for (const auto& [model, counts] : coverage_by_model(reached)) {
         appendf(out, "coverage of %s: yield points %s\n", model.c_str(), coverage_text(counts).c_str());
     }
+    return out;
+}
+
+auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t every) -> std::string {
+    std::uint64_t verified = 0;
+    for (const auto& row : rows) verified += row.verified;
+    std::string out;
+    appendf(out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
+            static_cast<ull>(verified), every_text(every, false).c_str(),
+            std::any_of(rows.begin(), rows.end(),
+                        [](const CheckRow& row) { return row.detail.rfind("nondeterminism", 0) == 0; })
+                ? ": NOT all the same (rows above)"
+                : ": each ran the same");
     return out;
 }
 

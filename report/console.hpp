@@ -40,6 +40,9 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
 auto check_header(const CheckTable& table) -> std::string;
 auto check_row_text(const CheckTable& table, const CheckRow& row) -> std::string;
 auto model_coverage_text(const std::vector<CheckRow>& rows) -> std::string;
+/// `check --verify-determinism N`: how many schedules were run again, and
+/// whether every one ran the same (a row says which did not).
+auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t every) -> std::string;
 
 /// `crashsim perf`: the table (header, one line per row, the ratio verdicts)
 /// and the same rows as CSV.

@@ -1,6 +1,7 @@
 #include "runner/campaign.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,8 @@ struct ScheduleResult {
     checkers::Violation first;
     std::vector<std::uint64_t> judged;
     std::vector<std::uint64_t> hits;
+    bool verified = false;       // run again twice (verify_schedule)
+    std::string nondeterminism;  // what differed, if anything
 };
 
 /// What a campaign keeps of one schedule's run.
@@ -42,9 +45,53 @@ auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     return result;
 }
 
+/// The figures a run of a schedule must repeat; "" when `again` repeats
+/// `first`. Crash states and verdicts are compared only when both runs
+/// evaluated crash states the same way (not for a dfs schedule replayed).
+auto differences(const RunOutcome& first, const RunOutcome& again, const char* first_name,
+                 const char* again_name, bool same_crash_plan) -> std::string {
+    auto differ = [&](const std::string& figure, std::uint64_t a, std::uint64_t b) -> std::string {
+        return figure + ": " + std::to_string(a) + " in the " + first_name + " run, " + std::to_string(b) +
+               " in the " + again_name + " run";
+    };
+    if (first.steps != again.steps) return differ("steps", first.steps, again.steps);
+    if (first.choices != again.choices) return "the choices made differ";
+    if (same_crash_plan) {
+        if (first.crash_states != again.crash_states) {
+            return differ("crash states", first.crash_states, again.crash_states);
+        }
+        if (first.violated() != again.violated()) return "one run violated a checker and the other did not";
+    }
+    return "";
+}
+
+auto hash_text(std::uint64_t hash) -> std::string {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+    return text;
+}
+
+/// --verify-determinism (issue 14; FoundationDB's simulator does the same):
+/// the schedule runs twice more, traced, and both traces must be byte for
+/// byte the same and follow the campaign's own (untraced) run. `rerun` runs
+/// it once with a trace. "" when they agree, else what differed.
+auto verify_schedule(const RunOutcome& untraced, const std::function<RunOutcome()>& rerun, bool same_crash_plan)
+    -> std::string {
+    const RunOutcome first = rerun();
+    const RunOutcome second = rerun();
+    if (first.trace_hash != second.trace_hash) {
+        return "two traced runs wrote different traces (hashes " + hash_text(first.trace_hash) + " and " +
+               hash_text(second.trace_hash) + ")";
+    }
+    const std::string traced = differences(first, second, "first traced", "second traced", true);
+    if (!traced.empty()) return traced;
+    return differences(untraced, first, "campaign's", "traced", same_crash_plan);
+}
+
 /// Adds one schedule to the campaign's counts (dfs and random/pct alike).
 void tally(FuzzReport& report, const ScheduleResult& result) {
     report.schedules++;
+    if (result.verified) report.verified++;
     report.crash_states += result.crash_states;
     report.steps += result.steps;
     if (result.reordered) report.schedules_reordering++;
@@ -78,7 +125,23 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
             break;
         }
         RunOutcome outcome = simulation.run_dfs(tree, false);
-        tally(report, summarize(outcome));
+        ScheduleResult result = summarize(outcome);
+        // A dfs run evaluates crash states only past its fresh branch point,
+        // so a replay of its choices compares steps and choices; a run the
+        // search abandoned has no whole choice list to replay.
+        if (request.verify_every != 0 && report.schedules % request.verify_every == 0 && !outcome.abandoned) {
+            result.verified = true;
+            try {
+                result.nondeterminism = verify_schedule(
+                    outcome, [&] { return simulation.replay(outcome.choices, std::nullopt, true); }, false);
+            } catch (const sim::ReplayDiverged& diverged) {
+                result.nondeterminism = std::string("the replay of its choices diverged: ") + diverged.what();
+            }
+            if (!result.nondeterminism.empty()) {
+                report.nondeterministic.push_back({report.schedules, 0, result.nondeterminism});
+            }
+        }
+        tally(report, result);
         if (outcome.violated()) {
             report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
         }
@@ -132,8 +195,15 @@ struct ShardRun {
         std::atomic<std::uint64_t> next{begin};
         auto worker = [&](Simulation& mine_simulation) {
             for (std::uint64_t k = next++; k < end; k = next++) {
-                results[k - begin] = summarize(mine_simulation.run_strategy(
-                    request.strategy, schedule_seed(request.seed, index_of(k)), false));
+                const std::uint64_t seed = schedule_seed(request.seed, index_of(k));
+                const RunOutcome outcome = mine_simulation.run_strategy(request.strategy, seed, false);
+                ScheduleResult& result = results[k - begin];
+                result = summarize(outcome);
+                if (request.verify_every != 0 && index_of(k) % request.verify_every == 0) {
+                    result.verified = true;
+                    result.nondeterminism = verify_schedule(
+                        outcome, [&] { return mine_simulation.run_strategy(request.strategy, seed, true); }, true);
+                }
             }
         };
         if (request.jobs == 1) {
@@ -152,8 +222,11 @@ struct ShardRun {
         for (std::uint64_t k = begin; k < end; k++) {
             const ScheduleResult& result = results[k - begin];
             tally(report, result);
-            if (!result.violated) continue;
             const std::uint64_t index = index_of(k);
+            if (!result.nondeterminism.empty()) {
+                report.nondeterministic.push_back({index, schedule_seed(request.seed, index), result.nondeterminism});
+            }
+            if (!result.violated) continue;
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
             if (!report.found) {
                 report.found = true;
@@ -298,7 +371,8 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
 
 /// A campaign of one of the expectation's strategies.
 void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const std::string& text,
-                    std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress) {
+                    std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress,
+                    std::uint64_t verify_every) {
     const Expectation& expect = simulation.variant().expect;
     FuzzRequest request;
     SIM_ASSERT(sim::parse_strategy(text, request.strategy));
@@ -306,8 +380,10 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
     request.schedules = expect.fuzz.schedules;
     request.jobs = jobs;
     request.progress = progress;
+    request.verify_every = verify_every;
     const FuzzReport report = fuzz(simulation, request);
     row.interrupted = row.interrupted || report.interrupted;
+    row.verified += report.verified;
     row.schedules += report.schedules;
     row.schedules_cut += report.schedules_cut;
     row.crash_states += report.crash_states;
@@ -320,6 +396,13 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
                                 simulation.variant().name + " --strategy " + text + " --seed " +
                                 std::to_string(request.seed) + " --schedules " + std::to_string(request.schedules);
     judge_attempt(row, text, request, report, expect, command);
+    if (!report.nondeterministic.empty()) {
+        const Nondeterminism& first = report.nondeterministic.front();
+        row.met = false;
+        row.detail = "nondeterminism (a crashsim defect): " + text + " schedule " + std::to_string(first.index) +
+                     ": " + first.what;
+        row.command = command + " --verify-determinism 1";
+    }
 }
 
 }  // namespace
@@ -330,7 +413,8 @@ auto expectation_text(const Expectation& expect) -> std::string {
 
 auto check_variant(const Scenario& scenario, const Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs,
-                   const std::function<void(const FuzzProgress&)>& progress) -> CheckRow {
+                   const std::function<void(const FuzzProgress&)>& progress, std::uint64_t verify_every)
+    -> CheckRow {
     const double started = clock();
     CheckRow row;
     row.scenario = scenario.name;
@@ -345,7 +429,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     if (!scenario.schedule.empty()) check_scripted(row, simulation, counts, violates);
     for (const std::string& text : expect.fuzz.strategies) {
         if (!row.met || stop_requested()) break;
-        check_strategy(row, simulation, counts, text, jobs, progress);
+        check_strategy(row, simulation, counts, text, jobs, progress, verify_every);
     }
     judge_coverage(row, simulation, counts.judged, counts.hits, violates);
     if (row.met && !violates) {

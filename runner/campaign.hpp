@@ -34,7 +34,18 @@ struct FuzzRequest {
     std::uint32_t jobs = 1;  // random, pct: threads
     std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
     std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index
+    /// --verify-determinism: every schedule whose index is a multiple of this
+    /// runs twice more with a trace; 0: none (verify_schedule).
+    std::uint64_t verify_every = 0;
     std::function<void(const FuzzProgress&)> progress;  // called now and then, from the caller's thread
+};
+
+/// A schedule that did not run the same way twice: a defect of crashsim
+/// itself (or of a model), never of the file system it models.
+struct Nondeterminism {
+    std::uint64_t index;
+    std::uint64_t schedule_seed;  // random, pct; dfs: 0
+    std::string what;             // which figures differed
 };
 
 /// One failing schedule of a campaign.
@@ -64,6 +75,8 @@ struct FuzzReport {
     std::vector<std::uint64_t> judged;
     std::vector<std::uint64_t> hits;
     std::vector<std::string> checker_names;  // names `judged`
+    std::uint64_t verified = 0;  // schedules run again twice (FuzzRequest::verify_every)
+    std::vector<Nondeterminism> nondeterministic;  // by index
 };
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).
@@ -115,6 +128,7 @@ struct CheckRow {
     std::string model;  // whose yield points `reached` counts
     /// The bounds the row's strategies explored with (none: scripted only).
     std::optional<ExploreBounds> bounds;
+    std::uint64_t verified = 0;  // schedules run again twice (--verify-determinism)
 };
 
 /// The expectation column of a check row: "holds" or "violates CHECKER".
@@ -124,6 +138,7 @@ auto expectation_text(const Expectation& expect) -> std::string;
 /// library reads no wall clock itself).
 auto check_variant(const Scenario& scenario, const Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs = 1,
-                   const std::function<void(const FuzzProgress&)>& progress = {}) -> CheckRow;
+                   const std::function<void(const FuzzProgress&)>& progress = {},
+                   std::uint64_t verify_every = 0) -> CheckRow;
 
 }  // namespace scenarios

@@ -329,6 +329,10 @@ bad_flag "check --jobs 100000" "crashsim: --jobs" -- check "$SCEN" --jobs 100000
 bad_flag "fuzz --io-reorders -1" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders -1 --out "$TMP/flag"
 bad_flag "fuzz --preemptions +1" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions +1 --out "$TMP/flag"
 bad_flag "check --jobs 0" "crashsim: --jobs" -- check "$SCEN" --jobs 0 --junit "$TMP/flag/j.xml"
+bad_flag "fuzz --verify-determinism 0" "crashsim: --verify-determinism: expected an integer from 1 to" -- \
+    fuzz "$SCEN" --verify-determinism 0 --out "$TMP/flag"
+bad_flag "check --verify-determinism -1" "crashsim: --verify-determinism" -- \
+    check "$SCEN" --verify-determinism -1 --junit "$TMP/flag/j.xml"
 bad_flag "check --junit in a missing directory" "crashsim: --junit" -- check "$SCEN" --junit /nonexistent/dir/j.xml
 bad_flag "shrink of a missing repro" "crashsim: $TMP/flag/none.json: \$" -- shrink "$TMP/flag/none.json"
 printf 'not json' >"$TMP/garbage-result.json"
@@ -622,6 +626,23 @@ expect_grep "an interrupted check marks unrun variants skipped in JUnit" "<skipp
 expect_grep "an interrupted check's JUnit names itself interrupted" "crashsim check (interrupted)" "$TMP/stop/check.xml"
 expect_grep "an interrupted check's JSON says so" '"interrupted": true' "$TMP/stop/check.json"
 expect_grep "an interrupted check's JSON marks unrun variants" '"skipped": true' "$TMP/stop/check.json"
+
+# --verify-determinism: sampled schedules run twice more with a trace (issue 14).
+run_cs "$TMP/verify.out" "$TMP/verify.err" fuzz "$SCEN" --variant fix-3 --schedules 200 --verify-determinism 10
+expect_rc "fuzz --verify-determinism on a deterministic model" 0 "$TMP/verify.out" "$TMP/verify.err"
+expect_grep "fuzz --verify-determinism says what it ran again" \
+    "determinism: 20 schedule(s) (1 schedule in 10) run twice more with a trace: byte-identical traces, the same steps, choices, crash states and verdict as the campaign's run" \
+    "$TMP/verify.out"
+run_cs "$TMP/verify-dfs.out" "$TMP/verify-dfs.err" fuzz "$SCEN" --variant fix-3 --strategy dfs --preemptions 1 \
+    --verify-determinism 100
+expect_rc "fuzz --strategy dfs --verify-determinism" 0 "$TMP/verify-dfs.out" "$TMP/verify-dfs.err"
+expect_grep "dfs --verify-determinism names what it compares" \
+    "(1 schedule in 100, runs the search abandoned left out) run twice more with a trace: byte-identical traces, the same steps and choices as the search's run" \
+    "$TMP/verify-dfs.out"
+run_cs "$TMP/verify-check.out" "$TMP/verify-check.err" check "$SCEN" --verify-determinism 256
+expect_rc "check --verify-determinism" 0 "$TMP/verify-check.out" "$TMP/verify-check.err"
+expect_grep "check --verify-determinism sums what it ran again" "of each campaign) run twice more with a trace: each ran the same" \
+    "$TMP/verify-check.out"
 
 # ---------------------------------------------------------------- perf
 run_cs "$TMP/perf.out" "$TMP/perf.err" perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv "$TMP/perf.csv"

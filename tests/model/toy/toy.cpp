@@ -27,13 +27,21 @@ enum class Op : OpId { touch, pwrite, fdatasync };
 constexpr std::uint64_t inode_blocks = 64;
 constexpr std::uint64_t data_start = 1 + inode_blocks;
 
+/// Test-only: `broken` lets a process-wide counter reach behaviour (every
+/// other pwrite of the process writes its inode block again), the kind of
+/// defect `--verify-determinism` exists to catch (tests/runner/determinism_test.cpp).
+const Knob<bool> determinism_broken{"determinism", {{"kept", false}, {"broken", true}}, "kept",
+                                    "test-only: broken lets a process-wide counter reach behaviour"};
+std::uint64_t process_wide_pwrites = 0;
+
 const Knob<bool> fdatasync_flush{"fdatasync", {{"flush", true}, {"none", false}}, "flush",
                                  "fdatasync flushes the device cache (flush) or returns at once (none)"};
 
 class Toy final : public FileSystem {
 public:
-    Toy(bool flush, const Geometry& geometry, std::vector<std::string> file_names)
+    Toy(bool flush, bool broken, const Geometry& geometry, std::vector<std::string> file_names)
         : flush_(flush),
+          broken_(broken),
           block_size_(geometry.block_size),
           files_(file_names.size()),
           device_(geometry.blocks, geometry.device_profile(), geometry.block_size) {
@@ -53,6 +61,9 @@ public:
                 device_.write_and_wait(slot(call.file) + block, count, disk::Content::data(call.file, block, call.version),
                                        false, "toy data");
                 writes_++;
+                if (broken_ && process_wide_pwrites++ % 2 == 1) {
+                    device_.write_and_wait(1 + call.file, 1, disk::Content::meta(call.file), false, "toy inode");
+                }
                 break;
             }
             case Op::fdatasync:
@@ -90,6 +101,7 @@ private:
     [[nodiscard]] auto slot(std::uint32_t file) const -> std::uint64_t { return data_start + file * slot_blocks_; }
 
     bool flush_;
+    bool broken_;
     std::uint32_t block_size_;
     std::uint64_t files_;
     std::uint64_t slot_blocks_ = 0;
@@ -102,7 +114,7 @@ auto info() -> ModelInfo {
     ModelInfo info;
     info.name = "toy";
     info.about = "a test model: a slot of the device per file, writes through a volatile cache";
-    info.knobs = {fdatasync_flush.info()};
+    info.knobs = {fdatasync_flush.info(), determinism_broken.info()};
     info.ops = op_table<Op>({
         {Op::touch, {"touch", "create a file", {file}, true}},
         {Op::pwrite,
@@ -118,7 +130,10 @@ auto info() -> ModelInfo {
 const ModelRegistrar registrar{{
     info(),
     [](const Config& config, const Geometry& geometry, const std::vector<std::string>& file_names)
-        -> std::unique_ptr<FileSystem> { return std::make_unique<Toy>(fdatasync_flush.parse(config), geometry, file_names); },
+        -> std::unique_ptr<FileSystem> {
+        return std::make_unique<Toy>(fdatasync_flush.parse(config), determinism_broken.parse(config), geometry,
+                                     file_names);
+    },
     [](const Geometry& geometry) { return geometry.blocks - data_start; },
 }};
 
