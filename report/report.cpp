@@ -289,8 +289,12 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
 }  // namespace
 
 auto read_campaign_result(const std::string& path) -> CampaignResult {
+    return parse_campaign_result(read_text_file(path, "result file"), path);
+}
+
+auto parse_campaign_result(const std::string& text, const std::string& path) -> CampaignResult {
     NumberTexts numbers;
-    const Json json = parse_json(read_text_file(path, "result file"), path, &numbers);
+    const Json json = parse_json(text, path, &numbers);
     const JsonReader in(path, &numbers);
     read_format(json, "crashsim_result", 1, in);
     in.check_keys(json, "$",

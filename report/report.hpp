@@ -49,6 +49,7 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
 void write_campaign_result(const CampaignResult& result, const std::string& path);
 /// Throws InputError naming the file and JSON path.
 auto read_campaign_result(const std::string& path) -> CampaignResult;
+auto parse_campaign_result(const std::string& text, const std::string& path) -> CampaignResult;
 /// Combines the shards of one campaign; throws InputError when they are not
 /// the shards 0..N-1 of the same campaign, each once.
 auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)

@@ -114,9 +114,11 @@ auto read_string_array(const Json& value, const std::string& json_path, const Js
 
 }  // namespace
 
-auto read_repro(const std::string& path) -> Repro {
+auto read_repro(const std::string& path) -> Repro { return parse_repro(read_text_file(path, "repro file"), path); }
+
+auto parse_repro(const std::string& text, const std::string& path) -> Repro {
     NumberTexts numbers;
-    const Json json = parse_json(read_text_file(path, "repro file"), path, &numbers);
+    const Json json = parse_json(text, path, &numbers);
     const JsonReader in(path, &numbers);
     read_format(json, "crashsim_repro", repro_format, in);
     in.check_keys(json, "$",
@@ -197,8 +199,12 @@ auto result_file_name(const std::string& scenario, const std::string& variant, c
 }
 
 auto load_repro(const std::string& path) -> LoadedRepro {
+    return load_repro_text(read_text_file(path, "repro file"), path);
+}
+
+auto load_repro_text(const std::string& text, const std::string& path) -> LoadedRepro {
     LoadedRepro loaded;
-    loaded.repro = read_repro(path);
+    loaded.repro = parse_repro(text, path);
     const Repro& repro = loaded.repro;
     try {
         loaded.scenario = parse_scenario(repro.scenario_text, repro.scenario_path);

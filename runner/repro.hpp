@@ -52,6 +52,9 @@ auto result_file_name(const std::string& scenario, const std::string& variant, c
 void write_repro(const Repro& repro, const std::string& path);
 /// Throws InputError naming the file and the JSON path on a bad repro.
 auto read_repro(const std::string& path) -> Repro;
+/// The same on a repro's text (`path` names it in messages; the fuzz harness
+/// tests/fuzz/ reads from memory).
+auto parse_repro(const std::string& text, const std::string& path) -> Repro;
 
 /// A repro file read and checked against what it claims (read_repro, then
 /// its scenario loads, names its variant, and replays to the recorded run).
@@ -66,6 +69,7 @@ struct LoadedRepro {
 /// scenario does not load, its choices diverge, or the replay does not
 /// reproduce the recorded violation and trace hash.
 auto load_repro(const std::string& path) -> LoadedRepro;
+auto load_repro_text(const std::string& text, const std::string& path) -> LoadedRepro;
 /// ExploreBounds as repro and campaign result files write them, under "explore".
 auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
 /// The "explore" object of a repro or result file; a file without one was

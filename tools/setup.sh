@@ -66,4 +66,5 @@ crashsim_build_all() {
 }
 
 crashsim_install_missing
-crashsim_build_all
+# tools/fuzz installs more and builds elsewhere.
+[ "${CRASHSIM_SETUP_NO_BUILD:-}" = 1 ] || crashsim_build_all
