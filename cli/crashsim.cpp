@@ -195,6 +195,7 @@ struct FuzzArgs {
     std::string trace;
     std::optional<std::uint32_t> io_reorders;     // overrides the scenario's explore
     std::optional<std::uint32_t> daemon_wakeups;  // the same
+    std::optional<std::uint32_t> recovery_crashes;  // the same
     std::uint64_t verify_every = 0;  // --verify-determinism N
 };
 
@@ -333,6 +334,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     scenarios::ExploreBounds bounds = scenario.explore;
     if (args.io_reorders) bounds.io_reorders = *args.io_reorders;
     if (args.daemon_wakeups) bounds.daemon_wakeups = *args.daemon_wakeups;
+    if (args.recovery_crashes) bounds.recovery_crashes = *args.recovery_crashes;
     simulation.set_bounds(bounds);
     ProgressLine progress(true);
     request.progress = progress.callback();
@@ -714,6 +716,11 @@ void add_fuzz(CLI::App& app, Command& c) {
     c.fuzz->add_option("--daemon-wakeups", c.fuzz_args.daemon_wakeups,
                      "per schedule, daemon timers that may fire while tasks can run (0-8; default: the scenario's explore, else 1)")
         ->check(bound);
+    c.fuzz->add_option("--recovery-crashes", c.fuzz_args.recovery_crashes,
+                       "per crash state, power cuts nested inside recovery, each followed by a mount again (0-" +
+                           std::to_string(scenarios::recovery_crashes_max) + "; default: the scenario's explore, else " +
+                           std::to_string(scenarios::recovery_crashes_default) + ")")
+        ->check(in_range(0, scenarios::recovery_crashes_max));
     c.fuzz->add_option("--seed", c.fuzz_args.seed, "campaign seed")->check(any_u64);
     c.schedules = c.fuzz->add_option("--schedules", c.fuzz_args.schedules,
                                        "schedules to run (dfs: the most it may take)")

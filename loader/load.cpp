@@ -561,7 +561,13 @@ void Loader::read_machine(const Json& value) {
 
 // Issue 9 section 3: bounds on I/O completion order and daemon wake-ups.
 void Loader::read_explore(const Json& value) {
-    check_keys(value, "$.explore", {"io_reorders", "daemon_wakeups", "steps", "progress_steps"}, {});
+    check_keys(value, "$.explore",
+               {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes"}, {});
+    // Issue 11 item 3: power cuts nested inside recovery.
+    if (value.contains("recovery_crashes")) {
+        scenario_.explore.recovery_crashes = static_cast<std::uint32_t>(read_unsigned_in(
+            value.at("recovery_crashes"), "$.explore.recovery_crashes", 0, recovery_crashes_max));
+    }
     if (value.contains("io_reorders")) {
         scenario_.explore.io_reorders = static_cast<std::uint32_t>(
             read_unsigned_in(value.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));

@@ -181,11 +181,20 @@ inline constexpr std::uint64_t explore_steps_default = 1'000'000;
 inline constexpr std::uint64_t progress_steps_default = 100'000;
 /// The most either may be set to.
 inline constexpr std::uint64_t explore_steps_max = 1'000'000'000;
+/// Power cuts nested inside recovery (`explore.recovery_crashes`,
+/// --recovery-crashes; issue 11 item 3): 0 explores none, 1 cuts each
+/// crash state's recovery once and mounts again, 2 cuts that second
+/// recovery too. The default is what README "Crash during recovery" measured.
+inline constexpr std::uint32_t recovery_crashes_default = 1;
+/// The most recovery_crashes may be set to: each level multiplies the
+/// mounts a crash state costs.
+inline constexpr std::uint32_t recovery_crashes_max = 4;
 struct ExploreBounds {
     std::uint32_t io_reorders = 1;
     std::uint32_t daemon_wakeups = 1;
     std::uint64_t steps = explore_steps_default;
     std::uint64_t progress_steps = progress_steps_default;
+    std::uint32_t recovery_crashes = recovery_crashes_default;
     auto operator==(const ExploreBounds&) const -> bool = default;
 };
 inline constexpr std::uint32_t explore_bound_max = 8;
@@ -199,6 +208,10 @@ inline auto describe_bounds(const ExploreBounds& bounds) -> std::string {
         text += ", runs of at most " + std::to_string(bounds.steps) + " steps, no progress after " +
                 std::to_string(bounds.progress_steps);
     }
+    text += bounds.recovery_crashes == 0
+                ? "; crash during recovery: not explored (bound 0)"
+                : "; crash during recovery: " + std::to_string(bounds.recovery_crashes) + " nested power cut" +
+                      (bounds.recovery_crashes == 1 ? "" : "s") + " per crash state";
     return text;
 }
 

@@ -126,6 +126,16 @@ struct Geometry {
     [[nodiscard]] auto device_profile() const -> disk::DeviceProfile;
 };
 
+/// A mount that recovers, as the engine sees it: what the mount made of the
+/// image, and the writes and flushes it issued on the way, in order (btrfs:
+/// the log replay's transaction commit; xfs: recovered items written home).
+/// Cutting the power after any of them and mounting again is a second
+/// recovery (issue 11 item 3, runner/runner.cpp).
+struct Recovery {
+    RecoveredState state;
+    std::vector<disk::MountRequest> requests;
+};
+
 /// How an operation ended: an operation that failed (EIO after a shutdown,
 /// ENOSPC) acknowledges nothing, so the oracle records no promise for it.
 enum class OpResult : std::uint8_t { ok, failed };
@@ -143,6 +153,18 @@ public:
     virtual auto device() -> disk::BlockDevice& = 0;
     /// Mounts a crashed image: superblock, log replay.
     [[nodiscard]] virtual auto recover(const disk::Image& image) const -> RecoveredState = 0;
+    /// Mounts as recover() does and also returns the disk requests the mount
+    /// issues, so that the engine can cut the power inside recovery. Its
+    /// state must equal recover(image)'s. The default issues none (a model
+    /// whose recovery writes nothing, or has not modelled its writes yet):
+    /// crash during recovery then has nothing to cut. Metadata objects the
+    /// requests carry stay readable by recover() until forget_recovery().
+    [[nodiscard]] virtual auto recover_with_writes(const disk::Image& image) -> Recovery {
+        return {recover(image), {}};
+    }
+    /// Drops what recover_with_writes() kept for its requests; the engine
+    /// calls it once a crash state and every nested one are judged.
+    virtual void forget_recovery() {}
     /// Mechanism counters for summaries (transactions, log commits, full fsyncs...).
     [[nodiscard]] virtual auto counters() const -> std::map<std::string, std::uint64_t> = 0;
 };

@@ -67,6 +67,12 @@ public:
         return *objects_[id];
     }
     [[nodiscard]] auto size() const -> std::uint64_t { return objects_.size(); }
+    /// Forgets every object stored since size() was `size` (what a mount
+    /// kept for its recovery writes, once nothing reads them).
+    void truncate(std::uint64_t size) {
+        SIM_ASSERT(size <= objects_.size());
+        objects_.resize(size);
+    }
 
 private:
     std::vector<std::shared_ptr<const Object>> objects_;

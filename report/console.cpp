@@ -146,6 +146,14 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
             describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
             static_cast<ull>(report.schedules_waking));
+    if (report.bounds.recovery_crashes == 0) {
+        appendf(out, "crash during recovery: not explored (bound 0; --recovery-crashes N cuts the power inside "
+                     "each crash state's recovery)\n");
+    } else {
+        appendf(out, "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
+                     "cut inside recovery\n",
+                report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
+    }
     if (report.schedules_cut != 0) {
         appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
                 static_cast<ull>(report.schedules_cut), static_cast<ull>(report.bounds.steps));

@@ -18,6 +18,7 @@ constexpr std::uint64_t batch_per_job = 256;
 
 struct ScheduleResult {
     std::uint64_t crash_states = 0;
+    std::uint64_t recovery_crash_states = 0;
     std::uint64_t steps = 0;
     bool violated = false;
     bool reordered = false;
@@ -34,6 +35,7 @@ struct ScheduleResult {
 auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     ScheduleResult result;
     result.crash_states = outcome.crash_states;
+    result.recovery_crash_states = outcome.recovery_crash_states;
     result.steps = outcome.steps;
     result.violated = outcome.violated();
     result.reordered = outcome.io_reorders > 0;
@@ -93,6 +95,7 @@ void tally(FuzzReport& report, const ScheduleResult& result) {
     report.schedules++;
     if (result.verified) report.verified++;
     report.crash_states += result.crash_states;
+    report.recovery_crash_states += result.recovery_crash_states;
     report.steps += result.steps;
     if (result.reordered) report.schedules_reordering++;
     if (result.woke) report.schedules_waking++;

@@ -58,6 +58,8 @@ struct FoundViolation {
 struct FuzzReport {
     std::uint64_t schedules = 0;  // run
     std::uint64_t crash_states = 0;
+    /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
+    std::uint64_t recovery_crash_states = 0;
     std::uint64_t steps = 0;
     bool found = false;
     std::uint64_t index = 0;          // of the (first) failing schedule

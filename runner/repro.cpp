@@ -33,6 +33,16 @@ void write_repro(const Repro& repro, const std::string& path) {
         std::string keep;
         for (bool kept : repro.crash->keep) keep += kept ? '1' : '0';
         json["crash"] = {{"step", repro.crash->step}, {"after", repro.crash->after}, {"keep", keep}};
+        // Power cuts inside recovery, outermost first (issue 11 item 3).
+        if (!repro.crash->recovery.empty()) {
+            nlohmann::json cuts = nlohmann::json::array();
+            for (const RecoveryCut& cut : repro.crash->recovery) {
+                std::string cut_keep;
+                for (bool kept : cut.keep) cut_keep += kept ? '1' : '0';
+                cuts.push_back({{"requests", cut.requests}, {"after", cut.after}, {"keep", cut_keep}});
+            }
+            json["crash"]["recovery"] = cuts;
+        }
     }
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
@@ -45,16 +55,24 @@ auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
     return {{"io_reorders", bounds.io_reorders},
             {"daemon_wakeups", bounds.daemon_wakeups},
             {"steps", bounds.steps},
-            {"progress_steps", bounds.progress_steps}};
+            {"progress_steps", bounds.progress_steps},
+            {"recovery_crashes", bounds.recovery_crashes}};
 }
 
 auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds {
     ExploreBounds bounds{0, 0};
+    // Files written before recovery_crashes was a bound explored none.
+    bounds.recovery_crashes = 0;
     if (!file.contains("explore")) return bounds;
     const Json& explore = file.at("explore");
     // steps and progress_steps: absent in files written before they were bounds (issue 14).
-    in.check_keys(explore, "$.explore", {"io_reorders", "daemon_wakeups", "steps", "progress_steps"},
+    in.check_keys(explore, "$.explore",
+                  {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes"},
                   {"io_reorders", "daemon_wakeups"});
+    if (explore.contains("recovery_crashes")) {
+        bounds.recovery_crashes = static_cast<std::uint32_t>(in.read_unsigned_in(
+            explore.at("recovery_crashes"), "$.explore.recovery_crashes", 0, recovery_crashes_max));
+    }
     bounds.io_reorders = static_cast<std::uint32_t>(
         in.read_unsigned_in(explore.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
     bounds.daemon_wakeups = static_cast<std::uint32_t>(
@@ -92,14 +110,37 @@ auto read_format(const Json& file, const char* key, int format, const JsonReader
 
 namespace {
 
+auto read_keep(const Json& value, const std::string& json_path, const JsonReader& in) -> std::vector<bool> {
+    std::vector<bool> keep;
+    for (char c : in.read_string(value, json_path)) {
+        if (c != '0' && c != '1') in.fail(json_path, "a string of 0 and 1", json_quoted(std::string(1, c)));
+        keep.push_back(c == '1');
+    }
+    return keep;
+}
+
 void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
-    in.check_keys(crash, "$.crash", {"step", "after", "keep"}, {"step", "after", "keep"});
+    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery"}, {"step", "after", "keep"});
     CrashRecord record;
     record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
     record.after = in.read_string(crash.at("after"), "$.crash.after");
-    for (char c : in.read_string(crash.at("keep"), "$.crash.keep")) {
-        if (c != '0' && c != '1') in.fail("$.crash.keep", "a string of 0 and 1", json_quoted(std::string(1, c)));
-        record.keep.push_back(c == '1');
+    record.keep = read_keep(crash.at("keep"), "$.crash.keep", in);
+    if (crash.contains("recovery")) {
+        const Json& cuts = crash.at("recovery");
+        in.check_array(cuts, "$.crash.recovery");
+        if (cuts.size() > recovery_crashes_max) {
+            in.fail("$.crash.recovery", "at most " + std::to_string(recovery_crashes_max) + " cuts",
+                    std::to_string(cuts.size()));
+        }
+        for (std::size_t i = 0; i < cuts.size(); i++) {
+            const std::string at = index_path("$.crash.recovery", i);
+            in.check_keys(cuts[i], at, {"requests", "after", "keep"}, {"requests", "after", "keep"});
+            RecoveryCut cut;
+            cut.requests = in.read_unsigned_in(cuts[i].at("requests"), at + ".requests", 1, 1'000'000);
+            cut.after = in.read_string(cuts[i].at("after"), at + ".after");
+            cut.keep = read_keep(cuts[i].at("keep"), at + ".keep", in);
+            record.recovery.push_back(std::move(cut));
+        }
     }
     repro.crash = std::move(record);
 }

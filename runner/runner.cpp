@@ -301,8 +301,11 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
     for (std::uint64_t probe = 0; probe < pct_probe_schedules; probe++) {
         sim::RandomStrategy random(sim::Prng(schedule_seed(pct_probe_seed, probe)));
         run_label_ = "pct's probe, random seed " + std::to_string(schedule_seed(pct_probe_seed, probe));
+        // The probe counts decisions only: no power cut inside recovery.
+        ExploreBounds probe_bounds = bounds_;
+        probe_bounds.recovery_crashes = 0;
         const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
-                                           sim::Prng(0), false, nullptr, bounds_);
+                                           sim::Prng(0), sim::Prng(0), false, nullptr, probe_bounds);
         decisions_estimate_ = std::max<std::uint64_t>(decisions_estimate_, outcome.choices.size());
     }
     decisions_estimated_ = true;
@@ -322,8 +325,8 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     run_label_ = "scripted schedule, seed " + std::to_string(seed);
     // A scripted schedule names its own order: no charged timer choices.
     return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
-                   trace, scenario_.schedule.empty() ? nullptr : &script,
-                   ExploreBounds{0, 0, scenario_.explore.steps, scenario_.explore.progress_steps});
+                   sim::Prng(seed).fork("recovery_crash"), trace, scenario_.schedule.empty() ? nullptr : &script,
+                   ExploreBounds{0, 0, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
 }
 
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
@@ -332,10 +335,12 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
     run_label_ = spec.text() + " seed " + std::to_string(seed);
     if (spec.kind == sim::StrategySpec::Kind::random) {
         sim::RandomStrategy strategy(root.fork("schedule"));
-        return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
+        return execute(strategy, CrashPlan{}, root.fork("crash"), root.fork("recovery_crash"), trace, nullptr,
+                       bounds_);
     }
     sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate());
-    return execute(strategy, CrashPlan{}, root.fork("crash"), trace, nullptr, bounds_);
+    return execute(strategy, CrashPlan{}, root.fork("crash"), root.fork("recovery_crash"), trace, nullptr,
+                   bounds_);
 }
 
 auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
@@ -389,7 +394,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
 auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs";
-    return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), trace,
+    return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0), trace,
                    nullptr, bounds_);
 }
 
@@ -398,7 +403,7 @@ auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::op
     sim::ReplayStrategy strategy(choices);
     run_label_ = "replay of a recorded schedule";
     const CrashPlan plan = crash ? CrashPlan{CrashPlan::Kind::at_step, *crash} : CrashPlan{CrashPlan::Kind::none, {}};
-    return execute(strategy, plan, sim::Prng(0), trace, nullptr, bounds_);
+    return execute(strategy, plan, sim::Prng(0), sim::Prng(0), trace, nullptr, bounds_);
 }
 
 }  // namespace scenarios
@@ -520,6 +525,29 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
     return text;
 }
 
+/// How the power cuts inside recovery are chosen (CrashPlan's kind).
+enum class CutChoice : std::uint8_t {
+    draw,      // one cut per level, drawn (random, PCT)
+    every,     // every write of the recovery, every subset the policy allows (DFS)
+    recorded,  // the repro's cuts (replay)
+};
+
+/// "0 of 1 unflushed recovery write(s) kept (meta@12 lost)".
+auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep)
+    -> std::string {
+    std::size_t kept = 0;
+    std::string list;
+    for (std::size_t i = 0; i < pending.size(); i++) {
+        if (keep[i]) kept++;
+        list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" + std::to_string(pending[i].block) +
+                (keep[i] ? " kept" : " lost");
+    }
+    std::string text =
+        std::to_string(kept) + " of " + std::to_string(pending.size()) + " unflushed recovery write(s) kept";
+    if (!list.empty()) text += " (" + list + ")";
+    return text;
+}
+
 /// One run's world and the crash states evaluated on it (Simulation::execute).
 struct RunState {
     RunOutcome& outcome;
@@ -529,33 +557,133 @@ struct RunState {
     checkers::Oracle& oracle;
     const std::vector<std::unique_ptr<checkers::Checker>>& checkers;
     const checkers::CheckContext& context;
+    UnflushedPolicy policy;
+    std::uint32_t recovery_crashes = 0;  // ExploreBounds::recovery_crashes
+    sim::Prng recovery_prng;             // CutChoice::draw's stream
     std::uint64_t seen_disk = 0;
     std::uint64_t seen_oracle = 0;
+    /// The story of the crash state being judged, written to the trace when
+    /// it is narrated or violated.
+    std::vector<sim::TraceLine> story{};
+    /// The cuts inside recovery that led to the mount being judged.
+    std::vector<RecoveryCut> cuts{};
 
-    /// Recovery and every checker on one crash state; true on a violation.
-    auto evaluate(const std::vector<bool>& keep, bool narrate) -> bool {
-        model::disk::BlockDevice& device = fs.device();
-        SIM_ASSERT(keep.size() == device.pending().size());
-        const model::disk::Image image = device.crash_image(keep);
-        const model::RecoveredState state = fs.recover(image);
-        outcome.crash_states++;
-        std::vector<checkers::Violation> found;
+    void tell(const char* who, std::string text) {
+        story.push_back({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
+    }
+
+    /// Every checker on one mount's result; true on a violation.
+    auto judge(const model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
         for (std::size_t i = 0; i < checkers.size(); i++) {
             checkers[i]->check(oracle, state, context, found);
             if (checkers[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
         }
+        return !found.empty();
+    }
+
+    /// Recovery and every checker on one crash state, then (within the
+    /// recovery_crashes bound) power cuts inside that recovery and a mount
+    /// again; true on a violation.
+    auto evaluate(const std::vector<bool>& keep, bool narrate, CutChoice choice,
+                  const std::vector<RecoveryCut>& recorded = {}) -> bool {
+        model::disk::BlockDevice& device = fs.device();
+        SIM_ASSERT(keep.size() == device.pending().size());
+        story.clear();
+        cuts.clear();
+        outcome.crash_states++;
+        std::vector<checkers::Violation> found;
+        const std::uint32_t levels = choice == CutChoice::recorded ? static_cast<std::uint32_t>(recorded.size())
+                                                                   : recovery_crashes;
+        mount_and_judge(device.crash_image(keep), levels, "mount", choice, recorded, found);
+        fs.forget_recovery();
         if (narrate || !found.empty()) {
+            // Told only now: most crash states are never narrated.
             trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
                        "power cut after step " + std::to_string(scheduler.steps()) + " (" +
                            describe_position(scheduler) + "): " + describe_kept(device.pending(), keep)});
-            for (const auto& note : state.notes) {
-                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "mount", note});
-            }
+            for (auto& line : story) trace.add(std::move(line));
         }
+        story.clear();
         if (found.empty()) return false;
         outcome.violations = std::move(found);
-        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep};
+        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts};
         return true;
+    }
+
+    /// Mounts `image`, judges the result and, with `levels` left, cuts the
+    /// power inside that mount's recovery and recurses; true on a
+    /// violation, with `cuts` the path to it.
+    auto mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who, CutChoice choice,
+                         const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found)
+        -> bool {
+        model::Recovery recovery =
+            levels == 0 ? model::Recovery{fs.recover(image), {}} : fs.recover_with_writes(image);
+        const bool violated = judge(recovery.state, found);
+        for (auto& note : recovery.state.notes) tell(who, std::move(note));
+        if (violated) return true;
+        if (levels == 0) return false;
+        // Cut after each write (a cut right after a FLUSH keeps what the cut
+        // after the write before it keeps when it keeps everything).
+        std::vector<std::size_t> writes;
+        for (std::size_t i = 0; i < recovery.requests.size(); i++) {
+            if (recovery.requests[i].kind == model::disk::MountRequest::Kind::write) writes.push_back(i + 1);
+        }
+        if (choice == CutChoice::recorded) {
+            const RecoveryCut& cut = recorded[cuts.size()];
+            if (cut.requests == 0 || cut.requests > recovery.requests.size()) {
+                throw sim::ReplayDiverged("$.crash.recovery",
+                                          "a cut after one of the " + std::to_string(recovery.requests.size()) +
+                                              " request(s) the recovery issues",
+                                          "a cut after request " + std::to_string(cut.requests));
+            }
+            return cut_and_mount(image, recovery, cut.requests, &cut.keep, levels, choice, recorded, found);
+        }
+        if (writes.empty()) return false;  // recovery wrote nothing: nothing to cut
+        if (choice == CutChoice::draw) {
+            const std::size_t issued = writes[recovery_prng.below(writes.size())];
+            return cut_and_mount(image, recovery, issued, nullptr, levels, choice, recorded, found);
+        }
+        for (const std::size_t issued : writes) {
+            model::disk::MountDevice device(image);
+            for (std::size_t i = 0; i < issued; i++) device.issue(recovery.requests[i]);
+            for (const auto& keep : every_keep(policy, device.pending().size())) {
+                const std::size_t told = story.size();
+                if (cut_and_mount(image, recovery, issued, &keep, levels, choice, recorded, found)) return true;
+                story.resize(told);
+            }
+        }
+        return false;
+    }
+
+    /// The power cut after `issued` requests of `recovery` (keeping `keep`,
+    /// or a subset drawn by the policy), then the next mount.
+    auto cut_and_mount(const model::disk::Image& image, const model::Recovery& recovery, std::size_t issued,
+                       const std::vector<bool>* keep, std::uint32_t levels, CutChoice choice,
+                       const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found) -> bool {
+        model::disk::MountDevice device(image);
+        for (std::size_t i = 0; i < issued; i++) device.issue(recovery.requests[i]);
+        const std::vector<bool> kept =
+            keep != nullptr ? *keep : draw_keep(policy, device.pending().size(), recovery_prng);
+        if (kept.size() != device.pending().size()) {
+            throw sim::ReplayDiverged("$.crash.recovery",
+                                      "one flag per recovery write unflushed after request " + std::to_string(issued) +
+                                          " (" + std::to_string(device.pending().size()) + ")",
+                                      std::to_string(kept.size()) + " flags");
+        }
+        const std::string& after = recovery.requests[issued - 1].description;
+        tell("power", "power cut during log replay after request " + std::to_string(issued) + " of " +
+                          std::to_string(recovery.requests.size()) + ", " + after + ": " +
+                          describe_recovery_kept(device.pending(), kept));
+        outcome.recovery_crash_states++;
+        cuts.push_back({issued, after, kept});
+        static const char* const mounts[] = {"mount", "mount 2", "mount 3", "mount 4", "mount 5",
+                                             "mount 6", "mount 7", "mount 8", "mount 9", "mount 10"};
+        const std::size_t depth = std::min(cuts.size(), std::size(mounts) - 1);
+        if (mount_and_judge(device.crash_image(kept), levels - 1, mounts[depth], choice, recorded, found)) {
+            return true;
+        }
+        cuts.pop_back();
+        return false;
     }
 
     /// Has the disk or what the oracle was promised changed since last seen?
@@ -578,7 +706,7 @@ struct RunState {
             case CrashPlan::Kind::exhaustive:
                 if (strategy.fresh() && changed()) {
                     for (const auto& keep : every_keep(policy, pending)) {
-                        if ((stop = evaluate(keep, false))) break;
+                        if ((stop = evaluate(keep, false, CutChoice::every))) break;
                     }
                 }
                 see();
@@ -586,7 +714,7 @@ struct RunState {
             case CrashPlan::Kind::every_state:
                 if (changed()) {
                     see();
-                    stop = evaluate(draw_keep(policy, pending, crash_prng), false);
+                    stop = evaluate(draw_keep(policy, pending, crash_prng), false, CutChoice::draw);
                 }
                 break;
             case CrashPlan::Kind::at_step:
@@ -599,7 +727,7 @@ struct RunState {
                                                       std::to_string(pending) + ")",
                                                   std::to_string(plan.recorded.keep.size()) + " flags");
                     }
-                    evaluate(plan.recorded.keep, true);
+                    evaluate(plan.recorded.keep, true, CutChoice::recorded, plan.recorded.recovery);
                     stop = true;
                 }
                 break;
@@ -705,13 +833,13 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
     } else if (script != nullptr) {
         script->check_done();
     }
-    run.evaluate(draw_keep(policy, run.fs.device().pending().size(), crash_prng), true);
+    run.evaluate(draw_keep(policy, run.fs.device().pending().size(), crash_prng), true, CutChoice::draw);
 }
 
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
-                         bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome {
+                         sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome {
     RunOutcome outcome;
     outcome.judged.assign(checkers_.size(), 0);
     sim::Trace trace(trace_on);
@@ -736,7 +864,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         for (const Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
         }
-        RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context};
+        RunState run{outcome,  trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
+                     bounds.recovery_crashes, recovery_prng};
         ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;

@@ -18,11 +18,23 @@
 
 namespace scenarios {
 
+/// A second power cut, inside the recovery of the previous crash's image
+/// (issue 11 item 3): after the mount's first `requests` requests (the last
+/// one a write), keeping the recovery's unflushed writes marked in `keep`.
+struct RecoveryCut {
+    std::uint64_t requests = 0;  // 1..: requests the mount had issued
+    std::string after;           // the last one's description, for the story
+    std::vector<bool> keep;      // per recovery write still in the cache, in issue order
+    auto operator==(const RecoveryCut&) const -> bool = default;
+};
+
 /// Where and how the power was cut.
 struct CrashRecord {
     std::uint64_t step = 0;      // engine step after which the crash happened
     std::string after;           // "fsyncer at btrfs.sync_log.super_durable"
     std::vector<bool> keep;      // per unflushed write, in submission order
+    /// Cuts inside recovery, outermost first (empty: the first mount ran to its end).
+    std::vector<RecoveryCut> recovery{};
 };
 
 struct RunOutcome {
@@ -30,6 +42,9 @@ struct RunOutcome {
     std::optional<CrashRecord> crash;             // the crash that showed them
     std::uint64_t steps = 0;
     std::uint64_t crash_states = 0;
+    /// Crash states reached by cutting the power inside a recovery
+    /// (explore.recovery_crashes), not counted in crash_states.
+    std::uint64_t recovery_crash_states = 0;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
     /// The step bound (explore.steps) when the run was cut there: not
     /// explored past that step, no claim about the rest (not a violation).
@@ -118,7 +133,8 @@ public:
     [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
 
 private:
-    auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, bool trace,
+    auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,
+                 bool trace,
                  class ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome;
 
     const Scenario& scenario_;

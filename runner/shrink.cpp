@@ -216,6 +216,16 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
     shrunk.set_bounds(original.bounds);
     std::optional<CrashRecord> crash = outcome.crash;
+    // A crash whose recovery was cut: another kept subset may change what
+    // the recovery writes, so that the recorded cut no longer fits
+    // (ReplayDiverged); that subset is not taken.
+    const auto still_fails = [&](const CrashRecord& fewer) {
+        try {
+            return target.matches(shrunk.replay(outcome.choices, fewer, false));
+        } catch (const sim::ReplayDiverged&) {
+            return false;
+        }
+    };
     for (std::size_t i = 0; crash && i < crash->keep.size(); i++) {
         if (!crash->keep[i]) continue;
         if (stop_requested()) {
@@ -224,9 +234,26 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
         }
         CrashRecord fewer = *crash;
         fewer.keep[i] = false;
-        if (target.matches(shrunk.replay(outcome.choices, fewer, false))) {
+        if (still_fails(fewer)) {
             crash = fewer;
             result.log.push_back("dropped kept unflushed write " + std::to_string(i));
+        }
+    }
+    // The same for the writes kept at each power cut inside recovery.
+    for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
+        for (std::size_t i = 0; i < crash->recovery[level].keep.size(); i++) {
+            if (!crash->recovery[level].keep[i]) continue;
+            if (stop_requested()) {
+                result.interrupted = true;
+                break;
+            }
+            CrashRecord fewer = *crash;
+            fewer.recovery[level].keep[i] = false;
+            if (still_fails(fewer)) {
+                crash = fewer;
+                result.log.push_back("dropped kept recovery write " + std::to_string(i) + " of power cut " +
+                                     std::to_string(level + 1) + " inside recovery");
+            }
         }
     }
     if (result.interrupted) {
@@ -242,7 +269,9 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     result.repro.shrink_log = result.log;
     result.changed = result.repro.choices != original.choices || text != original.scenario_text ||
                      (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
-                         (original.crash ? original.crash->keep : std::vector<bool>{});
+                         (original.crash ? original.crash->keep : std::vector<bool>{}) ||
+                     (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
+                         (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{});
     return result;
 }
 

@@ -212,6 +212,16 @@ fi
 expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 2000 schedules" "$TMP/fix1.out"
 expect_grep "fuzz fix-1 says what it explored (issue 9 section 3)" \
     "explored with at most 1 I/O reordering and 0 daemon wake-ups per schedule" "$TMP/fix1.out"
+expect_grep "fuzz fix-1 says it cut the power inside recovery (issue 11 item 3)" \
+    "crash during recovery: explored 1 nested power cut(s) per crash state: " "$TMP/fix1.out"
+run_cs "$TMP/rc0.out" "$TMP/rc0.err" fuzz "$SCEN" --variant fix-1 --schedules 200 --recovery-crashes 0 --out "$TMP/fix1"
+expect_rc "fuzz --recovery-crashes 0" 0 "$TMP/rc0.out" "$TMP/rc0.err"
+expect_grep "fuzz --recovery-crashes 0 says what it did not explore" \
+    "crash during recovery: not explored (bound 0" "$TMP/rc0.out"
+run_cs "$TMP/rc2.out" "$TMP/rc2.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --schedules 200 \
+    --recovery-crashes 2 --out "$TMP/fix1"
+expect_grep "fuzz --recovery-crashes 2 says how deep it cut" \
+    "crash during recovery: explored 2 nested power cut(s) per crash state" "$TMP/rc2.out"
 
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
@@ -318,6 +328,11 @@ bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SC
 bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
 bad_flag "fuzz --io-reorders 9" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders 9 --out "$TMP/flag"
 bad_flag "fuzz --daemon-wakeups 9" "crashsim: --daemon-wakeups" -- fuzz "$SCEN" --daemon-wakeups 9 --out "$TMP/flag"
+bad_flag "fuzz --recovery-crashes 5" "crashsim: --recovery-crashes: expected an integer from 0 to 4, got \"5\"" -- fuzz "$SCEN" --recovery-crashes 5 --out "$TMP/flag"
+bad_flag "fuzz --recovery-crashes -1" "crashsim: --recovery-crashes" -- fuzz "$SCEN" --recovery-crashes -1 --out "$TMP/flag"
+bad_flag "scenario explore.recovery_crashes 5" \
+    "crashsim: tests/bad_input/explore_recovery_crashes_too_large.json: \$.explore.recovery_crashes: expected an unsigned integer from 0 to 4, got 5" -- \
+    check tests/bad_input/explore_recovery_crashes_too_large.json
 # Every numeric option is range-checked: no sign, no wrap-around past 2^64 (issue 14).
 bad_flag "fuzz --seed -1" "crashsim: --seed: expected an integer from 0 to 18446744073709551615, got \"-1\"" -- fuzz "$SCEN" --seed -1 --out "$TMP/flag"
 bad_flag "fuzz --seed 2^64" "crashsim: --seed: expected an integer from 0 to 18446744073709551615" -- fuzz "$SCEN" --seed 18446744073709551616 --out "$TMP/flag"
@@ -487,7 +502,7 @@ run_cs "$TMP/obm.out" "$TMP/obm.err" merge "$TMP"/shards/result-*shard0of3.json 
     "$TMP"/other-bounds/result-*shard1of3.json "$TMP"/shards/result-*shard2of3.json
 expect_rc "merge of shards explored with other bounds" 2 "$TMP/obm.out" "$TMP/obm.err"
 expect_grep "merge names the differing bounds" \
-    "\$.explore: expected \"at most 1 I/O reordering and 0 daemon wake-ups per schedule\" like" "$TMP/obm.err"
+    "\$.explore: expected \"at most 1 I/O reordering and 0 daemon wake-ups per schedule; crash during recovery: 1 nested power cut per crash state\" like" "$TMP/obm.err"
 sed 's/"io_reorders": 1/"io_reorders": 9/' "$TMP"/shards/result-*shard0of3.json >"$TMP/bad-bounds.json"
 bad_flag "merge of a result with an out-of-range bound" \
     "crashsim: $TMP/bad-bounds.json: \$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9" \

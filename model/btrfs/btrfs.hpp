@@ -20,6 +20,7 @@
 #include <map>
 #include <utility>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <variant>
@@ -343,9 +344,21 @@ public:
     void start_daemons() override;
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
+    [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
+    void forget_recovery() override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:
+    /// What a mount that replayed a log leaves for the replay's commit.
+    struct LogReplay {
+        bool replayed = false;
+        Superblock super{};  // the superblock the mount read
+        FsTree tree;         // the fs tree with the log replayed into it
+    };
+    /// open_ctree up to the replay's commit: recover() and
+    /// recover_with_writes() share it; `replay` (if given) receives the
+    /// replayed tree.
+    auto mount(const disk::Image& image, LogReplay* replay) const -> RecoveredState;
     // inode.cpp: create, delalloc to ordered extents, ordered-extent completion, sync
     void create(std::uint32_t file);
     auto cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t;
@@ -465,6 +478,9 @@ private:
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
     MetadataStore<MetaObject> meta_objects_;
+    /// The store's size before the first recover_with_writes() since the
+    /// last forget_recovery(): objects past it belong to recovery writes.
+    std::optional<std::uint64_t> recovery_mark_;
     // The checksum tree; its extent buffer locks as in v5.7/v5.8: a reader
     // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
     // writer (btrfs_tree_lock) until no reader is left.

@@ -3,6 +3,17 @@
 // roots of the last committed transaction, replay the log if the superblock
 // names one. Whatever lived only in an uncommitted transaction and never
 // reached the log is gone (FIDELITY.md 1.3).
+//
+// The replay is itself a transaction (btrfs_recover_log_trees ends with
+// btrfs_commit_transaction): the replayed fs tree is written copy-on-write to
+// a block neither the committed root nor the log occupies, the device cache
+// is flushed (write_all_supers -> barrier_all_devices), and the superblock
+// goes out with FUA naming the new root and no log (btrfs_commit_transaction
+// clears super_copy's log_root). Until that superblock is durable, the next
+// mount finds the old superblock, still naming the log, and replays it again
+// over the old root, which the copy-on-write left intact
+// (recover_with_writes; issue 11 item 3). Left out: the log tree's blocks
+// freed by the replay, the checksum tree, the extent tree's references.
 #include <set>
 
 #include "model/btrfs/btrfs.hpp"
@@ -32,6 +43,42 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
 }  // namespace
 
 auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
+    return mount(image, nullptr);
+}
+
+auto Btrfs::recover_with_writes(const disk::Image& image) -> Recovery {
+    LogReplay replay;
+    Recovery recovery{mount(image, &replay), {}};
+    // No log, nothing replayed: open_ctree writes nothing. A mount that
+    // failed commits nothing either.
+    if (!replay.replayed || !recovery.state.mounted) return recovery;
+    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    const std::uint64_t transid = replay.super.generation + 1;
+    // btrfs_alloc_tree_block: any block of the metadata area that the
+    // committed root and the log do not hold (copy-on-write).
+    std::uint64_t block = 1;
+    while (block == replay.super.root_block || (replay.super.has_log && block == replay.super.log_block)) block++;
+    SIM_ASSERT(block < meta_area_end_);
+    const std::uint64_t tree = store(std::move(replay.tree));
+    const std::uint64_t super = store(Superblock{transid, block, tree, false, 0, 0, replay.super.log_transid});
+    using Kind = disk::MountRequest::Kind;
+    recovery.requests.push_back({Kind::write, block, 1, disk::Content::meta(tree), false, "meta",
+                                 "W(meta) the replayed fs tree of transaction " + std::to_string(transid) +
+                                     " at block " + std::to_string(block) + " (btrfs_write_and_wait_transaction)"});
+    recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush", "FLUSH (write_all_supers: barrier_all_devices)"});
+    recovery.requests.push_back({Kind::write, 0, 1, disk::Content::meta(super), true, "super",
+                                 "W(super, FUA) superblock of transaction " + std::to_string(transid) +
+                                     " naming the new root and no log tree"});
+    return recovery;
+}
+
+void Btrfs::forget_recovery() {
+    if (!recovery_mark_) return;
+    meta_objects_.truncate(*recovery_mark_);
+    recovery_mark_.reset();
+}
+
+auto Btrfs::mount(const disk::Image& image, LogReplay* replay) const -> RecoveredState {
     RecoveredState state;
     state.files.resize(file_names_.size());
     state.device_blocks = device_.block_count();
@@ -64,6 +111,11 @@ auto Btrfs::recover(const disk::Image& image) const -> RecoveredState {
     for (const auto& [file, items] : tree.inodes) read_file(image, file, items, state);
     check_consistency(tree, state);
     state.mounted = true;
+    if (replay != nullptr && super->has_log) {
+        replay->replayed = true;
+        replay->super = *super;
+        replay->tree = std::move(tree);
+    }
     return state;
 }
 

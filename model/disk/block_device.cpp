@@ -14,6 +14,20 @@ auto disk_resource() -> sim::Footprint {
     static const sim::Footprint footprint = sim::resource("disk");
     return footprint;
 }
+/// Only blocks last written by an older write take this one: a newer FUA
+/// write may already be durable at the same place.
+void make_durable(const PendingWrite& write, sim::RangeMap<DurableBlock>& image) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> older;
+    image.for_each(write.block, write.block + write.count,
+                   [&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
+                       if (block.sequence < write.sequence) older.emplace_back(start, end);
+                   });
+    for (auto [start, end] : older) {
+        image.assign(start, end,
+                     DurableBlock{write.content.shifted(start - write.block), write.sequence});
+    }
+}
+
 }  // namespace
 
 auto profiles() -> const std::vector<DeviceProfile>& {
@@ -171,21 +185,6 @@ void BlockDevice::flush_and_wait() {
     done.wait();
 }
 
-void BlockDevice::make_durable(const PendingWrite& write,
-                               sim::RangeMap<DurableBlock>& image) const {
-    // Only blocks last written by an older write take this one: a newer FUA
-    // write may already be durable at the same place.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> older;
-    image.for_each(write.block, write.block + write.count,
-                   [&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
-                       if (block.sequence < write.sequence) older.emplace_back(start, end);
-                   });
-    for (auto [start, end] : older) {
-        image.assign(start, end,
-                     DurableBlock{write.content.shifted(start - write.block), write.sequence});
-    }
-}
-
 auto BlockDevice::read(std::uint64_t block) const -> Content {
     // The newest write wins, whether it is still pending or already durable
     // (a newer FUA write may have overtaken an older cached one).
@@ -202,6 +201,38 @@ auto BlockDevice::read(std::uint64_t block) const -> Content {
 }
 
 auto BlockDevice::crash_image(const std::vector<bool>& keep) const -> Image {
+    SIM_ASSERT(keep.size() == pending_.size());
+    sim::RangeMap<DurableBlock> image = durable_;
+    for (std::size_t i = 0; i < pending_.size(); i++) {
+        if (keep[i]) make_durable(pending_[i], image);
+    }
+    return Image(std::move(image));
+}
+
+MountDevice::MountDevice(const Image& image) : durable_(image.blocks()) {
+    durable_.for_each([&](std::uint64_t, std::uint64_t, const DurableBlock& block) {
+        sequence_ = std::max(sequence_, block.sequence);
+    });
+}
+
+void MountDevice::issue(const MountRequest& request) {
+    if (request.kind == MountRequest::Kind::flush) {
+        // The flush covers every write issued before it (each one completed).
+        for (const auto& write : pending_) make_durable(write, durable_);
+        pending_.clear();
+        return;
+    }
+    SIM_ASSERT(request.count > 0);
+    const PendingWrite write{++sequence_, request.block, request.count, request.content, true,
+                             request.fua, request.what};
+    if (request.fua) {
+        make_durable(write, durable_);
+        return;
+    }
+    pending_.push_back(write);
+}
+
+auto MountDevice::crash_image(const std::vector<bool>& keep) const -> Image {
     SIM_ASSERT(keep.size() == pending_.size());
     sim::RangeMap<DurableBlock> image = durable_;
     for (std::size_t i = 0; i < pending_.size(); i++) {

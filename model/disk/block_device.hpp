@@ -66,6 +66,41 @@ private:
     sim::RangeMap<DurableBlock> blocks_;
 };
 
+/// One request a mount issues while it recovers (log replay), in issue order:
+/// a write (FUA or not) or a cache flush. Recovery waits for each write
+/// before it issues the next request (btrfs_write_and_wait_transaction,
+/// xfs_buf_delwri_submit), so a write is in the cache, not in flight, when
+/// the next one starts.
+struct MountRequest {
+    enum class Kind : std::uint8_t { write, flush };
+    Kind kind = Kind::write;
+    std::uint64_t block = 0;
+    std::uint64_t count = 0;
+    Content content;
+    bool fua = false;
+    const char* what = "meta";  // "meta", "super", as PendingWrite::what
+    std::string description;    // "W(meta) fs tree of transaction 7 at block 12", for the story
+};
+
+/// The device under a mount that recovers: the crashed image is its durable
+/// contents, and each request goes through the same cache rules as
+/// BlockDevice's (a write is durable after a later FLUSH, or at once when
+/// FUA), so a second power cut keeps the durable part plus any subset of the
+/// writes still in the cache.
+class MountDevice {
+public:
+    explicit MountDevice(const Image& image);
+    void issue(const MountRequest& request);
+    [[nodiscard]] auto pending() const -> const std::vector<PendingWrite>& { return pending_; }
+    /// The image after a cut that keeps pending()[i] exactly when keep[i].
+    [[nodiscard]] auto crash_image(const std::vector<bool>& keep) const -> Image;
+
+private:
+    sim::RangeMap<DurableBlock> durable_;
+    std::vector<PendingWrite> pending_;
+    std::uint64_t sequence_ = 0;  // above every sequence in the image
+};
+
 struct DeviceCounters {
     std::uint64_t writes = 0;
     std::uint64_t blocks_written = 0;
@@ -113,7 +148,6 @@ public:
 
 private:
     void complete_write(std::uint64_t sequence);
-    void make_durable(const PendingWrite& write, sim::RangeMap<DurableBlock>& image) const;
 
     std::uint64_t blocks_;
     DeviceProfile profile_;

@@ -11,6 +11,17 @@
 // from the image: the metadata in place, the log records and the data blocks,
 // never from the in-core state (the CIL, in-core inodes) that a crash loses.
 //
+// Recovery writes (recover_with_writes; issue 11 item 3): xlog_do_recovery_pass
+// replays items into buffers and writes them home through
+// xfs_buf_delwri_submit, which waits for them; the on-disk tail moves only
+// with the first log write after recovery (xlog_recover_finish forces the
+// log; the iclog write's PREFLUSH makes the home writes durable first). In
+// this model the metadata in place is one block that also names the last
+// record it reflects (MetaState::applied_lsn is the tail), so the recovered
+// items and the tail reach the disk in one write, W(meta) at block 0, then
+// the FLUSH. Cut before that write is durable, the next mount finds the old
+// metadata in place and replays the same records again over it.
+//
 // Left out on purpose: the log tail in record headers (the metadata in place
 // names the last record it reflects), torn log writes (a log record is one
 // block, written with FUA), unlinked-inode processing, quotacheck.
@@ -35,6 +46,34 @@ struct Owner {
 }  // namespace
 
 auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
+    return mount(image, nullptr);
+}
+
+auto Xfs::recover_with_writes(const disk::Image& image) -> Recovery {
+    std::optional<MetaState> recovered;
+    Recovery recovery{mount(image, &recovered), {}};
+    // Nothing replayed (a clean log): xlog_recover writes nothing.
+    if (!recovered || !recovery.state.mounted) return recovery;
+    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    const std::uint64_t lsn = recovered->applied_lsn;
+    const std::uint64_t object = store(std::move(*recovered));
+    using Kind = disk::MountRequest::Kind;
+    recovery.requests.push_back({Kind::write, 0, 1, disk::Content::meta(object), false, "meta",
+                                 "W(meta) the recovered metadata home at block 0, reflecting lsn " +
+                                     std::to_string(lsn) + " (xfs_buf_delwri_submit)"});
+    recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush",
+                                 "FLUSH (the PREFLUSH of the first log write after recovery, "
+                                 "xlog_recover_finish: the tail moves past lsn " + std::to_string(lsn) + ")"});
+    return recovery;
+}
+
+void Xfs::forget_recovery() {
+    if (!recovery_mark_) return;
+    meta_objects_.truncate(*recovery_mark_);
+    recovery_mark_.reset();
+}
+
+auto Xfs::mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState {
     RecoveredState state;
     state.files.resize(file_names_.size());
     state.device_blocks = device_.block_count();
@@ -43,7 +82,7 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
         meta_objects_.read_superblock<MetaState>(image, file_names_, block_size_, state);
     if (home == nullptr) return state;
     MetaState meta = *home;
-    replay_log(image, meta, state);
+    const bool replayed = replay_log(image, meta, state);
     for (std::uint32_t file = 0; file < file_names_.size(); file++) {
         const InodeImage& inode = meta.inodes[file];
         if (!inode.exists) continue;
@@ -52,10 +91,11 @@ auto Xfs::recover(const disk::Image& image) const -> RecoveredState {
     }
     check_consistency(meta, state);
     state.mounted = true;
+    if (recovered != nullptr && replayed) *recovered = std::move(meta);
     return state;
 }
 
-void Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const {
+auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool {
     // xlog_find_tail: every log record still in the log, by lsn.
     std::map<std::uint64_t, const LogRecord*> records;
     image.blocks().for_each(
@@ -84,6 +124,7 @@ void Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
                               std::to_string(record.transactions.size()) + " transaction(s) (" +
                               kinds + ")");
     }
+    return head != tail;
 }
 
 void Xfs::read_file(const disk::Image& image, const InodeImage& inode,

@@ -244,9 +244,15 @@ public:
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
+    [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
+    void forget_recovery() override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:
+    /// xlog_recover and the mount around it: recover() and
+    /// recover_with_writes() share it; `recovered` (if given) receives the
+    /// metadata with the log replayed into it, when any record was replayed.
+    auto mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState;
     // file.cpp: the file operations
     void create(std::uint32_t file);
     auto fsync(std::uint32_t file) -> bool;
@@ -321,7 +327,8 @@ private:
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
     // log_recover.cpp
     /// xlog_find_tail and xlog_recover over the metadata in place.
-    void replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const;
+    /// True when it replayed at least one record.
+    auto replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool;
     /// A file as a read after mount returns it.
     void read_file(const disk::Image& image, const InodeImage& inode,
                    RecoveredFile& recovered) const;
@@ -362,6 +369,9 @@ private:
     sim::Mutex log_force_lock_{"xlog.force"};
     sim::Mutex agf_lock_{"AGF"};  // the AGF buffer lock: one allocating transaction at a time
     MetadataStore<MetaObject> meta_objects_;
+    /// The store's size before the first recover_with_writes() since the
+    /// last forget_recovery(): objects past it belong to recovery writes.
+    std::optional<std::uint64_t> recovery_mark_;
 
     // I/O completion.
     std::vector<Ioend> ioends_;

@@ -278,7 +278,7 @@ TEST_CASE("check: must_reach fails a variant that never reached a point, per sce
     const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK_FALSE(row.met);
     CHECK(row.detail == "must_reach: never reached in 20 schedules: btrfs.release.before_em_lock "
-                        "(at most 1 I/O reordering and 1 daemon wake-up per schedule)");
+                        "(at most 1 I/O reordering and 1 daemon wake-up per schedule; crash during recovery: 1 nested power cut per crash state)");
 }
 
 TEST_CASE("runs: the mount checker is on unless the scenario expects refused mounts") {
