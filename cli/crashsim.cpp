@@ -535,48 +535,49 @@ auto check_scenario(const scenarios::Scenario& scenario, bool named, std::uint32
     return interrupted;
 }
 
-// A bad file named on the command line is bad input (exit 2, like every verb);
-// one found in a directory is an ERROR row and the other scenarios still run.
-auto cmd_check(const CheckArgs& args) -> ExitCode {
-    require_writable("--junit", args.junit);
-    require_writable("--json", args.json);
-    const auto files = collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
-    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+/// The scenarios `check` runs, each with whether it was named on the command line.
+struct CheckScenarios {
     std::vector<scenarios::Scenario> loaded;
     std::vector<bool> named;
-    std::vector<scenarios::CheckRow> rows;
+};
+
+// A bad file named on the command line is bad input (exit 2, like every verb);
+// one found in a directory is an ERROR row and the other scenarios still run.
+auto load_check_scenarios(const std::vector<ScenarioFile>& files, std::vector<scenarios::CheckRow>& rows)
+    -> CheckScenarios {
+    CheckScenarios checked;
     for (const auto& file : files) {
         try {
-            loaded.push_back(load(file.path));
-            named.push_back(file.named);
+            checked.loaded.push_back(load(file.path));
+            checked.named.push_back(file.named);
         } catch (const scenarios::InputError& error) {
             if (file.named) throw;
             rows.push_back(error_row(file.path, file.path, "-", "loads", error.what()));
         }
     }
-    scenarios::CheckTable table(loaded);
-    for (const auto& row : rows) table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
-    output() += scenarios::check_header(table);
-    const double started = seconds_now();
-    bool interrupted = false;
-    const auto print_row = [&table](const scenarios::CheckRow& row) {
-        output() += scenarios::check_row_text(table, row);
-    };
-    for (const auto& row : rows) print_row(row);
-    for (std::size_t i = 0; i < loaded.size(); i++) {
-        interrupted = check_scenario(loaded[i], named[i], args.jobs, print_row, rows) || interrupted;
-    }
-    const double elapsed = seconds_now() - started;
-    const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
-    std::size_t total = files.size() - loaded.size();  // the files in error, one row each
+    return checked;
+}
+
+/// The expectations `check` has: one per file in error, one per variant that
+/// is not a measure and one per performance ratio of each scenario loaded.
+auto expectations_total(std::size_t files_in_error, const std::vector<scenarios::Scenario>& loaded)
+    -> std::size_t {
+    std::size_t total = files_in_error;
     for (const auto& scenario : loaded) {
         for (const auto& variant : scenario.variants) {
             if (variant.expect.kind != scenarios::Expectation::Kind::measure) total++;
         }
         if (scenario.perf) total += scenario.perf->ratios.size();
     }
-    if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
-    if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
+    return total;
+}
+
+/// The summary line of `check` (after the coverage when it ran to its end),
+/// and its exit code.
+auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t total, bool interrupted)
+    -> ExitCode {
+    const auto met = static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
     if (interrupted) {
         const auto skipped = static_cast<std::size_t>(
             std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.skipped || r.interrupted; }));
@@ -594,6 +595,35 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
             rows.size(), errors);
     }
     return met == rows.size() ? ExitCode::pass : ExitCode::violation;
+}
+
+auto cmd_check(const CheckArgs& args) -> ExitCode {
+    require_writable("--junit", args.junit);
+    require_writable("--json", args.json);
+    const auto files =
+        collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
+    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+    std::vector<scenarios::CheckRow> rows;
+    const auto [loaded, named] = load_check_scenarios(files, rows);
+    scenarios::CheckTable table(loaded);
+    for (const auto& row : rows) {
+        table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
+    }
+    output() += scenarios::check_header(table);
+    const double started = seconds_now();
+    bool interrupted = false;
+    const auto print_row = [&table](const scenarios::CheckRow& row) {
+        output() += scenarios::check_row_text(table, row);
+    };
+    for (const auto& row : rows) print_row(row);
+    for (std::size_t i = 0; i < loaded.size(); i++) {
+        interrupted = check_scenario(loaded[i], named[i], args.jobs, print_row, rows) || interrupted;
+    }
+    const double elapsed = seconds_now() - started;
+    const std::size_t total = expectations_total(files.size() - loaded.size(), loaded);
+    if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
+    if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
+    return check_verdict(rows, total, interrupted);
 }
 
 // ---- perf ----
