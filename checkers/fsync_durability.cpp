@@ -11,6 +11,7 @@
 #include "checkers/checker.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace checkers {
 namespace {
@@ -26,6 +27,56 @@ auto newer_or_same(const model::disk::Content& expected, const model::disk::Cont
     }
     return found.kind == ContentKind::data && found.file == file && found.offset == block &&
            found.version >= expected.version;
+}
+
+/// The sizes a file may legitimately have, as a violation states them.
+auto sizes_text(const std::vector<SizeRange>& sizes) -> std::string {
+    std::string text;
+    for (const SizeRange& range : sizes) {
+        text += (text.empty() ? "size " : " or ") +
+                (range.low == range.high
+                     ? std::to_string(range.low)
+                     : "in [" + std::to_string(range.low) + ", " + std::to_string(range.high) + "]");
+    }
+    return text;
+}
+
+/// A block that holds neither the promised content nor newer content, and
+/// what it holds.
+struct StaleBlock {
+    std::uint64_t block;
+    model::disk::Content found;
+};
+
+/// The first stale block of the promised piece [start, end) of file `index`
+/// (`expected_start` is the promised content at `start`).
+auto stale_block(const model::RecoveredFile& file, std::uint32_t index, std::uint64_t start,
+                 std::uint64_t end, const model::disk::Content& expected_start, const Oracle& oracle)
+    -> std::optional<StaleBlock> {
+    std::optional<StaleBlock> stale;
+    std::uint64_t cursor = start;
+    // A hole reads zeros; each piece is uniform, so its first block decides
+    // (a zeroing operation's range can split a piece: check per block then).
+    auto check_piece = [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
+        for (std::uint64_t block = s; block < e && !stale; block++) {
+            const model::disk::Content here =
+                found.kind == model::disk::ContentKind::zeros ? found : found.shifted(block - s);
+            if (!newer_or_same(expected_start.shifted(block - start), here, index, block, oracle)) {
+                stale = StaleBlock{block, here};
+            }
+            if (found.kind != model::disk::ContentKind::zeros) break;  // data pieces are uniform
+        }
+    };
+    file.blocks.for_each(start, end,
+                         [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
+                             if (stale) return;
+                             if (s > cursor) check_piece(cursor, s, model::disk::Content::zeros());
+                             if (stale) return;
+                             cursor = e;
+                             check_piece(s, e, found);
+                         });
+    if (!stale && cursor < end) check_piece(cursor, end, model::disk::Content::zeros());
+    return stale;
 }
 
 class FsyncDurability final : public Checker {
@@ -70,13 +121,7 @@ private:
             return range.low <= file.size_bytes && file.size_bytes <= range.high;
         });
         if (!size_ok) {
-            std::string expected;
-            for (const SizeRange& range : sizes) {
-                expected += (expected.empty() ? "size " : " or ") +
-                            (range.low == range.high ? std::to_string(range.low)
-                                                     : "in [" + std::to_string(range.low) + ", " +
-                                                           std::to_string(range.high) + "]");
-            }
+            const std::string expected = sizes_text(sizes);
             out.push_back({"fsync_durability", file_name, promise.size_bytes, expected,
                            "size " + std::to_string(file.size_bytes),
                            "file " + file_name + " size " + std::to_string(file.size_bytes) +
@@ -88,36 +133,18 @@ private:
         bool failed = false;
         promise.contents.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& expected_start) {
             if (failed) return;
-            std::uint64_t cursor = start;
-            auto report = [&](std::uint64_t block, const model::disk::Content& found) {
-                const model::disk::Content expected = expected_start.shifted(block - start);
-                const std::string expected_text = expected.describe(context.file_names, context.block_size) + " or newer";
-                const std::string found_text = found.describe(context.file_names, context.block_size);
-                out.push_back({"fsync_durability", file_name, block * context.block_size, expected_text,
-                               found_text,
-                               "file " + file_name + " offset " + std::to_string(block * context.block_size) +
-                                   ": expected " + expected_text + ", found " + found_text + where});
-                failed = true;
-            };
-            // A hole reads zeros; each piece is uniform, so its first block decides
-            // (a zeroing operation's range can split a piece: check per block then).
-            auto check_piece = [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
-                for (std::uint64_t block = s; block < e && !failed; block++) {
-                    const model::disk::Content here = found.kind == model::disk::ContentKind::zeros ? found : found.shifted(block - s);
-                    if (!newer_or_same(expected_start.shifted(block - start), here, promise.file, block, oracle)) {
-                        report(block, here);
-                    }
-                    if (found.kind != model::disk::ContentKind::zeros) break;  // data pieces are uniform
-                }
-            };
-            file.blocks.for_each(start, end, [&](std::uint64_t s, std::uint64_t e, const model::disk::Content& found) {
-                if (failed) return;
-                if (s > cursor) check_piece(cursor, s, model::disk::Content::zeros());
-                if (failed) return;
-                cursor = e;
-                check_piece(s, e, found);
-            });
-            if (!failed && cursor < end) check_piece(cursor, end, model::disk::Content::zeros());
+            const std::optional<StaleBlock> stale =
+                stale_block(file, promise.file, start, end, expected_start, oracle);
+            if (!stale) return;
+            const std::uint64_t offset = stale->block * context.block_size;
+            const model::disk::Content expected = expected_start.shifted(stale->block - start);
+            const std::string expected_text =
+                expected.describe(context.file_names, context.block_size) + " or newer";
+            const std::string found_text = stale->found.describe(context.file_names, context.block_size);
+            out.push_back({"fsync_durability", file_name, offset, expected_text, found_text,
+                           "file " + file_name + " offset " + std::to_string(offset) + ": expected " +
+                               expected_text + ", found " + found_text + where});
+            failed = true;
         });
         return failed;
     }

@@ -543,27 +543,81 @@ auto check_scenario(const scenarios::Scenario& scenario, bool named, const Check
     return interrupted;
 }
 
-// A bad file named on the command line is bad input (exit 2, like every verb);
-// one found in a directory is an ERROR row and the other scenarios still run.
-auto cmd_check(const CheckArgs& args) -> ExitCode {
-    require_writable("--junit", args.junit);
-    require_writable("--json", args.json);
-    const auto files = collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
-    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+/// The scenarios `check` runs, each with whether it was named on the command line.
+struct CheckScenarios {
     std::vector<scenarios::Scenario> loaded;
     std::vector<bool> named;
-    std::vector<scenarios::CheckRow> rows;
+};
+
+// A bad file named on the command line is bad input (exit 2, like every verb);
+// one found in a directory is an ERROR row and the other scenarios still run.
+auto load_check_scenarios(const std::vector<ScenarioFile>& files, std::vector<scenarios::CheckRow>& rows)
+    -> CheckScenarios {
+    CheckScenarios checked;
     for (const auto& file : files) {
         try {
-            loaded.push_back(load(file.path));
-            named.push_back(file.named);
+            checked.loaded.push_back(load(file.path));
+            checked.named.push_back(file.named);
         } catch (const scenarios::InputError& error) {
             if (file.named) throw;
             rows.push_back(error_row(file.path, file.path, "-", "loads", error.what()));
         }
     }
+    return checked;
+}
+
+/// The expectations `check` has: one per file in error, one per variant that
+/// is not a measure and one per performance ratio of each scenario loaded.
+auto expectations_total(std::size_t files_in_error, const std::vector<scenarios::Scenario>& loaded)
+    -> std::size_t {
+    std::size_t total = files_in_error;
+    for (const auto& scenario : loaded) {
+        for (const auto& variant : scenario.variants) {
+            if (variant.expect.kind != scenarios::Expectation::Kind::measure) total++;
+        }
+        if (scenario.perf) total += scenario.perf->ratios.size();
+    }
+    return total;
+}
+
+/// The summary line of `check` (after the coverage when it ran to its end),
+/// and its exit code.
+auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t total, bool interrupted,
+                   std::uint64_t verify_every) -> ExitCode {
+    const auto met = static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
+    if (interrupted) {
+        const auto skipped = static_cast<std::size_t>(
+            std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.skipped || r.interrupted; }));
+        say("check: interrupted: %zu of %zu expectations checked, %zu of them met; %zu not run or cut short "
+            "(marked skipped in the JUnit and JSON reports)\n",
+            rows.size() - skipped, total, met, skipped);
+        return ExitCode::interrupted;
+    }
+    output() += scenarios::model_coverage_text(rows);
+    if (verify_every != 0) output() += scenarios::check_determinism_text(rows, verify_every);
+    const auto errors = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
+    if (errors == 0) {
+        say("check: %zu of %zu expectations met\n", met, rows.size());
+    } else {
+        say("check: %zu of %zu expectations met; %zu ERROR (a scenario file or run that failed on its input)\n", met,
+            rows.size(), errors);
+    }
+    return met == rows.size() ? ExitCode::pass : ExitCode::violation;
+}
+
+auto cmd_check(const CheckArgs& args) -> ExitCode {
+    require_writable("--junit", args.junit);
+    require_writable("--json", args.json);
+    const auto files =
+        collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
+    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+    std::vector<scenarios::CheckRow> rows;
+    const auto [loaded, named] = load_check_scenarios(files, rows);
     scenarios::CheckTable table(loaded);
-    for (const auto& row : rows) table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
+    for (const auto& row : rows) {
+        table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
+    }
     output() += scenarios::check_header(table);
     const double started = seconds_now();
     bool interrupted = false;
@@ -575,34 +629,10 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
         interrupted = check_scenario(loaded[i], named[i], args, print_row, rows) || interrupted;
     }
     const double elapsed = seconds_now() - started;
-    const auto met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
-    std::size_t total = files.size() - loaded.size();  // the files in error, one row each
-    for (const auto& scenario : loaded) {
-        for (const auto& variant : scenario.variants) {
-            if (variant.expect.kind != scenarios::Expectation::Kind::measure) total++;
-        }
-        if (scenario.perf) total += scenario.perf->ratios.size();
-    }
+    const std::size_t total = expectations_total(files.size() - loaded.size(), loaded);
     if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
     if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
-    if (interrupted) {
-        const auto skipped = static_cast<std::size_t>(
-            std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.skipped || r.interrupted; }));
-        say("check: interrupted: %zu of %zu expectations checked, %zu of them met; %zu not run or cut short "
-            "(marked skipped in the JUnit and JSON reports)\n",
-            rows.size() - skipped, total, met, skipped);
-        return ExitCode::interrupted;
-    }
-    output() += scenarios::model_coverage_text(rows);
-    if (args.verify_every != 0) output() += scenarios::check_determinism_text(rows, args.verify_every);
-    const auto errors = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
-    if (errors == 0) {
-        say("check: %zu of %zu expectations met\n", met, rows.size());
-    } else {
-        say("check: %zu of %zu expectations met; %zu ERROR (a scenario file or run that failed on its input)\n", met,
-            rows.size(), errors);
-    }
-    return met == rows.size() ? ExitCode::pass : ExitCode::violation;
+    return check_verdict(rows, total, interrupted, args.verify_every);
 }
 
 // ---- perf ----

@@ -109,7 +109,8 @@ private:
     void read_workload(const Json& value);
     auto read_fio(const Json& job) const -> FioJob;
     void expand_fio(const FioJob& fio);
-    void read_fs_mark(const Json& job);
+    auto read_fs_mark(const Json& job) const -> FsMarkJob;
+    void expand_fs_mark(const FsMarkJob& fs_mark);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     /// Counts `ops` against workload_ops_max before they are expanded.
     void take_workload_ops(std::uint64_t ops, const std::string& json_path);
@@ -118,6 +119,8 @@ private:
     void read_machine(const Json& value);
     void read_explore(const Json& value);
     void read_sweep(const Json& root);
+    auto load_sweep_point(const Json& root, const Json& point, const std::string& kind,
+                          const std::string& json_path) -> Scenario;
     auto read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
                           const std::string& parameter) const -> std::uint64_t;
     auto read_number(const Json& value, const std::string& json_path) const -> double;
@@ -203,7 +206,13 @@ void Loader::read_workload(const Json& value) {
     if (fio_given && fs_mark_given) fail("$.workload", "exactly one of the keys fio, fs_mark", "both");
     if (!fio_given && !fs_mark_given) fail("$.workload", "one of the keys fio, fs_mark", "an empty object");
     if (fs_mark_given) {
-        read_fs_mark(value.at("fs_mark"));
+        const FsMarkJob fs_mark = read_fs_mark(value.at("fs_mark"));
+        // Before expanding: the device holds the data, and the ops are within the bound.
+        check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, "$.workload.fs_mark");
+        take_workload_ops(std::uint64_t{fs_mark.threads} * fs_mark.files * (fs_mark.fsync ? 3 : 2),
+                          "$.workload.fs_mark");
+        expand_fs_mark(fs_mark);
+        scenario_.fs_mark = fs_mark;
         return;
     }
     const FioJob fio = read_fio(value.at("fio"));
@@ -353,7 +362,7 @@ void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) 
 // before close. The models have no directories: a file's name ("d3/t0.f17", directory 3,
 // thread 0, its file 17) only says where fs_mark would have put it; no directory is created,
 // looked up or logged.
-void Loader::read_fs_mark(const Json& job) {
+auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     const std::string path = "$.workload.fs_mark";
     check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync"}, {"files", "size"});
     for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
@@ -380,9 +389,11 @@ void Loader::read_fs_mark(const Json& job) {
         if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
         fs_mark.fsync = job.at("fsync").get<bool>();
     }
-    // Before expanding: the device holds the data, and the ops are within the bound.
-    check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, path);
-    take_workload_ops(std::uint64_t{fs_mark.threads} * fs_mark.files * (fs_mark.fsync ? 3 : 2), path);
+    return fs_mark;
+}
+
+void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
+    const std::string path = "$.workload.fs_mark";
     // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
     // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
@@ -413,7 +424,6 @@ void Loader::read_fs_mark(const Json& job) {
         }
         scenario_.tasks.push_back(std::move(task));
     }
-    scenario_.fs_mark = fs_mark;
 }
 
 auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
@@ -614,36 +624,49 @@ void Loader::read_sweep(const Json& root) {
             scenario_.sweep_values.end()) {
             fail(key_path(path, parameter), "a value no earlier point has", std::to_string(value));
         }
-        Json copy = root;
-        copy.erase("sweep");
-        for (const auto& item : point.items()) copy["workload"][kind][item.key()] = item.value();
-        if (copy.contains("perf")) {
-            for (Json& ratio : copy["perf"]["ratios"]) ratio.erase("at");
-            copy["perf"].erase("seed");
-        }
-        Loader nested(scenario_.path);
-        nested.workload_ops_used_ = workload_ops_used_;
-        try {
-            scenario_.sweep_points.push_back(nested.load(copy));
-            workload_ops_used_ = nested.workload_ops_used_;
-        } catch (const InputError& error) {
-            // Point the message at the point's own field when it came from
-            // one, else say which point it was.
-            std::string message = error.what();
-            bool rewritten = false;
-            for (const auto& item : point.items()) {
-                const std::string from = ": " + base + "." + item.key() + ":";
-                const auto at = message.find(from);
-                if (at != std::string::npos) {
-                    message.replace(at, from.size(), ": " + key_path(path, item.key()) + ":");
-                    rewritten = true;
-                    break;
-                }
-            }
-            if (!rewritten) message += " (at sweep point " + path + ")";
-            throw InputError(message);
-        }
+        scenario_.sweep_points.push_back(load_sweep_point(root, point, kind, path));
         scenario_.sweep_values.push_back(value);
+    }
+}
+
+namespace {
+
+/// A sweep point's error message, pointed at the point's own field (`json_path`
+/// is the point's) when it came from one, else saying which point it was.
+auto sweep_point_message(std::string message, const Json& point, const std::string& base,
+                         const std::string& json_path) -> std::string {
+    for (const auto& item : point.items()) {
+        const std::string from = ": " + base + "." + item.key() + ":";
+        const auto at = message.find(from);
+        if (at != std::string::npos) {
+            message.replace(at, from.size(), ": " + key_path(json_path, item.key()) + ":");
+            return message;
+        }
+    }
+    return message + " (at sweep point " + json_path + ")";
+}
+
+}  // namespace
+
+// The scenario at one sweep point: the base workload with the point's fields
+// set, loaded by a loader of its own that counts on from the ops loaded so far.
+auto Loader::load_sweep_point(const Json& root, const Json& point, const std::string& kind,
+                              const std::string& json_path) -> Scenario {
+    Json copy = root;
+    copy.erase("sweep");
+    for (const auto& item : point.items()) copy["workload"][kind][item.key()] = item.value();
+    if (copy.contains("perf")) {
+        for (Json& ratio : copy["perf"]["ratios"]) ratio.erase("at");
+        copy["perf"].erase("seed");
+    }
+    Loader nested(scenario_.path);
+    nested.workload_ops_used_ = workload_ops_used_;
+    try {
+        Scenario loaded = nested.load(copy);
+        workload_ops_used_ = nested.workload_ops_used_;
+        return loaded;
+    } catch (const InputError& error) {
+        throw InputError(sweep_point_message(error.what(), point, "$.workload." + kind, json_path));
     }
 }
 

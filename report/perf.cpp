@@ -252,23 +252,108 @@ auto vary_parameters(const std::string& model) -> std::vector<std::string> {
     return names;
 }
 
-auto measure_vary(const std::string& path, const std::string& spec, const std::string& points) -> VaryReport {
-    const auto bad = [&](const std::string& expected, const std::string& got) {
-        throw InputError("--vary: expected " + expected + ", got " + got);
-    };
+namespace {
+
+[[noreturn]] void bad_vary(const std::string& expected, const std::string& got) {
+    throw InputError("--vary: expected " + expected + ", got " + got);
+}
+
+/// The parameter's name and values from "NAME=V1,V2,...": each value given,
+/// none twice.
+void read_vary_spec(const std::string& spec, VaryReport& report) {
     const std::size_t equals = spec.find('=');
     if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size()) {
-        bad("NAME=V1,V2,... (one parameter, its values separated by commas)", Json(spec).dump());
+        bad_vary("NAME=V1,V2,... (one parameter, its values separated by commas)", Json(spec).dump());
     }
-    VaryReport report;
     report.name = spec.substr(0, equals);
     report.values = split_values(spec.substr(equals + 1));
     for (std::size_t i = 0; i < report.values.size(); i++) {
-        if (report.values[i].empty()) bad("a value between every two commas", Json(spec).dump());
+        if (report.values[i].empty()) bad_vary("a value between every two commas", Json(spec).dump());
         for (std::size_t j = 0; j < i; j++) {
-            if (report.values[j] == report.values[i]) bad("values that differ", "\"" + report.values[i] + "\" twice");
+            if (report.values[j] == report.values[i]) {
+                bad_vary("values that differ", "\"" + report.values[i] + "\" twice");
+            }
         }
     }
+}
+
+/// The scenario field a --vary parameter replaces.
+struct VaryTarget {
+    std::string pointer;  // JSON pointer
+    bool numeric = true;  // a machine, device or workload number; a knob's value is a string
+};
+
+/// Where parameter `name` lands in the scenario (`base`, its text parsed as
+/// `root`): a machine, device or workload field of it, or a knob of its
+/// model that no variant sets.
+auto vary_target(const std::string& name, const Scenario& base, const Json& root) -> VaryTarget {
+    VaryTarget target;
+    for (const auto& field : vary_fields()) {
+        if (name == field.name) target.pointer = field.pointer;
+    }
+    const model::ModelInfo* info = model::find_model(base.model);
+    if (target.pointer.empty() && info != nullptr) {
+        for (const auto& knob : info->knobs) {
+            if (knob.name != name) continue;
+            target.pointer = "/config/" + knob.name;
+            target.numeric = false;
+            for (const auto& variant : root.at("variants")) {
+                if (variant.contains("config") && variant.at("config").contains(knob.name)) {
+                    bad_vary("a knob no variant sets (variant " + variant.at("name").get<std::string>() +
+                                 " sets " + knob.name + ", so varying it would change nothing)",
+                             Json(name).dump());
+                }
+            }
+        }
+    }
+    if (target.pointer.empty()) {
+        std::string names;
+        for (const auto& parameter : vary_parameters(base.model)) {
+            names += (names.empty() ? "" : ", ") + parameter;
+        }
+        bad_vary("a parameter name, one of " + names, Json(name).dump());
+    }
+    if (target.pointer.rfind("/workload/fio/", 0) == 0 && !base.fio) {
+        bad_vary("a parameter of an fio workload", Json(name).dump());
+    }
+    if (!base.sweep_parameter.empty() && target.pointer == "/workload/fio/" + base.sweep_parameter) {
+        bad_vary("a parameter the scenario does not sweep already (its sweep sets " + base.sweep_parameter +
+                     " at each point)",
+                 Json(name).dump());
+    }
+    return target;
+}
+
+/// The scenario `root` loaded once per value of the report, the value
+/// written at `target` (and only `points` of its sweep kept, when given).
+auto vary_scenarios(const std::string& path, const Json& root, const VaryTarget& target,
+                    const VaryReport& report, const std::string& points) -> std::vector<Scenario> {
+    std::vector<Scenario> loaded;
+    for (const std::string& value : report.values) {
+        Json copy = root;
+        if (target.numeric) {
+            if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
+                bad_vary("an unsigned integer for " + report.name, Json(value).dump());
+            }
+            copy[Json::json_pointer(target.pointer)] = std::stoull(value);
+        } else {
+            copy[Json::json_pointer(target.pointer)] = value;
+        }
+        try {
+            loaded.push_back(parse_scenario(copy.dump(), path));
+            if (!points.empty()) keep_points(loaded.back(), points);
+        } catch (const InputError& error) {
+            throw InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value + ")");
+        }
+    }
+    return loaded;
+}
+
+}  // namespace
+
+auto measure_vary(const std::string& path, const std::string& spec, const std::string& points) -> VaryReport {
+    VaryReport report;
+    read_vary_spec(spec, report);
     // The scenario as written (loaded once to validate it and learn its model).
     const std::string text = read_text_file(path);
     Scenario base = parse_scenario(text, path);
@@ -279,56 +364,9 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     report.scenario = base.name;
     report.metric = base.perf ? base.perf->metric : std::string("throughput");
     const Json root = Json::parse(text);
-    std::string pointer;
-    bool numeric = true;
-    for (const auto& field : vary_fields()) {
-        if (report.name == field.name) pointer = field.pointer;
-    }
-    const model::ModelInfo* info = model::find_model(base.model);
-    if (pointer.empty() && info != nullptr) {
-        for (const auto& knob : info->knobs) {
-            if (knob.name != report.name) continue;
-            pointer = "/config/" + knob.name;
-            numeric = false;
-            for (const auto& variant : root.at("variants")) {
-                if (variant.contains("config") && variant.at("config").contains(knob.name)) {
-                    bad("a knob no variant sets (variant " + variant.at("name").get<std::string>() + " sets " +
-                            knob.name + ", so varying it would change nothing)",
-                        Json(report.name).dump());
-                }
-            }
-        }
-    }
-    if (pointer.empty()) {
-        std::string names;
-        for (const auto& name : vary_parameters(base.model)) names += (names.empty() ? "" : ", ") + name;
-        bad("a parameter name, one of " + names, Json(report.name).dump());
-    }
-    if (pointer.rfind("/workload/fio/", 0) == 0 && !base.fio) bad("a parameter of an fio workload", Json(report.name).dump());
-    if (!base.sweep_parameter.empty() && pointer == "/workload/fio/" + base.sweep_parameter) {
-        bad("a parameter the scenario does not sweep already (its sweep sets " + base.sweep_parameter + " at each point)",
-            Json(report.name).dump());
-    }
-    report.json_path = json_path_of(pointer);
-    std::vector<Scenario> loaded;
-    for (const std::string& value : report.values) {
-        Json copy = root;
-        if (numeric) {
-            if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
-                bad("an unsigned integer for " + report.name, Json(value).dump());
-            }
-            copy[Json::json_pointer(pointer)] = std::stoull(value);
-        } else {
-            copy[Json::json_pointer(pointer)] = value;
-        }
-        try {
-            loaded.push_back(parse_scenario(copy.dump(), path));
-            if (!points.empty()) keep_points(loaded.back(), points);
-        } catch (const InputError& error) {
-            throw InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value + ")");
-        }
-    }
-    for (const Scenario& scenario : loaded) {
+    const VaryTarget target = vary_target(report.name, base, root);
+    report.json_path = json_path_of(target.pointer);
+    for (const Scenario& scenario : vary_scenarios(path, root, target, report, points)) {
         report.reports.push_back(measure(scenario));
         if (report.reports.back().interrupted) {
             report.interrupted = true;

@@ -100,68 +100,79 @@ void add_model_coverage_json(Json& summary, const std::vector<CheckRow>& rows) {
 }  // namespace
 
 namespace {
+
 /// A row an interrupted check never ran or cut short: skipped, not failed (issue 14).
 auto not_run(const CheckRow& row) -> bool { return row.skipped || row.interrupted; }
+
+/// The counts of a JUnit <testsuites> or <testsuite> element.
+struct JunitCounts {
+    std::size_t failures = 0;
+    std::size_t errors = 0;  // rows that could not be checked: <error>, not <failure>
+    std::size_t skipped = 0;
+    double seconds = 0;  // the rows' own times, summed
+};
+
+auto junit_counts(const std::vector<const CheckRow*>& rows) -> JunitCounts {
+    JunitCounts counts;
+    for (const CheckRow* row : rows) {
+        if (not_run(*row)) {
+            counts.skipped++;
+        } else if (!row->met) {
+            (row->error ? counts.errors : counts.failures)++;
+        }
+        counts.seconds += row->seconds;
+    }
+    return counts;
+}
+
+/// One <testcase>: skipped, an error, a failure with its story and command,
+/// or passed; its output says what was explored.
+auto junit_testcase(const std::string& scenario, const CheckRow& row) -> std::string {
+    std::string xml = "    <testcase classname=\"" + xml_escape(scenario) + "\" name=\"" +
+                      xml_escape(row.variant + ": " + row.expectation) + "\" file=\"" +
+                      xml_escape(row.scenario_path) + "\" time=\"" + seconds_text(row.seconds) + "\">\n";
+    if (not_run(row)) {
+        xml += "      <skipped message=\"" + xml_escape(row.detail) + "\"/>\n";
+    } else if (row.error) {
+        xml += "      <error type=\"input\" message=\"" + xml_escape(row.detail) + "\">" +
+               xml_escape(row.detail + "\n") + "</error>\n";
+    } else if (!row.met) {
+        std::string body = row.detail + "\n";
+        if (!row.story.empty()) body += "\n" + row.story;
+        if (!row.command.empty()) body += "\nreproduce with: " + row.command + "\n";
+        xml += "      <failure type=\"expectation\" message=\"" + xml_escape(row.detail) + "\">" +
+               xml_escape(body) + "</failure>\n";
+    }
+    xml += "      <system-out>" +
+           xml_escape(row.detail + "; " + std::to_string(row.schedules) + " schedules, " +
+                      std::to_string(row.crash_states) + " crash states" + junit_coverage_text(row)) +
+           "</system-out>\n";
+    xml += "    </testcase>\n";
+    return xml;
+}
+
 }  // namespace
 
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path) {
     std::map<std::string, std::vector<const CheckRow*>> suites;  // by scenario, sorted
-    std::size_t failures = 0;
-    std::size_t skipped = 0;
-    std::size_t errors = 0;  // rows that could not be checked: <error>, not <failure>
+    std::vector<const CheckRow*> all;
     for (const auto& row : rows) {
         suites[row.scenario].push_back(&row);
-        if (not_run(row)) {
-            skipped++;
-        } else if (!row.met) {
-            (row.error ? errors : failures)++;
-        }
+        all.push_back(&row);
     }
+    const JunitCounts total = junit_counts(all);
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    xml += "<testsuites name=\"crashsim check" + std::string(skipped != 0 ? " (interrupted)" : "") + "\" tests=\"" +
-           std::to_string(rows.size()) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
-           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
-           seconds_text(seconds) + "\">\n";
+    xml += "<testsuites name=\"crashsim check" + std::string(total.skipped != 0 ? " (interrupted)" : "") +
+           "\" tests=\"" + std::to_string(rows.size()) + "\" failures=\"" + std::to_string(total.failures) +
+           "\" errors=\"" + std::to_string(total.errors) + "\" skipped=\"" + std::to_string(total.skipped) +
+           "\" time=\"" + seconds_text(seconds) + "\">\n";
     for (const auto& [scenario, members] : suites) {
-        std::size_t suite_failures = 0;
-        std::size_t suite_errors = 0;
-        std::size_t suite_skipped = 0;
-        double suite_seconds = 0;
-        for (const CheckRow* row : members) {
-            if (not_run(*row)) {
-                suite_skipped++;
-            } else if (!row->met) {
-                (row->error ? suite_errors : suite_failures)++;
-            }
-            suite_seconds += row->seconds;
-        }
-        xml += "  <testsuite name=\"" + xml_escape(scenario) + "\" tests=\"" + std::to_string(members.size()) +
-               "\" failures=\"" + std::to_string(suite_failures) + "\" errors=\"" + std::to_string(suite_errors) +
-               "\" skipped=\"" + std::to_string(suite_skipped) +
-               "\" time=\"" + seconds_text(suite_seconds) + "\">\n";
-        for (const CheckRow* row : members) {
-            xml += "    <testcase classname=\"" + xml_escape(scenario) + "\" name=\"" +
-                   xml_escape(row->variant + ": " + row->expectation) + "\" file=\"" +
-                   xml_escape(row->scenario_path) + "\" time=\"" + seconds_text(row->seconds) + "\">\n";
-            if (not_run(*row)) {
-                xml += "      <skipped message=\"" + xml_escape(row->detail) + "\"/>\n";
-            } else if (row->error) {
-                xml += "      <error type=\"input\" message=\"" + xml_escape(row->detail) + "\">" +
-                       xml_escape(row->detail + "\n") + "</error>\n";
-            } else if (!row->met) {
-                std::string body = row->detail + "\n";
-                if (!row->story.empty()) body += "\n" + row->story;
-                if (!row->command.empty()) body += "\nreproduce with: " + row->command + "\n";
-                xml += "      <failure type=\"expectation\" message=\"" + xml_escape(row->detail) + "\">" +
-                       xml_escape(body) + "</failure>\n";
-            }
-            xml += "      <system-out>" +
-                   xml_escape(row->detail + "; " + std::to_string(row->schedules) + " schedules, " +
-                              std::to_string(row->crash_states) + " crash states" +
-                              junit_coverage_text(*row)) +
-                   "</system-out>\n";
-            xml += "    </testcase>\n";
-        }
+        const JunitCounts suite = junit_counts(members);
+        xml += "  <testsuite name=\"" + xml_escape(scenario) + "\" tests=\"" +
+               std::to_string(members.size()) + "\" failures=\"" + std::to_string(suite.failures) +
+               "\" errors=\"" + std::to_string(suite.errors) + "\" skipped=\"" +
+               std::to_string(suite.skipped) + "\" time=\"" + seconds_text(suite.seconds) + "\">\n";
+        for (const CheckRow* row : members) xml += junit_testcase(scenario, *row);
         xml += "  </testsuite>\n";
     }
     xml += "</testsuites>\n";
@@ -335,6 +346,43 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     return result;
 }
 
+namespace {
+
+/// Throws unless `shard` (read from `path`) is another shard of the campaign
+/// of `first` (read from `first_path`), and one not given before (`seen`).
+void check_same_campaign(const CampaignResult& shard, const std::string& path, const CampaignResult& first,
+                         const std::string& first_path, const std::vector<bool>& seen) {
+    auto differs = [&](const std::string& field, const std::string& got, const std::string& expected) {
+        throw InputError(path + ": $." + field + ": expected " + expected + " like " + first_path + ", got " +
+                         got);
+    };
+    if (shard.scenario != first.scenario || shard.scenario_hash != first.scenario_hash) {
+        differs("scenario", "\"" + shard.scenario + "\"", "the same scenario");
+    }
+    if (shard.variant != first.variant) {
+        differs("variant", "\"" + shard.variant + "\"", "\"" + first.variant + "\"");
+    }
+    if (shard.strategy != first.strategy) {
+        differs("strategy", "\"" + shard.strategy + "\"", "\"" + first.strategy + "\"");
+    }
+    if (shard.seed != first.seed) differs("seed", std::to_string(shard.seed), std::to_string(first.seed));
+    if (shard.schedules != first.schedules) {
+        differs("schedules", std::to_string(shard.schedules), std::to_string(first.schedules));
+    }
+    if (!(shard.bounds == first.bounds)) {
+        differs("explore", "\"" + describe_bounds(shard.bounds) + "\"",
+                "\"" + describe_bounds(first.bounds) + "\"");
+    }
+    if (shard.shard_count != first.shard_count) {
+        differs("shard.count", std::to_string(shard.shard_count), std::to_string(first.shard_count));
+    }
+    if (shard.shard_index >= shard.shard_count || seen[shard.shard_index]) {
+        differs("shard.index", std::to_string(shard.shard_index), "a shard not given before");
+    }
+}
+
+}  // namespace
+
 auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)
     -> CampaignResult {
     if (shards.empty()) throw InputError("merge: expected at least one result file, got none");
@@ -350,26 +398,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     merged.reached.clear();
     for (std::size_t i = 0; i < shards.size(); i++) {
         const CampaignResult& shard = shards[i];
-        auto differs = [&](const std::string& field, const std::string& got, const std::string& expected) {
-            throw InputError(paths[i] + ": $." + field + ": expected " + expected + " like " + paths[0] +
-                             ", got " + got);
-        };
-        if (shard.scenario != first.scenario || shard.scenario_hash != first.scenario_hash) {
-            differs("scenario", "\"" + shard.scenario + "\"", "the same scenario");
-        }
-        if (shard.variant != first.variant) differs("variant", "\"" + shard.variant + "\"", "\"" + first.variant + "\"");
-        if (shard.strategy != first.strategy) differs("strategy", "\"" + shard.strategy + "\"", "\"" + first.strategy + "\"");
-        if (shard.seed != first.seed) differs("seed", std::to_string(shard.seed), std::to_string(first.seed));
-        if (shard.schedules != first.schedules) differs("schedules", std::to_string(shard.schedules), std::to_string(first.schedules));
-        if (!(shard.bounds == first.bounds)) {
-            differs("explore", "\"" + describe_bounds(shard.bounds) + "\"", "\"" + describe_bounds(first.bounds) + "\"");
-        }
-        if (shard.shard_count != first.shard_count) {
-            differs("shard.count", std::to_string(shard.shard_count), std::to_string(first.shard_count));
-        }
-        if (shard.shard_index >= shard.shard_count || seen[shard.shard_index]) {
-            differs("shard.index", std::to_string(shard.shard_index), "a shard not given before");
-        }
+        check_same_campaign(shard, paths[i], first, paths[0], seen);
         seen[shard.shard_index] = true;
         merged.schedules_run += shard.schedules_run;
         merged.crash_states += shard.crash_states;

@@ -133,37 +133,42 @@ auto describe_op(const Json& document, const std::string& pointer, std::size_t i
     return "removed " + where + " operation " + op.dump();
 }
 
-}  // namespace
-
-auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult {
-    // Every scenario text parsed here loaded once already; a stop is noticed
-    // between runs and ends shrinking with what it reached.
-    const StopPollingPaused parsing_not_interrupted;
-    ShrinkResult result;
-    result.repro = original;
-    Json document = Json::parse(original.scenario_text);
+/// The original run, replayed: the failure a shrink must keep is its first
+/// violation.
+auto replay_original(const Repro& original) -> RunOutcome {
     const Scenario scenario = parse_scenario(original.scenario_text, original.scenario_path);
     const Variant* variant = scenario.find_variant(original.variant);
     SIM_ASSERT(variant != nullptr);
-    // The place the original run fails.
     Simulation simulation(scenario, *variant);
     simulation.set_bounds(original.bounds);
     const RunOutcome first = simulation.replay(original.choices, original.crash, false);
     SIM_ASSERT(first.violated());
-    const auto& violation = first.violations.front();
-    const Target target{violation.checker, violation.file, violation.offset};
+    return first;
+}
 
-    // Fewest operations: drop one at a time while the same failure is found.
-    Search initial = search(original.scenario_text, original.scenario_path, original.variant, target, options,
+/// What removing operations came to.
+struct OperationsShrunk {
+    Json document;                           // the scenario with fewest operations
+    Search initial;                          // the search of the original scenario
+    std::optional<Found> best;               // the failing run of `document`
+    std::vector<std::uint32_t> best_capped;  // below the best's preemptions
+};
+
+/// Fewest operations: drops one at a time while the same failure is found.
+auto shrink_operations(const Repro& original, const Target& target, const ShrinkOptions& options,
+                       ShrinkResult& result) -> OperationsShrunk {
+    OperationsShrunk shrunk;
+    shrunk.document = Json::parse(original.scenario_text);
+    shrunk.initial = search(original.scenario_text, original.scenario_path, original.variant, target, options,
                             original.bounds);
-    result.interrupted = initial.interrupted;
-    std::optional<Found> best = initial.found;
-    std::vector<std::uint32_t> best_capped = initial.capped;  // below the best's preemptions
+    result.interrupted = shrunk.initial.interrupted;
+    shrunk.best = shrunk.initial.found;
+    shrunk.best_capped = shrunk.initial.capped;
     std::uint64_t removals_capped = 0;  // removals rejected by a capped search
-    for (bool removed = true; removed && best && !result.interrupted;) {
+    for (bool removed = true; removed && shrunk.best && !result.interrupted;) {
         removed = false;
-        for (const auto& [pointer, index] : removable_ops(document)) {
-            const Json reduced = without(document, pointer, index);
+        for (const auto& [pointer, index] : removable_ops(shrunk.document)) {
+            const Json reduced = without(shrunk.document, pointer, index);
             Search found = search(reduced.dump(2), original.scenario_path, original.variant, target, options,
                                   original.bounds);
             if (found.interrupted) {
@@ -174,10 +179,10 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
                 if (!found.capped.empty() && found.other.empty()) removals_capped++;
                 continue;
             }
-            result.log.push_back(describe_op(document, pointer, index));
-            document = reduced;
-            best = std::move(found.found);
-            best_capped = found.capped;
+            result.log.push_back(describe_op(shrunk.document, pointer, index));
+            shrunk.document = reduced;
+            shrunk.best = std::move(found.found);
+            shrunk.best_capped = found.capped;
             removed = true;
             break;
         }
@@ -187,31 +192,41 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
                              std::to_string(options.schedules_per_search) +
                              " schedules: a smaller scenario may still fail the same way");
     }
-    std::string text = original.scenario_text;
-    RunOutcome outcome = first;
-    if (best) {
-        if (!result.log.empty() || !document.contains("schedule")) text = document.dump(2) + "\n";
-        outcome = best->outcome;
-        std::string line = "fewest preemptions: " + std::to_string(best->preemptions);
-        if (!best_capped.empty()) {
-            line += " (" + capped_text(best_capped, options.schedules_per_search) + ": fewer may fail the same way)";
+    return shrunk;
+}
+
+/// The log line on preemptions: the fewest that fail the same way, or why the
+/// original schedule stays (none when the search was interrupted: said once,
+/// at the end).
+auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& options)
+    -> std::optional<std::string> {
+    const Search& initial = shrunk.initial;
+    if (shrunk.best) {
+        std::string line = "fewest preemptions: " + std::to_string(shrunk.best->preemptions);
+        if (!shrunk.best_capped.empty()) {
+            line += " (" + capped_text(shrunk.best_capped, options.schedules_per_search) +
+                    ": fewer may fail the same way)";
         }
-        result.log.push_back(line);
-    } else if (initial.interrupted) {
-        // Said below, once.
-    } else if (!initial.other.empty()) {
-        result.log.push_back("a bounded search first fails another way (" + initial.other +
-                             "); kept the original schedule");
-    } else if (!initial.capped.empty()) {
-        result.log.push_back("no schedule found with at most " + std::to_string(options.preemptions_max) +
-                             " preemptions that fails the same way, but " +
-                             capped_text(initial.capped, options.schedules_per_search) +
-                             "; kept the original schedule");
-    } else {
-        result.log.push_back("no schedule with at most " + std::to_string(options.preemptions_max) +
-                             " preemptions fails the same way; kept the original schedule");
+        return line;
     }
-    // Fewest kept unflushed writes (a liveness or deadlock violation has no crash).
+    if (initial.interrupted) return std::nullopt;
+    if (!initial.other.empty()) {
+        return "a bounded search first fails another way (" + initial.other + "); kept the original schedule";
+    }
+    if (!initial.capped.empty()) {
+        return "no schedule found with at most " + std::to_string(options.preemptions_max) +
+               " preemptions that fails the same way, but " +
+               capped_text(initial.capped, options.schedules_per_search) + "; kept the original schedule";
+    }
+    return "no schedule with at most " + std::to_string(options.preemptions_max) +
+           " preemptions fails the same way; kept the original schedule";
+}
+
+/// Fewest kept unflushed writes (a liveness or deadlock violation has no
+/// crash): each dropped in turn while the same failure is found. Leaves the
+/// shrunk run, traced, in `result.outcome`.
+void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, const Repro& original,
+                        const Target& target, ShrinkResult& result) {
     const Scenario shrunk_scenario = parse_scenario(text, original.scenario_path);
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
     shrunk.set_bounds(original.bounds);
@@ -261,6 +276,10 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     }
     result.outcome = shrunk.replay(outcome.choices, crash, true);
     SIM_ASSERT(target.matches(result.outcome));
+}
+
+/// The shrunk repro: scenario `text` and the shrunk run of `result.outcome`.
+void record_repro(const Repro& original, const std::string& text, ShrinkResult& result) {
     result.repro.scenario_text = text;
     result.repro.choices = result.outcome.choices;
     result.repro.crash = result.outcome.crash;
@@ -272,6 +291,31 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
                          (original.crash ? original.crash->keep : std::vector<bool>{}) ||
                      (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
                          (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{});
+}
+
+}  // namespace
+
+auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult {
+    // Every scenario text parsed here loaded once already; a stop is noticed
+    // between runs and ends shrinking with what it reached.
+    const StopPollingPaused parsing_not_interrupted;
+    ShrinkResult result;
+    result.repro = original;
+    const RunOutcome first = replay_original(original);
+    const auto& violation = first.violations.front();
+    const Target target{violation.checker, violation.file, violation.offset};
+    const OperationsShrunk shrunk = shrink_operations(original, target, options, result);
+    std::string text = original.scenario_text;
+    RunOutcome outcome = first;
+    if (shrunk.best) {
+        if (!result.log.empty() || !shrunk.document.contains("schedule")) {
+            text = shrunk.document.dump(2) + "\n";
+        }
+        outcome = shrunk.best->outcome;
+    }
+    if (auto line = preemptions_line(shrunk, options)) result.log.push_back(std::move(*line));
+    shrink_kept_writes(text, outcome, original, target, result);
+    record_repro(original, text, result);
     return result;
 }
 

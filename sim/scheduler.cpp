@@ -222,8 +222,35 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
 }
 
 void Scheduler::fire_timer(const Candidate& candidate) {
-    // Copy out before removing: the callback may add timers. An uncharged
-    // timer candidate is the next timer (Candidate{no_task} names it too).
+    // Copy out before removing: the callback may add timers.
+    Timer timer = take_timer(candidate);
+    if (!timer.daemon()) live_timers_--;
+    last_daemon_woken_ = timer.daemon() ? timer.owner : no_task;
+    switch (candidate.charge) {
+        case Charge::none:
+            break;
+        case Charge::io_reorder:
+            SIM_ASSERT(io_reorders_used_ < options_.io_reorders);
+            io_reorders_used_++;
+            break;
+        case Charge::daemon_wakeup:
+            SIM_ASSERT(daemon_wakeups_used_ < options_.daemon_wakeups);
+            daemon_wakeups_used_++;
+            break;
+    }
+    if (tracing_ && candidate.charge != Charge::none) {
+        trace_->add({TraceLine::Kind::note, steps_, std::max(now_, timer.when), "engine",
+                     charged_timer_text(candidate, timer)});
+    }
+    // A timer fired ahead of earlier ones moves time to its own instant; the
+    // earlier ones then fire late, at the new now (time never goes back).
+    now_ = std::max(now_, timer.when);
+    timer.callback();
+}
+
+auto Scheduler::take_timer(const Candidate& candidate) -> Timer {
+    // An uncharged timer candidate is the next timer (Candidate{no_task}
+    // names it too).
     SIM_ASSERT(!timers_.empty());
     auto it = candidate.charge == Charge::none
                   ? timers_.begin()
@@ -242,41 +269,23 @@ void Scheduler::fire_timer(const Candidate& candidate) {
     } else {
         timers_.pop_back();
     }
-    if (!timer.daemon()) live_timers_--;
-    last_daemon_woken_ = timer.daemon() ? timer.owner : no_task;
-    switch (candidate.charge) {
-        case Charge::none:
-            break;
-        case Charge::io_reorder:
-            SIM_ASSERT(io_reorders_used_ < options_.io_reorders);
-            io_reorders_used_++;
-            break;
-        case Charge::daemon_wakeup:
-            SIM_ASSERT(daemon_wakeups_used_ < options_.daemon_wakeups);
-            daemon_wakeups_used_++;
-            break;
+    return timer;
+}
+
+auto Scheduler::charged_timer_text(const Candidate& candidate, const Timer& timer) const -> std::string {
+    std::size_t earlier = 0;
+    for (const Timer& other : timers_) earlier += other > timer ? 0 : 1;
+    if (candidate.charge == Charge::io_reorder) {
+        return std::string(timer.kind == TimerKind::io ? "a device completion" : "a sleep") +
+               " fires ahead of " + std::to_string(earlier) + " earlier timer(s) (I/O reordering " +
+               std::to_string(io_reorders_used_) + " of at most " + std::to_string(options_.io_reorders) +
+               ")";
     }
-    if (tracing_ && candidate.charge != Charge::none) {
-        std::size_t earlier = 0;
-        for (const Timer& other : timers_) earlier += other > timer ? 0 : 1;
-        std::string text;
-        if (candidate.charge == Charge::io_reorder) {
-            text = std::string(timer.kind == TimerKind::io ? "a device completion" : "a sleep") +
-                   " fires ahead of " + std::to_string(earlier) + " earlier timer(s) (I/O reordering " +
-                   std::to_string(io_reorders_used_) + " of at most " + std::to_string(options_.io_reorders) + ")";
-        } else {
-            text = tasks_[timer.owner]->name + "'s timer fires " +
-                   (runnable_count() == 0 ? "ahead of " + std::to_string(earlier) + " earlier timer(s)"
-                                      : std::string("while tasks can run")) +
-                   " (daemon wake-up " + std::to_string(daemon_wakeups_used_) + " of at most " +
-                   std::to_string(options_.daemon_wakeups) + ")";
-        }
-        trace_->add({TraceLine::Kind::note, steps_, std::max(now_, timer.when), "engine", std::move(text)});
-    }
-    // A timer fired ahead of earlier ones moves time to its own instant; the
-    // earlier ones then fire late, at the new now (time never goes back).
-    now_ = std::max(now_, timer.when);
-    timer.callback();
+    return tasks_[timer.owner]->name + "'s timer fires " +
+           (runnable_count() == 0 ? "ahead of " + std::to_string(earlier) + " earlier timer(s)"
+                                  : std::string("while tasks can run")) +
+           " (daemon wake-up " + std::to_string(daemon_wakeups_used_) + " of at most " +
+           std::to_string(options_.daemon_wakeups) + ")";
 }
 
 auto Scheduler::execute(Candidate candidate) -> StepOutcome {

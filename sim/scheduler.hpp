@@ -221,6 +221,11 @@ private:
     void switch_to_scheduler();
     auto list_candidates() -> std::span<const Candidate>;
     void fire_timer(const Candidate& candidate);
+    /// Removes the timer `candidate` names from the queue.
+    auto take_timer(const Candidate& candidate) -> Timer;
+    /// The trace note of a timer fired by a charged choice.
+    [[nodiscard]] auto charged_timer_text(const Candidate& candidate, const Timer& timer) const
+        -> std::string;
     void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback);
     /// Blocks the current task until a timer of `kind` fires `duration` from now.
     void block_for(Duration duration, TimerKind kind, const char* what);

@@ -371,6 +371,8 @@ private:
                       std::uint64_t version);
     void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void fsync(std::uint32_t file);
+    /// Why btrfs_sync_file found nothing to log (the note of its early return).
+    [[nodiscard]] auto nothing_to_log_text(const Inode& inode, bool in_log) const -> std::string;
     // ordered-data.cpp
     void wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     // extent_io.cpp: writeback, the io tree's extent locks, bio completion, page release
@@ -400,6 +402,14 @@ private:
     };
     auto csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool cow, bool insert,
                      std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath;
+    // csum_search's steps: the nodes from level `top` down, then the leaf.
+    // False when the search dropped its path to start again (with
+    // write_lock_level raised, or the key moved to another leaf).
+    auto csum_search_nodes(CsumTree& tree, std::uint64_t disk_block, bool cow, std::uint32_t top,
+                           int& write_lock_level, std::uint64_t& waits, CsumPath& path) -> bool;
+    auto csum_search_leaf(CsumTree& tree, std::uint64_t disk_block, bool cow, std::uint32_t top,
+                          int& write_lock_level, std::uint64_t& waits, std::uint64_t& leaf_waits,
+                          CsumPath& path) -> bool;
     static void csum_release(CsumPath& path);
     void csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, sim::Duration cost,
                      std::uint64_t& waits, std::uint64_t& leaf_waits);
@@ -412,14 +422,31 @@ private:
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     auto allocate_meta_block() -> std::uint64_t;
     // tree-log.cpp: logging an inode, the log tree's commit
+    /// What btrfs_log_inode_parent returns to btrfs_sync_file (v5.7): 0, the
+    /// log holds the inode (sync it); BTRFS_NO_LOG_SYNC, it did already (end
+    /// the transaction); 1, logging failed (commit the transaction).
+    enum class LogInodeResult { logged, no_log_sync, commit };
+    /// btrfs_log_inode_parent, from the BTRFS_NO_LOG_SYNC test to
+    /// end_log_trans; `log_transid` is the log transaction it joined
+    /// (btrfs_log_ctx's log_transid).
+    auto log_inode_parent(std::uint32_t file, std::uint64_t transid, std::uint64_t& log_transid)
+        -> LogInodeResult;
     auto log_inode(std::uint32_t file, std::uint64_t transid) -> bool;
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
     auto log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) -> bool;
+    /// The note's list of the maps a fast fsync logs.
+    [[nodiscard]] auto extents_text(const std::vector<ExtentMap>& to_log) const -> std::string;
+    void log_one_extent(const ExtentMap& em, InodeItems& logged);
+    void clear_em_logging(std::uint32_t file, const ExtentMap& em);
     auto start_log_trans() -> std::uint64_t;
     void wait_for_writer();
     void wait_log_commit(std::uint64_t log_transid);
     void jiffy_sleep();
     void sync_log(std::uint64_t log_transid);
+    // btrfs_sync_log's steps: S4, S8 to S11, S12.
+    void wait_log_batch();
+    void write_log_root_tree(std::uint64_t block, std::uint64_t object, sim::Completion& written);
+    void end_log_commit(std::uint64_t log_transid);
     void set_inode_last_trans(Inode& inode, std::uint64_t transid);
     [[nodiscard]] auto inode_in_log(const Inode& inode, std::uint64_t generation) const -> bool;
     // recovery.cpp

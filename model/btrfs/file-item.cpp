@@ -168,51 +168,12 @@ auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
     int write_lock_level = !cow ? -1 : insert ? 1 : 0;
     for (;;) {
         CsumPath path;
-        bool again = false;
         const std::uint32_t top = tree.node_levels();
-        for (std::uint32_t level = top; level >= 1 && !again; level--) {
-            CsumTree::Node& node = tree.node(level, tree.leaf_index(disk_block));
-            const bool write = static_cast<int>(level) <= write_lock_level;
-            if (take(node.lock, write)) waits++;
-            if (cow && node.cowed != tree.generation) {
-                if (!write || (level < top && static_cast<int>(level) + 1 > write_lock_level)) {
-                    write_lock_level = static_cast<int>(level) + 1;
-                    drop(node.lock, write);
-                    csum_release(path);
-                    again = true;
-                    continue;
-                }
-                node.cowed = tree.generation;  // btrfs_cow_block
-            }
-            sim::cpu(cpu_cost::btree_node_search);
-            if (path.parent != nullptr) drop(*path.parent, path.parent_write);
-            path.parent = &node.lock;
-            path.parent_write = write;
-        }
-        if (again) continue;
-        CsumTree::Leaf& leaf = *tree.leaves[tree.leaf_index(disk_block)];
-        const bool write = write_lock_level >= 0;
-        if (take(leaf.lock, write)) {
-            waits++;
-            leaf_waits++;
-        }
-        path.leaf = &leaf;
-        path.leaf_write = write;
-        // With the root a leaf, a split while this task waited may have
-        // moved the key to a new leaf: search again.
-        if (tree.leaves[tree.leaf_index(disk_block)].get() != &leaf) {
-            csum_release(path);
+        if (!csum_search_nodes(tree, disk_block, cow, top, write_lock_level, waits, path)) continue;
+        if (!csum_search_leaf(tree, disk_block, cow, top, write_lock_level, waits, leaf_waits, path)) {
             continue;
         }
-        if (cow && leaf.cowed != tree.generation) {
-            if (top >= 1 && write_lock_level < 1) {
-                write_lock_level = 1;
-                csum_release(path);
-                continue;
-            }
-            leaf.cowed = tree.generation;  // btrfs_cow_block
-        }
-        const std::uint64_t room = tree.leaf_data_bytes - leaf.used;
+        const std::uint64_t room = tree.leaf_data_bytes - path.leaf->used;
         const bool splits = insert && room < CsumTree::item_bytes + count * CsumTree::csum_bytes;
         if (path.parent != nullptr && !splits) {
             drop(*path.parent, path.parent_write);
@@ -220,6 +181,57 @@ auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
         }
         return path;
     }
+}
+
+auto Btrfs::csum_search_nodes(CsumTree& tree, std::uint64_t disk_block, bool cow, std::uint32_t top,
+                              int& write_lock_level, std::uint64_t& waits, CsumPath& path) -> bool {
+    for (std::uint32_t level = top; level >= 1; level--) {
+        CsumTree::Node& node = tree.node(level, tree.leaf_index(disk_block));
+        const bool write = static_cast<int>(level) <= write_lock_level;
+        if (take(node.lock, write)) waits++;
+        if (cow && node.cowed != tree.generation) {
+            if (!write || (level < top && static_cast<int>(level) + 1 > write_lock_level)) {
+                write_lock_level = static_cast<int>(level) + 1;
+                drop(node.lock, write);
+                csum_release(path);
+                return false;
+            }
+            node.cowed = tree.generation;  // btrfs_cow_block
+        }
+        sim::cpu(cpu_cost::btree_node_search);
+        if (path.parent != nullptr) drop(*path.parent, path.parent_write);
+        path.parent = &node.lock;
+        path.parent_write = write;
+    }
+    return true;
+}
+
+auto Btrfs::csum_search_leaf(CsumTree& tree, std::uint64_t disk_block, bool cow, std::uint32_t top,
+                             int& write_lock_level, std::uint64_t& waits, std::uint64_t& leaf_waits,
+                             CsumPath& path) -> bool {
+    CsumTree::Leaf& leaf = *tree.leaves[tree.leaf_index(disk_block)];
+    const bool write = write_lock_level >= 0;
+    if (take(leaf.lock, write)) {
+        waits++;
+        leaf_waits++;
+    }
+    path.leaf = &leaf;
+    path.leaf_write = write;
+    // With the root a leaf, a split while this task waited may have
+    // moved the key to a new leaf: search again.
+    if (tree.leaves[tree.leaf_index(disk_block)].get() != &leaf) {
+        csum_release(path);
+        return false;
+    }
+    if (cow && leaf.cowed != tree.generation) {
+        if (top >= 1 && write_lock_level < 1) {
+            write_lock_level = 1;
+            csum_release(path);
+            return false;
+        }
+        leaf.cowed = tree.generation;  // btrfs_cow_block
+    }
+    return true;
 }
 
 void Btrfs::csum_release(CsumPath& path) {

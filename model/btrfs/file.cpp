@@ -140,14 +140,7 @@ void Btrfs::fsync(std::uint32_t file) {
     const bool in_log = inode_in_log(inode, generation_);
     if (in_log || inode.last_trans <= last_trans_committed_) {
         SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
-                 (in_log ? "btrfs_inode_in_log: logged in transaction " +
-                               std::to_string(inode.logged_trans) + ", last_sub_trans " +
-                               std::to_string(inode.last_sub_trans) + " <= last_log_commit " +
-                               std::to_string(inode.last_log_commit) + " and <= the root's " +
-                               std::to_string(last_log_commit_) + ", no modified extents"
-                         : "last_trans " + std::to_string(inode.last_trans) +
-                               " <= last committed " + std::to_string(last_trans_committed_)) +
-                 ")");
+                 nothing_to_log_text(inode, in_log) + ")");
         inode.needs_full_sync = false;
         counters_.fsyncs_skipped++;
         inode.inode_lock.unlock();
@@ -155,47 +148,42 @@ void Btrfs::fsync(std::uint32_t file) {
     }
     // F6: join the running transaction.
     const std::uint64_t transid = join_transaction();
-    // btrfs_log_inode_parent skips an inode already in the log before it
-    // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
-    // log sync). A log commit that became durable since F5 makes it true here.
-    // Its other early returns (NOTREELOG, last_trans_log_full_commit, a root
-    // being deleted, check_parent_dirs_for_sync, i_nlink == 0) cannot hold in
-    // the model: no mount options, directories, unlinks or log failures.
-    if (inode_in_log(inode, transid)) {
-        SIM_NOTE("btrfs_log_inode_parent: inode " + name(file) +
-                 " is already in a durable log (BTRFS_NO_LOG_SYNC)");
-        counters_.fsyncs_skipped++;
-        inode.inode_lock.unlock();
-        end_transaction();
-        return;
-    }
-    // F7: start_log_trans.
-    const std::uint64_t log_transid = start_log_trans();
-    SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
-             " and starts the log (log transaction " + std::to_string(log_transid) + ")");
-    sim::yield(points::fsync_after_join);
-    // F8 to F11.
-    const bool logged = log_inode(file, transid);
-    // end_log_trans
-    SIM_ASSERT(log_writers_ > 0);
-    if (--log_writers_ == 0) log_writer_wait_.wake_all();
-    if (!logged) {
-        // btrfs_log_inode failed: btrfs_sync_file commits the transaction
-        // instead of syncing the log.
-        inode.inode_lock.unlock();
-        end_transaction();
-        counters_.fsyncs_committed++;
-        SIM_NOTE("fsync of inode " + name(file) + " could not log it: commits the transaction");
-        commit_transaction();
-        SIM_NOTE("fsync of inode " + name(file) + " returns 0");
-        return;
-    }
-    // F12: drop the inode lock and make the log durable.
+    // F7 to F11: btrfs_log_dentry_safe -> btrfs_log_inode_parent.
+    std::uint64_t log_transid = 0;
+    const LogInodeResult logged = log_inode_parent(file, transid, log_transid);
+    // The inode lock is dropped whatever came of it: the log is consistent
+    // on disk, and a later logging of the file synchronises in btrfs_sync_log.
     inode.inode_lock.unlock();
-    sync_log(log_transid);
-    // F13
-    end_transaction();
+    switch (logged) {
+        case LogInodeResult::no_log_sync:
+            end_transaction();
+            return;
+        case LogInodeResult::commit:
+            // btrfs_log_inode failed: btrfs_sync_file commits the transaction
+            // instead of syncing the log.
+            end_transaction();
+            counters_.fsyncs_committed++;
+            SIM_NOTE("fsync of inode " + name(file) + " could not log it: commits the transaction");
+            commit_transaction();
+            break;
+        case LogInodeResult::logged:
+            // F12: make the log durable; F13.
+            sync_log(log_transid);
+            end_transaction();
+            break;
+    }
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+}
+
+auto Btrfs::nothing_to_log_text(const Inode& inode, bool in_log) const -> std::string {
+    if (in_log) {
+        return "btrfs_inode_in_log: logged in transaction " + std::to_string(inode.logged_trans) +
+               ", last_sub_trans " + std::to_string(inode.last_sub_trans) + " <= last_log_commit " +
+               std::to_string(inode.last_log_commit) + " and <= the root's " +
+               std::to_string(last_log_commit_) + ", no modified extents";
+    }
+    return "last_trans " + std::to_string(inode.last_trans) + " <= last committed " +
+           std::to_string(last_trans_committed_);
 }
 
 }  // namespace model::btrfs

@@ -1,6 +1,7 @@
-// The log tree (fs/btrfs/tree-log.c): btrfs_log_inode,
-// btrfs_log_changed_extents, copy_items, start_log_trans and btrfs_sync_log,
-// which btrfs_sync_file (file.cpp) calls. Seeds: btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
+// The log tree (fs/btrfs/tree-log.c): btrfs_log_inode_parent,
+// btrfs_log_inode, btrfs_log_changed_extents, copy_items, start_log_trans
+// and btrfs_sync_log, which btrfs_sync_file (file.cpp) calls. Seeds:
+// btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
 // and btrfs-log-commit-jiffy-sleep.txt (the log commit: leader and
 // followers, log_batch, log_writers, two log transactions in flight by
 // parity, MULTI_LOG_TASKS and the one-jiffy sleep; FIDELITY.md 2.2, v6.5).
@@ -12,6 +13,34 @@
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
+
+auto Btrfs::log_inode_parent(std::uint32_t file, std::uint64_t transid, std::uint64_t& log_transid)
+    -> LogInodeResult {
+    Inode& inode = inodes_[file];
+    // btrfs_log_inode_parent skips an inode already in the log before it
+    // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
+    // log sync). A log commit that became durable since F5 makes it true here.
+    // Its other early returns (NOTREELOG, last_trans_log_full_commit, a root
+    // being deleted, check_parent_dirs_for_sync, i_nlink == 0) cannot hold in
+    // the model: no mount options, directories, unlinks or log failures.
+    if (inode_in_log(inode, transid)) {
+        SIM_NOTE("btrfs_log_inode_parent: inode " + name(file) +
+                 " is already in a durable log (BTRFS_NO_LOG_SYNC)");
+        counters_.fsyncs_skipped++;
+        return LogInodeResult::no_log_sync;
+    }
+    // F7: start_log_trans.
+    log_transid = start_log_trans();
+    SIM_NOTE("fsync of inode " + name(file) + " joins transaction " + std::to_string(transid) +
+             " and starts the log (log transaction " + std::to_string(log_transid) + ")");
+    sim::yield(points::fsync_after_join);
+    // F8 to F11.
+    const bool logged = log_inode(file, transid);
+    // end_log_trans
+    SIM_ASSERT(log_writers_ > 0);
+    if (--log_writers_ == 0) log_writer_wait_.wake_all();
+    return logged ? LogInodeResult::logged : LogInodeResult::commit;
+}
 
 auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     Inode& inode = inodes_[file];
@@ -139,45 +168,53 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     }
     if (num > log_changed_extents_max) {
         for (std::uint64_t start : on_list) inode.em_tree.maps.at(start).on_modified_list = false;
-        for (const ExtentMap& em : to_log) {
-            auto live = inode.em_tree.maps.find(em.start);
-            if (live == inode.em_tree.maps.end() || live->second.id != em.id) continue;
-            live->second.logging = false;  // clear_em_logging, which may merge
-            try_merge_map(file, em.start);
-        }
+        for (const ExtentMap& em : to_log) clear_em_logging(file, em);
         inode.em_tree.lock.unlock();
         SIM_NOTE("btrfs_log_changed_extents: more than " + std::to_string(log_changed_extents_max) +
                  " on the list of modified extents (" + std::to_string(on_list.size()) +
                  "): -EFBIG, the list is emptied and nothing is logged");
         return false;
     }
-    std::string names;
-    for (const auto& em : to_log) {
-        names += " " + range_text(bytes(em.start), bytes(em.end()));
-    }
     SIM_NOTE("btrfs_log_changed_extents locks the extent map tree: " + std::to_string(listed) +
              " extent map(s) on the list of modified extents, " + std::to_string(to_log.size()) +
-             " newer than generation " + std::to_string(test_gen) + " to log" +
-             (to_log.empty() ? std::string(": logs no file extent item") : ":" + names));
+             " newer than generation " + std::to_string(test_gen) + " to log" + extents_text(to_log));
     for (const ExtentMap& em : to_log) {
         inode.em_tree.lock.unlock();
         sim::yield(points::fsync_logging_extent);
-        // log_one_extent: a file extent item built from the map, plus the
-        // checksums of that range only.
-        logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation, em.id});
-        lookup_checksums(em.block_start, em.length);
+        log_one_extent(em, logged);
         inode.em_tree.lock.lock();
-        // clear_em_logging: the map may merge now that it is off the list.
-        auto live = inode.em_tree.maps.find(em.start);
-        if (live != inode.em_tree.maps.end() && live->second.id == em.id) {
-            live->second.logging = false;
-            try_merge_map(file, em.start);
-        }
+        clear_em_logging(file, em);
     }
     inode.em_tree.lock.unlock();
     counters_.fsyncs_fast++;
     SIM_MAYBE(transid > test_gen);
     return true;
+}
+
+auto Btrfs::extents_text(const std::vector<ExtentMap>& to_log) const -> std::string {
+    if (to_log.empty()) return ": logs no file extent item";
+    std::string names;
+    for (const auto& em : to_log) {
+        names += " " + range_text(bytes(em.start), bytes(em.end()));
+    }
+    return ":" + names;
+}
+
+void Btrfs::log_one_extent(const ExtentMap& em, InodeItems& logged) {
+    // log_one_extent: a file extent item built from the map, plus the
+    // checksums of that range only.
+    logged.extents.assign(em.start, em.end(), FileExtentItem{em.block_start, em.generation, em.id});
+    lookup_checksums(em.block_start, em.length);
+}
+
+void Btrfs::clear_em_logging(std::uint32_t file, const ExtentMap& em) {
+    // clear_em_logging, on the live map if it is still the one the fsync
+    // took: the map may merge now that it is off the list.
+    ExtentMapTree& tree = inodes_[file].em_tree;
+    auto live = tree.maps.find(em.start);
+    if (live == tree.maps.end() || live->second.id != em.id) return;
+    live->second.logging = false;
+    try_merge_map(file, em.start);
 }
 
 auto Btrfs::start_log_trans() -> std::uint64_t {
@@ -264,16 +301,7 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     log_committing_[index] = true;
     if (log_transid > 0 && log_committing_[(index + 1) % 2]) wait_log_commit(log_transid - 1);
     // S4: let more fsyncs join while they keep arriving.
-    for (;;) {
-        const std::uint64_t batch = log_batch_;
-        if (!ssd_ && multi_log_tasks_ && knobs_.log_commit_sleep) {
-            root_log_mutex_.unlock();
-            jiffy_sleep();
-            root_log_mutex_.lock();
-        }
-        wait_for_writer();
-        if (batch == log_batch_) break;
-    }
+    wait_log_batch();
     // S6: start writing the log tree; S7: later fsyncs belong to the next
     // log transaction. The leader writes the log transaction it leads, the
     // running one, with no writer left in it.
@@ -292,8 +320,35 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     log_start_task_ = sim::no_task;
     root_log_mutex_.unlock();
     sim::yield(points::sync_log_root_released);
-    // S8 to S11 (the log root tree level, folded): wait for the log blocks,
-    // FLUSH, then the superblock with FUA naming this log.
+    // S8 to S11 (the log root tree level, folded).
+    write_log_root_tree(block, object, written);
+    // S12
+    end_log_commit(log_transid);
+    counters_.log_commits++;
+    SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid) +
+             ", FLUSH, superblock FUA: the log is durable");
+    sim::yield(points::sync_log_super_durable);
+}
+
+void Btrfs::wait_log_batch() {
+    // btrfs_sync_log's loop (called with log_mutex held): while the batch
+    // grew since the last look, sleep a jiffy when MULTI_LOG_TASKS is set on
+    // a non-ssd mount, then wait for the writers of the log transaction.
+    for (;;) {
+        const std::uint64_t batch = log_batch_;
+        if (!ssd_ && multi_log_tasks_ && knobs_.log_commit_sleep) {
+            root_log_mutex_.unlock();
+            jiffy_sleep();
+            root_log_mutex_.lock();
+        }
+        wait_for_writer();
+        if (batch == log_batch_) break;
+    }
+}
+
+void Btrfs::write_log_root_tree(std::uint64_t block, std::uint64_t object, sim::Completion& written) {
+    // Wait for the log blocks, FLUSH, then the superblock with FUA naming
+    // this log.
     log_root_tree_mutex_.lock();
     written.wait();
     sim::yield(points::sync_log_after_log_write);
@@ -302,9 +357,13 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     log_object_ = object;
     write_superblock(true, last_trans_committed_);
     log_root_tree_mutex_.unlock();
-    // S12: the log transaction is durable: root->last_log_commit (v5.10
-    // guards it with "if (root->last_log_commit < log_transid)"; newer
-    // kernels assert it instead); then hand the result to the followers.
+}
+
+void Btrfs::end_log_commit(std::uint64_t log_transid) {
+    // The log transaction is durable: root->last_log_commit (v5.10 guards it
+    // with "if (root->last_log_commit < log_transid)"; newer kernels assert
+    // it instead); then hand the result to the followers.
+    const std::size_t index = log_transid % 2;
     root_log_mutex_.lock();
     // Only the leader clears its slot, and log transactions commit in order
     // (S3 waited for the previous one): none newer is committed yet.
@@ -317,10 +376,6 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     log_committing_[index] = false;
     log_commit_wait_[index].wake_all();
     root_log_mutex_.unlock();
-    counters_.log_commits++;
-    SIM_NOTE("btrfs_sync_log: W(log) of log transaction " + std::to_string(log_transid) +
-             ", FLUSH, superblock FUA: the log is durable");
-    sim::yield(points::sync_log_super_durable);
 }
 
 }  // namespace model::btrfs

@@ -71,17 +71,8 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
         return false;
     }
     // A bio per mapping, sent once the whole range is mapped.
-    std::vector<Mapping> mappings;
     bool unwritten = false;
-    inode.ilock.lock_shared();
-    for (std::uint64_t cursor = start; cursor < end;) {
-        const Record record = lookup(inode.data_fork, cursor);
-        SIM_ASSERT(!record.hole && record.extent.state != ExtentState::delalloc);
-        mappings.push_back({cursor, std::min(record.end, end), record.extent.shifted(cursor - record.start)});
-        unwritten = unwritten || record.extent.state == ExtentState::unwritten;
-        cursor = mappings.back().end;
-    }
-    inode.ilock.unlock_shared();
+    const std::vector<Mapping> mappings = direct_write_mappings(file, start, end, unwritten);
     DirectBios bios(device_, disk::Content::data(file, start, version), start);
     for (const Mapping& mapping : mappings) bios.submit(mapping.start, mapping.end, mapping.extent.start_block);
     counters_.data_ios++;
@@ -91,10 +82,38 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
              std::to_string(bios.bios()) + " extent(s)" + (unwritten ? ", some UNWRITTEN" : "") +
              " from the caller's buffer");
     bios.wait();
+    dio_write_end_io(file, offset, length, unwritten);
+    inode.iolock.unlock();
+    sim::yield(points::direct_write_done);
+    return true;
+}
+
+auto Xfs::direct_write_mappings(std::uint32_t file, std::uint64_t start, std::uint64_t end, bool& unwritten)
+    -> std::vector<Mapping> {
+    // The range as xfs_direct_write_iomap_begin maps it once allocated: no
+    // hole, no delalloc; `unwritten` tells whether some of it is unwritten.
+    Inode& inode = inodes_[file];
+    std::vector<Mapping> mappings;
+    inode.ilock.lock_shared();
+    for (std::uint64_t cursor = start; cursor < end;) {
+        const Record record = lookup(inode.data_fork, cursor);
+        SIM_ASSERT(!record.hole && record.extent.state != ExtentState::delalloc);
+        mappings.push_back({cursor, std::min(record.end, end), record.extent.shifted(cursor - record.start)});
+        unwritten = unwritten || record.extent.state == ExtentState::unwritten;
+        cursor = mappings.back().end;
+    }
+    inode.ilock.unlock_shared();
+    return mappings;
+}
+
+void Xfs::dio_write_end_io(std::uint32_t file, std::uint64_t offset, std::uint64_t length, bool unwritten) {
     // xfs_dio_write_end_io (v5.7): unwritten conversion updates i_size and
     // di_size itself (update_isize); otherwise "if (offset + size >
     // i_size_read(inode)) { i_size_write(); xfs_setfilesize(); }": a write
     // inside i_size logs no size, even past di_size.
+    Inode& inode = inodes_[file];
+    const std::uint64_t start = offset / block_size_;
+    const std::uint64_t end = (offset + length) / block_size_;
     const bool extends = offset + length > inode.size_bytes;
     if (extends) inode.size_bytes = offset + length;
     if (unwritten) {
@@ -102,9 +121,6 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     } else if (extends) {
         if (auto tp = trans_alloc("xfs_setfilesize")) update_di_size(*tp, file, end);
     }
-    inode.iolock.unlock();
-    sim::yield(points::direct_write_done);
-    return true;
 }
 
 void Xfs::iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end) {

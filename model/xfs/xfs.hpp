@@ -272,6 +272,9 @@ private:
     auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                       std::uint64_t version) -> bool;
     auto write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
+    auto direct_write_mappings(std::uint32_t file, std::uint64_t start, std::uint64_t end, bool& unwritten)
+        -> std::vector<Mapping>;
+    void dio_write_end_io(std::uint32_t file, std::uint64_t offset, std::uint64_t length, bool unwritten);
     void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     // aops.cpp: buffered writes, writeback, I/O completion
     auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
