@@ -6,17 +6,19 @@ auto make_fsync_durability() -> std::unique_ptr<Checker>;
 auto make_no_stale_data() -> std::unique_ptr<Checker>;
 auto make_fs_consistency() -> std::unique_ptr<Checker>;
 auto make_mount() -> std::unique_ptr<Checker>;
+auto make_journal_integrity() -> std::unique_ptr<Checker>;
 
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fsync_durability") return make_fsync_durability();
     if (name == "no_stale_data") return make_no_stale_data();
     if (name == "fs_consistency") return make_fs_consistency();
     if (name == "mount") return make_mount();
+    if (name == "journal_integrity") return make_journal_integrity();
     return nullptr;
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"fs_consistency", "fsync_durability", "mount", "no_stale_data"};
+    return {"fs_consistency", "fsync_durability", "journal_integrity", "mount", "no_stale_data"};
 }
 
 auto checker_about(std::string_view name) -> std::string {
@@ -33,6 +35,11 @@ auto checker_about(std::string_view name) -> std::string {
                "model on the extents recovery reported: no device block mapped twice, extents inside "
                "the device and outside its metadata area, nothing read past the size or outside a "
                "written extent";
+    }
+    if (name == "journal_integrity") {
+        return "journaling models: every update of every transaction whose commit block is durable "
+               "is at home after recovery (replayed, or written home before the tail passed it); "
+               "models without a journal have nothing at stake";
     }
     if (name == "mount") {
         return "recovery mounts the crashed image (always on, unless the scenario's crash.mount is "

@@ -1159,7 +1159,7 @@ auto parse_scenario(const std::string& text, const std::string& path) -> Scenari
 
 auto known_checkers() -> const std::vector<std::string>& {
     static const std::vector<std::string> checkers = {"fs_consistency", "fsync_durability",
-                                                      "no_stale_data"};
+                                                      "journal_integrity", "no_stale_data"};
     return checkers;
 }
 

@@ -92,6 +92,28 @@ struct RecoveredFile {
                      std::uint64_t count);
 };
 
+/// A journaling model's log as the crashed image holds it, read forensically
+/// (every commit block found in the log area, not only those recovery
+/// replayed), for checkers/journal_integrity.cpp. Versions count the changes
+/// of one metadata block: a higher version holds every earlier change.
+struct JournalUpdate {
+    std::uint64_t block = 0;    // home location
+    std::uint64_t version = 0;  // of the logged copy
+};
+struct JournalTransaction {
+    std::uint64_t sequence = 0;
+    bool replayed = false;  // from the recorded tail onward: recovery replayed it
+    std::vector<JournalUpdate> updates;
+};
+struct JournalAudit {
+    std::uint64_t tail_sequence = 0;  // the journal superblock's s_sequence (0: clean)
+    /// Every transaction whose descriptor and commit block the image holds, oldest first.
+    std::vector<JournalTransaction> durable;
+    /// After recovery: the version each metadata block holds at home, and what it is.
+    std::map<std::uint64_t, std::uint64_t> home_versions;
+    std::map<std::uint64_t, std::string> block_names;
+};
+
 /// The file system as mount after a crash left it.
 struct RecoveredState {
     bool mounted = false;
@@ -106,6 +128,8 @@ struct RecoveredState {
     /// extent may point there (0: the model declares no such area).
     std::uint64_t device_blocks = 0;
     std::uint64_t metadata_end = 0;
+    /// Journaling models only (model/jbd2/): what the log held.
+    std::optional<JournalAudit> journal;
 };
 
 struct Geometry {

@@ -207,6 +207,13 @@ public:
         for (std::size_t i = 0; i < candidates.size(); i++) {
             if (candidates[i].is_timer()) return i;
         }
+        // The bound task waits for a kernel thread it woke (a commit that
+        // kjournald2 runs): the kernel thread runs, as it would.
+        if (bound_ != sim::no_task && scheduler.task_state(bound_) == sim::TaskState::blocked) {
+            for (std::size_t i = 0; i < candidates.size(); i++) {
+                if (scheduler.task_is_daemon(candidates[i].task)) return i;
+            }
+        }
         if (bound_ == sim::no_task) throw schedule_error(step, scenario_, variant_, "no such task able to run");
         throw schedule_error(step, scenario_, variant_,
                              "it blocked on " + std::string(scheduler.blocked_on(bound_)));

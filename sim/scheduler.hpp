@@ -174,6 +174,8 @@ public:
     [[nodiscard]] auto task_count() const -> std::size_t { return tasks_.size(); }
     [[nodiscard]] auto task_name(TaskId task) const -> const std::string& { return tasks_[task]->name; }
     [[nodiscard]] auto task_state(TaskId task) const -> TaskState { return tasks_[task]->state; }
+    /// A kernel thread (spawn_daemon).
+    [[nodiscard]] auto task_is_daemon(TaskId task) const -> bool { return tasks_[task]->daemon; }
     [[nodiscard]] auto blocked_on(TaskId task) const -> const char* { return tasks_[task]->blocked_on; }
     /// The yield point where the task last stopped (nullptr before its first yield).
     [[nodiscard]] auto last_point(TaskId task) const -> const YieldPoint* { return tasks_[task]->last_point; }

@@ -263,6 +263,19 @@ expect_rc "fuzz xfs/delalloc-writeback-race fix" 0 "$TMP/xfs.out" "$TMP/xfs.err"
 expect_grep "fuzz xfs/delalloc-writeback-race fix says no violation" \
     "no violation in 2000 schedules" "$TMP/xfs.out"
 
+# ---------------------------------------------------------------- ext4/jbd2: the re-logged buffer race
+JBD2=scenarios/jbd2/relogged-buffer-checkpoint.json
+run_cs "$TMP/jbd2.out" "$TMP/jbd2.err" run "$JBD2" --variant before-2-3
+expect_rc "run jbd2/relogged-buffer-checkpoint before-2-3" 1 "$TMP/jbd2.out" "$TMP/jbd2.err"
+expect_grep "run jbd2/relogged-buffer-checkpoint before-2-3: the shrinker drops transaction 1" \
+    "jbd2: transaction 1's checkpoint list is empty: transaction dropped" "$TMP/jbd2.out"
+expect_grep "run jbd2/relogged-buffer-checkpoint before-2-3: journal_integrity reports it" \
+    "VIOLATION journal_integrity: transaction 1 committed" "$TMP/jbd2.out"
+run_cs "$TMP/jbd2.out" "$TMP/jbd2.err" run "$JBD2" --variant fix
+expect_rc "run jbd2/relogged-buffer-checkpoint fix" 0 "$TMP/jbd2.out" "$TMP/jbd2.err"
+expect_grep "run jbd2/relogged-buffer-checkpoint fix: the checkpoint forces transaction 2's commit" \
+    "belongs to transaction 2: forcing its commit" "$TMP/jbd2.out"
+
 # ---------------------------------------------------------------- bad input files
 bad_count=0
 for file in tests/bad_input/*.json; do

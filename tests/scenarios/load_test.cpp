@@ -376,6 +376,15 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"bad_knob_value",
          "$.variants[0].config.release_extent_maps: expected one of before-fix, fix-1, fix-2, "
          "fix-3, hypothetical-before-fix-without-full-sync, got \"sometimes\""},
+        {"ext4_bad_checkpoint_cleanup",
+         "$.variants[0].config.checkpoint_cleanup: expected one of v5.8, v6.5, patch-1, patch-2, "
+         "got \"v6.6\""},
+        {"ext4_checkpoint_with_file", "$.tasks[0].ops[0].file: expected one of the keys op, got an unknown key"},
+        {"ext4_fsync_without_file", "$.tasks[0].ops[0].file: expected a required key, got nothing"},
+        {"ext4_journal_integrity_twice",
+         "$.checkers[1]: expected a checker not listed before, got \"journal_integrity\""},
+        {"ext4_shrink_with_length", "$.tasks[0].ops[0].length: expected one of the keys op, got an unknown key"},
+        {"ext4_write_without_length", "$.tasks[0].ops[0].length: expected a required key, got nothing"},
         {"bad_profile",
          "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, vm-nvme, got "
          "\"floppy\""},
@@ -456,7 +465,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.tasks[1].ops[0].offset: expected one of the keys op, file, got an unknown key"},
         {"unknown_checker",
          "$.checkers[1]: expected one of the checkers fs_consistency, fsync_durability, "
-         "no_stale_data, got \"no_stale_date\""},
+         "journal_integrity, no_stale_data, got \"no_stale_date\""},
         {"unknown_expect_checker",
          "$.variants[0].expect.violates: expected one of the scenario's checkers "
          "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},
@@ -472,7 +481,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, nodesize, got an "
          "unknown knob"},
         // The unit tests link the toy model of tests/model/toy/ too.
-        {"unknown_model", "$.model: expected one of the models btrfs, toy, xfs, got \"ext5\""},
+        {"unknown_model", "$.model: expected one of the models btrfs, ext4, toy, xfs, got \"ext5\""},
         {"unknown_op",
          "$.tasks[0].ops[0].op: expected one of the ops create, write, writeback, release_pages, "
          "fsync, commit, sync, got \"pwrite\""},

@@ -1,0 +1,274 @@
+// fs/jbd2/checkpoint.c: checkpoint lists, the commit-time cleanup
+// (__jbd2_journal_clean_checkpoint_list), the shrinker
+// (jbd2_journal_shrink_checkpoint_list), jbd2_log_do_checkpoint and the tail
+// (jbd2_cleanup_journal_tail, __jbd2_update_log_tail).
+#include <algorithm>
+
+#include "model/jbd2/ext4.hpp"
+#include "model/jbd2/points.hpp"
+
+namespace model::jbd2 {
+
+auto Ext4::remove_checkpoint(std::uint64_t block) -> bool {
+    // __jbd2_journal_remove_checkpoint: 1 when it drops the transaction.
+    BufferHead& bh = bcache_.get(block);
+    const std::uint64_t cp = bh.jh.b_cp_transaction;
+    if (cp == 0) return false;
+    Transaction& transaction = tx(cp);
+    std::erase(transaction.t_checkpoint_list, block);
+    bh.jh.b_cp_transaction = 0;
+    if (!transaction.t_checkpoint_list.empty()) return false;
+    // A running or committing transaction's list may be empty and stay.
+    if (transaction.state != TState::finished) return false;
+    std::erase(checkpoint_transactions_, cp);
+    transactions_.erase(cp);
+    counters_.transactions_dropped++;
+    SIM_NOTE("jbd2: transaction " + std::to_string(cp) + "'s checkpoint list is empty: transaction dropped");
+    return true;
+}
+
+void Ext4::insert_checkpoint(std::uint64_t block, std::uint64_t tid) {
+    // __jbd2_journal_insert_checkpoint: new entries go in at the list's head.
+    BufferHead& bh = bcache_.get(block);
+    SIM_ASSERT(bh.jh.b_cp_transaction == 0);
+    bh.jh.b_cp_transaction = tid;
+    auto& list = tx(tid).t_checkpoint_list;
+    list.insert(list.begin(), block);
+}
+
+auto Ext4::try_remove_checkpoint(std::uint64_t block) -> int {
+    // jbd2_journal_try_remove_checkpoint (v6.5), -EBUSY as -1. The
+    // b_transaction test is patch 2/3's ("jbd2: Check 'jh->b_transaction'
+    // before removing it from checkpoint"); v5.8's __try_to_free_cp_buf had it
+    // (jh->b_transaction == NULL && !buffer_locked && !buffer_dirty), and
+    // 46f881b5b175 ("jbd2: fix a race when checking checkpoint buffer busy")
+    // dropped it when it replaced the test with a trylock.
+    BufferHead& bh = bcache_.get(block);
+    if (knobs_.relogged_busy() && bh.jh.b_transaction != 0) return -1;
+    if (!BufferCache::trylock_buffer(bh)) return -1;
+    if (bh.dirty) {
+        bcache_.unlock_buffer(bh);
+        return -1;
+    }
+    bcache_.unlock_buffer(bh);
+    if (bh.jh.b_transaction != 0) {
+        SIM_NOTE("jbd2: " + block_name(block) + " is unlocked and not dirty: removed from transaction " +
+                 std::to_string(bh.jh.b_cp_transaction) + "'s checkpoint list although transaction " +
+                 std::to_string(bh.jh.b_transaction) + " owns it (JBDDirty, not yet committed)");
+    }
+    return remove_checkpoint(block) ? 1 : 0;
+}
+
+auto Ext4::shrink_one_cp_list(std::uint64_t tid, ShrinkType type, bool& released, std::uint64_t& scanned)
+    -> std::uint64_t {
+    // journal_shrink_one_cp_list (v6.5 with patch 1/3's shrink_type; v5.8's
+    // journal_clean_one_cp_list is BUSY_STOP). Called with j_list_lock held;
+    // one yield per buffer visited, each with its CPU cost.
+    released = false;
+    std::uint64_t freed = 0;
+    const std::vector<std::uint64_t> list = tx(tid).t_checkpoint_list;  // walked by b_cpnext
+    for (const std::uint64_t block : list) {
+        scanned++;
+        sim::cpu(cpu_cost::cp_scan_step);
+        int ret = 0;
+        if (type == ShrinkType::destroy) {
+            ret = remove_checkpoint(block) ? 1 : 0;
+        } else {
+            ret = try_remove_checkpoint(block);
+        }
+        sim::yield(points::scan_step);
+        if (ret < 0) {
+            if (type == ShrinkType::busy_skip) continue;
+            break;
+        }
+        freed++;
+        if (ret != 0) {
+            released = true;
+            break;
+        }
+    }
+    return freed;
+}
+
+void Ext4::clean_checkpoint_list() {
+    // __jbd2_journal_clean_checkpoint_list(journal, false), j_list_lock held:
+    // oldest first; stop after a transaction that was not released. v6.5
+    // before patch 1/3 skipped busy buffers (SHRINK_BUSY_SKIP semantics).
+    if (checkpoint_transactions_.empty()) return;
+    const ShrinkType type = knobs_.commit_busy_stop() ? ShrinkType::busy_stop : ShrinkType::busy_skip;
+    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    std::uint64_t scanned = 0;
+    for (const std::uint64_t tid : order) {
+        if (transactions_.count(tid) == 0) break;
+        bool released = false;
+        shrink_one_cp_list(tid, type, released, scanned);
+        if (!released) break;
+    }
+    counters_.cp_scan_steps += scanned;
+}
+
+void Ext4::shrink_checkpoint_list() {
+    // jbd2_journal_shrink_checkpoint_list (ext4_journal_scan_objects, added in
+    // v5.16): SHRINK_BUSY_SKIP over every checkpoint transaction, nr_to_scan
+    // being every checkpoint buffer (jbd2_journal_shrink_count).
+    if (!knobs_.has_shrinker()) {
+        SIM_NOTE("shrinker: v5.8 has no jbd2 checkpoint shrinker (added in v5.16)");
+        return;
+    }
+    j_list_lock_.lock();
+    std::uint64_t nr_to_scan = 0;
+    for (const std::uint64_t tid : checkpoint_transactions_) nr_to_scan += tx(tid).t_checkpoint_list.size();
+    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    std::uint64_t scanned = 0;
+    for (const std::uint64_t tid : order) {
+        if (nr_to_scan == 0) break;
+        if (transactions_.count(tid) == 0) continue;
+        bool released = false;
+        const std::uint64_t freed = shrink_one_cp_list(tid, ShrinkType::busy_skip, released, scanned);
+        nr_to_scan -= std::min(nr_to_scan, freed);
+    }
+    counters_.shrink_scan_steps += scanned;
+    j_list_lock_.unlock();
+}
+
+auto Ext4::get_log_tail(std::uint64_t& tid, std::uint64_t& block) const -> bool {
+    // jbd2_journal_get_log_tail.
+    if (!checkpoint_transactions_.empty()) {
+        tid = checkpoint_transactions_.front();
+        block = transactions_.at(tid).t_log_start;
+    } else if (committing_ != 0) {
+        tid = committing_;
+        block = transactions_.at(tid).t_log_start;
+    } else if (running_ != 0) {
+        tid = running_;
+        block = j_head_;
+    } else {
+        tid = j_transaction_sequence_;
+        block = j_head_;
+    }
+    return tid > j_tail_sequence_;
+}
+
+void Ext4::update_log_tail(std::uint64_t tid, std::uint64_t block) {
+    // __jbd2_update_log_tail: jbd2_journal_update_sb_log_tail (REQ_SYNC |
+    // REQ_FUA), then j_tail_sequence and j_tail. j_checkpoint_mutex held.
+    device_.write_and_wait(1, 1, store(JournalSuper{block, tid}), true, "super");
+    counters_.tail_updates++;
+    if (tid > j_tail_sequence_) {
+        j_tail_sequence_ = tid;
+        j_tail_ = block;
+    }
+    SIM_NOTE("jbd2: journal superblock: tail at log block " + std::to_string(block) + ", sequence " +
+             std::to_string(tid) + " (transactions before it are no longer replayed)");
+    sim::yield(points::checkpoint_tail_updated);
+}
+
+auto Ext4::cleanup_journal_tail() -> int {
+    // jbd2_cleanup_journal_tail: FLUSH the fs device, then move the tail.
+    std::uint64_t tid = 0;
+    std::uint64_t block = 0;
+    if (!get_log_tail(tid, block)) return 1;
+    device_.flush_and_wait();
+    SIM_NOTE("jbd2_cleanup_journal_tail: FLUSH before moving the tail to transaction " + std::to_string(tid));
+    sim::yield(points::checkpoint_flushed);
+    update_log_tail(tid, block);
+    return 0;
+}
+
+void Ext4::write_dirty_buffer(std::uint64_t block, const char* who) {
+    // write_dirty_buffer(bh, REQ_SYNC): lock_buffer, test_clear_buffer_dirty, submit.
+    BufferHead& bh = bcache_.get(block);
+    bcache_.lock_buffer(bh);
+    if (!BufferCache::test_clear_buffer_dirty(bh)) {
+        bcache_.unlock_buffer(bh);
+        return;
+    }
+    bcache_.submit_write(device_, bh, store(live_.at(block)), who);
+    counters_.checkpoint_writes++;
+}
+
+auto Ext4::do_checkpoint() -> int {
+    // jbd2_log_do_checkpoint, j_checkpoint_mutex held.
+    int result = cleanup_journal_tail();
+    if (result <= 0) return result;
+    std::vector<std::uint64_t> batch;
+    const auto flush_batch = [&] {
+        // __flush_batch: submit, do not wait (a later pass waits on the locked buffers).
+        for (const std::uint64_t block : batch) write_dirty_buffer(block, "meta");
+        if (!batch.empty()) {
+            SIM_NOTE("jbd2_log_do_checkpoint: " + std::to_string(batch.size()) + " buffers submitted home");
+            sim::yield(points::checkpoint_batch);
+        }
+        batch.clear();
+    };
+    j_list_lock_.lock();
+    if (!checkpoint_transactions_.empty()) {
+        const std::uint64_t this_tid = checkpoint_transactions_.front();
+        bool done = false;
+        while (!done) {
+            // restart: someone may have cleaned the transaction up meanwhile.
+            if (checkpoint_transactions_.empty() || checkpoint_transactions_.front() != this_tid) break;
+            bool unlocked = false;
+            while (!tx(this_tid).t_checkpoint_list.empty()) {
+                auto& list = tx(this_tid).t_checkpoint_list;
+                const std::uint64_t block = list.front();
+                BufferHead& bh = bcache_.get(block);
+                if (bh.jh.b_transaction != 0) {
+                    // Re-logged: force that transaction's commit and wait for it.
+                    const std::uint64_t t = bh.jh.b_transaction;
+                    j_list_lock_.unlock();
+                    flush_batch();
+                    SIM_NOTE("jbd2_log_do_checkpoint: " + block_name(block) + " belongs to transaction " +
+                             std::to_string(t) + ": forcing its commit");
+                    log_start_commit(t);
+                    j_checkpoint_mutex_.unlock();
+                    log_wait_commit(t);
+                    j_checkpoint_mutex_.lock();
+                    j_list_lock_.lock();
+                    unlocked = true;
+                    break;
+                }
+                if (!BufferCache::trylock_buffer(bh)) {
+                    j_list_lock_.unlock();
+                    bcache_.wait_on_buffer(bh);
+                    flush_batch();
+                    j_list_lock_.lock();
+                    unlocked = true;
+                    break;
+                }
+                if (!bh.dirty) {
+                    bcache_.unlock_buffer(bh);
+                    if (remove_checkpoint(block) || tx(this_tid).t_checkpoint_list.empty()) {
+                        done = true;
+                        break;
+                    }
+                } else {
+                    bcache_.unlock_buffer(bh);
+                    batch.push_back(block);
+                    std::rotate(list.begin(), list.begin() + 1, list.end());  // t_checkpoint_list = b_cpnext
+                }
+                if (batch.size() == nr_batch ||
+                    (!batch.empty() && tx(this_tid).t_checkpoint_list.front() == batch.front())) {
+                    j_list_lock_.unlock();
+                    flush_batch();
+                    j_list_lock_.lock();
+                    unlocked = true;
+                    break;
+                }
+            }
+            if (done || unlocked) continue;
+            if (!batch.empty()) {
+                j_list_lock_.unlock();
+                flush_batch();
+                j_list_lock_.lock();
+                continue;
+            }
+            break;
+        }
+    }
+    j_list_lock_.unlock();
+    result = cleanup_journal_tail();
+    return result < 0 ? result : 0;
+}
+
+}  // namespace model::jbd2

@@ -1,0 +1,61 @@
+#pragma once
+// The ext4/jbd2 model's yield points (seeds/jbd2-checkpoint-busy-stop.txt;
+// FIDELITY.md 5.2 names the commit steps C1..C11 and `cp.scan_step`).
+#include "sim/yield_point.hpp"
+
+namespace model::jbd2::points {
+using sim::register_yield_point;
+
+inline const sim::YieldPoint create_done = register_yield_point(
+    "ext4.create.done",
+    "ext4_create: the inode bitmap, the inode table block and the directory block are dirtied "
+    "in the running transaction and the handle is stopped");
+inline const sim::YieldPoint write_done = register_yield_point(
+    "ext4.write.done",
+    "a buffered write dirtied its pages; new blocks are allocated in the block bitmap and the "
+    "inode's block map and size logged in the running transaction");
+inline const sim::YieldPoint fsync_after_data = register_yield_point(
+    "ext4.fsync.after_data", "ext4_sync_file wrote back and waited for the file's dirty pages");
+inline const sim::YieldPoint get_write_access = register_yield_point(
+    "jbd2.handle.get_write_access",
+    "do_get_write_access: the buffer joined the running transaction (b_transaction set, or "
+    "b_next_transaction while the committing one owns it); a dirty buffer became JBDDirty");
+inline const sim::YieldPoint commit_locked = register_yield_point(
+    "jbd2.commit.locked", "C1: the transaction is T_LOCKED and its open handles reached zero");
+inline const sim::YieldPoint scan_step = register_yield_point(
+    "jbd2.cp.scan_step",
+    "C2 or the shrinker: one checkpoint buffer tested (and maybe removed) under j_list_lock");
+inline const sim::YieldPoint commit_flush = register_yield_point(
+    "jbd2.commit.flush", "C3: T_FLUSH, t_log_start = j_head; a new running transaction may start");
+inline const sim::YieldPoint commit_data_written = register_yield_point(
+    "jbd2.commit.data_written", "C4: ordered-mode data of the transaction's inodes written and waited");
+inline const sim::YieldPoint commit_log_written = register_yield_point(
+    "jbd2.commit.log_written",
+    "C5/C7: descriptor and metadata copies written to the log and waited for (not durable yet)");
+inline const sim::YieldPoint commit_tail_snapshot = register_yield_point(
+    "jbd2.commit.tail_snapshot", "C6: update_tail = jbd2_journal_get_log_tail, before the commit flush");
+inline const sim::YieldPoint commit_durable = register_yield_point(
+    "jbd2.commit.durable", "C8: commit block written with PREFLUSH + FUA: the transaction is durable");
+inline const sim::YieldPoint commit_done = register_yield_point(
+    "jbd2.commit.done",
+    "C9-C11: tail maybe updated, buffers moved to this transaction's checkpoint list, T_FINISHED");
+inline const sim::YieldPoint checkpoint_flushed = register_yield_point(
+    "jbd2.checkpoint.flushed",
+    "jbd2_cleanup_journal_tail: the fs device FLUSHed; the journal superblock is not written yet");
+inline const sim::YieldPoint checkpoint_tail_updated = register_yield_point(
+    "jbd2.checkpoint.tail_updated",
+    "__jbd2_update_log_tail: the journal superblock (FUA) holds the new start and sequence");
+inline const sim::YieldPoint checkpoint_batch =
+    register_yield_point("jbd2.checkpoint.batch_submitted",
+                         "jbd2_log_do_checkpoint: __flush_batch submitted up to 64 dirty checkpoint buffers");
+inline const sim::YieldPoint flusher_submitted = register_yield_point(
+    "ext4.flusher.submitted",
+    "background writeback submitted the expired dirty metadata buffers (locked until completion)");
+
+inline const sim::YieldPoint* const all[] = {
+    &create_done,       &write_done,   &fsync_after_data,    &get_write_access,        &commit_locked,
+    &scan_step,         &commit_flush, &commit_data_written, &commit_log_written,      &commit_tail_snapshot,
+    &commit_durable,    &commit_done,  &checkpoint_flushed,  &checkpoint_tail_updated, &checkpoint_batch,
+    &flusher_submitted,
+};
+}  // namespace model::jbd2::points

@@ -1,0 +1,152 @@
+// Handles (fs/jbd2/transaction.c): jbd2_journal_start/stop (start_this_handle),
+// do_get_write_access, jbd2_journal_dirty_metadata; and the commit requests of
+// fs/jbd2/journal.c (jbd2_log_start_commit, jbd2_log_wait_commit) and
+// checkpoint.c's __jbd2_log_wait_for_space.
+#include "model/jbd2/ext4.hpp"
+#include "model/jbd2/points.hpp"
+
+namespace model::jbd2 {
+
+auto Ext4::log_space_left() const -> std::uint64_t {
+    // jbd2_log_space_left: the free blocks between j_head and j_tail, less a
+    // margin for the commit's control blocks.
+    const std::uint64_t length = j_last_ - j_first_;
+    const std::uint64_t used = (j_head_ + length - j_tail_) % length;
+    const std::uint64_t free = length - used;
+    constexpr std::uint64_t margin = 32;
+    return free > margin ? free - margin : 0;
+}
+
+void Ext4::log_wait_for_space() {
+    // __jbd2_log_wait_for_space.
+    while (log_space_left() < max_transaction_buffers_) {
+        j_checkpoint_mutex_.lock();
+        if (log_space_left() >= max_transaction_buffers_) {
+            j_checkpoint_mutex_.unlock();
+            continue;
+        }
+        const std::uint64_t committing = committing_;
+        if (!checkpoint_transactions_.empty()) {
+            do_checkpoint();
+        } else if (cleanup_journal_tail() <= 0) {
+            // We were able to recover space.
+        } else if (committing != 0) {
+            j_checkpoint_mutex_.unlock();
+            log_wait_commit(committing);
+            continue;
+        } else {
+            SIM_ASSERT(false && "jbd2: no way to get more journal space");
+        }
+        j_checkpoint_mutex_.unlock();
+    }
+}
+
+auto Ext4::journal_start() -> std::uint64_t {
+    // start_this_handle: wait while the running transaction is T_LOCKED
+    // (wait_transaction_locked); make room in the log; start a transaction.
+    for (;;) {
+        if (running_ != 0 && tx(running_).state == TState::running) break;
+        if (running_ != 0) {
+            j_wait_transaction_locked_.wait();
+            continue;
+        }
+        log_wait_for_space();
+        if (running_ != 0) continue;
+        const std::uint64_t tid = j_transaction_sequence_++;
+        Transaction transaction;
+        transaction.tid = tid;
+        transaction.t_start = sim::now();
+        transactions_[tid] = std::move(transaction);
+        running_ = tid;
+        counters_.transactions++;
+        break;
+    }
+    tx(running_).t_updates++;
+    sim::cpu(cpu_cost::handle);
+    return running_;
+}
+
+void Ext4::journal_stop(std::uint64_t tid) {
+    Transaction& transaction = tx(tid);
+    SIM_ASSERT(transaction.t_updates > 0);
+    if (--transaction.t_updates == 0) j_wait_updates_.wake_all();
+}
+
+void Ext4::do_get_write_access(std::uint64_t tid, std::uint64_t block) {
+    BufferHead& bh = bcache_.get(block);
+    bh.jh.attached = true;
+    // jbd2_write_access_granted: already part of this transaction.
+    if (bh.jh.b_transaction == tid || bh.jh.b_next_transaction == tid) return;
+    bcache_.lock_buffer(bh);  // waits for writeback in flight
+    if (bh.dirty && bh.jh.b_transaction != 0) {
+        BufferCache::test_clear_buffer_dirty(bh);
+        bh.jbddirty = true;
+    }
+    std::string story;
+    if (bh.jh.b_transaction == 0) {
+        // Dirty clearing and b_transaction assignment under j_list_lock, so
+        // that no checkpoint cleanup sees the buffer in between.
+        j_list_lock_.lock();
+        const bool was_dirty = BufferCache::test_clear_buffer_dirty(bh);
+        if (was_dirty) bh.jbddirty = true;
+        bh.jh.b_transaction = tid;
+        tx(tid).t_reserved.push_back(block);  // BJ_Reserved
+        j_list_lock_.unlock();
+        if (sim::tracing()) {
+            story = "do_get_write_access: transaction " + std::to_string(tid) + " takes " +
+                    block_name(block) + (was_dirty ? ": dirty cleared, JBDDirty set" : "") +
+                    ", b_transaction = " + std::to_string(tid) +
+                    (bh.jh.b_cp_transaction != 0
+                         ? " (still on transaction " + std::to_string(bh.jh.b_cp_transaction) +
+                               "'s checkpoint list)"
+                         : "");
+        }
+    } else {
+        // The committing transaction owns it: b_next_transaction, and a frozen
+        // copy so that the commit logs the contents as of its own changes.
+        if (frozen_.count(block) == 0) frozen_[block] = live_.at(block);
+        bh.jh.b_next_transaction = tid;
+        if (sim::tracing()) {
+            story = "do_get_write_access: transaction " + std::to_string(tid) + " takes " +
+                    block_name(block) + " from committing transaction " +
+                    std::to_string(bh.jh.b_transaction) + " (b_next_transaction, frozen copy)";
+        }
+    }
+    bcache_.unlock_buffer(bh);
+    SIM_NOTE(story);
+    sim::yield(points::get_write_access);
+}
+
+void Ext4::dirty_metadata(std::uint64_t tid, std::uint64_t block) {
+    // jbd2_journal_dirty_metadata: JBDDirty; file on BJ_Metadata of the
+    // owning transaction (a b_next_transaction buffer is filed at refile, C10).
+    BufferHead& bh = bcache_.get(block);
+    bh.jbddirty = true;
+    if (bh.jh.b_transaction != tid) return;
+    Transaction& transaction = tx(tid);
+    std::erase(transaction.t_reserved, block);
+    if (std::find(transaction.t_buffers.begin(), transaction.t_buffers.end(), block) ==
+        transaction.t_buffers.end()) {
+        transaction.t_buffers.push_back(block);
+    }
+}
+
+void Ext4::log_start_commit(std::uint64_t tid) {
+    // __jbd2_log_start_commit: only the running transaction can be asked for.
+    if (tid == running_ && j_commit_request_ < tid) {
+        j_commit_request_ = tid;
+        j_wait_commit_.wake_all();
+    }
+}
+
+void Ext4::log_wait_commit(std::uint64_t tid) {
+    if (!kjournald2_running_) {
+        // The set-up runs with no kernel threads: the caller commits (what
+        // jbd2_journal_flush would leave behind).
+        while (j_commit_sequence_ < tid && running_ != 0) commit_transaction();
+        return;
+    }
+    while (j_commit_sequence_ < tid) j_wait_done_commit_.wait();
+}
+
+}  // namespace model::jbd2
