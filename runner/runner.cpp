@@ -66,7 +66,8 @@ struct Workload {
         }
     }
 
-    void run(const Op& op) {
+    /// The model's call for `op` (the loader validated its fields).
+    [[nodiscard]] auto make_call(const Op& op) const -> model::OpCall {
         model::OpCall call;
         call.name = op.name;
         call.op = model::op_id(*info, op_info(op));
@@ -76,90 +77,35 @@ struct Workload {
         call.has_range = op.has_offset || op.has_length;
         if (op.has_offset && !op.has_length) call.length = ~std::uint64_t{0} - op.offset;
         call.flags = &op.flags;
+        return call;
+    }
+
+    /// Runs one operation, telling the oracle what it promises by what the
+    /// operation means (its OracleEffect), not by its name.
+    void run(const Op& op) {
+        model::OpCall call = make_call(op);
         auto& scheduler = sim::current_scheduler();
         scheduler.touch(oracle_resource());
-        const std::uint32_t block_size = scenario.device.block_size;
-        const std::uint64_t start = op.offset / block_size;
-        const std::uint64_t end = (op.offset + op.length) / block_size;
         switch (effect_of(op)) {
-            case model::OracleEffect::write_data: {
-                call.version = oracle.begin_write();
-                const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
-                if (fs.execute(call) == model::OpResult::ok) {
-                    oracle.end_size(call.file, size_id);
-                    oracle.end_write(call.file, start, end, call.version, op.offset + op.length);
-                    if (perf != nullptr) {
-                        perf->bytes_written += op.length;
-                        perf->writes++;
-                    }
-                }
+            case model::OracleEffect::write_data:
+                run_write(op, call);
                 break;
-            }
             case model::OracleEffect::zero_range:
-            case model::OracleEffect::punch_hole: {
-                // A hole punch never changes the size; a zero range raises it unless keep_size.
-                const auto keep_size = op.flags.find("keep_size");
-                const bool extends = effect_of(op) == model::OracleEffect::zero_range &&
-                                     (keep_size == op.flags.end() || !keep_size->second);
-                call.version = oracle.begin_zero(call.file, start, end);
-                const std::size_t size_id =
-                    extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
-                if (fs.execute(call) == model::OpResult::ok) {
-                    if (extends) oracle.end_size(call.file, size_id);
-                    oracle.end_zero(call.file, start, end, call.version,
-                                    extends ? op.offset + op.length : 0);
-                }
+            case model::OracleEffect::punch_hole:
+                run_zero(op, call);
                 break;
-            }
-            case model::OracleEffect::set_size: {
-                // truncate: the size becomes `length`; what lay past it reads zeros.
-                call.version = oracle.begin_truncate(call.file, op.length, block_size);
-                const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
-                if (fs.execute(call) == model::OpResult::ok) {
-                    oracle.end_size(call.file, size_id);
-                    oracle.end_truncate(call.file, op.length, block_size);
-                }
+            case model::OracleEffect::set_size:
+                run_set_size(op, call);
                 break;
-            }
-            case model::OracleEffect::extend_size: {
-                // fallocate without keep_size raises the size to max(size, offset + length).
-                const auto keep_size = op.flags.find("keep_size");
-                const bool extends = keep_size == op.flags.end() || !keep_size->second;
-                const std::size_t size_id =
-                    extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
-                if (fs.execute(call) == model::OpResult::ok && extends) {
-                    oracle.end_size(call.file, size_id);
-                }
+            case model::OracleEffect::extend_size:
+                run_extend_size(op, call);
                 break;
-            }
-            case model::OracleEffect::fsync_file: {
-                const sim::Instant began = scheduler.now();
-                if (perf != nullptr) {
-                    // No crash is checked in a performance run: no promise
-                    // (it would copy the file's contents at every fsync).
-                    if (fs.execute(call) == model::OpResult::ok) {
-                        perf->fsyncs++;
-                        perf->fsync_latencies_ns.push_back(scheduler.now() - began);
-                    }
-                    break;
-                }
-                const std::size_t id = oracle.begin_fsync(
-                    call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
-                if (fs.execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
+            case model::OracleEffect::fsync_file:
+                run_fsync(op, call, scheduler);
                 break;
-            }
-            case model::OracleEffect::sync_all: {
-                // sync(2) promises every file that exists when it starts.
-                std::vector<std::size_t> ids;
-                for (std::uint32_t file = 0; file < created.size(); file++) {
-                    if (!created[file]) continue;
-                    ids.push_back(oracle.begin_fsync(file, scheduler.steps(), "sync of " + scenario.files[file]));
-                }
-                if (fs.execute(call) == model::OpResult::ok) {
-                    for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
-                }
+            case model::OracleEffect::sync_all:
+                run_sync_all(call, scheduler);
                 break;
-            }
             case model::OracleEffect::none: {
                 const bool ok = fs.execute(call) == model::OpResult::ok;
                 if (ok && is_create(op)) created[call.file] = true;
@@ -168,6 +114,81 @@ struct Workload {
             }
         }
         scheduler.touch(oracle_resource());
+    }
+
+    [[nodiscard]] auto first_block(const Op& op) const -> std::uint64_t { return op.offset / scenario.device.block_size; }
+    [[nodiscard]] auto end_block(const Op& op) const -> std::uint64_t {
+        return (op.offset + op.length) / scenario.device.block_size;
+    }
+
+    void run_write(const Op& op, model::OpCall& call) {
+        call.version = oracle.begin_write();
+        const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
+        if (fs.execute(call) != model::OpResult::ok) return;
+        oracle.end_size(call.file, size_id);
+        oracle.end_write(call.file, first_block(op), end_block(op), call.version, op.offset + op.length);
+        if (perf != nullptr) {
+            perf->bytes_written += op.length;
+            perf->writes++;
+        }
+    }
+
+    /// A hole punch never changes the size; a zero range raises it unless keep_size.
+    void run_zero(const Op& op, model::OpCall& call) {
+        const auto keep_size = op.flags.find("keep_size");
+        const bool extends = effect_of(op) == model::OracleEffect::zero_range &&
+                             (keep_size == op.flags.end() || !keep_size->second);
+        call.version = oracle.begin_zero(call.file, first_block(op), end_block(op));
+        const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
+        if (fs.execute(call) != model::OpResult::ok) return;
+        if (extends) oracle.end_size(call.file, size_id);
+        oracle.end_zero(call.file, first_block(op), end_block(op), call.version, extends ? op.offset + op.length : 0);
+    }
+
+    /// truncate: the size becomes `length`; what lay past it reads zeros.
+    void run_set_size(const Op& op, model::OpCall& call) {
+        const std::uint32_t block_size = scenario.device.block_size;
+        call.version = oracle.begin_truncate(call.file, op.length, block_size);
+        const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
+        if (fs.execute(call) != model::OpResult::ok) return;
+        oracle.end_size(call.file, size_id);
+        oracle.end_truncate(call.file, op.length, block_size);
+    }
+
+    /// fallocate without keep_size raises the size to max(size, offset + length).
+    void run_extend_size(const Op& op, const model::OpCall& call) {
+        const auto keep_size = op.flags.find("keep_size");
+        const bool extends = keep_size == op.flags.end() || !keep_size->second;
+        const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
+        if (fs.execute(call) == model::OpResult::ok && extends) oracle.end_size(call.file, size_id);
+    }
+
+    void run_fsync(const Op& op, const model::OpCall& call, sim::Scheduler& scheduler) {
+        const sim::Instant began = scheduler.now();
+        if (perf != nullptr) {
+            // No crash is checked in a performance run: no promise
+            // (it would copy the file's contents at every fsync).
+            if (fs.execute(call) == model::OpResult::ok) {
+                perf->fsyncs++;
+                perf->fsync_latencies_ns.push_back(scheduler.now() - began);
+            }
+            return;
+        }
+        const std::size_t id =
+            oracle.begin_fsync(call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
+        if (fs.execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
+    }
+
+    /// sync(2) promises every file that exists when it starts.
+    void run_sync_all(const model::OpCall& call, sim::Scheduler& scheduler) {
+        std::vector<std::size_t> ids;
+        for (std::uint32_t file = 0; file < created.size(); file++) {
+            if (!created[file]) continue;
+            ids.push_back(oracle.begin_fsync(file, scheduler.steps(), "sync of " + scenario.files[file]));
+        }
+        if (fs.execute(call) == model::OpResult::ok) {
+            for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
+        }
     }
 };
 
