@@ -247,8 +247,7 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                               {"checker", found.violation.checker}, {"file", found.violation.file},
                               {"offset", found.violation.offset}, {"message", found.violation.message}});
     }
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(result.scenario_hash));
+    const std::string hash = hex(result.scenario_hash);
     Json json = {{"crashsim_result", 1},
                        {"scenario", result.scenario},
                        {"scenario_hash", hash},

@@ -1,12 +1,12 @@
 #include "runner/campaign.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "runner/repro.hpp"
 #include "sim/assert.hpp"
 #include "sim/stop.hpp"
 
@@ -67,12 +67,6 @@ auto differences(const RunOutcome& first, const RunOutcome& again, const char* f
     return "";
 }
 
-auto hash_text(std::uint64_t hash) -> std::string {
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-    return text;
-}
-
 /// --verify-determinism (issue 14; FoundationDB's simulator does the same):
 /// the schedule runs twice more, traced, and both traces must be byte for
 /// byte the same and follow the campaign's own (untraced) run. `rerun` runs
@@ -82,8 +76,8 @@ auto verify_schedule(const RunOutcome& untraced, const std::function<RunOutcome(
     const RunOutcome first = rerun();
     const RunOutcome second = rerun();
     if (first.trace_hash != second.trace_hash) {
-        return "two traced runs wrote different traces (hashes " + hash_text(first.trace_hash) + " and " +
-               hash_text(second.trace_hash) + ")";
+        return "two traced runs wrote different traces (hashes " + hex(first.trace_hash) + " and " +
+               hex(second.trace_hash) + ")";
     }
     const std::string traced = differences(first, second, "first traced", "second traced", true);
     if (!traced.empty()) return traced;

@@ -48,6 +48,9 @@ auto repro_file_name(const std::string& scenario, const std::string& variant, co
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
     -> std::string;
 
+/// A 64-bit hash as repro files and messages write it: 16 hex digits.
+auto hex(std::uint64_t value) -> std::string;
+
 /// Writes to a temporary name and renames, so a reader sees all or nothing.
 void write_repro(const Repro& repro, const std::string& path);
 /// Throws InputError naming the file and the JSON path on a bad repro.
