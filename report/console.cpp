@@ -226,8 +226,7 @@ auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t eve
     std::string out;
     appendf(out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
             static_cast<ull>(verified), every_text(every, false).c_str(),
-            std::any_of(rows.begin(), rows.end(),
-                        [](const CheckRow& row) { return row.detail.rfind("nondeterminism", 0) == 0; })
+            std::any_of(rows.begin(), rows.end(), [](const CheckRow& row) { return row.nondeterministic != 0; })
                 ? ": NOT all the same (rows above)"
                 : ": each ran the same");
     return out;

@@ -381,6 +381,7 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
     const FuzzReport report = fuzz(simulation, request);
     row.interrupted = row.interrupted || report.interrupted;
     row.verified += report.verified;
+    row.nondeterministic += report.nondeterministic.size();
     row.schedules += report.schedules;
     row.schedules_cut += report.schedules_cut;
     row.crash_states += report.crash_states;

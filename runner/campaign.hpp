@@ -131,6 +131,7 @@ struct CheckRow {
     /// The bounds the row's strategies explored with (none: scripted only).
     std::optional<ExploreBounds> bounds;
     std::uint64_t verified = 0;  // schedules run again twice (--verify-determinism)
+    std::uint64_t nondeterministic = 0;  // of them, those that did not run the same
 };
 
 /// The expectation column of a check row: "holds" or "violates CHECKER".

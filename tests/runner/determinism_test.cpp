@@ -73,5 +73,7 @@ TEST_CASE("verify determinism: check marks a row whose campaign was not determin
     const scenarios::CheckRow broken =
         scenarios::check_variant(scenario, *scenario.find_variant("broken"), no_clock, 1, {}, 1);
     CHECK_FALSE(broken.met);
+    CHECK(broken.nondeterministic > 0);
+    CHECK(sound.nondeterministic == 0);
     CHECK(broken.detail.rfind("nondeterminism (a crashsim defect): ", 0) == 0);
 }
