@@ -7,6 +7,7 @@ auto make_no_stale_data() -> std::unique_ptr<Checker>;
 auto make_fs_consistency() -> std::unique_ptr<Checker>;
 auto make_mount() -> std::unique_ptr<Checker>;
 auto make_journal_integrity() -> std::unique_ptr<Checker>;
+auto make_freeze_quiescence() -> std::unique_ptr<Checker>;
 
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fsync_durability") return make_fsync_durability();
@@ -14,11 +15,13 @@ auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fs_consistency") return make_fs_consistency();
     if (name == "mount") return make_mount();
     if (name == "journal_integrity") return make_journal_integrity();
+    if (name == "freeze_quiescence") return make_freeze_quiescence();
     return nullptr;
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"fs_consistency", "fsync_durability", "journal_integrity", "mount", "no_stale_data"};
+    return {"freeze_quiescence", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
+            "no_stale_data"};
 }
 
 auto checker_about(std::string_view name) -> std::string {
@@ -40,6 +43,12 @@ auto checker_about(std::string_view name) -> std::string {
         return "journaling models: every update of every transaction whose commit block is durable "
                "is at home after recovery (replayed, or written home before the tail passed it); "
                "models without a journal have nothing at stake";
+    }
+    if (name == "freeze_quiescence") {
+        return "while the run goes on (an event checker): between a freeze's drain point "
+               "(xfs_quiesce_attr's first step) and SB_FREEZE_COMPLETE no transaction but the "
+               "freezer's own is live, allocated or committed, and once frozen no transaction holds log "
+               "space; models that never freeze have nothing at stake";
     }
     if (name == "mount") {
         return "recovery mounts the crashed image (always on, unless the scenario's crash.mount is "

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "checkers/event_watch.hpp"
+#include "model/events.hpp"
 #include "model/info.hpp"
 
 #include "sim/assert.hpp"
@@ -842,6 +844,31 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
     return true;
 }
 
+/// Every event the last step emitted (model/events.hpp), stamped with the
+/// step and the task's name, to each watch in checker order; true on a
+/// violation, which ends the run as a crash violation would (no crash: a
+/// replay of the schedule finds it again).
+auto watch_events(model::EventChannel& channel, const std::vector<std::unique_ptr<checkers::EventWatch>>& watches,
+                  const sim::Scheduler& scheduler, RunOutcome& outcome, sim::Trace& trace) -> bool {
+    std::vector<model::Event> events = channel.take();
+    for (model::Event& event : events) {
+        event.step = scheduler.steps();
+        event.task_name = event.task == sim::no_task ? "device" : scheduler.task_name(event.task);
+        for (const auto& watch : watches) {
+            if (watch == nullptr) continue;
+            std::vector<checkers::Violation> found;
+            watch->on_event(event, found);
+            if (found.empty()) continue;
+            trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), found.front().checker,
+                       "violated while the run goes on, at step " + std::to_string(scheduler.steps()) + ": " +
+                           found.front().message});
+            outcome.violations = std::move(found);
+            return true;
+        }
+    }
+    return false;
+}
+
 /// The crash at the end of a run: a replay that never reached its recorded
 /// step diverged; a scripted run crashes at its crash step or at the end.
 void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped, RunState& run,
@@ -887,6 +914,11 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         for (auto& note : model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)) {
             trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
         }
+        // Runtime invariants: the model's events, judged after every step.
+        model::EventChannel channel;
+        const model::EventChannelScope channel_scope(channel);
+        std::vector<std::unique_ptr<checkers::EventWatch>> watches;
+        for (const auto& checker : checkers_) watches.push_back(checkers::make_watch(checker->name()));
         fs->start_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         for (const Task& task : scenario_.tasks) {
@@ -900,6 +932,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         while (!stop) {
             if (script != nullptr && script->at_crash()) break;
             if (!advance(scheduler, strategy, outcome, bounds, progress, trace)) break;
+            if ((stop = watch_events(channel, watches, scheduler, outcome, trace))) break;
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
         finish_crash(plan, script, stop, run, crash_prng);
@@ -908,6 +941,9 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         outcome.io_reorders = scheduler.io_reorders_used();
         outcome.daemon_wakeups = scheduler.daemon_wakeups_used();
         outcome.hits = scheduler.hits();
+        for (std::size_t i = 0; i < watches.size(); i++) {
+            if (watches[i] != nullptr) outcome.judged[i] += watches[i]->at_stake();
+        }
     }
     outcome.story = trace.story();
     outcome.trace = trace.full();
