@@ -57,6 +57,9 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     counters_.by_op[task_op_[task]].ops++;
     const auto [start, end] = call.blocks(block_size_);
     bool ok = true;  // false: the operation returned an error (ENOSPC)
+    // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
+    const bool write_protected = takes_write_protection(op_of<Op>(call));
+    if (write_protected) sb_.start(WriteLevel::write);
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
         case Op::write:
@@ -83,7 +86,10 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
             if (!shutdown_) log_force("xfs_log_worker");
             break;
         case Op::shutdown: shutdown(); break;
+        case Op::freeze: ok = freeze_super(); break;  // FIFREEZE
+        case Op::thaw: ok = thaw_super(); break;      // FITHAW
     }
+    if (write_protected) sb_.end(WriteLevel::write);
     task_op_.erase(task);
     // An fsync or write that raced with godown reports EIO.
     return !ok || (shutdown_ && op_of<Op>(call) != Op::shutdown) ? OpResult::failed : OpResult::ok;

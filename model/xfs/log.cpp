@@ -41,19 +41,45 @@ auto Xfs::image_of(std::uint32_t file) const -> InodeImage {
     return image;
 }
 
-auto Xfs::trans_alloc(const char* kind) -> std::optional<Transaction> {
+auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Transaction> {
     // xfs_trans_alloc fails with -EIO once the file system is shut down.
     if (shutdown_) return std::nullopt;
+    // T2: "if (!(flags & XFS_TRANS_NO_WRITECOUNT)) sb_start_intwrite(mp->m_super);"
+    // (seeds/xfs-remove-active-trans-counter.txt): blocks once freezing reached FS.
+    if (!no_writecount) sb_.start(WriteLevel::fs);
     Transaction tp;
     tp.id = next_transaction_id_++;
     tp.kind = kind;
     tp.op = op_name();
+    tp.no_writecount = no_writecount;
+    // T3: "WARN_ON(resp->tr_logres > 0 && mp->m_super->s_writers.frozen ==
+    // SB_FREEZE_COMPLETE)": every model transaction reserves log space.
+    if (sb_.frozen() == FreezeLevel::complete) {
+        SIM_NOTE("WARNING at xfs_trans_alloc: transaction #" + std::to_string(tp.id) + " (" + kind +
+                 ") reserves log space on a frozen file system");
+    }
+    // T4 (v5.7 only): atomic_inc(&mp->m_active_trans).
+    if (knobs_.active_trans == ActiveTrans::counter) active_trans_++;
+    emit(transaction_event(EventKind::trans_alloc, tp.id, kind, no_writecount, true));
     return tp;
+}
+
+void Xfs::trans_free(const Transaction& tp) {
+    // T7, xfs_trans_free: "atomic_dec(&tp->t_mountp->m_active_trans)" (v5.7),
+    // then "if (!(tp->t_flags & XFS_TRANS_NO_WRITECOUNT)) sb_end_intwrite".
+    if (knobs_.active_trans == ActiveTrans::counter) {
+        active_trans_--;
+        active_trans_wait_.wake_all();  // the freezer's poll (freeze.cpp, Q1)
+    }
+    if (!tp.no_writecount) sb_.end(WriteLevel::fs);
+    emit(transaction_event(EventKind::trans_free, tp.id, tp.kind));
 }
 
 void Xfs::trans_cancel(Transaction& tp) {
     SIM_ASSERT(tp.id != 0);
     counters_.transactions_cancelled++;
+    emit(transaction_event(EventKind::trans_cancel, tp.id, tp.kind));
+    trans_free(tp);
     tp.id = 0;
     if (tp.holds_agf) agf_lock_.unlock();
     tp.holds_agf = false;
@@ -66,13 +92,15 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
         trans_cancel(tp);
         return false;
     }
-    if (tp.inodes.empty() && !tp.free_space) {
+    emit(transaction_event(EventKind::trans_commit, tp.id, tp.kind));
+    if (tp.inodes.empty() && !tp.free_space && !tp.superblock) {
         SIM_ASSERT(!tp.holds_agf);
+        trans_free(tp);
         tp.id = 0;  // a clean transaction logs nothing
         return true;
     }
     sim::cpu(cpu_cost::transaction_commit);
-    LoggedTransaction logged{tp.id, tp.kind, {}, std::nullopt};
+    LoggedTransaction logged{tp.id, tp.kind, {}, std::nullopt, tp.superblock};
     for (std::uint32_t file : tp.inodes) {
         logged.inodes.emplace_back(file, image_of(file));
         inodes_[file].last_commit_seq = cil_sequence_;  // ili_last_lsn; the inode is pinned
@@ -82,6 +110,8 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
     cil_.push_back(std::move(logged));
     counters_.transactions++;
     counters_.by_op[tp.op].transactions++;
+    // xfs_log_commit_cil frees the transaction (before a sync commit's force).
+    trans_free(tp);
     tp.id = 0;
     if (tp.holds_agf) agf_lock_.unlock();
     tp.holds_agf = false;
@@ -154,6 +184,28 @@ auto Xfs::push_cil(const char* why) -> bool {
     SIM_NOTE("PREFLUSH, then log record lsn " + std::to_string(lsn) + " with FUA at block " +
              std::to_string(block) + ": checkpoint " + std::to_string(sequence) + " is durable");
     return true;
+}
+
+void Xfs::log_unmount_write() {
+    // xfs_log_unmount_write (v5.7) after xfs_log_quiesce forced the log and
+    // pushed the AIL: a record holding only the unmount op, written through
+    // an iclog (PREFLUSH | FUA). A log that ends with it is clean.
+    if (shutdown_) return;
+    log_force_lock_.lock();
+    const std::uint64_t lsn = lsn_ + 1;
+    if (lsn > home_lsn_ + log_blocks_) push_ail();
+    device_.flush_and_wait();
+    LogRecord record{lsn, {}, true};
+    replay(durable_meta_, record);
+    const std::uint64_t block = log_start_ + (lsn - 1) % log_blocks_;
+    const std::uint64_t object = store(std::move(record));
+    device_.write_and_wait(block, 1, disk::Content::meta(object), true, "log");
+    lsn_ = lsn;
+    counters_.log_forces++;
+    op_counters().log_forces++;
+    log_force_lock_.unlock();
+    SIM_NOTE("xfs_log_unmount_write: PREFLUSH, then the unmount record lsn " + std::to_string(lsn) +
+             " with FUA at block " + std::to_string(block) + ": the log is clean up to here");
 }
 
 void Xfs::push_ail() {

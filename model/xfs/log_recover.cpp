@@ -113,8 +113,19 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
         (head == tail ? std::string("no log record after it, nothing to replay")
                       : "log recovery replays lsn " + std::to_string(tail + 1) + ".." +
                             std::to_string(head)));
+    bool changed = false;
     for (std::uint64_t lsn = tail + 1; lsn <= head; lsn++) {
         const LogRecord& record = *records.at(lsn);
+        if (record.unmount) {
+            // xlog_check_unmount_rec: an unmount record carries no change; a
+            // log whose head it is needs no recovery (xfs_log_unmount_write
+            // came after the AIL push of everything before it).
+            replay(meta, record);
+            state.notes.push_back("log recovery finds the unmount record lsn " + std::to_string(lsn) +
+                                  (lsn == head ? ": the log is clean" : ", then more records"));
+            continue;
+        }
+        changed = true;
         std::string kinds;
         for (const auto& transaction : record.transactions) {
             kinds += (kinds.empty() ? "" : ", ") + std::string(transaction.kind);
@@ -124,7 +135,7 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
                               std::to_string(record.transactions.size()) + " transaction(s) (" +
                               kinds + ")");
     }
-    return head != tail;
+    return changed;
 }
 
 void Xfs::read_file(const disk::Image& image, const InodeImage& inode,

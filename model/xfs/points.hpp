@@ -59,6 +59,36 @@ inline const sim::YieldPoint log_record_durable = register_yield_point(
 inline const sim::YieldPoint shutdown_done = register_yield_point(
     "xfs.shutdown.done", "godown -f forced the log and shut the file system down");
 
+// seeds/xfs-remove-active-trans-counter.txt (FIDELITY.md 4.2): the log worker,
+// freeze_super and xfs_quiesce_attr.
+inline const sim::YieldPoint logworker_after_need_covered = register_yield_point(
+    "xfs.logworker.after_need_covered",
+    "xfs_log_worker's xfs_log_need_covered returned; when it said yes, the file system was "
+    "writable (not freezing) and the CIL empty, and no transaction is allocated yet (L1)");
+inline const sim::YieldPoint logworker_in_trans = register_yield_point(
+    "xfs.logworker.in_trans",
+    "xfs_sync_sb allocated its XFS_TRANS_NO_WRITECOUNT transaction and logs the superblock; "
+    "not committed yet (L2)");
+inline const sim::YieldPoint freeze_write = register_yield_point(
+    "xfs.freeze.write", "freeze_super set SB_FREEZE_WRITE and waited for writers (Z1)");
+inline const sim::YieldPoint freeze_fs = register_yield_point(
+    "xfs.freeze.fs",
+    "freeze_super synced the file system, set SB_FREEZE_FS and waited for sb_start_intwrite "
+    "holders (Z1); transactions without a write count are not waited for");
+inline const sim::YieldPoint quiesce_drained = register_yield_point(
+    "xfs.quiesce.drained",
+    "xfs_quiesce_attr's first step is behind it: the m_active_trans poll (v5.7), nothing "
+    "(counter removed, cancel left at the end) or cancel_delayed_work_sync (the patch) (Q1)");
+inline const sim::YieldPoint quiesce_sbcount = register_yield_point(
+    "xfs.quiesce.sbcount", "xfs_log_sbcount: the freezer's own superblock transaction is durable (Q4)");
+inline const sim::YieldPoint quiesce_unmount_record = register_yield_point(
+    "xfs.quiesce.unmount_record",
+    "xfs_log_quiesce cancelled the log worker, forced the log, pushed the AIL and wrote the "
+    "unmount record (Q6)");
+inline const sim::YieldPoint freeze_complete = register_yield_point(
+    "xfs.freeze.complete",
+    "xfs_fs_freeze logged the superblock after the unmount record (Z3); SB_FREEZE_COMPLETE (Z4)");
+
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {
     &create_after_commit,     &write_after_dirty,          &direct_write_done,          &wb_map_lookup,
@@ -67,5 +97,7 @@ inline const sim::YieldPoint* const all[] = {
     &falloc_after_alloc,      &punch_after_flush,          &punch_after_unmap,
     &fsync_after_writeback,   &log_cil_pushed,             &log_record_durable,
     &shutdown_done,           &truncate_after_size_commit,
+    &logworker_after_need_covered, &logworker_in_trans, &freeze_write, &freeze_fs,
+    &quiesce_drained,         &quiesce_sbcount,            &quiesce_unmount_record,     &freeze_complete,
 };
 }  // namespace model::xfs::points

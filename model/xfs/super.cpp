@@ -29,9 +29,37 @@ const Knob<std::uint64_t> extent_size_hint{
     "into holes then allocate unwritten extents aligned to it (xfs_iomap_write_direct) "
     "instead of reserving delalloc"};
 
+// seeds/xfs-remove-active-trans-counter.txt: the patch is one knob; one value
+// is a partial backport no tree released (issue 9's rule: it says so by name).
+const Knob<ActiveTrans> active_trans{
+    "active_trans",
+    {{"counter", ActiveTrans::counter},
+     {"hypothetical-removed-cancel-last", ActiveTrans::removed_cancel_last},
+     {"removed-cancel-first", ActiveTrans::removed_cancel_first}},
+    "removed-cancel-first",
+    "how freezing waits for transactions: counter (v5.7: every transaction counts itself in "
+    "m_active_trans and xfs_quiesce_attr polls it with delay(100)), removed-cancel-first (\"xfs: "
+    "remove the m_active_trans counter\", v5.8: cancel_delayed_work_sync of the log worker at the "
+    "start of xfs_quiesce_attr), hypothetical-removed-cancel-last (no released kernel: the counter "
+    "removed but the log worker cancelled only in xfs_log_quiesce, as a partial backport would "
+    "leave it)"};
+
+/// Not a kernel difference: what a scenario explores.
+const Knob<LogWorker> log_worker{
+    "log_worker",
+    {{"op", LogWorker::op}, {"daemon", LogWorker::daemon}},
+    "op",
+    "who runs xfs_log_worker (every kernel has it; this only chooses what a scenario explores): op "
+    "(the scenario's log_force operations stand for it, where it places them) or daemon (the "
+    "delayed work l_work on a kernel thread of its own, re-armed every 30 s, whose wake-ups race "
+    "the tasks within explore.daemon_wakeups; xfs_log_need_covered, then xfs_sync_sb or a log "
+    "force)"};
+
 auto parse_knobs(const Config& config, const Geometry& geometry) -> Knobs {
     Knobs knobs;
     knobs.delalloc_convert = delalloc_convert.parse(config);
+    knobs.active_trans = active_trans.parse(config);
+    knobs.log_worker = log_worker.parse(config);
     const std::uint64_t hint_bytes = extent_size_hint.parse(config);
     knobs.extent_size_hint_blocks =
         hint_bytes == 0 ? 0 : std::max<std::uint64_t>(1, hint_bytes / geometry.block_size);
@@ -95,6 +123,18 @@ auto ops() -> std::vector<OpInfo> {
           "godown -f: force the log, then shut down: no more transactions, log writes or data "
           "writeback; later operations fail with EIO",
           {}}},
+        {Op::freeze,
+         {"freeze",
+          "FIFREEZE: freeze_super (SB_FREEZE_WRITE, PAGEFAULT, sync, FS, each waiting for its "
+          "writers), then xfs_fs_freeze (xfs_quiesce_attr: drain as active_trans says, log force, "
+          "xfs_log_sbcount, xfs_log_quiesce with the unmount record; then one more superblock "
+          "transaction), SB_FREEZE_COMPLETE; EBUSY if already frozen",
+          {}}},
+        {Op::thaw,
+         {"thaw",
+          "FITHAW: thaw_super (xfs_fs_unfreeze re-arms the log worker; SB_UNFROZEN, blocked writers "
+          "go on); EINVAL if not frozen",
+          {}}},
     });
 }
 
@@ -128,10 +168,10 @@ auto info() -> ModelInfo {
         "xfs data path: data fork extent records (delalloc, unwritten, written), writeback that "
         "converts whole delalloc records, I/O completion that converts unwritten extents and "
         "raises di_size, fallocate, hole punch and zero range, the CIL and log forces, godown, "
-        "log recovery";
-    info.model_tasks = {"ioend"};
+        "log recovery; freeze and thaw with the log worker and m_active_trans";
+    info.model_tasks = {"ioend", "xfs-sync"};
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
-    info.knobs = {delalloc_convert.info(), extent_size_hint.info()};
+    info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info(), log_worker.info()};
     info.ops = ops();
     info.counters = counters();
     return info;

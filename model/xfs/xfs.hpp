@@ -36,6 +36,8 @@
 #include <vector>
 
 #include "model/cpu_cost.hpp"
+#include "model/delayed_work.hpp"
+#include "model/freeze.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
 #include "model/filesystem_base.hpp"
@@ -71,6 +73,7 @@ inline constexpr std::uint32_t unmap_extents_per_transaction = 2;
 /// (model/xfs/super.cpp); execute() switches on them.
 enum class Op : OpId {
     create, write, writeback, sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown,
+    freeze, thaw,
 };
 
 /// mkfs: block 0 holds the metadata in place, then the internal log; data
@@ -85,10 +88,29 @@ enum class DelallocConvert : std::uint8_t {
     unwritten,  // v5.8: XFS_BMAPI_PREALLOC always means XFS_EXT_UNWRITTEN
 };
 
+/// What xfs_quiesce_attr does first, and whether transactions count
+/// themselves in m_active_trans (seeds/xfs-remove-active-trans-counter.txt).
+enum class ActiveTrans : std::uint8_t {
+    counter,               // v5.7: atomic m_active_trans; Q1 polls it with delay(100)
+    removed_cancel_last,   // no release: counter gone, l_work cancelled only in xfs_log_quiesce
+    removed_cancel_first,  // v5.8: counter gone, cancel_delayed_work_sync(l_work) at Q1
+};
+
+/// Who runs xfs_log_worker: the scenario's `log_force` op where it places one,
+/// or the delayed work l_work on a kernel thread of its own.
+enum class LogWorker : std::uint8_t { op, daemon };
+
 struct Knobs {
     DelallocConvert delalloc_convert = DelallocConvert::unwritten;
     std::uint64_t extent_size_hint_blocks = 0;  // inherited by new files; 0: none
+    ActiveTrans active_trans = ActiveTrans::removed_cancel_first;
+    LogWorker log_worker = LogWorker::op;
 };
+
+/// xfs_syncd_centisecs = 3000: the log worker runs every 30 s.
+inline constexpr sim::Duration log_work_interval = 30 * sim::seconds;
+/// delay(100) in xfs_quiesce_attr's poll: 100 jiffies, 400 ms at HZ 250.
+inline constexpr sim::Duration quiesce_poll_delay = 400 * sim::milliseconds;
 
 /// br_state, plus the delayed-allocation marker (isnullstartblock).
 enum class ExtentState : std::uint8_t { delalloc, unwritten, normal };
@@ -134,12 +156,14 @@ struct LoggedTransaction {
     const char* kind;  // "xfs_bmapi_convert_delalloc", ...
     std::vector<std::pair<std::uint32_t, InodeImage>> inodes;
     std::optional<sim::RangeMap<Free>> free_space;  // AGF and free-space btree buffers
+    bool superblock = false;                         // xfs_log_sb: the superblock buffer
 };
 
 /// A CIL checkpoint written by one log force.
 struct LogRecord {
     std::uint64_t lsn;
     std::vector<LoggedTransaction> transactions;
+    bool unmount = false;  // xlog_unmount_write's record: no transactions
 };
 
 /// The metadata in place (superblock, AG headers, inodes, btrees): written at
@@ -174,6 +198,8 @@ struct Transaction {
     bool free_space = false;            // xfs_alloc / xfs_free dirtied the AGF
     std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // blocks it freed
     bool holds_agf = false;  // the AGF buffer stays locked until commit or cancel
+    bool no_writecount = false;  // XFS_TRANS_NO_WRITECOUNT: no sb_start_intwrite hold
+    bool superblock = false;     // xfs_log_sb logged the superblock
     std::string op;                     // the operation it is counted against
 };
 
@@ -247,6 +273,9 @@ public:
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     void forget_recovery() override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+    /// With `log_worker: daemon`, the log worker's kernel thread (l_work,
+    /// armed at mount by xfs_log_work_queue).
+    void start_daemons() override;
 
 private:
     /// xlog_recover and the mount around it: recover() and
@@ -319,9 +348,31 @@ private:
     [[nodiscard]] auto new_eof(std::uint32_t file, std::uint64_t new_size_bytes) const
         -> std::uint64_t;
     // log.cpp: transactions, the CIL, log forces, the AIL
-    auto trans_alloc(const char* kind) -> std::optional<Transaction>;
+    auto trans_alloc(const char* kind, bool no_writecount = false) -> std::optional<Transaction>;
     auto trans_commit(Transaction& tp) -> bool;
     void trans_cancel(Transaction& tp);
+    /// xfs_trans_free: m_active_trans, sb_end_intwrite, the free event.
+    void trans_free(const Transaction& tp);
+    /// xfs_log_unmount_write: the unmount record, after everything before it.
+    void log_unmount_write();
+    // freeze.cpp: the log worker, xfs_sync_sb, freeze_super / xfs_fs_freeze,
+    // thaw (seeds/xfs-remove-active-trans-counter.txt)
+    void log_worker();
+    [[nodiscard]] auto log_need_covered() const -> bool;
+    /// xfs_sync_sb(mp, true); `in_trans`, if given, is yielded at with the
+    /// transaction allocated. False when no transaction could be allocated.
+    auto sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool;
+    /// xfs_fs_writable(mp, level): not frozen at or past `level`, not shut down.
+    [[nodiscard]] auto fs_writable(FreezeLevel level) const -> bool;
+    auto freeze_super() -> bool;
+    void sync_filesystem();
+    void fs_freeze();
+    void quiesce_attr();
+    void quiesce_drain();
+    void log_quiesce();
+    auto thaw_super() -> bool;
+    /// VFS write protection (sb_start_write) of the operations that modify.
+    [[nodiscard]] static auto takes_write_protection(Op op) -> bool;
     void log_force(const char* why);
     auto log_force_seq(std::uint64_t sequence, const char* why) -> bool;
     auto push_cil(const char* why) -> bool;
@@ -353,6 +404,10 @@ private:
     Knobs knobs_;
     std::vector<Inode> inodes_;
     bool shutdown_ = false;
+    SbWriters sb_;                      // sb->s_writers (model/freeze.hpp)
+    std::uint64_t active_trans_ = 0;    // mp->m_active_trans (ActiveTrans::counter only)
+    sim::WaitQueue active_trans_wait_{"m_active_trans"};  // Q1's poll waits here between polls
+    DelayedWork log_work_{"l_work", log_work_interval};  // log->l_work
 
     // Layout: block 0 holds the metadata in place, then the internal log, then data.
     std::uint64_t log_start_ = 1;

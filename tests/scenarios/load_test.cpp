@@ -556,8 +556,17 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.tasks[0].ops[1].length: expected offset + length <= 17592186044416, got "
          "17592186040320 + 8192"},
         {"xfs_ioend_task_name",
-         "$.tasks[1].name: expected a name other than the model's own tasks ioend, got "
+         "$.tasks[1].name: expected a name other than the model's own tasks ioend, xfs-sync, got "
          "\"ioend\""},
+        {"xfs_log_worker_task_name",
+         "$.tasks[1].name: expected a name other than the model's own tasks ioend, xfs-sync, got "
+         "\"xfs-sync\""},
+        {"xfs_active_trans_not_hypothetical",
+         "$.variants[0].config.active_trans: expected one of counter, hypothetical-removed-cancel-last, "
+         "removed-cancel-first, got \"removed-cancel-last\""},
+        {"xfs_unknown_log_worker", "$.variants[0].config.log_worker: expected one of op, daemon, got \"kthread\""},
+        {"xfs_freeze_with_file", "$.tasks[1].ops[0].file: expected one of the keys op, got an unknown key"},
+        {"xfs_thaw_with_length", "$.tasks[1].ops[1].length: expected one of the keys op, got an unknown key"},
         {"xfs_keep_size_not_boolean",
          "$.tasks[0].ops[1].keep_size: expected a boolean, got a string"},
         {"xfs_keep_size_on_fpunch",
@@ -575,7 +584,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "\"delayed\""},
         {"xfs_unknown_op",
          "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
-         "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, got \"punch\""},
+         "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, freeze, thaw, got "
+         "\"punch\""},
         {"xfs_unknown_yield_point",
          "$.schedule[0].until: expected a yield point of model xfs (crashsim list prints them), "
          "got \"xfs.wb.submitted\""},

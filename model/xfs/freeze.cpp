@@ -1,0 +1,220 @@
+// The log worker, xfs_sync_sb and freezing: xfs_log_worker,
+// xfs_log_need_covered, xfs_log_work_queue and xfs_log_quiesce (xfs_log.c),
+// xfs_sync_sb (libxfs/xfs_sb.c), xfs_log_sbcount and xfs_fs_writable
+// (xfs_mount.c), xfs_quiesce_attr, xfs_fs_freeze and xfs_fs_unfreeze
+// (xfs_super.c), freeze_super and thaw_super (fs/super.c), v5.7, with the knob
+// `active_trans` selecting the patch of seeds/xfs-remove-active-trans-counter.txt
+// (FIDELITY.md 4.2: steps L1..L4, Z1..Z4, Q1..Q6).
+//
+// Left out on purpose (FIDELITY.md 4.5): the covering state machine
+// (xfs_log_need_covered is "writable and the CIL empty"), the grant heads
+// (every transaction has log space), inode reclaim (Q3 is an AIL push: the
+// model's inodes are written in place with the rest of the metadata), block
+// reaping and reserved blocks (xfs_stop_block_reaping, xfs_save_resvblks and
+// their thaw counterparts change nothing the model keeps), remount-ro,
+// xfs_wait_buftarg (every model write is waited for).
+#include "model/xfs/points.hpp"
+#include "model/xfs/xfs.hpp"
+#include "sim/assert.hpp"
+
+namespace model::xfs {
+
+void Xfs::start_daemons() {
+    if (knobs_.log_worker != LogWorker::daemon) return;
+    // xfs_log_mount_finish -> xfs_log_work_queue: l_work armed at mount.
+    log_work_.queue();
+    sim::current_scheduler().spawn_daemon("xfs-sync", [this] { log_work_.run([this] { log_worker(); }); });
+}
+
+auto Xfs::fs_writable(FreezeLevel level) const -> bool {
+    // xfs_fs_writable: "if ((mp->m_super->s_writers.frozen >= level) ||
+    // XFS_FORCED_SHUTDOWN(mp) || (mp->m_flags & XFS_MOUNT_RDONLY)) return false;"
+    return sb_.frozen() < level && !shutdown_;
+}
+
+auto Xfs::log_need_covered() const -> bool {
+    // L1, xfs_log_need_covered: "if (!xfs_fs_writable(mp, SB_FREEZE_WRITE))
+    // return 0; if (!xlog_cil_empty(log)) return 0;" then the covering state
+    // machine, reduced to "idle" (FIDELITY.md 4.5).
+    return fs_writable(FreezeLevel::write) && cil_.empty();
+}
+
+void Xfs::log_worker() {
+    // xfs_log_worker (v5.7).
+    const bool need_covered = log_need_covered();
+    SIM_NOTE(need_covered ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL empty)")
+                          : std::string("xfs_log_worker: xfs_log_need_covered says no (") +
+                                (fs_writable(FreezeLevel::write) ? "the CIL holds commits" : "freezing or shut down") +
+                                "): an asynchronous log force");
+    sim::yield(points::logworker_after_need_covered);
+    if (need_covered) {
+        // L2: "xfs_sync_sb(mp, true)", a dummy transaction to cover the log.
+        sync_sb("xfs_log_worker", &points::logworker_in_trans);
+    } else {
+        log_force("xfs_log_worker");  // xfs_log_force(mp, 0)
+    }
+    // L3 xfs_ail_push_all: the model's AIL writes in place only when the log
+    // wraps (log.cpp). L4 xfs_log_work_queue: re-arm (a cancel holding the
+    // pending bit makes it fail).
+    log_work_.queue();
+}
+
+auto Xfs::sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool {
+    // xfs_sync_sb: "xfs_trans_alloc(mp, &M_RES(mp)->tr_sb, 0, 0,
+    // XFS_TRANS_NO_WRITECOUNT, &tp)", xfs_log_sb, xfs_trans_set_sync, commit.
+    auto tp = trans_alloc("xfs_sync_sb", true);
+    if (!tp) return false;
+    SIM_NOTE(std::string(who) + ": xfs_sync_sb allocates transaction #" + std::to_string(tp->id) +
+             " (XFS_TRANS_NO_WRITECOUNT: no sb_start_intwrite, freeze_super does not wait for it)" +
+             (knobs_.active_trans == ActiveTrans::counter
+                  ? "; m_active_trans " + std::to_string(active_trans_)
+                  : std::string()));
+    if (in_trans != nullptr) sim::yield(*in_trans);
+    tp->superblock = true;
+    const std::uint64_t id = tp->id;
+    const bool committed = trans_commit(*tp);
+    // XFS_TRANS_SYNC: __xfs_trans_commit forces the log up to the commit.
+    if (committed) log_force(who);
+    SIM_NOTE(std::string(who) + ": xfs_sync_sb transaction #" + std::to_string(id) +
+             (committed ? " committed and forced" : " failed"));
+    return committed;
+}
+
+auto Xfs::takes_write_protection(Op op) -> bool {
+    // mnt_want_write (create, truncate) and file_start_write (write,
+    // vfs_fallocate) take sb_start_write; fsync, sync_file_range, writeback,
+    // log forces, godown and the freeze ioctls do not.
+    switch (op) {
+        case Op::create:
+        case Op::write:
+        case Op::falloc:
+        case Op::fpunch:
+        case Op::fzero:
+        case Op::truncate: return true;
+        default: return false;
+    }
+}
+
+auto Xfs::freeze_super() -> bool {
+    // freeze_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
+    // SB_UNFROZEN) return -EBUSY;" (a read-only mount is left out).
+    if (sb_.frozen() != FreezeLevel::unfrozen) {
+        SIM_NOTE("freeze_super fails with EBUSY: already frozen or freezing");
+        return false;
+    }
+    sb_.set_frozen(FreezeLevel::write);
+    sb_.wait_write(WriteLevel::write);
+    SIM_NOTE("freeze_super: SB_FREEZE_WRITE, writers drained");
+    sim::yield(points::freeze_write);
+    sb_.set_frozen(FreezeLevel::pagefault);
+    sb_.wait_write(WriteLevel::pagefault);
+    sync_filesystem();
+    sb_.set_frozen(FreezeLevel::fs);
+    sb_.wait_write(WriteLevel::fs);
+    SIM_NOTE("freeze_super: synced, SB_FREEZE_FS, sb_start_intwrite holders drained (transactions "
+             "without a write count are not counted)");
+    sim::yield(points::freeze_fs);
+    fs_freeze();
+    sb_.set_frozen(FreezeLevel::complete);
+    SIM_NOTE("freeze_super: SB_FREEZE_COMPLETE");
+    sim::yield(points::freeze_complete);
+    return true;
+}
+
+void Xfs::sync_filesystem() {
+    // sync_filesystem -> __sync_filesystem(sb, 0) then (sb, 1): write back
+    // every inode and wait, then xfs_fs_sync_fs(wait): xfs_log_force(SYNC).
+    for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        if (inodes_[file].exists) write_and_wait(file, 0, whole_file_end, "sync_filesystem");
+    }
+    log_force("sync_filesystem");
+}
+
+void Xfs::fs_freeze() {
+    // xfs_fs_freeze (v5.7): xfs_stop_block_reaping, xfs_save_resvblks (left
+    // out), xfs_quiesce_attr, then "return xfs_sync_sb(mp, true);" (Z3): a
+    // superblock transaction logged after the unmount record.
+    quiesce_attr();
+    sync_sb("xfs_fs_freeze", nullptr);
+}
+
+void Xfs::quiesce_drain() {
+    // Q1.
+    switch (knobs_.active_trans) {
+        case ActiveTrans::counter:
+            // "while (atomic_read(&mp->m_active_trans) > 0) delay(100);" The
+            // transactions it waits for run on other CPUs meanwhile: a poll
+            // that sees the counter above 0 sleeps until a transaction is
+            // freed, then its delay(100), and polls again. (A bare 400 ms
+            // sleep would let the explorers fire the poll's timer ahead of a
+            // runnable worker forever, which no kernel scheduler does; no
+            // transaction can start between the decrement and the next poll
+            // that the drain could miss: writers are blocked at SB_FREEZE_FS
+            // and the log worker's L1 sees the file system freezing.)
+            while (active_trans_ > 0) {
+                SIM_NOTE("xfs_quiesce_attr: m_active_trans " + std::to_string(active_trans_) +
+                         ", delay(100)");
+                active_trans_wait_.wait();
+                sim::current_scheduler().sleep(quiesce_poll_delay);
+            }
+            SIM_NOTE("xfs_quiesce_attr: m_active_trans is 0");
+            break;
+        case ActiveTrans::removed_cancel_last:
+            SIM_NOTE("xfs_quiesce_attr: no counter to wait for, the log worker is not cancelled yet");
+            break;
+        case ActiveTrans::removed_cancel_first:
+            // "cancel_delayed_work_sync(&mp->m_log->l_work);"
+            log_work_.cancel_sync();
+            SIM_NOTE("xfs_quiesce_attr: cancel_delayed_work_sync(l_work) returned: the log worker is "
+                     "neither queued nor running");
+            break;
+    }
+    emit(drained_event());
+    sim::yield(points::quiesce_drained);
+}
+
+void Xfs::quiesce_attr() {
+    // xfs_quiesce_attr (v5.7 and the patch).
+    quiesce_drain();
+    log_force("xfs_quiesce_attr");  // Q2 xfs_log_force(mp, XFS_LOG_SYNC)
+    push_ail();                     // Q3 xfs_reclaim_inodes(mp, 0) and (SYNC_WAIT)
+    // Q4 xfs_log_sbcount: "if (!xfs_fs_writable(mp, SB_FREEZE_COMPLETE))
+    // return 0;" (lazy superblock counters: v5 file systems), xfs_sync_sb.
+    if (fs_writable(FreezeLevel::complete)) sync_sb("xfs_log_sbcount", nullptr);
+    sim::yield(points::quiesce_sbcount);
+    // Q5 (v5.7): "WARN_ON(atomic_read(&mp->m_active_trans) != 0);"
+    if (knobs_.active_trans == ActiveTrans::counter && active_trans_ != 0) {
+        SIM_NOTE("WARNING at xfs_quiesce_attr: m_active_trans is " + std::to_string(active_trans_));
+    }
+    log_quiesce();  // Q6
+    sim::yield(points::quiesce_unmount_record);
+}
+
+void Xfs::log_quiesce() {
+    // xfs_log_quiesce (v5.7): "cancel_delayed_work_sync(&mp->m_log->l_work);
+    // xfs_log_force(mp, XFS_LOG_SYNC); xfs_ail_push_all_sync(mp->m_ail);
+    // xfs_wait_buftarg(...); ... xfs_log_unmount_write(mp);"
+    log_work_.cancel_sync();
+    log_force("xfs_log_quiesce");
+    push_ail();
+    log_unmount_write();
+}
+
+auto Xfs::thaw_super() -> bool {
+    // thaw_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
+    // SB_FREEZE_COMPLETE) return -EINVAL;", then ->unfreeze_fs
+    // (xfs_fs_unfreeze: xfs_restore_resvblks, xfs_log_work_queue,
+    // xfs_start_block_reaping), "sb->s_writers.frozen = SB_UNFROZEN;
+    // sb_freeze_unlock(sb);" and the waiters woken.
+    if (sb_.frozen() != FreezeLevel::complete) {
+        SIM_NOTE("thaw_super fails with EINVAL: not frozen");
+        return false;
+    }
+    log_work_.queue();
+    sb_.set_frozen(FreezeLevel::unfrozen);
+    sb_.unlock_all();
+    SIM_NOTE("thaw_super: xfs_fs_unfreeze re-armed the log worker; SB_UNFROZEN");
+    return true;
+}
+
+}  // namespace model::xfs
