@@ -228,7 +228,8 @@ run_cs "$TMP/list.out" "$TMP/list.err" list
 expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
 for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_sync_check fsync_durability \
     delalloc_convert extent_size_hint sync_file_range fpunch xfs.convert.after_alloc \
-    xfs.ioend.after_convert_commit; do
+    xfs.ioend.after_convert_commit active_trans hypothetical-removed-cancel-last removed-cancel-first \
+    log_worker freeze_quiescence xfs.logworker.after_need_covered xfs.quiesce.drained; do
     expect_grep "list mentions $word" "$word" "$TMP/list.out"
 done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
@@ -262,6 +263,27 @@ run_cs "$TMP/xfs.out" "$TMP/xfs.err" fuzz scenarios/xfs/delalloc-writeback-race.
 expect_rc "fuzz xfs/delalloc-writeback-race fix" 0 "$TMP/xfs.out" "$TMP/xfs.err"
 expect_grep "fuzz xfs/delalloc-writeback-race fix says no violation" \
     "no violation in 2000 schedules" "$TMP/xfs.out"
+
+# ---------------------------------------------------------------- xfs freeze vs the log worker (issue 12)
+FREEZE=scenarios/xfs/freeze-vs-log-worker.json
+mkdir "$TMP/freeze"
+run_cs "$TMP/freeze.out" "$TMP/freeze.err" fuzz "$FREEZE" --variant cancel-last --strategy random \
+    --schedules 2000 --out "$TMP/freeze"
+expect_rc "fuzz xfs/freeze-vs-log-worker cancel-last" 1 "$TMP/freeze.out" "$TMP/freeze.err"
+expect_grep "fuzz cancel-last: the event checker reports it while the run goes on" \
+    "freeze_quiescence violated while the run goes on" "$TMP/freeze.out"
+expect_grep "fuzz cancel-last: the story says the value is no real kernel" \
+    "active_trans = hypothetical-removed-cancel-last: a hypothetical setting, not a real kernel" "$TMP/freeze.out"
+freeze_repro=$(ls "$TMP"/freeze/repro-*.json 2>/dev/null | head -n 1)
+run_cs "$TMP/freeze-replay.out" "$TMP/freeze-replay.err" replay "$freeze_repro"
+expect_rc "replay of the freeze_quiescence repro" 1 "$TMP/freeze-replay.out" "$TMP/freeze-replay.err"
+expect_grep "replay of the freeze_quiescence repro matches its trace hash" "(matches the repro)" \
+    "$TMP/freeze-replay.out"
+run_cs "$TMP/freeze.out" "$TMP/freeze.err" fuzz "$FREEZE" --variant cancel-first --strategy pct:3 \
+    --schedules 500 --out "$TMP/freeze"
+expect_rc "fuzz xfs/freeze-vs-log-worker cancel-first" 0 "$TMP/freeze.out" "$TMP/freeze.err"
+expect_grep "fuzz cancel-first counts the drain points freeze_quiescence watched" \
+    "freeze_quiescence 500" "$TMP/freeze.out"
 
 # ---------------------------------------------------------------- ext4/jbd2: the re-logged buffer race
 JBD2=scenarios/jbd2/relogged-buffer-checkpoint.json
