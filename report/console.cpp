@@ -301,7 +301,7 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
             result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
         appendf(table.ratios, "ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n",
                 result.ratio.numerator.c_str(), result.ratio.denominator.c_str(), where.c_str(),
-                scenario.perf->metric.c_str(), result.value, result.ratio.min, result.ratio.max,
+                ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min, result.ratio.max,
                 result.met ? "ok" : "OUT OF RANGE");
     }
     return table;
