@@ -343,6 +343,11 @@ void list_model(std::string& out, const model::ModelInfo& info) {
         appendf(out, "      %-24s %s\n", (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
                 counter.about.c_str());
     }
+    if (!info.costs.empty()) out += "    costs (\"costs\": {NAME: ns}; perf --vary NAME=...):\n";
+    for (const auto& cost : info.costs) {
+        appendf(out, "      %s (default %llu)\n        %s\n", cost.name.c_str(),
+                static_cast<unsigned long long>(cost.default_ns), cost.about.c_str());
+    }
     std::string tasks;
     for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;
     appendf(out, "    tasks the model spawns: %s\n    yield points (each is a crash point):\n", tasks.c_str());
