@@ -117,6 +117,8 @@ private:
     void read_perf(const Json& value);
     auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_machine(const Json& value);
+    void read_costs(const Json& value);
+    void check_layout(const Json& variant, const std::string& json_path, const model::Config& config) const;
     void read_explore(const Json& value);
     void read_sweep(const Json& root);
     auto load_sweep_point(const Json& root, const Json& point, const std::string& kind,
@@ -149,7 +151,7 @@ auto Loader::load(const std::string& text) -> Scenario {
 
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
-               {"name", "about", "model", "device", "machine", "config", "setup", "workload", "tasks",
+               {"name", "about", "model", "device", "machine", "costs", "config", "setup", "workload", "tasks",
                 "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore", "must_reach"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
@@ -159,6 +161,7 @@ auto Loader::load(const Json& root) -> Scenario {
     read_model(root.at("model"));
     read_device(root.at("device"));
     if (root.contains("machine")) read_machine(root.at("machine"));
+    if (root.contains("costs")) read_costs(root.at("costs"));
     if (root.contains("config")) config_base_ = read_config(root.at("config"), "$.config");
     if (root.contains("setup")) read_setup(root.at("setup"));
     if (root.contains("workload")) read_workload(root.at("workload"));
@@ -364,7 +367,8 @@ void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) 
 // looked up or logged.
 auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     const std::string path = "$.workload.fs_mark";
-    check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync"}, {"files", "size"});
+    check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us"},
+               {"files", "size"});
     for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
         if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
@@ -389,11 +393,33 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
         if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
         fs_mark.fsync = job.at("fsync").get<bool>();
     }
+    if (job.contains("user_cpu_us")) {
+        const double us = read_number(job.at("user_cpu_us"), path + ".user_cpu_us");
+        if (us > 1e6) fail(path + ".user_cpu_us", "at most 1000000 (a second per file)", number_text(job.at("user_cpu_us")));
+        fs_mark.user_cpu_ns = static_cast<std::uint64_t>(us * 1000.0 + 0.5);
+    }
     return fs_mark;
 }
 
 void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
     const std::string path = "$.workload.fs_mark";
+    // A model with directories gets fs_mark's -D directories first, in the
+    // set-up: fs_mark makes them before its timed loop, and nothing commits
+    // them before the first file's fsync.
+    if (const model::OpInfo* mkdir = model::op_making_directory(*model_)) {
+        for (std::uint64_t dir = 0; dir < fs_mark.dirs; dir++) {
+            const std::string name = "d" + std::to_string(dir);
+            if (!files_created_.insert(name).second) {
+                fail(path, "directory names dD not created elsewhere", json_quoted(name));
+            }
+            scenario_.files.push_back(name);
+            Op op;
+            op.name = mkdir->name;
+            op.file = name;
+            op.json_path = path;
+            scenario_.setup.push_back(std::move(op));
+        }
+    }
     // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
     // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
@@ -415,7 +441,9 @@ void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
                 op.json_path = path;
                 return op;
             };
-            task.ops.push_back(expanded(op_create()));
+            Op create = expanded(op_create());
+            create.user_cpu_ns = fs_mark.user_cpu_ns;
+            task.ops.push_back(std::move(create));
             Op write = expanded(op_write());
             write.length = fs_mark.size;
             write.has_offset = write.has_length = true;
@@ -448,6 +476,38 @@ auto Loader::read_metric(const Json& value, const std::string& json_path) const 
          json_quoted(text));
 }
 
+// A variant's configuration must fit the device (model::LayoutError): the
+// knob is named where it was set, the variant's config or the scenario's.
+void Loader::check_layout(const Json& variant, const std::string& json_path, const model::Config& config) const {
+    model::Geometry geometry{};
+    geometry.block_size = scenario_.device.block_size;
+    geometry.blocks = scenario_.device.blocks;
+    geometry.profile = scenario_.device.profile;
+    const auto error = model::layout_error(scenario_.model, config, geometry);
+    if (!error) return;
+    const bool in_variant = variant.contains("config") && variant.at("config").contains(error->knob);
+    const std::string where = in_variant                              ? json_path + ".config." + error->knob
+                              : config_base_.count(error->knob) != 0 ? "$.config." + error->knob
+                                                                      : json_path + ".config";
+    fail(where, error->expected, error->got);
+}
+
+// "costs": {NAME: ns}: calibrated CPU costs the model declares (model::CostInfo).
+void Loader::read_costs(const Json& value) {
+    Names declared;
+    for (const auto& cost : model_->costs) declared.push_back(cost.name);
+    if (!value.is_object()) fail("$.costs", "an object", type_name(value));
+    for (const auto& item : value.items()) {
+        const std::string path = key_path("$.costs", item.key());
+        if (std::find(declared.begin(), declared.end(), item.key()) == declared.end()) {
+            fail(path, declared.empty() ? "no key (model " + model_->name + " declares no costs)"
+                                        : "a cost of model " + model_->name + ": " + join(declared),
+                 "an unknown key");
+        }
+        scenario_.costs[item.key()] = read_unsigned_in(item.value(), path, 1, 1'000'000'000);
+    }
+}
+
 void Loader::read_perf(const Json& value) {
     check_keys(value, "$.perf", {"metric", "ratios", "seed"}, {"metric", "ratios"});
     PerfSpec perf;
@@ -459,7 +519,7 @@ void Loader::read_perf(const Json& value) {
     for (const auto& variant : scenario_.variants) variants.push_back(variant.name);
     for (std::size_t i = 0; i < ratios.size(); i++) {
         const std::string path = index_path("$.perf.ratios", i);
-        check_keys(ratios[i], path, {"numerator", "denominator", "min", "max", "at"},
+        check_keys(ratios[i], path, {"numerator", "denominator", "min", "max", "at", "metric"},
                    {"numerator", "denominator", "min", "max"});
         PerfRatio ratio;
         ratio.json_path = path;
@@ -468,6 +528,7 @@ void Loader::read_perf(const Json& value) {
         ratio.min = read_number(ratios[i].at("min"), path + ".min");
         ratio.max = read_number(ratios[i].at("max"), path + ".max");
         if (ratios[i].contains("at")) ratio.at = read_unsigned(ratios[i].at("at"), path + ".at");
+        if (ratios[i].contains("metric")) ratio.metric = read_metric(ratios[i].at("metric"), path + ".metric");
         if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + number_text(ratios[i].at("min")) + ")", number_text(ratios[i].at("max")));
         perf.ratios.push_back(std::move(ratio));
     }
@@ -1092,6 +1153,7 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
     for (const auto& knob : model_->knobs) {
         variant.config.try_emplace(knob.name, knob.default_value);
     }
+    check_layout(value, json_path, variant.config);
     variant.expect = read_expectation(value.at("expect"), json_path + ".expect");
     variant.must_reach = value.contains("must_reach")
                              ? read_must_reach(value.at("must_reach"), json_path + ".must_reach", must_reach_)

@@ -33,6 +33,7 @@ struct Op {
     bool has_offset = false;
     bool has_length = false;
     std::map<std::string, bool> flags;   // FieldKind::flag fields given
+    std::uint64_t user_cpu_ns = 0;       // the task's own CPU time before the call (performance runs)
     std::string json_path;               // "$.tasks[1].ops[0]" for messages
 };
 
@@ -117,6 +118,7 @@ struct FsMarkJob {
     std::uint64_t dirs = 1;           // fs_mark -D
     std::uint64_t files_per_dir = 0;  // fs_mark -N: consecutive files per directory (0: round-robin)
     bool fsync = true;                // fsync before close (fs_mark's default sync method)
+    std::uint64_t user_cpu_ns = 0;    // fs_mark's own CPU time per file (its "App Overhead")
 };
 
 /// A performance expectation: numerator's metric / denominator's in [min, max].
@@ -126,6 +128,7 @@ struct PerfRatio {
     double min = 0;
     double max = 0;
     std::optional<std::uint64_t> at;  // in a sweep: only at this value (else at every point)
+    std::string metric;               // this ratio's own metric (empty: the scenario's perf.metric)
     std::string json_path;
 };
 
@@ -222,6 +225,7 @@ struct Scenario {
     std::string model;
     Device device;
     Machine machine;
+    std::map<std::string, std::uint64_t> costs;  // calibrated costs set (model::CostInfo), in ns
     std::vector<std::string> files;  // every file name, in order of first creation
     std::vector<Op> setup;
     std::vector<Task> tasks;

@@ -146,6 +146,13 @@ struct Geometry {
     std::optional<sim::Duration> write_latency{};
     std::optional<sim::Duration> flush_latency{};
     std::optional<std::uint64_t> bandwidth{};
+    /// The scenario's calibrated costs (`costs`), by the name the model declares (ModelInfo::costs).
+    std::map<std::string, std::uint64_t> costs_ns{};
+    /// The cost `name` the scenario set, else `default_ns`.
+    [[nodiscard]] auto cost(const std::string& name, std::uint64_t default_ns) const -> std::uint64_t {
+        const auto found = costs_ns.find(name);
+        return found == costs_ns.end() ? default_ns : found->second;
+    }
     /// The profile named by `profile`, with the overrides above.
     [[nodiscard]] auto device_profile() const -> disk::DeviceProfile;
 };

@@ -60,6 +60,7 @@ struct OpInfo {
     std::vector<FieldInfo> fields;
     bool creates_file = false;  // "file" names a new file
     OracleEffect effect = OracleEffect::none;
+    bool makes_directory = false;  // "file" names a new directory (fs_mark makes its -D directories)
 };
 
 /// A counter the model keeps (FileSystem::counters()), with what it counts.
@@ -68,6 +69,15 @@ struct CounterInfo {
     std::string name;
     std::string about;
     bool perf_column = false;  // shown as a column of the crashsim perf table
+};
+
+/// A calibrated CPU cost of one of the model's code paths that a scenario may
+/// set (`"costs": {NAME: ns}`) and `perf --vary NAME=...` may sweep; the
+/// default and where it comes from are in `about`.
+struct CostInfo {
+    std::string name;
+    std::uint64_t default_ns = 0;
+    std::string about;
 };
 
 struct ModelInfo {
@@ -79,6 +89,7 @@ struct ModelInfo {
     /// Counters per operation ("ops.<op>") are declared by their prefix
     /// ("ops.").
     std::vector<CounterInfo> counters;
+    std::vector<CostInfo> costs;
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
@@ -100,6 +111,8 @@ auto find_model(const std::string& name) -> const ModelInfo*;
 auto op_with_effect(const ModelInfo& info, OracleEffect effect) -> const OpInfo*;
 /// The model's operation that creates a file, or nullptr.
 auto op_creating(const ModelInfo& info) -> const OpInfo*;
+/// The model's operation that makes a directory, or nullptr.
+auto op_making_directory(const ModelInfo& info) -> const OpInfo*;
 auto find_op(const ModelInfo& info, std::string_view name) -> const OpInfo*;
 /// The OpId of `op`, an entry of info.ops.
 auto op_id(const ModelInfo& info, const OpInfo& op) -> OpId;

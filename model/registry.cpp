@@ -66,6 +66,16 @@ auto make_filesystem(const std::string& model, const Config& given, const Geomet
     return registration->make(config, geometry, file_names);
 }
 
+auto layout_error(const std::string& model, const Config& config, const Geometry& geometry)
+    -> std::optional<LayoutError> {
+    const ModelRegistration* registration = find_registration(model);
+    SIM_ASSERT(registration != nullptr && "model validated by the loader");
+    if (!registration->layout_error) return std::nullopt;
+    Config full = config;
+    for (const auto& knob : registration->info.knobs) full.try_emplace(knob.name, knob.default_value);
+    return registration->layout_error(full, geometry);
+}
+
 auto data_blocks(const std::string& model, const Geometry& geometry) -> std::uint64_t {
     const ModelRegistration* registration = find_registration(model);
     SIM_ASSERT(registration != nullptr && "model validated by the loader");
@@ -82,6 +92,13 @@ auto op_with_effect(const ModelInfo& info, OracleEffect effect) -> const OpInfo*
 auto op_creating(const ModelInfo& info) -> const OpInfo* {
     for (const auto& op : info.ops) {
         if (op.creates_file) return &op;
+    }
+    return nullptr;
+}
+
+auto op_making_directory(const ModelInfo& info) -> const OpInfo* {
+    for (const auto& op : info.ops) {
+        if (op.makes_directory) return &op;
     }
     return nullptr;
 }

@@ -14,6 +14,7 @@
 // that program.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,14 @@
 #include "model/info.hpp"
 
 namespace model {
+
+/// Why a configuration cannot be laid out on a device (mkfs would refuse it):
+/// the knob, what it should be, what it is.
+struct LayoutError {
+    std::string knob;
+    std::string expected;
+    std::string got;
+};
 
 struct ModelRegistration {
     ModelInfo info;
@@ -33,6 +42,9 @@ struct ModelRegistration {
     /// Blocks left for file data on a device of this geometry once the
     /// model's own metadata area (superblock, trees, log) is set aside.
     std::function<std::uint64_t(const Geometry& geometry)> data_blocks;
+    /// Empty, or the reason `config` does not fit a device of `geometry`
+    /// (the loader refuses such a variant; make must not be called with it).
+    std::function<std::optional<LayoutError>(const Config& config, const Geometry& geometry)> layout_error{};
 };
 
 /// Adds a model; a static object of each model's registration file.
@@ -41,6 +53,10 @@ struct ModelRegistrar {
 };
 
 auto find_registration(const std::string& name) -> const ModelRegistration*;
+
+/// Why `config` (every knob set) cannot be laid out on this geometry, or nullopt.
+auto layout_error(const std::string& model, const Config& config, const Geometry& geometry)
+    -> std::optional<LayoutError>;
 
 /// Blocks a model leaves for file data on a device of this geometry.
 auto data_blocks(const std::string& model, const Geometry& geometry) -> std::uint64_t;

@@ -301,7 +301,7 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
             result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
         appendf(table.ratios, "ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n",
                 result.ratio.numerator.c_str(), result.ratio.denominator.c_str(), where.c_str(),
-                scenario.perf->metric.c_str(), result.value, result.ratio.min, result.ratio.max,
+                ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min, result.ratio.max,
                 result.met ? "ok" : "OUT OF RANGE");
     }
     return table;
@@ -342,6 +342,11 @@ void list_model(std::string& out, const model::ModelInfo& info) {
     for (const auto& counter : info.counters) {
         appendf(out, "      %-24s %s\n", (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
                 counter.about.c_str());
+    }
+    if (!info.costs.empty()) out += "    costs (\"costs\": {NAME: ns}; perf --vary NAME=...):\n";
+    for (const auto& cost : info.costs) {
+        appendf(out, "      %s (default %llu)\n        %s\n", cost.name.c_str(),
+                static_cast<unsigned long long>(cost.default_ns), cost.about.c_str());
     }
     std::string tasks;
     for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;

@@ -108,10 +108,11 @@ auto measure(const Scenario& scenario) -> PerfReport {
             if (ratio.at && point != ratio.at) continue;
             double numerator = 0;
             double denominator = 0;
+            const std::string& metric_name = ratio.metric.empty() ? metric : ratio.metric;
             for (const auto& row : report.rows) {
                 if (row.point != point) continue;
-                if (row.variant == ratio.numerator) numerator = row.metric;
-                if (row.variant == ratio.denominator) denominator = row.metric;
+                if (row.variant == ratio.numerator) numerator = metric_of(row, metric_name);
+                if (row.variant == ratio.denominator) denominator = metric_of(row, metric_name);
             }
             PerfRatioResult result{ratio, point, denominator > 0 ? numerator / denominator : 0, false};
             result.met = result.value >= ratio.min && result.value <= ratio.max;
@@ -128,8 +129,12 @@ auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std:
     return variant;
 }
 
+auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std::string& {
+    return ratio.metric.empty() ? scenario.perf->metric : ratio.metric;
+}
+
 auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string {
-    return scenario.perf->metric + " ratio in [" + format_ratio(ratio.min) + ", " + format_ratio(ratio.max) + "]";
+    return ratio_metric(scenario, ratio) + " ratio in [" + format_ratio(ratio.min) + ", " + format_ratio(ratio.max) + "]";
 }
 
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow> {
@@ -147,7 +152,8 @@ auto check_perf(const Scenario& scenario, const std::function<double()>& clock) 
         row.met = result.met && !report.interrupted;
         row.interrupted = report.interrupted;
         row.detail = report.interrupted ? "interrupted before every run was measured"
-                                        : scenario.perf->metric + " ratio " + format_ratio(result.value);
+                                        : ratio_metric(scenario, result.ratio) + " ratio " +
+                                              format_ratio(result.value);
         row.schedules = report.rows.size();
         row.seconds = seconds / static_cast<double>(report.ratios.size());
         if (!row.met) row.command = "crashsim perf " + scenario.path;
@@ -248,6 +254,7 @@ auto vary_parameters(const std::string& model) -> std::vector<std::string> {
     for (const auto& field : vary_fields()) names.emplace_back(field.name);
     if (const model::ModelInfo* info = model::find_model(model)) {
         for (const auto& knob : info->knobs) names.push_back(knob.name);
+        for (const auto& cost : info->costs) names.push_back(cost.name);
     }
     return names;
 }
@@ -304,6 +311,11 @@ auto vary_target(const std::string& name, const Scenario& base, const Json& root
                              Json(name).dump());
                 }
             }
+        }
+    }
+    if (target.pointer.empty() && info != nullptr) {
+        for (const auto& cost : info->costs) {
+            if (cost.name == name) target.pointer = "/costs/" + cost.name;
         }
     }
     if (target.pointer.empty()) {

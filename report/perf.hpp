@@ -75,6 +75,8 @@ auto check_perf(const Scenario& scenario, const std::function<double()>& clock) 
 auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std::optional<std::uint64_t> point)
     -> std::string;
 auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string;
+/// The metric a ratio compares: its own, else the scenario's perf.metric.
+auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std::string&;
 
 /// The columns of the `check` table, wide enough for every row the scenarios
 /// can print (performance rows too), so that columns stay aligned.

@@ -85,6 +85,8 @@ struct Workload {
     /// Runs one operation, telling the oracle what it promises by what the
     /// operation means (its OracleEffect), not by its name.
     void run(const Op& op) {
+        // The task's own time before the call (fs_mark's per-file overhead).
+        sim::cpu(static_cast<sim::Duration>(op.user_cpu_ns));
         model::OpCall call = make_call(op);
         auto& scheduler = sim::current_scheduler();
         scheduler.touch(oracle_resource());
@@ -300,6 +302,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     if (scenario.device.write_latency_ns) geometry.write_latency = static_cast<sim::Duration>(*scenario.device.write_latency_ns);
     if (scenario.device.flush_latency_ns) geometry.flush_latency = static_cast<sim::Duration>(*scenario.device.flush_latency_ns);
     geometry.bandwidth = scenario.device.bandwidth;
+    geometry.costs_ns = scenario.costs;
     prototype_ = model::make_filesystem(scenario.model, variant.config, geometry, scenario.files);
     prototype_oracle_ = std::make_unique<checkers::Oracle>(scenario.files.size());
     prototype_created_.assign(scenario.files.size(), false);

@@ -127,7 +127,10 @@ void Scheduler::block_for(Duration duration, TimerKind kind, const char* what) {
 void Scheduler::compute(Duration nominal) {
     const Duration busy = nominal / 2 + cpu_jitter_.below(nominal + 1);
     if (options_.cpus == 0) {
-        sleep(busy);
+        // Busy, not idle: a daemon computing (kjournald2's checkpoint scan)
+        // keeps the run going, so its timer is a sleep's, not a daemon's
+        // wake-up (which the deadlock test would not wait for).
+        block_for(busy, TimerKind::sleep, "cpu busy");
         return;
     }
     if (cpus_busy_ < options_.cpus) {

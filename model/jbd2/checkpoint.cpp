@@ -69,7 +69,7 @@ auto Ext4::shrink_one_cp_list(std::uint64_t tid, ShrinkType type, bool& released
     const std::vector<std::uint64_t> list = tx(tid).t_checkpoint_list;  // walked by b_cpnext
     for (const std::uint64_t block : list) {
         scanned++;
-        sim::cpu(cpu_cost::cp_scan_step);
+        sim::cpu(cp_scan_step_cost_);
         int ret = 0;
         if (type == ShrinkType::destroy) {
             ret = remove_checkpoint(block) ? 1 : 0;
@@ -105,6 +105,7 @@ void Ext4::clean_checkpoint_list() {
         if (!released) break;
     }
     counters_.cp_scan_steps += scanned;
+    counters_.cp_scan_longest = std::max(counters_.cp_scan_longest, scanned);
 }
 
 void Ext4::shrink_checkpoint_list() {

@@ -1,7 +1,8 @@
 #pragma once
 // ext4 on jbd2, as far as seeds/jbd2-checkpoint-busy-stop.txt needs it
-// (FIDELITY.md section 5): a small ext4 (inodes in inode-table blocks, one
-// directory whose blocks hold names, the block and inode bitmaps, ordered-mode
+// (FIDELITY.md section 5): a small ext4 (block groups, each with its block and
+// inode bitmaps and inode table; the root directory and its subdirectories,
+// whose blocks hold names; inodes in inode-table blocks; ordered-mode
 // data, fsync that forces the running transaction's commit) on jbd2: handles
 // (jbd2_journal_start/stop, do_get_write_access, jbd2_journal_dirty_metadata),
 // the running and committing transactions, kjournald2's commit
@@ -16,8 +17,10 @@
 // descriptor layout (one descriptor per transaction, unbounded tags), BH_Shadow
 // waits (a frozen copy is taken when a committing transaction's buffer is
 // re-logged, and the log copy is the content as of its submission),
-// subdirectories (one directory), extents trees (a block map per inode),
-// timestamps, the orphan list. Revoke records: no operation frees metadata
+// flex_bg (each group keeps its own bitmaps: mkfs.ext4 -O ^flex_bg), group
+// descriptors and their free counts, the root directory's own inode (mkfs's,
+// never re-logged), directories below the root's subdirectories, htree
+// indexes, extents trees (a block map per inode), timestamps, the orphan list. Revoke records: no operation frees metadata
 // blocks, so PASS_REVOKE finds none (unlink is not modelled yet).
 #include <cstdint>
 #include <map>
@@ -37,13 +40,15 @@ namespace model::jbd2 {
 
 /// CPU time, charged only in performance runs (sim::cpu): one iteration of
 /// journal_shrink_one_cp_list (a trylock and two cold cache lines; FIDELITY.md
-/// 5.4 derives about 0.57 us from the seed's figures).
+/// 5.4 derives about 0.57 us from the seed's figures: 1/2107.1 - 1/8558.4 s
+/// per file over ~626 buffers per commit). A scenario may set it (`"costs":
+/// {"cp_scan_step_ns": N}`) and `perf --vary cp_scan_step_ns=...` sweeps it.
 namespace cpu_cost {
 inline constexpr sim::Duration cp_scan_step = 570 * sim::nanoseconds;
 inline constexpr sim::Duration handle = 3 * sim::microseconds;
 }  // namespace cpu_cost
 
-enum class Op : OpId { create, write, fsync, checkpoint, shrink };
+enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir };
 
 /// Which kernel's checkpoint-list cleanup runs: one value per real tree
 /// (super.cpp says why one knob, not two).
@@ -56,6 +61,9 @@ enum class Tree : std::uint8_t {
 
 struct Knobs {
     Tree tree = Tree::patch_2;
+    /// mkfs.ext4 -J size= in bytes; 0: the model's scaled-down journal
+    /// (device/8, 64..1024 blocks; super.cpp).
+    std::uint64_t journal_bytes = 0;
     /// __jbd2_journal_clean_checkpoint_list stops at the first busy buffer.
     [[nodiscard]] auto commit_busy_stop() const -> bool { return tree != Tree::v6_5; }
     /// jh->b_transaction makes a checkpoint buffer busy.
@@ -67,8 +75,9 @@ struct Knobs {
 /// Geometry of the model's mkfs.
 inline constexpr std::uint64_t inodes_per_block = 16;  // 256-byte inodes in 4 KiB
 inline constexpr std::uint64_t names_per_dir_block = 64;
-inline constexpr std::uint64_t inode_table_blocks = 64;
-inline constexpr std::uint64_t dir_blocks = 16;
+inline constexpr std::uint64_t inode_table_blocks = 64;  // per group
+inline constexpr std::uint64_t inodes_per_group = inode_table_blocks * inodes_per_block;
+inline constexpr std::uint64_t dir_blocks = 16;  // the root directory's, preallocated in group 0
 inline constexpr sim::Duration commit_interval = 5 * sim::seconds;           // ext4 commit=5
 inline constexpr sim::Duration dirty_writeback_interval = 5 * sim::seconds;  // dirty_writeback_centisecs
 inline constexpr sim::Duration dirty_expire_interval = 30 * sim::seconds;    // dirty_expire_centisecs
@@ -76,6 +85,7 @@ inline constexpr std::uint64_t nr_batch = 64;                                // 
 
 struct InodeRecord {
     bool used = false;
+    bool directory = false;  // S_IFDIR: its blocks hold names
     std::uint64_t size = 0;
     std::map<std::uint64_t, std::uint64_t> blocks;  // file block -> device block
     auto operator==(const InodeRecord&) const -> bool = default;
@@ -132,6 +142,23 @@ struct Transaction {
     sim::Instant t_start = 0;
 };
 
+/// One block group (fs/ext4/ext4.h struct ext4_group_desc without flex_bg):
+/// its block bitmap, inode bitmap and inode table at its start, then data.
+struct Group {
+    std::uint64_t block_bitmap = 0;
+    std::uint64_t inode_bitmap = 0;
+    std::uint64_t inode_table = 0;
+    std::uint64_t data_start = 0;  // group 0: after the root directory's blocks
+    std::uint64_t data_end = 0;
+    std::uint64_t used_dirs = 0;   // bg_used_dirs_count (find_group_orlov)
+};
+
+/// A subdirectory of the root: its inode and its blocks (ext4_append).
+struct Directory {
+    std::uint64_t ino = 0;
+    std::vector<std::uint64_t> blocks;
+};
+
 /// The in-core inode.
 struct Inode {
     std::uint64_t ino = 0;                               // 0: not created
@@ -143,6 +170,7 @@ struct Counters {
     std::uint64_t transactions = 0;
     std::uint64_t commits = 0;
     std::uint64_t cp_scan_steps = 0;      // journal_shrink_one_cp_list iterations at commit (C2)
+    std::uint64_t cp_scan_longest = 0;    // the most one commit's cleanup visited
     std::uint64_t shrink_scan_steps = 0;  // and in the shrinker
     std::uint64_t checkpoint_writes = 0;  // buffers written home by jbd2_log_do_checkpoint
     std::uint64_t flusher_writes = 0;     // buffers written home by background writeback
@@ -161,12 +189,31 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
-    /// Layout: journal superblock, log, bitmaps, inode table, directory, data.
-    static auto data_start(std::uint64_t device_blocks) -> std::uint64_t;
+    /// Layout: superblock, journal superblock, log, then the block groups.
+    static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
+        -> std::uint64_t;
+    /// The data blocks of every group (what a workload's data may fill).
+    static auto data_blocks(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
+        -> std::uint64_t;
+    static auto make_groups(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t groups_start)
+        -> std::vector<Group>;
 
 private:
     // inode.cpp: ext4
+    void format_groups();
     void create(std::uint32_t file);
+    void mkdir(std::uint32_t file);
+    /// The directory a name lives in: a subdirectory "dD/..." or the root (nullptr).
+    [[nodiscard]] auto parent_of(const std::string& path) -> Directory*;
+    auto add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf, std::uint64_t ino) -> bool;
+    auto append_dir_block(std::uint64_t tid, Directory& dir) -> bool;
+    auto new_inode(std::uint64_t tid, std::uint64_t group, bool directory) -> std::uint64_t;
+    auto new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t count)
+        -> std::vector<std::uint64_t>;
+    [[nodiscard]] auto find_group_orlov() const -> std::uint64_t;
+    [[nodiscard]] auto find_group_other(std::uint64_t parent_group) const -> std::uint64_t;
+    [[nodiscard]] auto is_static_meta(std::uint64_t block) const -> bool;
+    [[nodiscard]] auto group_of_block(std::uint64_t block) const -> std::uint64_t;
     void write(const OpCall& call);
     void fsync(std::uint32_t file);
     auto write_pages(std::uint32_t file) -> std::uint64_t;  // submits, returns the count
@@ -206,6 +253,8 @@ private:
     void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
                          RecoveredState& state) const;
     [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> MetaBlock;
+    void recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
+                       RecoveredState& state) const;
 
     auto store(MetaObject object) -> disk::Content {
         return disk::Content::meta(meta_objects_.store(std::move(object)));
@@ -217,14 +266,13 @@ private:
     [[nodiscard]] auto op_name() const -> std::string;
 
     Knobs knobs_;
+    sim::Duration cp_scan_step_cost_ = cpu_cost::cp_scan_step;
     // Layout.
     std::uint64_t j_first_ = 2;  // block 0: ext4's own superblock (static), 1: journal superblock
     std::uint64_t j_last_ = 0;
-    std::uint64_t block_bitmap_ = 0;
-    std::uint64_t inode_bitmap_ = 0;
-    std::uint64_t inode_table_ = 0;
-    std::uint64_t dir_start_ = 0;
-    std::uint64_t data_start_ = 0;
+    std::uint64_t dir_start_ = 0;  // the root directory's blocks, in group 0
+    std::vector<Group> groups_;
+    std::map<std::string, Directory> dirs_;  // the root's subdirectories, by name
     std::uint64_t max_transaction_buffers_ = 0;  // j_max_transaction_buffers
 
     // The buffer cache and what each metadata buffer holds (b_data); frozen

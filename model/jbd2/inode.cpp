@@ -9,47 +9,85 @@
 
 namespace model::jbd2 {
 
-auto Ext4::data_start(std::uint64_t device_blocks) -> std::uint64_t {
-    const std::uint64_t log_blocks = std::clamp<std::uint64_t>(device_blocks / 8, 64, 1024);
-    return 2 + log_blocks + 2 + inode_table_blocks + dir_blocks;
+auto Ext4::journal_length(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
+    -> std::uint64_t {
+    // mkfs.ext4 -J size= when given; else the model's scaled-down journal.
+    if (journal_bytes != 0) return journal_bytes / block_size;
+    return std::clamp<std::uint64_t>(device_blocks / 8, 64, 1024);
+}
+
+auto Ext4::make_groups(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t groups_start)
+    -> std::vector<Group> {
+    // ext2fs_initialize: s_blocks_per_group = 8 * block size (one bitmap
+    // block); a last group too small for its bitmaps, inode table and 50 data
+    // blocks is dropped. Group 0 also holds the root directory's blocks.
+    const std::uint64_t per_group = std::uint64_t{8} * block_size;
+    std::vector<Group> groups;
+    for (std::uint64_t base = groups_start; base < device_blocks; base += per_group) {
+        Group group;
+        group.block_bitmap = base;
+        group.inode_bitmap = base + 1;
+        group.inode_table = base + 2;
+        group.data_start = group.inode_table + inode_table_blocks + (groups.empty() ? dir_blocks : 0);
+        group.data_end = std::min(base + per_group, device_blocks);
+        if (!groups.empty() && group.data_end < group.data_start + 50) break;
+        groups.push_back(group);
+    }
+    return groups;
+}
+
+auto Ext4::data_blocks(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
+    -> std::uint64_t {
+    const std::uint64_t groups_start = 2 + journal_length(block_size, device_blocks, journal_bytes);
+    std::uint64_t blocks = 0;
+    for (const Group& group : make_groups(block_size, device_blocks, groups_start)) {
+        if (group.data_end > group.data_start) blocks += group.data_end - group.data_start;
+    }
+    return blocks;
 }
 
 Ext4::Ext4(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
     : FileSystemBase(geometry, std::move(file_names)), knobs_(knobs), inodes_(file_names_.size()) {
     // mkfs.ext4: block 0 the ext4 superblock (static here), block 1 the journal
-    // superblock, then the log, the bitmaps, the inode table, the directory.
-    const std::uint64_t log_blocks = std::clamp<std::uint64_t>(geometry.blocks / 8, 64, 1024);
+    // superblock, then the log, then the block groups.
+    cp_scan_step_cost_ = static_cast<sim::Duration>(geometry.cost("cp_scan_step_ns", cpu_cost::cp_scan_step));
+    const std::uint64_t log_blocks = journal_length(geometry.block_size, geometry.blocks, knobs.journal_bytes);
     j_last_ = j_first_ + log_blocks;
-    block_bitmap_ = j_last_;
-    inode_bitmap_ = block_bitmap_ + 1;
-    inode_table_ = inode_bitmap_ + 1;
-    dir_start_ = inode_table_ + inode_table_blocks;
-    data_start_ = dir_start_ + dir_blocks;
-    SIM_ASSERT(data_start_ == data_start(geometry.blocks) && data_start_ < geometry.blocks);
+    groups_ = make_groups(geometry.block_size, geometry.blocks, j_last_);
+    SIM_ASSERT(!groups_.empty() && groups_[0].data_start < groups_[0].data_end);
+    dir_start_ = groups_[0].inode_table + inode_table_blocks;
     max_transaction_buffers_ = log_blocks / 4;  // jbd2_journal_get_max_txn_bufs
     j_head_ = j_first_;
     j_tail_ = j_first_;
     device_.format(0, 1, store(JournalSuper{}));
     // Mounted: journal_reset writes s_start = j_first (s_start 0 only after a clean unmount).
     device_.format(1, 1, store(JournalSuper{j_first_, 1}));
-    for (std::uint64_t block = block_bitmap_; block < data_start_; block++) {
-        MetaBlock meta;
-        meta.block = block;
-        if (block == block_bitmap_) {
-            meta.kind = MetaKind::block_bitmap;
-            meta.bits.assign(geometry.blocks - data_start_, false);
-        } else if (block == inode_bitmap_) {
-            meta.kind = MetaKind::inode_bitmap;
-            meta.bits.assign(inode_table_blocks * inodes_per_block, false);
-            meta.bits[0] = true;  // inode 0 does not exist (ext4 also reserves 1..10)
-        } else if (block < dir_start_) {
-            meta.kind = MetaKind::inode_table;
-            meta.inodes.resize(inodes_per_block);
-        } else {
-            meta.kind = MetaKind::directory;
+    groups_[0].used_dirs = 1;  // the root directory
+    format_groups();
+}
+
+void Ext4::format_groups() {
+    for (std::uint64_t g = 0; g < groups_.size(); g++) {
+        const Group& group = groups_[g];
+        for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++) {
+            MetaBlock meta;
+            meta.block = block;
+            if (block == group.block_bitmap) {
+                meta.kind = MetaKind::block_bitmap;
+                meta.bits.assign(group.data_end - group.data_start, false);
+            } else if (block == group.inode_bitmap) {
+                meta.kind = MetaKind::inode_bitmap;
+                meta.bits.assign(inodes_per_group, false);
+                if (g == 0) meta.bits[0] = true;  // inode 0 does not exist (ext4 also reserves 1..10)
+            } else if (block < group.inode_table + inode_table_blocks) {
+                meta.kind = MetaKind::inode_table;
+                meta.inodes.resize(inodes_per_block);
+            } else {
+                meta.kind = MetaKind::directory;
+            }
+            device_.format(block, 1, store(meta));
+            live_[block] = std::move(meta);
         }
-        device_.format(block, 1, store(meta));
-        live_[block] = std::move(meta);
     }
 }
 
@@ -80,10 +118,16 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
             if (inodes_[call.file].ino == 0) result = OpResult::failed;
             break;
         case Op::write:
-            write(call);
-            break;
         case Op::fsync:
-            fsync(call.file);
+            // A file whose create failed (ENOENT, ENOSPC) has no inode: EBADF.
+            if (inodes_[call.file].ino == 0) {
+                SIM_NOTE(std::string(call.name) + " " + name(call.file) + ": no such file (its create failed)");
+                result = OpResult::failed;
+            } else if (op_of<Op>(call) == Op::write) {
+                write(call);
+            } else {
+                fsync(call.file);
+            }
             break;
         case Op::checkpoint: {
             // jbd2_journal_flush's and __jbd2_log_wait_for_space's call, under j_checkpoint_mutex.
@@ -94,26 +138,50 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
         case Op::shrink:
             shrink_checkpoint_list();
             break;
+        case Op::mkdir:
+            if (dirs_.count(name(call.file)) == 0) mkdir(call.file);
+            if (dirs_.count(name(call.file)) == 0) result = OpResult::failed;
+            break;
     }
     task_op_.erase(sim::current_scheduler().current());
     return result;
 }
 
 auto Ext4::inode_block(std::uint64_t ino) const -> std::uint64_t {
-    return inode_table_ + ino / inodes_per_block;
+    return groups_[ino / inodes_per_group].inode_table + ino % inodes_per_group / inodes_per_block;
+}
+
+auto Ext4::group_of_block(std::uint64_t block) const -> std::uint64_t {
+    const std::uint64_t per_group = std::uint64_t{8} * block_size_;
+    return std::min<std::uint64_t>((block - groups_[0].block_bitmap) / per_group, groups_.size() - 1);
+}
+
+auto Ext4::is_static_meta(std::uint64_t block) const -> bool {
+    if (block < groups_[0].block_bitmap) return false;
+    const Group& group = groups_[group_of_block(block)];
+    return block < group.data_start;
 }
 
 auto Ext4::block_name(std::uint64_t block) const -> std::string {
     const std::string number = " (block " + std::to_string(block) + ")";
-    if (block == block_bitmap_) return "the block bitmap" + number;
-    if (block == inode_bitmap_) return "the inode bitmap" + number;
-    if (block >= inode_table_ && block < dir_start_) {
-        const std::uint64_t first = (block - inode_table_) * inodes_per_block;
+    if (block < groups_[0].block_bitmap) return "block " + std::to_string(block);
+    const std::uint64_t g = group_of_block(block);
+    const Group& group = groups_[g];
+    const std::string of_group = g == 0 ? "" : " of group " + std::to_string(g);
+    if (block == group.block_bitmap) return "the block bitmap" + of_group + number;
+    if (block == group.inode_bitmap) return "the inode bitmap" + of_group + number;
+    if (block >= group.inode_table && block < group.inode_table + inode_table_blocks) {
+        const std::uint64_t first = g * inodes_per_group + (block - group.inode_table) * inodes_per_block;
         return "inode table block of inodes " + std::to_string(first) + ".." +
                std::to_string(first + inodes_per_block - 1) + number;
     }
-    if (block >= dir_start_ && block < data_start_)
+    if (block >= dir_start_ && block < groups_[0].data_start)
         return "directory block " + std::to_string(block - dir_start_) + number;
+    for (const auto& [dir_name, dir] : dirs_) {
+        const auto found = std::find(dir.blocks.begin(), dir.blocks.end(), block);
+        if (found != dir.blocks.end())
+            return "block " + std::to_string(found - dir.blocks.begin()) + " of directory " + dir_name + number;
+    }
     return "block " + std::to_string(block);
 }
 
@@ -124,36 +192,185 @@ auto Ext4::modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock& {
     return meta;
 }
 
-void Ext4::create(std::uint32_t file) {
-    // ext4_create: ext4_new_inode (inode bitmap, inode table), ext4_add_entry.
-    const std::uint64_t tid = journal_start();
-    const MetaBlock& bitmap = live_.at(inode_bitmap_);
-    const auto free_bit = std::find(bitmap.bits.begin(), bitmap.bits.end(), false);
-    bool room = false;
-    for (std::uint64_t block = dir_start_; block < data_start_ && !room; block++) {
-        room = live_.at(block).entries.size() < names_per_dir_block;
+auto Ext4::parent_of(const std::string& path) -> Directory* {
+    const auto slash = path.find('/');
+    if (slash == std::string::npos) return nullptr;
+    const auto found = dirs_.find(path.substr(0, slash));
+    return found == dirs_.end() ? nullptr : &found->second;
+}
+
+auto Ext4::find_group_orlov() const -> std::uint64_t {
+    // find_group_orlov for a directory whose parent is the root: the group
+    // with free inodes and the fewest directories, searched from a start the
+    // kernel takes from the name's hash (s_hash_seed) or at random; the
+    // model starts at group 0. The average free inode/block tests pass for
+    // every group of an empty file system and are left out.
+    std::uint64_t best = groups_.size();
+    for (std::uint64_t g = 0; g < groups_.size(); g++) {
+        const auto& bits = live_.at(groups_[g].inode_bitmap).bits;
+        if (std::find(bits.begin(), bits.end(), false) == bits.end()) continue;
+        if (best == groups_.size() || groups_[g].used_dirs < groups_[best].used_dirs) best = g;
     }
-    if (free_bit == bitmap.bits.end() || !room) {
-        SIM_NOTE("create " + name(file) + ": ENOSPC (no free inode or no room in the directory)");
+    return best;
+}
+
+auto Ext4::find_group_other(std::uint64_t parent_group) const -> std::uint64_t {
+    // find_group_other without flex_bg: the parent's group if it has a free
+    // inode and a free block; the kernel's hashed quadratic probe that comes
+    // next is a linear one here (the model has no other use for it).
+    for (std::uint64_t i = 0; i < groups_.size(); i++) {
+        const std::uint64_t g = (parent_group + i) % groups_.size();
+        const auto& inodes = live_.at(groups_[g].inode_bitmap).bits;
+        const auto& blocks = live_.at(groups_[g].block_bitmap).bits;
+        if (std::find(inodes.begin(), inodes.end(), false) != inodes.end() &&
+            std::find(blocks.begin(), blocks.end(), false) != blocks.end())
+            return g;
+    }
+    return groups_.size();
+}
+
+auto Ext4::new_inode(std::uint64_t tid, std::uint64_t group, bool directory) -> std::uint64_t {
+    // __ext4_new_inode: the first free bit of the group's inode bitmap, the
+    // inode in its inode-table block.
+    const std::uint64_t bitmap = groups_[group].inode_bitmap;
+    const auto& bits = live_.at(bitmap).bits;
+    const auto bit = static_cast<std::uint64_t>(std::find(bits.begin(), bits.end(), false) - bits.begin());
+    const std::uint64_t ino = group * inodes_per_group + bit;
+    modify(tid, bitmap).bits[bit] = true;
+    dirty_metadata(tid, bitmap);
+    MetaBlock& table = modify(tid, inode_block(ino));
+    table.inodes[ino % inodes_per_block] = InodeRecord{true, directory, 0, {}};
+    dirty_metadata(tid, inode_block(ino));
+    return ino;
+}
+
+auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t count)
+    -> std::vector<std::uint64_t> {
+    // ext4_mb_new_blocks with the inode's group as goal (ext4_inode_to_goal_block):
+    // first fit in that group's block bitmap, then the next groups. Empty on ENOSPC.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;  // group, bit
+    for (std::uint64_t i = 0; i < groups_.size() && taken.size() < count; i++) {
+        const std::uint64_t g = (goal_group + i) % groups_.size();
+        const auto& bits = live_.at(groups_[g].block_bitmap).bits;
+        for (std::uint64_t bit = 0; bit < bits.size() && taken.size() < count; bit++) {
+            if (!bits[bit]) taken.emplace_back(g, bit);
+        }
+    }
+    std::vector<std::uint64_t> found;
+    if (taken.size() < count) return found;
+    for (std::size_t i = 0; i < taken.size(); i++) {
+        const Group& group = groups_[taken[i].first];
+        const bool first_of_group = i == 0 || taken[i - 1].first != taken[i].first;
+        const bool last_of_group = i + 1 == taken.size() || taken[i + 1].first != taken[i].first;
+        if (first_of_group) do_get_write_access(tid, group.block_bitmap);
+        MetaBlock& bitmap = live_.at(group.block_bitmap);
+        if (first_of_group) bitmap.version++;
+        bitmap.bits[taken[i].second] = true;
+        found.push_back(group.data_start + taken[i].second);
+        if (last_of_group) dirty_metadata(tid, group.block_bitmap);
+    }
+    return found;
+}
+
+auto Ext4::append_dir_block(std::uint64_t tid, Directory& dir) -> bool {
+    // ext4_append: a new block at the directory's end (ext4_bread with
+    // EXT4_GET_BLOCKS_CREATE), journaled as metadata; the inode's size and
+    // block map grow.
+    const auto allocated = new_blocks(tid, dir.ino / inodes_per_group, 1);
+    if (allocated.empty()) return false;
+    const std::uint64_t block = allocated.front();
+    MetaBlock meta;
+    meta.kind = MetaKind::directory;
+    meta.block = block;
+    live_[block] = std::move(meta);
+    dir.blocks.push_back(block);
+    modify(tid, block);
+    dirty_metadata(tid, block);
+    InodeRecord& record = modify(tid, inode_block(dir.ino)).inodes[dir.ino % inodes_per_block];
+    record.size = dir.blocks.size() * block_size_;
+    record.blocks[dir.blocks.size() - 1] = block;
+    dirty_metadata(tid, inode_block(dir.ino));
+    return true;
+}
+
+auto Ext4::add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf, std::uint64_t ino) -> bool {
+    // ext4_add_entry: the first directory block with room (linear directory,
+    // no htree); a full subdirectory grows by a block (ext4_append); the
+    // directory's inode is dirtied (mtime; ext4_mark_inode_dirty), but for
+    // the root's, which the model does not keep.
+    if (dir == nullptr) {
+        for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++) {
+            if (live_.at(block).entries.size() >= names_per_dir_block) continue;
+            modify(tid, block).entries.emplace_back(leaf, ino);
+            dirty_metadata(tid, block);
+            return true;
+        }
+        return false;
+    }
+    if (live_.at(dir->blocks.back()).entries.size() >= names_per_dir_block && !append_dir_block(tid, *dir))
+        return false;
+    modify(tid, dir->blocks.back()).entries.emplace_back(leaf, ino);
+    dirty_metadata(tid, dir->blocks.back());
+    modify(tid, inode_block(dir->ino));
+    dirty_metadata(tid, inode_block(dir->ino));
+    return true;
+}
+
+void Ext4::create(std::uint32_t file) {
+    // ext4_create: ext4_new_inode (find_group_other, inode bitmap, inode
+    // table), ext4_add_entry.
+    const std::uint64_t tid = journal_start();
+    const std::string& path = name(file);
+    Directory* dir = parent_of(path);
+    if (dir == nullptr && path.find('/') != std::string::npos) {
+        SIM_NOTE("create " + path + ": ENOENT (no such directory)");
         journal_stop(tid);
         return;
     }
-    const auto ino = static_cast<std::uint64_t>(free_bit - bitmap.bits.begin());
-    modify(tid, inode_bitmap_).bits[ino] = true;
-    dirty_metadata(tid, inode_bitmap_);
-    MetaBlock& table = modify(tid, inode_block(ino));
-    table.inodes[ino % inodes_per_block] = InodeRecord{true, 0, {}};
-    dirty_metadata(tid, inode_block(ino));
-    for (std::uint64_t block = dir_start_; block < data_start_; block++) {
-        if (live_.at(block).entries.size() >= names_per_dir_block) continue;
-        modify(tid, block).entries.emplace_back(name(file), ino);
-        dirty_metadata(tid, block);
-        break;
+    const std::uint64_t group = find_group_other(dir == nullptr ? 0 : dir->ino / inodes_per_group);
+    bool room = dir != nullptr;
+    for (std::uint64_t block = dir_start_; block < groups_[0].data_start && !room; block++) {
+        room = live_.at(block).entries.size() < names_per_dir_block;
     }
+    if (group == groups_.size() || !room) {
+        SIM_NOTE("create " + path + ": ENOSPC (no free inode or no room in the directory)");
+        journal_stop(tid);
+        return;
+    }
+    const std::uint64_t ino = new_inode(tid, group, false);
+    const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
+    if (!add_entry(tid, dir, leaf, ino)) SIM_NOTE("create " + path + ": ENOSPC (directory block)");
     inodes_[file].ino = ino;
     inodes_[file].i_sync_tid = tid;
-    SIM_NOTE("create " + name(file) + ": inode " + std::to_string(ino) + " in transaction " +
-             std::to_string(tid));
+    SIM_NOTE("create " + path + ": inode " + std::to_string(ino) + " in transaction " + std::to_string(tid));
+    journal_stop(tid);
+    sim::yield(points::create_done);
+}
+
+void Ext4::mkdir(std::uint32_t file) {
+    // ext4_mkdir in the root: ext4_new_inode (find_group_orlov), the
+    // directory's first block (ext4_init_new_dir), the name in the root.
+    const std::uint64_t tid = journal_start();
+    const std::string& path = name(file);
+    const std::uint64_t group = path.find('/') == std::string::npos ? find_group_orlov() : groups_.size();
+    bool room = false;
+    for (std::uint64_t block = dir_start_; block < groups_[0].data_start && !room; block++) {
+        room = live_.at(block).entries.size() < names_per_dir_block;
+    }
+    if (group == groups_.size() || !room) {
+        SIM_NOTE("mkdir " + path + ": ENOSPC (no free inode or no room in the root directory), or not in the root");
+        journal_stop(tid);
+        return;
+    }
+    const std::uint64_t ino = new_inode(tid, group, true);
+    groups_[group].used_dirs++;
+    Directory& dir = dirs_[path];
+    dir.ino = ino;
+    if (!append_dir_block(tid, dir) || !add_entry(tid, nullptr, path, ino)) {
+        SIM_NOTE("mkdir " + path + ": ENOSPC");  // the kernel unwinds; the model keeps what it did
+    }
+    SIM_NOTE("mkdir " + path + ": inode " + std::to_string(ino) + " in group " + std::to_string(group) +
+             ", transaction " + std::to_string(tid));
     journal_stop(tid);
     sim::yield(points::create_done);
 }
@@ -164,7 +381,7 @@ void Ext4::write(const OpCall& call) {
     const std::uint64_t tid = journal_start();
     const std::uint64_t table_block = inode_block(inode.ino);
     // ext4_da_write_begin/ext4_map_blocks: allocate the holes in the block
-    // bitmap (first fit), log the inode's block map and size.
+    // bitmaps (first fit from the inode's group), log the inode's block map and size.
     const InodeRecord& current = live_.at(table_block).inodes[inode.ino % inodes_per_block];
     std::vector<std::uint64_t> holes;
     for (std::uint64_t block = range.start; block < range.end; block++) {
@@ -172,22 +389,13 @@ void Ext4::write(const OpCall& call) {
     }
     std::map<std::uint64_t, std::uint64_t> allocated;
     if (!holes.empty()) {
-        const MetaBlock& bitmap = live_.at(block_bitmap_);
-        std::vector<std::uint64_t> free;
-        for (std::uint64_t bit = 0; bit < bitmap.bits.size() && free.size() < holes.size(); bit++) {
-            if (!bitmap.bits[bit]) free.push_back(bit);
-        }
-        if (free.size() < holes.size()) {
+        const auto blocks = new_blocks(tid, inode.ino / inodes_per_group, holes.size());
+        if (blocks.empty()) {
             SIM_NOTE("write " + name(call.file) + ": ENOSPC");
             journal_stop(tid);
             return;
         }
-        MetaBlock& bits = modify(tid, block_bitmap_);
-        for (std::size_t i = 0; i < holes.size(); i++) {
-            bits.bits[free[i]] = true;
-            allocated[holes[i]] = data_start_ + free[i];
-        }
-        dirty_metadata(tid, block_bitmap_);
+        for (std::size_t i = 0; i < holes.size(); i++) allocated[holes[i]] = blocks[i];
     }
     InodeRecord& record = modify(tid, table_block).inodes[inode.ino % inodes_per_block];
     for (const auto& [file_block, device_block] : allocated) record.blocks[file_block] = device_block;
@@ -252,6 +460,7 @@ auto Ext4::counters() const -> std::map<std::string, std::uint64_t> {
         {"transactions", counters_.transactions},
         {"commits", counters_.commits},
         {"cp_scan_steps", counters_.cp_scan_steps},
+        {"cp_scan_longest", counters_.cp_scan_longest},
         {"shrink_scan_steps", counters_.shrink_scan_steps},
         {"checkpoint_writes", counters_.checkpoint_writes},
         {"flusher_writes", counters_.flusher_writes},

@@ -103,48 +103,79 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
 auto Ext4::recover(const disk::Image& image) const -> RecoveredState {
     RecoveredState state;
     state.device_blocks = device_.block_count();
-    state.metadata_end = data_start_;
+    state.metadata_end = groups_[0].data_start;  // group 0's; later groups' bitmaps and tables lie past it
     state.files.resize(file_names_.size());
     std::map<std::uint64_t, MetaBlock> home;
-    for (std::uint64_t block = block_bitmap_; block < data_start_; block++)
-        home[block] = home_block(image, block);
+    for (const Group& group : groups_) {
+        for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++)
+            home[block] = home_block(image, block);
+    }
     recover_journal(image, home, state);
     if (!state.mount_error.empty()) return state;
     state.mounted = true;
-    // ext4: names in the directory, inodes in the table, blocks in the bitmaps.
-    const MetaBlock& inode_bits = home.at(inode_bitmap_);
-    const MetaBlock& block_bits = home.at(block_bitmap_);
-    for (std::uint64_t block = dir_start_; block < data_start_; block++) {
-        for (const auto& [entry, ino] : home.at(block).entries) {
-            const InodeRecord& record = home.at(inode_block(ino)).inodes[ino % inodes_per_block];
+    recover_names(image, home, state);
+    return state;
+}
+
+void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
+                         RecoveredState& state) const {
+    // ext4: names in the root directory and its subdirectories, inodes in the
+    // tables, blocks in the bitmaps. A subdirectory's block is metadata that
+    // mkfs did not write: after replay, or at home, or never written (empty).
+    std::map<std::string, std::uint32_t> by_path;
+    for (std::uint32_t file = 0; file < file_names_.size(); file++) by_path[file_names_[file]] = file;
+    const auto inode_of = [&](std::uint64_t ino) -> const InodeRecord& {
+        return home.at(inode_block(ino)).inodes[ino % inodes_per_block];
+    };
+    const auto block_free = [&](std::uint64_t device_block) {
+        if (device_block < groups_[0].block_bitmap) return true;
+        const Group& group = groups_[group_of_block(device_block)];
+        const auto& bits = home.at(group.block_bitmap).bits;
+        return device_block < group.data_start || device_block - group.data_start >= bits.size() ||
+               !bits[device_block - group.data_start];
+    };
+    const auto dir_block = [&](std::uint64_t block) -> MetaBlock {
+        const auto replayed = home.find(block);
+        if (replayed != home.end()) return replayed->second;
+        const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(block));
+        return meta != nullptr && meta->block == block ? *meta : MetaBlock{};
+    };
+    std::vector<std::pair<std::string, MetaBlock>> directories;  // path prefix, block
+    for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++)
+        directories.emplace_back("", home.at(block));
+    for (std::size_t d = 0; d < directories.size(); d++) {
+        const std::string prefix = directories[d].first;
+        const auto entries = directories[d].second.entries;  // directories grows below
+        for (const auto& [entry, ino] : entries) {
+            const InodeRecord& record = inode_of(ino);
             if (!record.used) {
-                state.consistency_errors.push_back("directory entry " + entry + " names inode " +
+                state.consistency_errors.push_back("directory entry " + prefix + entry + " names inode " +
                                                    std::to_string(ino) + ", which is not in use");
                 continue;
             }
-            if (!inode_bits.bits[ino]) {
-                state.consistency_errors.push_back("inode " + std::to_string(ino) + " (" + entry +
+            if (!home.at(groups_[ino / inodes_per_group].inode_bitmap).bits[ino % inodes_per_group]) {
+                state.consistency_errors.push_back("inode " + std::to_string(ino) + " (" + prefix + entry +
                                                    ") is in use but free in the inode bitmap");
             }
-            for (std::uint32_t file = 0; file < file_names_.size(); file++) {
-                if (file_names_[file] != entry) continue;
-                RecoveredFile& recovered = state.files[file];
-                recovered.exists = true;
-                recovered.size_bytes = record.size;
-                for (const auto& [file_block, device_block] : record.blocks) {
-                    if (device_block < data_start_ || device_block - data_start_ >= block_bits.bits.size() ||
-                        !block_bits.bits[device_block - data_start_]) {
-                        state.consistency_errors.push_back("inode " + std::to_string(ino) + " maps block " +
-                                                           std::to_string(device_block) +
-                                                           ", which is free in the block bitmap");
-                    }
-                    recovered.extents.push_back({file_block, device_block, 1, false});
-                    recovered.read_mapped(image, file_block, device_block, 1);
+            for (const auto& [file_block, device_block] : record.blocks) {
+                if (block_free(device_block)) {
+                    state.consistency_errors.push_back("inode " + std::to_string(ino) + " maps block " +
+                                                       std::to_string(device_block) +
+                                                       ", which is free in the block bitmap");
                 }
+                if (record.directory) directories.emplace_back(prefix + entry + "/", dir_block(device_block));
+            }
+            const auto file = by_path.find(prefix + entry);
+            if (record.directory || file == by_path.end()) continue;
+            RecoveredFile& recovered = state.files[file->second];
+            recovered.exists = true;
+            recovered.size_bytes = record.size;
+            for (const auto& [file_block, device_block] : record.blocks) {
+                recovered.extents.push_back({file_block, device_block, 1, false});
+                recovered.read_mapped(image, file_block, device_block, 1);
             }
         }
     }
-    return state;
 }
 
 }  // namespace model::jbd2

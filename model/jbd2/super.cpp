@@ -13,6 +13,8 @@
 namespace model::jbd2 {
 namespace {
 
+auto json_text(const std::string& value) -> std::string { return "\"" + value + "\""; }
+
 // seeds/jbd2-checkpoint-busy-stop.txt. The issue names two knobs,
 // commit_cleanup (v5.8 | v6.5 | busy-stop) and relogged_busy (no | yes);
 // read in the kernel, only four of their combinations are trees that existed:
@@ -39,12 +41,33 @@ const Knob<Tree> checkpoint_tree{
     "buffers at commit; b_transaction not tested), patch-1 (v6.5 + patch 1/3: SHRINK_BUSY_STOP at "
     "commit), patch-2 (+ patch 2/3: a buffer re-logged by a running transaction is busy)"};
 
+// mkfs.ext4 -J size=: the journal's size. "scaled" is the model's own small
+// journal (a eighth of the device, 64..1024 blocks), which keeps the race
+// scenario's log short; the others are the sizes ext2fs_default_journal_size
+// (e2fsprogs lib/ext2fs/mkjournal.c) picks by file system size, 1G from 128 GiB
+// up. In bytes.
+const Knob<std::uint64_t> journal_size{
+    "journal_size",
+    {{"scaled", 0},
+     {"4M", std::uint64_t{4} << 20},
+     {"16M", std::uint64_t{16} << 20},
+     {"32M", std::uint64_t{32} << 20},
+     {"64M", std::uint64_t{64} << 20},
+     {"128M", std::uint64_t{128} << 20},
+     {"256M", std::uint64_t{256} << 20},
+     {"512M", std::uint64_t{512} << 20},
+     {"1G", std::uint64_t{1} << 30}},
+    "scaled",
+    "mkfs.ext4 -J size=: scaled (the model's small journal, device/8 within 64..1024 "
+    "blocks), or one of the sizes mkfs picks by file system size (4M .. 1G; 1G from 128 GiB up)"};
+
 auto ops() -> std::vector<OpInfo> {
     return op_table<Op>({
         {Op::create,
          {"create",
           "ext4_create in one handle: a bit of the inode bitmap, the inode in its inode-table block, "
-          "the name in a directory block (do_get_write_access and jbd2_journal_dirty_metadata on each)",
+          "the name in a directory block (do_get_write_access and jbd2_journal_dirty_metadata on each); "
+          "a name \"D/NAME\" goes into directory D (made by mkdir), its inode in D's group",
           {file_field()},
           true}},
         {Op::write,
@@ -70,6 +93,16 @@ auto ops() -> std::vector<OpInfo> {
           "the checkpoint shrinker (ext4_journal_scan_objects -> "
           "jbd2_journal_shrink_checkpoint_list, SHRINK_BUSY_SKIP over every list); nothing on v5.8",
           {}}},
+        {Op::mkdir,
+         {"mkdir",
+          "ext4_mkdir in the root directory, in one handle: find_group_orlov spreads the directories "
+          "over the block groups (the group with the fewest); the inode bitmap, the inode, the "
+          "directory's first block (block bitmap) and its name in the root. A created file named "
+          "\"D/NAME\" goes into directory D: find_group_other puts its inode in D's group",
+          {file_field()},
+          true,
+          OracleEffect::none,
+          true}},
     });
 }
 
@@ -77,6 +110,7 @@ auto counters() -> std::vector<CounterInfo> {
     return {
         {"commits", "jbd2_journal_commit_transaction runs", true},
         {"cp_scan_steps", "checkpoint buffers visited by the commit-time cleanup (C2)", true},
+        {"cp_scan_longest", "the most checkpoint buffers one commit's cleanup visited", true},
         {"shrink_scan_steps", "checkpoint buffers visited by the shrinker", false},
         {"checkpoint_writes", "buffers written home by jbd2_log_do_checkpoint", true},
         {"flusher_writes", "buffers written home by background writeback", false},
@@ -97,7 +131,11 @@ auto info() -> ModelInfo {
         "commit (C1..C11), checkpoint lists and their cleanup, jbd2_log_do_checkpoint, the shrinker, "
         "the flusher, and journal recovery (scan, revoke, replay)";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
-    info.knobs = {checkpoint_tree.info()};
+    info.knobs = {checkpoint_tree.info(), journal_size.info()};
+    info.costs = {{"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),
+                   "CPU time of one journal_shrink_one_cp_list iteration under j_list_lock (a trylock and two "
+                   "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
+                   "1/8558.4) s per file over ~626 buffers scanned per commit"}};
     info.ops = ops();
     info.counters = counters();
     return info;
@@ -107,9 +145,27 @@ const ModelRegistrar registrar{{
     info(),
     [](const Config& config, const Geometry& geometry,
        const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem> {
-        return std::make_unique<Ext4>(Knobs{checkpoint_tree.parse(config)}, geometry, file_names);
+        return std::make_unique<Ext4>(Knobs{checkpoint_tree.parse(config), journal_size.parse(config)}, geometry,
+                                      file_names);
     },
-    [](const Geometry& geometry) { return geometry.blocks - Ext4::data_start(geometry.blocks); },
+    // The data area with the scaled journal (a larger journal leaves less;
+    // the model's writes then fail with ENOSPC, a story note).
+    [](const Geometry& geometry) { return Ext4::data_blocks(geometry.block_size, geometry.blocks, 0); },
+    [](const Config& config, const Geometry& geometry) -> std::optional<LayoutError> {
+        // ext2fs_add_journal_inode refuses a journal over half the file
+        // system; group 0 must hold its bitmaps, inode table, the root
+        // directory and a data block.
+        const std::uint64_t journal = Ext4::journal_length(geometry.block_size, geometry.blocks,
+                                                           journal_size.parse(config));
+        if (journal <= geometry.blocks / 2 && Ext4::data_blocks(geometry.block_size, geometry.blocks,
+                                                                journal_size.parse(config)) > 0)
+            return std::nullopt;
+        return LayoutError{"journal_size",
+                           "a journal of at most half the device (" + std::to_string(geometry.blocks / 2) +
+                               " blocks; mkfs.ext4 refuses more) that leaves room for block group 0",
+                           json_text(config.at("journal_size")) + " (" + std::to_string(journal) +
+                               " blocks) on a device of " + std::to_string(geometry.blocks) + " blocks"};
+    },
 }};
 
 }  // namespace

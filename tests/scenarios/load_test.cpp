@@ -306,6 +306,22 @@ TEST_CASE("parse_scenario: an fs_mark job expands into one task per thread that 
     }
 }
 
+TEST_CASE("parse_scenario: on a model with mkdir, fs_mark makes its directories in the set-up; "
+          "user_cpu_us goes on each create") {
+    auto document = fs_mark_document({{"files", 3}, {"size", 4096}, {"dirs", 2}, {"user_cpu_us", 5}});
+    document["model"] = "ext4";
+    document["checkers"] = {"journal_integrity"};
+    document["variants"] = {{{"name", "fix"}, {"expect", "holds"}}};
+    const auto scenario = parse(document);
+    REQUIRE(scenario.setup.size() == 2);
+    check_op(scenario.setup[0], "mkdir", "d0");
+    check_op(scenario.setup[1], "mkdir", "d1");
+    CHECK(scenario.files == std::vector<std::string>{"d0", "d1", "d0/t0.f0", "d1/t0.f1", "d0/t0.f2"});
+    REQUIRE(scenario.tasks.size() == 1);
+    CHECK(scenario.tasks[0].ops[0].user_cpu_ns == 5000);
+    CHECK(scenario.tasks[0].ops[1].user_cpu_ns == 0);  // the write: fs_mark's time is charged once per file
+}
+
 TEST_CASE("parse_scenario: fs_mark spreads files over dirs round-robin, or files_per_dir at a "
           "time") {
     const auto round_robin = parse(fs_mark_document({{"files", 5}, {"size", 4096}, {"dirs", 3}}));
@@ -385,6 +401,21 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.checkers[1]: expected a checker not listed before, got \"journal_integrity\""},
         {"ext4_shrink_with_length", "$.tasks[0].ops[0].length: expected one of the keys op, got an unknown key"},
         {"ext4_write_without_length", "$.tasks[0].ops[0].length: expected a required key, got nothing"},
+        {"ext4_mkdir_without_file", "$.tasks[0].ops[0].file: expected a required key, got nothing"},
+        {"ext4_bad_journal_size",
+         "$.config.journal_size: expected one of scaled, 4M, 16M, 32M, 64M, 128M, 256M, 512M, 1G, got \"2G\""},
+        {"ext4_journal_too_big",
+         "$.variants[0].config.journal_size: expected a journal of at most half the device (3200 blocks; "
+         "mkfs.ext4 refuses more) that leaves room for block group 0, got \"64M\" (16384 blocks) on a device "
+         "of 6400 blocks"},
+        {"costs_unknown", "$.costs.cp_scan_step: expected a cost of model ext4: cp_scan_step_ns, got an unknown key"},
+        {"costs_zero", "$.costs.cp_scan_step_ns: expected an unsigned integer from 1 to 1000000000, got 0"},
+        {"fs_mark_user_cpu_string", "$.workload.fs_mark.user_cpu_us: expected a number, got a string"},
+        {"perf_ratio_bad_metric",
+         "$.perf.ratios[0].metric: expected counter:<name> for a counter of model ext4: counter:commits, "
+         "counter:cp_scan_steps, counter:cp_scan_longest, counter:shrink_scan_steps, counter:checkpoint_writes, "
+         "counter:flusher_writes, counter:tail_updates, counter:transactions, counter:transactions_dropped, "
+         "counter:disk_writes, counter:disk_flushes, counter:ops., got \"counter:scan_steps\""},
         {"bad_profile",
          "$.device.profile: expected one of hdd, ssd, nvme, ramdisk, vm-rotational, vm-nvme, got "
          "\"floppy\""},
@@ -488,7 +519,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"unknown_schedule_task",
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
-         "$.timeout_ms: expected one of the keys name, about, model, device, machine, config, "
+         "$.timeout_ms: expected one of the keys name, about, model, device, machine, costs, config, "
          "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, must_reach, got an "
          "unknown key"},
         {"explore_io_reorders_too_large",
@@ -530,7 +561,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"fs_mark_unaligned_size", "$.workload.fs_mark.size: expected a multiple of 4096, got 1024"},
         {"fs_mark_unknown_key",
          "$.workload.fs_mark.sync_method: expected one of the keys files, size, threads, dirs, "
-         "files_per_dir, fsync, got an unknown key"},
+         "files_per_dir, fsync, user_cpu_us, got an unknown key"},
         {"fs_mark_zero_files",
          "$.workload.fs_mark.files: expected an unsigned integer from 1 to 1000000, got 0"},
         {"fs_mark_zero_size", "$.workload.fs_mark.size: expected a positive multiple of 4096, got 0"},

@@ -1,0 +1,109 @@
+// ext4's directories and block groups in the ext4/jbd2 model, and the
+// commit-time checkpoint scan they set up under fs_mark (seeds/
+// jbd2-checkpoint-busy-stop.txt, patch 1/3; FIDELITY.md 5.4): subdirectories
+// spread over the groups (find_group_orlov), files in their directory's group
+// (find_group_other), and the oldest checkpoint list that every commit scans.
+#include <doctest/doctest.h>
+
+#include "tests/model/world.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/filesystem.hpp"
+
+namespace {
+
+auto call(const char* name, std::uint32_t file = 0) -> model::OpCall {
+    return {.name = name, .file = file};
+}
+
+// Directories d0..d(n-1) are files 0..n-1; then "x" in the root, then d0/f0.
+auto names(std::uint32_t dirs) -> std::vector<std::string> {
+    std::vector<std::string> out;
+    for (std::uint32_t d = 0; d < dirs; d++) out.push_back("d" + std::to_string(d));
+    out.emplace_back("x");
+    out.emplace_back("d0/f0");
+    out.emplace_back("nodir/f");
+    return out;
+}
+
+struct DirWorld : test_support::ModelWorld {
+    DirWorld(const std::string& tree, std::uint64_t blocks, std::uint32_t dirs)
+        : ModelWorld("ext4", {{"checkpoint_cleanup", tree}}, model::Geometry{4096, blocks, "nvme"}, names(dirs)),
+          dirs(dirs) {}
+    std::uint32_t dirs;
+    [[nodiscard]] auto x() const -> std::uint32_t { return dirs; }
+    [[nodiscard]] auto d0_f0() const -> std::uint32_t { return dirs + 1; }
+    void mkdirs() {
+        std::vector<model::OpCall> ops;
+        for (std::uint32_t d = 0; d < dirs; d++) ops.push_back(call("mkdir", d));
+        run(ops);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("ext4: a file in a subdirectory survives a crash after its fsync; a missing directory is ENOENT") {
+    DirWorld world("patch-2", 6400, 2);
+    world.mkdirs();
+    world.run({call("create", world.d0_f0()), call("fsync", world.d0_f0())});
+    world.run({call("create", world.dirs + 2)});
+    const auto state = world.crash(false);
+    test_support::check_mounted_cleanly(state);
+    CHECK(state.files[world.d0_f0()].exists);
+    CHECK_FALSE(state.files[world.x()].exists);
+    CHECK_FALSE(state.files[world.dirs + 2].exists);  // "nodir/f": no directory nodir, ENOENT
+    CHECK(world.counter("ops.create") == 2);
+}
+
+TEST_CASE("ext4: mkdir spreads directories over the block groups; each directory's files live in its group") {
+    // 4 KiB blocks: 32768 blocks a group; a 4-group device after the log.
+    DirWorld world("patch-2", 2 + 1024 + 4 * 32768, 3);
+    world.mkdirs();
+    world.run({call("create", world.d0_f0()), call("fsync", world.d0_f0())});
+    // mkdir x3 (inode bitmap, inode table, block bitmap, directory block each,
+    // in groups 1, 2, 3; the root's directory block once), then d0/f0 in
+    // group 1: its inode and d0's inode share an inode-table block.
+    const auto state = world.crash(false);
+    test_support::check_mounted_cleanly(state);
+    REQUIRE(state.journal.has_value());
+    REQUIRE(state.journal->durable.size() == 1);
+    CHECK(state.journal->durable[0].updates.size() == 3 * 4 + 1);
+    std::vector<std::string> groups;
+    for (const auto& [block, name] : state.journal->block_names) {
+        if (name.find("inode bitmap") != std::string::npos) groups.push_back(name);
+    }
+    CHECK(groups.size() == 4);  // every group's inode bitmap is read at mount
+    CHECK(state.files[world.d0_f0()].exists);
+}
+
+TEST_CASE("ext4: each commit's cleanup scans the oldest checkpoint list whole on v6.5, one buffer with busy-stop") {
+    // 40 directories in one transaction, committed by x's fsync: their
+    // directory blocks (and the shared bitmaps and inode-table blocks) stay
+    // dirty on transaction 1's checkpoint list. Each later fsync commits a
+    // transaction that starts by cleaning that list (C2).
+    constexpr std::uint32_t dirs = 40;
+    std::map<std::string, std::uint64_t> longest;
+    std::map<std::string, std::uint64_t> steps;
+    for (const char* tree : {"v6.5", "patch-1", "patch-2", "v5.8"}) {
+        CAPTURE(tree);
+        DirWorld world(tree, 6400, dirs);
+        world.mkdirs();
+        world.run({call("create", world.x()), call("fsync", world.x())});
+        CHECK(world.counter("cp_scan_steps") == 0);  // nothing on a checkpoint list before it
+        world.run({call("create", world.d0_f0()), call("fsync", world.d0_f0())});
+        steps[tree] = world.counter("cp_scan_steps");
+        longest[tree] = world.counter("cp_scan_longest");
+    }
+    // v6.5 visits every buffer of transaction 1's list: 40 directory blocks,
+    // the root's, the two bitmaps and 3 inode-table blocks (busy: dirty; or
+    // re-logged by transaction 2, and then freed).
+    CHECK(steps["v6.5"] == dirs + 1 + 2 + 3);
+    CHECK(longest["v6.5"] == steps["v6.5"]);
+    // SHRINK_BUSY_STOP (and v5.8's journal_clean_one_cp_list): the head of the list is busy.
+    CHECK(steps["patch-1"] == 1);
+    CHECK(steps["patch-2"] == 1);
+    CHECK(steps["v5.8"] == 1);
+}
