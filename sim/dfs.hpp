@@ -178,6 +178,7 @@ struct ProbeWalk {
     std::uint64_t runs = 0;       // runs the walk took
     std::uint64_t run_steps = 0;  // and their steps
 };
+
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
                  const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
 
