@@ -44,6 +44,9 @@ constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;
 constexpr std::uint64_t schedules_max = 1'000'000'000'000;
 /// The most threads --jobs may ask for.
 constexpr std::uint64_t jobs_max = 256;
+/// The most walks an estimate may take, and the deepest split.
+constexpr std::uint64_t walks_max = 100'000;
+constexpr std::uint64_t split_depth_max = 10'000;
 
 /// A numeric option: decimal digits only (no sign), within [min, max];
 /// otherwise CLI11 fails the parse with "--flag: expected ..." (exit 2).
@@ -197,6 +200,9 @@ struct FuzzArgs {
     std::optional<std::uint32_t> daemon_wakeups;  // the same
     std::optional<std::uint32_t> recovery_crashes;  // the same
     std::uint64_t verify_every = 0;  // --verify-determinism N
+    bool estimate = false;           // --estimate: print the estimate, run nothing
+    std::uint32_t walks = scenarios::estimate_walks_default;
+    std::size_t split_depth = 0;     // --split-depth D (dfs with --jobs or --shard)
 };
 
 /// "K/N" with 0 <= K < N.
@@ -266,10 +272,12 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
                                     args.strategy + "\"");
     }
     if (!args.shard.empty()) parse_shard(args.shard, request);
-    if (dfs && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError("--strategy: expected random or pct:D with --jobs or --shard, got \"" +
-                                    request.strategy.text() + "\"");
+    if (args.split_depth != 0 && !dfs) {
+        throw scenarios::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
+                                    args.strategy + "\"");
     }
+    request.split_depth = args.split_depth;
+    request.estimate_walks = args.walks;
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
@@ -286,15 +294,16 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
 
 /// The campaign's JSON result, when asked for or sharded; returns its path.
 auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request, const scenarios::Scenario& scenario,
-                  const std::string& text, const std::string& variant, const scenarios::FuzzReport& report)
-    -> std::string {
+                  const std::string& text, const std::string& variant, const scenarios::FuzzReport& report,
+                  const scenarios::SearchEstimate* estimate) -> std::string {
     std::string path = args.result;
     if (path.empty() && request.shard_count > 1) {
         path = (std::filesystem::path(args.out) / scenarios::result_file_name(scenario.name, variant, request)).string();
     }
     if (!path.empty()) {
-        scenarios::write_campaign_result(
-            scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant), path);
+        scenarios::CampaignResult result = scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant);
+        if (estimate != nullptr) result.estimate = *estimate;
+        scenarios::write_campaign_result(result, path);
     }
     return path;
 }
@@ -325,6 +334,17 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
     return !interrupted;
 }
 
+/// The search's estimate (fuzz --estimate; the first line of a dfs run) and,
+/// for a split dfs, the depth it splits at.
+auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simulation) -> scenarios::SearchEstimate {
+    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, seconds_now);
+    if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.split_depth == 0 &&
+        (request.jobs > 1 || request.shard_count > 1)) {
+        request.split_depth = scenarios::split_depth_for(estimate, scenarios::split_units_wanted(request));
+    }
+    return estimate;
+}
+
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     scenarios::FuzzRequest request = fuzz_request(args);
     std::string text;
@@ -336,6 +356,18 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     if (args.daemon_wakeups) bounds.daemon_wakeups = *args.daemon_wakeups;
     if (args.recovery_crashes) bounds.recovery_crashes = *args.recovery_crashes;
     simulation.set_bounds(bounds);
+    std::optional<scenarios::SearchEstimate> estimate;
+    if (args.estimate || request.strategy.kind == sim::StrategySpec::Kind::dfs) {
+        estimate = estimate_first(request, simulation);
+        const std::string line = scenarios::estimate_text(*estimate, request);
+        if (args.estimate) {
+            output() += scenarios::fuzz_header(scenario.name, variant.name, request) + line;
+            return ExitCode::pass;
+        }
+        // The first line, before the search spends the time.
+        std::fputs(line.c_str(), stdout);
+        std::fflush(stdout);
+    }
     ProgressLine progress(true);
     request.progress = progress.callback();
     const double started = seconds_now();
@@ -343,7 +375,8 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     const double elapsed = std::max(seconds_now() - started, 1e-9);
     progress.clear();
     output() += scenarios::fuzz_header(scenario.name, variant.name, request);
-    const std::string result_path = write_result(args, request, scenario, text, variant.name, report);
+    const std::string result_path =
+        write_result(args, request, scenario, text, variant.name, report, estimate ? &*estimate : nullptr);
     if (report.found && args.no_shrink) {
         if (!args.quiet) print_story(report.failing);
         output() += scenarios::violations_text(report.failing);
@@ -759,9 +792,20 @@ void add_fuzz(CLI::App& app, Command& c) {
     c.fuzz->add_flag("--quiet", c.fuzz_args.quiet, "do not print the failing story");
     c.fuzz->add_flag("--no-shrink", c.fuzz_args.no_shrink, "write the violation as found, unshrunk");
     c.fuzz->add_option("--trace", c.fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
-    c.fuzz->add_option("--jobs", c.fuzz_args.jobs, "threads (random and pct; default 1)")->check(in_range(1, jobs_max));
+    c.fuzz->add_option("--jobs", c.fuzz_args.jobs, "threads (dfs: sharing the units of a split tree; default 1)")
+        ->check(in_range(1, jobs_max));
     c.fuzz->add_option("--shard", c.fuzz_args.shard,
-                     "K/N: run schedules i with i % N == K and write a result for crashsim merge");
+                     "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
+    c.fuzz->add_flag("--estimate", c.fuzz_args.estimate,
+                     "print an estimate of the schedules, crash states and time, run nothing");
+    c.fuzz->add_option("--walks", c.fuzz_args.walks,
+                       "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
+                           std::to_string(scenarios::estimate_walks_default) + ")")
+        ->check(in_range(1, walks_max));
+    c.fuzz->add_option("--split-depth", c.fuzz_args.split_depth,
+                       "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
+                       "the estimate, 64 units per shard or job)")
+        ->check(in_range(1, split_depth_max));
     c.fuzz->add_option("--result", c.fuzz_args.result, "write the campaign's JSON result to FILE");
     c.fuzz->add_flag("--all", c.fuzz_args.all, "do not stop at the first violation");
     c.fuzz->add_option("--verify-determinism", c.fuzz_args.verify_every,

@@ -1,6 +1,7 @@
 #include "report/console.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "checkers/checker.hpp"
@@ -82,6 +83,61 @@ auto fuzz_header(const std::string& scenario, const std::string& variant, const 
 
 namespace {
 
+/// A figure to three significant digits: 37600, 1.24e+07 past 10^7.
+auto about(double figure) -> std::string {
+    std::string out;
+    if (figure >= 1e7) {
+        appendf(out, "%.3g", figure);
+    } else {
+        const double digits = figure < 1000 ? 1 : std::pow(10.0, std::floor(std::log10(figure)) - 2);
+        appendf(out, "%.0f", std::round(figure / digits) * digits);
+    }
+    return out;
+}
+
+auto split_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
+    if (request.jobs == 1 && request.shard_count == 1) return "";
+    const std::size_t depth =
+        request.split_depth != 0 ? request.split_depth : split_depth_for(estimate, split_units_wanted(request));
+    const double units = estimate.units.empty() ? 1 : estimate.units[std::min(depth, estimate.units.size() - 1)];
+    std::string out;
+    appendf(out, "; split at depth %zu into about %s units", depth, about(units).c_str());
+    return out;
+}
+
+}  // namespace
+
+auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
+    std::string out;
+    if (estimate.dfs) {
+        appendf(out, "estimate (%llu Knuth walks, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
+                     "%s steps",
+                static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
+                estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
+                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        out += split_text(estimate, request);
+    } else {
+        appendf(out, "estimate (from the first %llu schedules, seed %llu): %s schedules (--schedules), about %s crash "
+                     "states, %s steps",
+                static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
+                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+    }
+    if (estimate.timed) {
+        const double jobs = request.jobs;
+        appendf(out, "; about %.3g s at the measured rate", estimate.seconds / jobs);
+        if (request.jobs > 1) appendf(out, " on %u jobs with a core each", request.jobs);
+        if (estimate.dfs) {
+            appendf(out, " (%.3g us a run, %.3g us a crash state)", estimate.seconds_per_run * 1e6,
+                    estimate.seconds_per_crash_state * 1e6);
+        }
+        appendf(out, "; estimating took %.3g s", estimate.estimating_seconds);
+    }
+    out += "\n";
+    return out;
+}
+
+namespace {
+
 /// "every schedule", "1 schedule in 64" (dfs: of those it did not abandon).
 auto every_text(std::uint64_t every, bool dfs) -> std::string {
     const std::string which = every == 1 ? "every schedule" : "1 schedule in " + std::to_string(every);
@@ -113,7 +169,14 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
-    if (dfs && report.complete) {
+    if (dfs && report.complete && request.shard_count > 1) {
+        appendf(out,
+                "shard %u/%u complete: its %llu units of %llu, %llu schedules, %llu crash states, no violation; "
+                "crashsim merge of every shard's result gives the search's verdict\n",
+                request.shard_index, request.shard_count, static_cast<ull>(report.units_explored),
+                static_cast<ull>(report.units), static_cast<ull>(report.schedules),
+                static_cast<ull>(report.crash_states));
+    } else if (dfs && report.complete) {
         appendf(out,
                 "complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, %u I/O "
                 "reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
@@ -142,6 +205,12 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
         appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
                 static_cast<ull>(report.dfs.abandoned));
+    }
+    if (dfs && report.split_depth != 0) {
+        appendf(out, "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
+                     "depth; counts are the explored units')\n",
+                report.split_depth, report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
+                static_cast<ull>(report.units_explored));
     }
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
             describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
@@ -179,6 +248,28 @@ auto coverage_summary(const Counts& judged, const Counts& reached) -> std::strin
            coverage_text(reached) + "\n";
 }
 
+namespace {
+
+/// A merged dfs: its split, pruning, and whether the search completed.
+auto merged_dfs_text(const DfsResult& dfs, bool no_violation) -> std::string {
+    std::string out;
+    if (dfs.split_depth != 0) {
+        appendf(out, "split at depth %llu: %llu units explored of %llu\n", static_cast<ull>(dfs.split_depth),
+                static_cast<ull>(dfs.units_explored), static_cast<ull>(dfs.units));
+    }
+    appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
+            static_cast<ull>(dfs.stats.pruned_sleep), static_cast<ull>(dfs.stats.pruned_bound),
+            static_cast<ull>(dfs.stats.abandoned));
+    if (dfs.complete && no_violation) {
+        out += "complete: every shard explored its units, no violation within bounds\n";
+    } else if (!dfs.complete) {
+        out += "incomplete: a shard did not explore all its units (--schedules, a stop request or a violation)\n";
+    }
+    return out;
+}
+
+}  // namespace
+
 auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::string {
     std::string out;
     appendf(out, "crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n", merged.scenario.c_str(),
@@ -193,6 +284,7 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
                 found.violation.message.c_str());
     }
     if (merged.violations.empty()) out += "no violation\n";
+    if (merged.dfs) out += merged_dfs_text(*merged.dfs, merged.violations.empty());
     appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
     if (!merged.judged.empty() || !merged.reached.empty()) out += coverage_summary(merged.judged, merged.reached);
     return out;

@@ -28,6 +28,9 @@ auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::strin
 
 /// "crashsim fuzz NAME: variant V, strategy S, seed N[, shard K/N][, J jobs]".
 auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request) -> std::string;
+/// "estimate (...): about N schedules, M crash states, T s at the measured
+/// rate ..." (fuzz --estimate, and the first line of every dfs run).
+auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string;
 /// What a campaign explored and concluded (after the failing story, if any).
 auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed_s) -> std::string;
 /// What a verdict stands on: stake counts and yield-point coverage.

@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -237,15 +238,51 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     result.violations = report.violations;
     result.judged = judged_counts(report.checker_names, report.judged);
     result.reached = reached_counts(scenario.model, report.hits);
+    if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
+        result.dfs = DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs};
+    }
     return result;
 }
+
+namespace {
+
+auto dfs_json(const DfsResult& dfs) -> Json {
+    return {{"complete", dfs.complete},
+            {"split_depth", dfs.split_depth},
+            {"units", dfs.units},
+            {"units_explored", dfs.units_explored},
+            {"pruned_by_sleep_sets", dfs.stats.pruned_sleep},
+            {"pruned_by_bound", dfs.stats.pruned_bound},
+            {"runs_cut_as_redundant", dfs.stats.abandoned}};
+}
+
+auto estimate_json(const SearchEstimate& estimate) -> Json {
+    Json json = {{"method", estimate.dfs ? "knuth" : "sample"},
+                 {"walks", estimate.walks},
+                 {"seed", estimate.seed},
+                 {"schedules", estimate.schedules},
+                 {"schedules_standard_error", estimate.schedules_error},
+                 {"crash_states", estimate.crash_states},
+                 {"steps", estimate.steps}};
+    if (estimate.timed) {
+        json["seconds"] = estimate.seconds;
+        json["seconds_per_run"] = estimate.seconds_per_run;
+        json["seconds_per_crash_state"] = estimate.seconds_per_crash_state;
+        json["estimating_seconds"] = estimate.estimating_seconds;
+    }
+    return json;
+}
+
+}  // namespace
 
 void write_campaign_result(const CampaignResult& result, const std::string& path) {
     Json violations = Json::array();
     for (const auto& found : result.violations) {
-        violations.push_back({{"index", found.index}, {"schedule_seed", found.schedule_seed},
-                              {"checker", found.violation.checker}, {"file", found.violation.file},
-                              {"offset", found.violation.offset}, {"message", found.violation.message}});
+        Json json = {{"index", found.index}, {"schedule_seed", found.schedule_seed},
+                     {"checker", found.violation.checker}, {"file", found.violation.file},
+                     {"offset", found.violation.offset}, {"message", found.violation.message}};
+        if (found.unit) json["unit"] = *found.unit;
+        violations.push_back(std::move(json));
     }
     const std::string hash = hex(result.scenario_hash);
     Json json = {{"crashsim_result", 1},
@@ -263,6 +300,8 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                        {"explore", explore_json(result.bounds)},
                        {"violations", violations}};
     add_coverage_json(json, result.judged, result.reached);
+    if (result.dfs) json["dfs"] = dfs_json(*result.dfs);
+    if (result.estimate) json["estimate"] = estimate_json(*result.estimate);
     write_text_file_atomically(path, json.dump(2) + "\n");
 }
 
@@ -283,7 +322,7 @@ auto read_counts(const Json& json, const std::string& key, const std::string& wh
 }
 
 auto read_found(const Json& value, const std::string& where, const JsonReader& in) -> FoundViolation {
-    in.check_keys(value, where, {"index", "schedule_seed", "checker", "file", "offset", "message"},
+    in.check_keys(value, where, {"index", "schedule_seed", "checker", "file", "offset", "message", "unit"},
                   {"index", "schedule_seed", "checker", "file", "offset", "message"});
     FoundViolation found{};
     found.index = in.read_unsigned(value.at("index"), where + ".index");
@@ -293,7 +332,58 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
     found.violation.offset = in.read_unsigned(value.at("offset"), where + ".offset");
     if (!value.at("message").is_string()) in.fail(where + ".message", "a string", type_name(value.at("message")));
     found.violation.message = value.at("message").get<std::string>();
+    if (value.contains("unit")) found.unit = in.read_unsigned(value.at("unit"), where + ".unit");
     return found;
+}
+
+auto read_dfs(const Json& value, const JsonReader& in) -> DfsResult {
+    const Names keys = {"complete", "split_depth", "units", "units_explored", "pruned_by_sleep_sets", "pruned_by_bound",
+                        "runs_cut_as_redundant"};
+    in.check_keys(value, "$.dfs", keys, keys);
+    DfsResult dfs;
+    dfs.complete = in.read_bool(value.at("complete"), "$.dfs.complete");
+    dfs.split_depth = in.read_unsigned(value.at("split_depth"), "$.dfs.split_depth");
+    dfs.units = in.read_unsigned(value.at("units"), "$.dfs.units");
+    dfs.units_explored = in.read_unsigned(value.at("units_explored"), "$.dfs.units_explored");
+    dfs.stats.pruned_sleep = in.read_unsigned(value.at("pruned_by_sleep_sets"), "$.dfs.pruned_by_sleep_sets");
+    dfs.stats.pruned_bound = in.read_unsigned(value.at("pruned_by_bound"), "$.dfs.pruned_by_bound");
+    dfs.stats.abandoned = in.read_unsigned(value.at("runs_cut_as_redundant"), "$.dfs.runs_cut_as_redundant");
+    return dfs;
+}
+
+/// A figure of an estimate: a finite number, 0 or more.
+auto read_figure(const Json& object, const std::string& key, const JsonReader& in) -> double {
+    const Json& value = object.at(key);
+    const std::string where = key_path("$.estimate", key);
+    if (!value.is_number()) in.fail(where, "a number", type_name(value));
+    const double figure = value.get<double>();
+    if (!std::isfinite(figure) || figure < 0) in.fail(where, "a number of 0 or more", in.number_text(value));
+    return figure;
+}
+
+auto read_estimate(const Json& value, const JsonReader& in) -> SearchEstimate {
+    const Names timed = {"seconds", "seconds_per_run", "seconds_per_crash_state", "estimating_seconds"};
+    Names allowed = {"method", "walks", "seed", "schedules", "schedules_standard_error", "crash_states", "steps"};
+    const Names required = allowed;
+    allowed.insert(allowed.end(), timed.begin(), timed.end());
+    in.check_keys(value, "$.estimate", allowed, required);
+    SearchEstimate estimate;
+    estimate.dfs = in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "sample"}, "") == "knuth";
+    estimate.walks = in.read_unsigned(value.at("walks"), "$.estimate.walks");
+    estimate.seed = in.read_unsigned(value.at("seed"), "$.estimate.seed");
+    estimate.schedules = read_figure(value, "schedules", in);
+    estimate.schedules_error = read_figure(value, "schedules_standard_error", in);
+    estimate.crash_states = read_figure(value, "crash_states", in);
+    estimate.steps = read_figure(value, "steps", in);
+    estimate.timed = value.contains("seconds");
+    if (estimate.timed) {
+        in.check_keys(value, "$.estimate", allowed, timed);
+        estimate.seconds = read_figure(value, "seconds", in);
+        estimate.seconds_per_run = read_figure(value, "seconds_per_run", in);
+        estimate.seconds_per_crash_state = read_figure(value, "seconds_per_crash_state", in);
+        estimate.estimating_seconds = read_figure(value, "estimating_seconds", in);
+    }
+    return estimate;
 }
 
 }  // namespace
@@ -310,7 +400,7 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     in.check_keys(json, "$",
                   {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",
                    "schedules_run", "crash_states", "steps", "interrupted", "explore", "violations", "judged",
-                   "coverage"},
+                   "coverage", "dfs", "estimate"},
                   {"scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard", "schedules_run",
                    "crash_states", "steps", "interrupted", "violations"});
     CampaignResult result;
@@ -342,6 +432,8 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
         if (!coverage.is_object()) in.fail("$.coverage", "an object", type_name(coverage));
         result.reached = read_counts(coverage, "hits", "$.coverage", in);
     }
+    if (json.contains("dfs")) result.dfs = read_dfs(json.at("dfs"), in);
+    if (json.contains("estimate")) result.estimate = read_estimate(json.at("estimate"), in);
     return result;
 }
 
@@ -378,6 +470,20 @@ void check_same_campaign(const CampaignResult& shard, const std::string& path, c
     if (shard.shard_index >= shard.shard_count || seen[shard.shard_index]) {
         differs("shard.index", std::to_string(shard.shard_index), "a shard not given before");
     }
+    // dfs shards share out the units of one split: the same depth in each.
+    const auto depth = [](const CampaignResult& result) { return result.dfs ? result.dfs->split_depth : 0; };
+    if (shard.dfs.has_value() != first.dfs.has_value() || depth(shard) != depth(first)) {
+        differs("dfs.split_depth", shard.dfs ? std::to_string(depth(shard)) : "none",
+                first.dfs ? "split depth " + std::to_string(depth(first)) : "no dfs member");
+    }
+}
+
+/// Adds a dfs shard's search figures: complete only when every shard is.
+void merge_dfs(DfsResult& merged, const DfsResult& shard) {
+    merged.complete = merged.complete && shard.complete;
+    merged.units = std::max(merged.units, shard.units);
+    merged.units_explored += shard.units_explored;
+    merged.stats += shard.stats;
 }
 
 }  // namespace
@@ -395,6 +501,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     merged.violations.clear();
     merged.judged.clear();
     merged.reached.clear();
+    if (merged.dfs) merged.dfs = DfsResult{true, first.dfs->split_depth, 0, 0, {}};
     for (std::size_t i = 0; i < shards.size(); i++) {
         const CampaignResult& shard = shards[i];
         check_same_campaign(shard, paths[i], first, paths[0], seen);
@@ -406,6 +513,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
         merged.violations.insert(merged.violations.end(), shard.violations.begin(), shard.violations.end());
         add_named(merged.judged, shard.judged);
         add_named(merged.reached, shard.reached);
+        if (merged.dfs) merge_dfs(*merged.dfs, *shard.dfs);
     }
     for (std::uint32_t k = 0; k < first.shard_count; k++) {
         if (!seen[k]) {
@@ -413,8 +521,10 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
                              " of the campaign, got no shard " + std::to_string(k));
         }
     }
-    std::sort(merged.violations.begin(), merged.violations.end(),
-              [](const FoundViolation& a, const FoundViolation& b) { return a.index < b.index; });
+    // dfs shards: by unit, then within it (the unsplit search's order).
+    std::sort(merged.violations.begin(), merged.violations.end(), [](const FoundViolation& a, const FoundViolation& b) {
+        return std::pair(a.unit.value_or(0), a.index) < std::pair(b.unit.value_or(0), b.index);
+    });
     return merged;
 }
 

@@ -5,6 +5,7 @@
 // `crashsim merge` combines. Every file is written to a temporary name and
 // renamed.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
 /// The stake counts and coverage as JSON: {"judged": {...}, "coverage": {...}}
 /// members, added to a row or a campaign result.
 void add_coverage_json(nlohmann::ordered_json& json, const Counts& judged, const Counts& reached);
+
+/// A dfs campaign's search figures: "dfs" in a result file.
+struct DfsResult {
+    bool complete = false;  // every unit of this result explored within the bound
+    std::uint64_t split_depth = 0;  // 0: not split
+    std::uint64_t units = 0;        // the tree's, when known
+    std::uint64_t units_explored = 0;
+    sim::DfsStats stats;
+};
 
 /// A fuzz campaign's result, or one shard's.
 struct CampaignResult {
@@ -42,6 +52,9 @@ struct CampaignResult {
     std::vector<FoundViolation> violations;
     Counts judged;   // crash states each checker judged with something at stake
     Counts reached;  // hits of each of the model's yield points
+    std::optional<DfsResult> dfs;  // dfs campaigns
+    /// The estimate printed before the campaign ran (shards: the first's).
+    std::optional<SearchEstimate> estimate;
 };
 
 auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,

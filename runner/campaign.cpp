@@ -1,7 +1,9 @@
 #include "runner/campaign.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -112,56 +114,6 @@ void request_stop() { sim::request_stop(); }
 auto stop_requested() -> bool { return sim::stop_requested(); }
 void clear_stop_request() { sim::clear_stop(); }
 
-auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
-    FuzzReport report = start_report(simulation);
-    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
-    bool more = true;
-    while (more && report.schedules < request.schedules) {
-        if (stop_requested()) {
-            report.interrupted = true;
-            break;
-        }
-        RunOutcome outcome = simulation.run_dfs(tree, false);
-        ScheduleResult result = summarize(outcome);
-        // A dfs run evaluates crash states only past its fresh branch point,
-        // so a replay of its choices compares steps and choices; a run the
-        // search abandoned has no whole choice list to replay.
-        if (request.verify_every != 0 && report.schedules % request.verify_every == 0 && !outcome.abandoned) {
-            result.verified = true;
-            try {
-                result.nondeterminism = verify_schedule(
-                    outcome, [&] { return simulation.replay(outcome.choices, std::nullopt, true); }, false);
-            } catch (const sim::ReplayDiverged& diverged) {
-                result.nondeterminism = std::string("the replay of its choices diverged: ") + diverged.what();
-            }
-            if (!result.nondeterminism.empty()) {
-                report.nondeterministic.push_back({report.schedules, 0, result.nondeterminism});
-            }
-        }
-        tally(report, result);
-        if (outcome.violated()) {
-            report.violations.push_back({report.schedules - 1, 0, outcome.violations.front()});
-        }
-        if (outcome.violated() && !report.found) {
-            report.found = true;
-            report.index = report.schedules - 1;
-            // Replayed with a trace for the story: the choices and the crash
-            // (none for a liveness or deadlock violation) are the whole run.
-            report.failing = simulation.replay(outcome.choices, outcome.crash, true);
-            SIM_ASSERT(report.failing.violated());
-            if (request.stop_at_first) break;
-        }
-        if (request.progress && report.schedules % batch_per_job == 0) {
-            request.progress({report.schedules, request.schedules, report.crash_states,
-                              report.violations.size()});
-        }
-        more = tree.backtrack();
-    }
-    report.complete = !more;
-    report.dfs = tree.stats();
-    return report;
-}
-
 namespace {
 
 /// One world per job beyond the first: copies of a world share its immutable
@@ -237,6 +189,327 @@ struct ShardRun {
 };
 
 }  // namespace
+
+namespace {
+
+/// A dfs search, whole or split into units (sim/dfs.hpp) shared by
+/// request.jobs workers, each with its own world and tree. Each unit's
+/// figures are kept apart and folded in unit order, so counts, violations and
+/// their indices do not depend on the jobs or on which worker ran a unit;
+/// with shards, each shard's units sum with the others' (crashsim merge).
+class DfsSearch {
+public:
+    DfsSearch(Simulation& simulation, const FuzzRequest& request, std::size_t depth)
+        : simulation_(simulation), request_(request), depth_(depth) {}
+    auto run() -> FuzzReport;
+
+private:
+    struct Unit {
+        FuzzReport part;  // indices within the unit
+        std::vector<std::uint32_t> failing_choices;
+        std::optional<CrashRecord> failing_crash;
+    };
+    auto claim(std::uint64_t unit, Unit*& slot) -> bool;
+    void work(Simulation& world, bool caller);
+    auto record(Unit& unit, const RunOutcome& outcome, Simulation& world) -> bool;
+    void report_progress();
+    auto fold() -> FuzzReport;
+
+    Simulation& simulation_;
+    const FuzzRequest& request_;
+    std::size_t depth_;  // 0: not split
+    std::mutex mutex_;
+    std::map<std::uint64_t, Unit> units_;  // claimed, by number
+    std::atomic<std::uint64_t> stop_unit_{~std::uint64_t{0}};  // the lowest that stopped at a violation
+    std::atomic<std::uint64_t> runs_{0};
+    std::atomic<std::uint64_t> crash_states_{0};
+    std::atomic<std::uint64_t> violations_{0};
+    std::atomic<std::uint64_t> units_total_{0};  // set by a worker that walked the whole tree
+    std::atomic<bool> interrupted_{false};
+    std::atomic<bool> capped_{false};
+};
+
+auto DfsSearch::claim(std::uint64_t unit, Unit*& slot) -> bool {
+    if (unit % request_.shard_count != request_.shard_index || unit > stop_unit_.load()) return false;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto [it, inserted] = units_.try_emplace(unit);
+    if (inserted) slot = &it->second;
+    return inserted;
+}
+
+/// Adds one run to its unit; true when the search stops there.
+auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world) -> bool {
+    FuzzReport& part = unit.part;
+    ScheduleResult result = summarize(outcome);
+    // A dfs run evaluates crash states only past its fresh branch point,
+    // so a replay of its choices compares steps and choices; a run the
+    // search abandoned has no whole choice list to replay.
+    if (request_.verify_every != 0 && part.schedules % request_.verify_every == 0 && !outcome.abandoned) {
+        result.verified = true;
+        try {
+            result.nondeterminism =
+                verify_schedule(outcome, [&] { return world.replay(outcome.choices, std::nullopt, true); }, false);
+        } catch (const sim::ReplayDiverged& diverged) {
+            result.nondeterminism = std::string("the replay of its choices diverged: ") + diverged.what();
+        }
+        if (!result.nondeterminism.empty()) part.nondeterministic.push_back({part.schedules, 0, result.nondeterminism});
+    }
+    tally(part, result);
+    runs_++;
+    crash_states_ += result.crash_states;
+    if (!outcome.violated()) return false;
+    violations_++;
+    part.violations.push_back({part.schedules - 1, 0, outcome.violations.front()});
+    if (!part.found) {
+        part.found = true;
+        part.index = part.schedules - 1;
+        unit.failing_choices = outcome.choices;
+        unit.failing_crash = outcome.crash;
+    }
+    return request_.stop_at_first;
+}
+
+void DfsSearch::report_progress() {
+    if (request_.progress) request_.progress({runs_.load(), request_.schedules, crash_states_.load(), violations_.load()});
+}
+
+/// One worker: the whole walk above the split depth, the units it claims below.
+void DfsSearch::work(Simulation& world, bool caller) {
+    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets);
+    Unit* current = nullptr;
+    if (depth_ == 0) {
+        current = &units_[0];
+    } else {
+        tree.split(depth_, [this, &current](std::uint64_t unit) { return claim(unit, current); });
+    }
+    std::uint64_t mine = 0;
+    for (bool more = true; more;) {
+        if (stop_requested()) {
+            interrupted_ = true;
+            return;
+        }
+        if (tree.unit() > stop_unit_.load()) return;  // a unit before it stopped the search
+        const bool owned = tree.owned();
+        Unit* unit = current;
+        const RunOutcome outcome = world.run_dfs(tree, false);
+        if (owned && record(*unit, outcome, world)) {
+            unit->part.dfs += tree.take_stats();
+            std::uint64_t lowest = stop_unit_.load();
+            while (tree.unit() < lowest && !stop_unit_.compare_exchange_weak(lowest, tree.unit())) {
+            }
+            return;
+        }
+        more = tree.backtrack();
+        if (owned) unit->part.dfs += tree.take_stats();
+        if (owned && ++mine >= request_.schedules && more) {
+            capped_ = true;
+            return;
+        }
+        if (caller && owned && mine % batch_per_job == 0) report_progress();
+    }
+    units_total_ = tree.unit() + 1;
+}
+
+auto DfsSearch::run() -> FuzzReport {
+    SIM_ASSERT(request_.jobs >= 1 && (depth_ != 0 || (request_.jobs == 1 && request_.shard_count == 1)));
+    std::vector<std::unique_ptr<Simulation>> extra = extra_worlds(simulation_, request_.jobs);
+    std::vector<std::thread> threads;
+    for (auto& world : extra) threads.emplace_back([this, &world] { work(*world, false); });
+    work(simulation_, true);
+    for (auto& thread : threads) thread.join();
+    return fold();
+}
+
+/// The units in order: counts summed, indices made the search's (a shard's
+/// stay within their unit, which they name).
+auto DfsSearch::fold() -> FuzzReport {
+    FuzzReport report = start_report(simulation_);
+    const bool sharded = request_.shard_count > 1;
+    std::uint64_t offset = 0;
+    for (auto& [number, unit] : units_) {
+        if (number > stop_unit_.load()) break;
+        const FuzzReport& part = unit.part;
+        report.schedules += part.schedules;
+        report.crash_states += part.crash_states;
+        report.recovery_crash_states += part.recovery_crash_states;
+        report.steps += part.steps;
+        report.schedules_reordering += part.schedules_reordering;
+        report.schedules_waking += part.schedules_waking;
+        report.schedules_cut += part.schedules_cut;
+        report.verified += part.verified;
+        add_counts(report.judged, part.judged);
+        add_counts(report.hits, part.hits);
+        report.dfs += part.dfs;
+        for (FoundViolation found : part.violations) {
+            if (sharded) found.unit = number;
+            found.index += sharded ? 0 : offset;
+            report.violations.push_back(found);
+        }
+        for (Nondeterminism failure : part.nondeterministic) {
+            failure.index += sharded ? 0 : offset;
+            report.nondeterministic.push_back(failure);
+        }
+        if (part.found && !report.found) {
+            report.found = true;
+            report.index = part.index + (sharded ? 0 : offset);
+            // Replayed with a trace for the story: the choices and the crash
+            // (none for a liveness or deadlock violation) are the whole run.
+            report.failing = simulation_.replay(unit.failing_choices, unit.failing_crash, true);
+            SIM_ASSERT(report.failing.violated());
+        }
+        offset += part.schedules;
+    }
+    report.interrupted = interrupted_;
+    report.complete = units_total_ != 0 && !interrupted_ && !capped_ && stop_unit_.load() == ~std::uint64_t{0};
+    if (depth_ != 0) {
+        report.split_depth = depth_;
+        report.units = units_total_;
+        report.units_explored = units_.size();
+    }
+    return report;
+}
+
+}  // namespace
+
+namespace {
+
+/// The Knuth walks of a dfs estimate (sim::knuth_probe), means and spread.
+void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate) {
+    sim::Prng prng = sim::Prng(request.seed).fork("dfs estimate");
+    auto run = [&simulation](sim::DfsTree& tree) {
+        const RunOutcome outcome = simulation.count_dfs(tree);
+        return sim::ProbeRun{outcome.crash_states, outcome.steps};
+    };
+    std::vector<std::vector<double>> units;
+    double squares = 0;
+    for (std::uint64_t walk = 0; walk < estimate.walks; walk++) {
+        const sim::ProbeWalk probe = sim::knuth_probe(request.strategy.preemptions, request.sleep_sets, prng, run);
+        estimate.schedules += probe.schedules;
+        squares += probe.schedules * probe.schedules;
+        estimate.crash_states += probe.crash_states;
+        estimate.steps += probe.steps;
+        estimate.runs += probe.runs;
+        estimate.run_steps += probe.run_steps;
+        units.push_back(probe.units);
+    }
+    const auto walks = static_cast<double>(estimate.walks);
+    estimate.schedules /= walks;
+    estimate.crash_states /= walks;
+    estimate.steps /= walks;
+    if (estimate.walks > 1) {
+        const double variance = std::max(0.0, (squares - walks * estimate.schedules * estimate.schedules) / (walks - 1));
+        estimate.schedules_error = std::sqrt(variance / walks);
+    }
+    // A walk that ended above depth d has as many units there as at its end.
+    std::size_t deepest = 0;
+    for (const auto& walk : units) deepest = std::max(deepest, walk.size());
+    estimate.units.assign(deepest, 0.0);
+    for (const auto& walk : units) {
+        for (std::size_t d = 0; d < deepest; d++) estimate.units[d] += walk[std::min(d, walk.size() - 1)] / walks;
+    }
+}
+
+/// Seconds per run (from the walks' runs, which judge nothing) and per crash
+/// state (from the search's own first schedules, run apart): the rates a dfs
+/// estimate's time is taken at.
+void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate, double walks_seconds,
+              const std::function<double()>& clock) {
+    estimate.seconds_per_run = estimate.runs == 0 ? 0 : walks_seconds / static_cast<double>(estimate.runs);
+    constexpr std::uint64_t calibration_schedules = 16;
+    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
+    std::uint64_t runs = 0;
+    std::uint64_t crash_states = 0;
+    const double started = clock();
+    for (std::uint64_t i = 0; i < calibration_schedules; i++) {
+        const RunOutcome outcome = simulation.run_dfs(tree, false);
+        runs++;
+        crash_states += outcome.crash_states;
+        if (outcome.violated() || !tree.backtrack()) break;
+    }
+    const double spent = clock() - started;
+    if (crash_states != 0) {
+        estimate.seconds_per_crash_state =
+            std::max(0.0, spent - estimate.seconds_per_run * static_cast<double>(runs)) / static_cast<double>(crash_states);
+    }
+    estimate.seconds =
+        estimate.seconds_per_run * estimate.schedules + estimate.seconds_per_crash_state * estimate.crash_states;
+}
+
+/// random, pct: the first `walks` schedules of the shard, scaled to all of them.
+void estimate_sampled(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate,
+                      const std::function<double()>& clock) {
+    const std::uint64_t mine =
+        request.schedules > request.shard_index
+            ? (request.schedules - request.shard_index + request.shard_count - 1) / request.shard_count
+            : 0;
+    const std::uint64_t samples = std::min<std::uint64_t>(estimate.walks, mine);
+    const double started = clock ? clock() : 0;
+    double crash_states = 0;
+    double steps = 0;
+    for (std::uint64_t k = 0; k < samples; k++) {
+        const std::uint64_t index = request.shard_index + k * request.shard_count;
+        const RunOutcome outcome = simulation.run_strategy(request.strategy, schedule_seed(request.seed, index), false);
+        crash_states += static_cast<double>(outcome.crash_states);
+        steps += static_cast<double>(outcome.steps);
+        estimate.runs++;
+    }
+    estimate.walks = samples;
+    estimate.schedules = static_cast<double>(mine);
+    const double scale = samples == 0 ? 0 : static_cast<double>(mine) / static_cast<double>(samples);
+    estimate.crash_states = crash_states * scale;
+    estimate.steps = steps * scale;
+    if (clock) estimate.seconds = (clock() - started) * scale;
+}
+
+}  // namespace
+
+auto estimate_search(Simulation& simulation, const FuzzRequest& request, const std::function<double()>& clock)
+    -> SearchEstimate {
+    SearchEstimate estimate;
+    estimate.dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    estimate.walks = std::max<std::uint32_t>(request.estimate_walks, 1);
+    estimate.seed = request.seed;
+    const double started = clock ? clock() : 0;
+    if (!estimate.dfs) {
+        estimate_sampled(simulation, request, estimate, clock);
+    } else {
+        estimate_dfs(simulation, request, estimate);
+        if (clock) {
+            const double walked = clock() - started;
+            time_dfs(simulation, request, estimate, walked, clock);
+        }
+    }
+    if (clock) {
+        estimate.timed = true;
+        estimate.estimating_seconds = clock() - started;
+    }
+    return estimate;
+}
+
+auto split_depth_for(const SearchEstimate& estimate, double wanted) -> std::size_t {
+    std::size_t best = 1;
+    for (std::size_t d = 1; d < estimate.units.size(); d++) {
+        if (estimate.units[d] >= wanted) return d;
+        if (estimate.units[d] > estimate.units[best] + 0.5) best = d;
+    }
+    return best;
+}
+
+auto split_units_wanted(const FuzzRequest& request) -> double {
+    // Shards must agree on the depth whatever --jobs each runs with.
+    return 64.0 * (request.shard_count > 1 ? request.shard_count : request.jobs);
+}
+
+auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
+    std::size_t depth = 0;
+    if (request.jobs > 1 || request.shard_count > 1) {
+        depth = request.split_depth != 0
+                    ? request.split_depth
+                    : split_depth_for(estimate_search(simulation, request), split_units_wanted(request));
+    }
+    DfsSearch search(simulation, request, depth);
+    return search.run();
+}
 
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {

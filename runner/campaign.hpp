@@ -25,15 +25,23 @@ struct FuzzProgress {
     std::uint64_t violations = 0;
 };
 
+/// Walks of a dfs estimate unless asked otherwise.
+inline constexpr std::uint32_t estimate_walks_default = 256;
+
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
     std::uint64_t schedules = fuzz_schedules_default;  // dfs: the most schedules it may take
     bool stop_at_first = true;
     bool sleep_sets = true;  // dfs: partial-order reduction on
-    std::uint32_t jobs = 1;  // random, pct: threads
+    std::uint32_t jobs = 1;  // threads (dfs: workers sharing the units, sim/dfs.hpp)
     std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
-    std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index
+    std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index; dfs: the units u with u % count == index
+    /// dfs with jobs or shards: the depth at which the tree splits into units
+    /// (DfsTree::split); 0: chosen from an estimate (split_depth_for).
+    std::size_t split_depth = 0;
+    /// Random walks of a dfs estimate (estimate_search); seeded by `seed`.
+    std::uint32_t estimate_walks = estimate_walks_default;
     /// --verify-determinism: every schedule whose index is a multiple of this
     /// runs twice more with a trace; 0: none (verify_schedule).
     std::uint64_t verify_every = 0;
@@ -50,9 +58,12 @@ struct Nondeterminism {
 
 /// One failing schedule of a campaign.
 struct FoundViolation {
-    std::uint64_t index;
+    std::uint64_t index;  // dfs shard (unit set): the index within the unit
     std::uint64_t schedule_seed;
     checkers::Violation violation;
+    /// A dfs shard's: the unit (sim/dfs.hpp), whose schedules before it the
+    /// shard does not know, so `index` counts from the unit's first.
+    std::optional<std::uint64_t> unit = std::nullopt;
 };
 
 struct FuzzReport {
@@ -79,7 +90,44 @@ struct FuzzReport {
     std::vector<std::string> checker_names;  // names `judged`
     std::uint64_t verified = 0;  // schedules run again twice (FuzzRequest::verify_every)
     std::vector<Nondeterminism> nondeterministic;  // by index
+    /// dfs split (--jobs, --shard): the depth, the units the tree has (0 when
+    /// the walk above the depth did not finish) and those explored here.
+    std::size_t split_depth = 0;
+    std::uint64_t units = 0;
+    std::uint64_t units_explored = 0;
 };
+
+/// A search's size before it runs (fuzz --estimate; issue 13 item 3). dfs:
+/// the mean of `walks` Knuth walks (sim::knuth_probe, seeded by the
+/// request's seed; crash states counted, not evaluated, so a run a violation
+/// would end is walked on: a bound on a search that stops at its first).
+/// random, pct: the schedules are the request's, the rest from the first
+/// `walks` of them. Times only when estimated with a clock.
+struct SearchEstimate {
+    bool dfs = false;
+    std::uint64_t walks = 0;
+    std::uint64_t seed = 0;
+    double schedules = 0;
+    double schedules_error = 0;  // standard error of the mean (dfs)
+    double crash_states = 0;
+    double steps = 0;
+    std::vector<double> units;  // dfs: units[d] at split depth d (DfsTree::split)
+    std::uint64_t runs = 0;     // the estimate's own runs
+    std::uint64_t run_steps = 0;  // and their steps
+    bool timed = false;
+    double seconds_per_run = 0;         // of a run, crash states aside
+    double seconds_per_crash_state = 0;  // mounting and judging one
+    double seconds = 0;                  // the search at those rates, on one job
+    double estimating_seconds = 0;       // what the estimate took
+};
+
+auto estimate_search(Simulation& simulation, const FuzzRequest& request, const std::function<double()>& clock = {})
+    -> SearchEstimate;
+/// The shallowest depth whose estimated units reach `wanted` (else the one
+/// with most units), at least 1.
+auto split_depth_for(const SearchEstimate& estimate, double wanted) -> std::size_t;
+/// The units a split search asks for: 64 per shard, or per job unsharded.
+auto split_units_wanted(const FuzzRequest& request) -> double;
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;

@@ -431,6 +431,13 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
                    nullptr, bounds_);
 }
 
+auto Simulation::count_dfs(sim::DfsTree& tree) -> RunOutcome {
+    sim::DfsStrategy strategy(tree);
+    run_label_ = "dfs estimate";
+    return execute(strategy, CrashPlan{CrashPlan::Kind::count, {}}, sim::Prng(0), sim::Prng(0), false, nullptr,
+                   bounds_);
+}
+
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
@@ -462,6 +469,20 @@ auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> st
         }
     }
     return keep;
+}
+
+/// How many subsets every_keep lists, without listing them (dfs estimates).
+auto keep_count(UnflushedPolicy policy, std::size_t count) -> std::uint64_t {
+    switch (policy) {
+        case UnflushedPolicy::none:
+        case UnflushedPolicy::all:
+            return 1;
+        case UnflushedPolicy::prefix:
+            return count + 1;
+        case UnflushedPolicy::any_subset:
+            return count <= subset_writes_max ? std::uint64_t{1} << count : 2 + 2 * std::uint64_t{count};
+    }
+    return 1;
 }
 
 /// Every subset the policy allows (bounded, see subset_writes_max).
@@ -742,6 +763,11 @@ struct RunState {
                         if ((stop = evaluate(keep, false, CutChoice::every))) break;
                     }
                 }
+                see();
+                break;
+            case CrashPlan::Kind::count:
+                // Where `exhaustive` evaluates, as many as it evaluates.
+                if (strategy.fresh() && changed()) outcome.crash_states += keep_count(policy, pending);
                 see();
                 break;
             case CrashPlan::Kind::every_state:

@@ -87,6 +87,7 @@ struct CrashPlan {
         scripted,     // at the schedule's crash step (or at the end)
         at_step,      // replay: at a recorded step with a recorded subset
         none,         // replay of a violation without a crash (liveness, deadlock)
+        count,        // dfs estimates: the crash states `exhaustive` evaluates, counted, none mounted
     };
     Kind kind = Kind::every_state;
     CrashRecord recorded;  // at_step
@@ -110,6 +111,9 @@ public:
     auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
     /// The next schedule of a bounded exhaustive search.
     auto run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome;
+    /// A run of a dfs estimate (sim::knuth_probe): crash states counted
+    /// where run_dfs evaluates them (RunOutcome::crash_states), none judged.
+    auto count_dfs(sim::DfsTree& tree) -> RunOutcome;
     /// A recorded run: choices plus crash; without a crash (a liveness or
     /// deadlock violation), the run to its end with no crash state.
     auto replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash, bool trace)

@@ -6,6 +6,14 @@
 
 namespace sim {
 
+auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
+    schedules += other.schedules;
+    pruned_sleep += other.pruned_sleep;
+    pruned_bound += other.pruned_bound;
+    abandoned += other.abandoned;
+    return *this;
+}
+
 auto DfsTree::asleep(const std::vector<Explored>& set, std::uint64_t key) -> bool {
     return std::any_of(set.begin(), set.end(), [key](const Explored& e) { return e.key == key; });
 }
@@ -21,8 +29,46 @@ auto DfsTree::cost(const Node& node, std::uint64_t key) const -> std::uint32_t {
     return node.current != no_candidate_key && key != node.current ? 1 : 0;
 }
 
+auto DfsTree::takes(const Node& node, std::uint64_t key) const -> bool {
+    const std::uint32_t after = node.preemptions + cost(node, key);
+    return !(sleep_sets_ && prunes(node.sleep, key, after)) && after <= preemptions_max_;
+}
+
+auto DfsTree::branches(const Node& node) const -> std::vector<std::size_t> {
+    std::vector<std::size_t> order{node.chosen};
+    for (std::size_t i = 0; i < node.candidates.size(); i++) {
+        if (i != node.chosen && takes(node, node.candidates[i])) order.push_back(i);
+    }
+    return order;
+}
+
+auto DfsTree::take_stats() -> DfsStats {
+    const DfsStats taken = stats_;
+    stats_ = DfsStats{};
+    return taken;
+}
+
+void DfsTree::split(std::size_t depth, std::function<bool(std::uint64_t)> claim) {
+    SIM_ASSERT(depth >= 1 && nodes_.empty() && unit_ == 0);
+    split_depth_ = depth;
+    claim_ = std::move(claim);
+    owned_ = claim_(0);
+    cut_at_ = owned_ ? no_cut : split_depth_;
+}
+
+void DfsTree::next_unit() {
+    unit_++;
+    owned_ = claim_(unit_);
+    cut_at_ = owned_ ? no_cut : split_depth_;
+}
+
 auto DfsTree::backtrack() -> bool {
-    stats_.schedules++;
+    if (owned_) stats_.schedules++;
+    if (cut_) {
+        // A run into a unit another tree explores: nothing below the cut is ours.
+        nodes_.resize(std::min(nodes_.size(), cut_at_));
+        cut_ = false;
+    }
     while (!nodes_.empty()) {
         Node& node = nodes_.back();
         for (std::size_t i = 0; i < node.candidates.size(); i++) {
@@ -33,17 +79,19 @@ auto DfsTree::backtrack() -> bool {
             if (sleep_sets_ && prunes(node.sleep, task, after)) {
                 // Counted once: mark it explored so later passes skip it silently.
                 node.explored.push_back({task, footprint_all, after});
-                stats_.pruned_sleep++;
+                if (owned_) stats_.pruned_sleep++;
                 continue;
             }
             if (after > preemptions_max_) {
                 node.explored.push_back({task, footprint_all, after});
-                stats_.pruned_bound++;
+                if (owned_) stats_.pruned_bound++;
                 continue;
             }
             node.chosen = i;
             node.chosen_recorded = false;
             prefix_ = nodes_.size();
+            // A branch above the split depth starts the next unit.
+            if (split_depth_ != no_cut && nodes_.size() - 1 < split_depth_) next_unit();
             return true;
         }
         nodes_.pop_back();
@@ -51,27 +99,31 @@ auto DfsTree::backtrack() -> bool {
     return false;
 }
 
-DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0) {}
+DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0) { tree_.cut_ = false; }
 
 auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
     -> std::size_t {
     if (candidates.size() == 1) return 0;
     const std::uint64_t running =
         current_ != no_task && scheduler.task_state(current_) == TaskState::runnable ? current_ : no_candidate_key;
-    if (decision_ < tree_.nodes_.size()) {
-        // Replaying the prefix: the same state, so the same candidates.
-        DfsTree::Node& node = tree_.nodes_[decision_++];
-        SIM_ASSERT(node.candidates.size() == candidates.size());
-        for (std::size_t i = 0; i < candidates.size(); i++) SIM_ASSERT(node.candidates[i] == candidates[i].key());
-        sleep_ = node.sleep;
-        for (const auto& e : node.explored) {
-            if (e.footprint != footprint_all || !DfsTree::asleep(sleep_, e.key)) sleep_.push_back(e);
-        }
-        pending_ = &node;
-        preemptions_ = node.preemptions + tree_.cost(node, candidates[node.chosen].key());
-        if (decision_ == tree_.prefix_) fresh_ = true;
-        return node.chosen;
+    if (decision_ >= tree_.nodes_.size()) return decide(scheduler, candidates, running);
+    // Replaying the prefix: the same state, so the same candidates.
+    DfsTree::Node& node = tree_.nodes_[decision_++];
+    SIM_ASSERT(node.candidates.size() == candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); i++) SIM_ASSERT(node.candidates[i] == candidates[i].key());
+    sleep_ = node.sleep;
+    for (const auto& e : node.explored) {
+        if (e.footprint != footprint_all || !DfsTree::asleep(sleep_, e.key)) sleep_.push_back(e);
     }
+    pending_ = &node;
+    preemptions_ = node.preemptions + tree_.cost(node, candidates[node.chosen].key());
+    if (decision_ == tree_.prefix_) fresh_ = true;
+    return node.chosen;
+}
+
+auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running)
+    -> std::size_t {
+    static_cast<void>(scheduler);
     DfsTree::Node node;
     for (const auto& candidate : candidates) node.candidates.push_back(candidate.key());
     node.current = running;
@@ -81,9 +133,7 @@ auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> 
     std::size_t pick = candidates.size();
     for (std::size_t i = 0; i < candidates.size(); i++) {
         const std::uint64_t task = candidates[i].key();
-        const std::uint32_t after = node.preemptions + tree_.cost(node, task);
-        if (DfsTree::prunes(node.sleep, task, after)) continue;
-        if (after > tree_.preemptions_max_) continue;
+        if (!tree_.takes(node, task)) continue;
         if (pick == candidates.size() || task == running) pick = i;
         if (task == running) break;
     }
@@ -91,11 +141,18 @@ auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> 
         // Every affordable continuation is asleep: whatever follows was
         // reached by another branch.
         abandoned_ = true;
-        tree_.stats_.abandoned++;
+        if (tree_.owned_) tree_.stats_.abandoned++;
         return 0;
     }
     node.chosen = pick;
     tree_.nodes_.push_back(std::move(node));
+    if (tree_.nodes_.size() - 1 == tree_.cut_at_) {
+        // Recorded, not taken: the run ends before its step counts.
+        cut_ = true;
+        tree_.cut_ = true;
+        pending_ = nullptr;
+        return pick;
+    }
     pending_ = &tree_.nodes_.back();
     decision_++;
     preemptions_ += tree_.cost(*pending_, candidates[pick].key());
@@ -114,6 +171,46 @@ void DfsStrategy::after_step(const Scheduler& scheduler) {
     pending_ = nullptr;
     // Transitions that conflict with what just ran wake up.
     std::erase_if(sleep_, [footprint](const DfsTree::Explored& e) { return !independent(e.footprint, footprint); });
+}
+
+auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
+                 const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk {
+    DfsTree tree(preemptions_max, sleep_sets);
+    ProbeWalk walk;
+    auto go = [&](std::size_t cut) {
+        tree.cut_at_ = cut;
+        const ProbeRun counted = run(tree);
+        walk.runs++;
+        walk.run_steps += counted.steps;
+        return counted;
+    };
+    double weight = 1;  // branching factors multiplied down to this depth
+    ProbeRun last = go(0);
+    walk.crash_states += last.crash_states;  // before the first decision: shared by all
+    for (std::size_t depth = 0;; depth++) {
+        walk.units.push_back(weight);
+        if (!tree.cut_) break;  // the run ended (or was abandoned): a leaf
+        SIM_ASSERT(tree.nodes_.size() == depth + 1);
+        const std::vector<std::size_t> order = tree.branches(tree.nodes_[depth]);
+        const std::size_t drawn = prng.below(order.size());
+        weight *= static_cast<double>(order.size());
+        tree.prefix_ = depth + 1;
+        for (std::size_t k = 0; k <= drawn; k++) {
+            if (k > 0) {
+                // The sibling the search takes next, found the way its backtrack finds it.
+                tree.nodes_.resize(depth + 1);
+                tree.cut_ = false;
+                const bool more = tree.backtrack();
+                SIM_ASSERT(more && tree.nodes_.size() == depth + 1 && tree.nodes_[depth].chosen == order[k]);
+            }
+            last = go(depth + 1);
+        }
+        // This edge's crash states, as many times as the tree has such edges.
+        walk.crash_states += weight * static_cast<double>(last.crash_states);
+    }
+    walk.schedules = weight;
+    walk.steps = weight * static_cast<double>(last.steps);
+    return walk;
 }
 
 }  // namespace sim

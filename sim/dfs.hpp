@@ -19,8 +19,20 @@
 // daemon-wake-up budgets (spent only by timers, enforced by the scheduler,
 // which lists a charged timer only while its budget lasts) are the same
 // wherever a sleeping transition prunes and where it was explored.
+//
+// A split search (--jobs, --shard on dfs) cuts the tree at a depth D: the
+// schedules whose first D choices agree form one unit, units numbered in the
+// order the search reaches them. Every worker walks the whole tree above D,
+// the same way in every worker, so a unit's sleep sets and fresh branch
+// points are those of the unsplit search; below D it explores only the units
+// it claims, and runs into the others only to depth D (no counts). The
+// counts of the units sum to the unsplit search's.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
+
+#include "sim/prng.hpp"
 
 #include "sim/scheduler.hpp"
 
@@ -31,7 +43,13 @@ struct DfsStats {
     std::uint64_t pruned_sleep = 0;     // alternatives skipped because asleep
     std::uint64_t pruned_bound = 0;     // alternatives beyond the preemption bound
     std::uint64_t abandoned = 0;        // runs cut where every choice was asleep
+    auto operator+=(const DfsStats& other) -> DfsStats&;
 };
+
+inline constexpr std::size_t no_cut = ~std::size_t{0};
+
+struct ProbeRun;
+struct ProbeWalk;
 
 /// The search tree: one node per decision of the current schedule.
 class DfsTree {
@@ -57,6 +75,23 @@ public:
     /// After a schedule: move to the next unexplored branch; false when none is left.
     auto backtrack() -> bool;
     [[nodiscard]] auto stats() const -> const DfsStats& { return stats_; }
+    /// The stats counted since the last call (of the units this tree owns).
+    auto take_stats() -> DfsStats;
+
+    /// Splits the search at `depth` decisions (1 or more): `claim(unit)` is
+    /// asked once per unit, in order, whether this tree explores it; unit 0
+    /// at once. Stats count only claimed units (a backtrack counts for the
+    /// unit it leaves).
+    void split(std::size_t depth, std::function<bool(std::uint64_t)> claim);
+    [[nodiscard]] auto unit() const -> std::uint64_t { return unit_; }
+    [[nodiscard]] auto owned() const -> bool { return owned_; }
+
+    /// Estimator probes (knuth_probe): the next run stops at the fresh
+    /// decision `depth`, which it records without taking it.
+    void cut_at(std::size_t depth) { cut_at_ = depth; }
+    /// Whether the last run stopped at the cut.
+    [[nodiscard]] auto was_cut() const -> bool { return cut_; }
+    [[nodiscard]] auto depth() const -> std::size_t { return nodes_.size(); }
     [[nodiscard]] auto preemptions_max() const -> std::uint32_t { return preemptions_max_; }
     [[nodiscard]] auto sleep_sets() const -> bool { return sleep_sets_; }
 
@@ -67,12 +102,28 @@ private:
     [[nodiscard]] static auto prunes(const std::vector<Explored>& set, std::uint64_t key,
                                      std::uint32_t preemptions_after) -> bool;
     [[nodiscard]] auto cost(const Node& node, std::uint64_t key) const -> std::uint32_t;
+    /// Whether the search would take `key` at `node`: not pruned by the
+    /// sleep set it arrived with, within the bound.
+    [[nodiscard]] auto takes(const Node& node, std::uint64_t key) const -> bool;
+    /// The candidates the search takes at `node`, in the order it takes them
+    /// (the one chosen first, then the others by index).
+    [[nodiscard]] auto branches(const Node& node) const -> std::vector<std::size_t>;
+    void next_unit();
 
     std::uint32_t preemptions_max_;
     bool sleep_sets_;
     std::vector<Node> nodes_;
     std::size_t prefix_ = 0;  // decisions the next schedule replays
     DfsStats stats_;
+    // Split (split()): units are the subtrees below depth split_depth_.
+    std::size_t split_depth_ = no_cut;
+    std::function<bool(std::uint64_t)> claim_;
+    std::uint64_t unit_ = 0;
+    bool owned_ = true;
+    std::size_t cut_at_ = no_cut;  // the fresh decision at which a run stops
+    bool cut_ = false;             // the last run stopped there
+
+    friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
 };
 
 /// Runs one schedule of a DfsTree: replays the tree's prefix, then extends it
@@ -84,7 +135,7 @@ public:
         -> std::size_t override;
     [[nodiscard]] auto wants_every_step() const -> bool override { return true; }
     void after_step(const Scheduler& scheduler) override;
-    [[nodiscard]] auto abandoned() const -> bool override { return abandoned_; }
+    [[nodiscard]] auto abandoned() const -> bool override { return abandoned_ || cut_; }
     [[nodiscard]] auto fresh() const -> bool override { return fresh_; }
 
 private:
@@ -92,10 +143,43 @@ private:
     std::size_t decision_ = 0;
     std::vector<DfsTree::Explored> sleep_;  // the current state's sleep set
     DfsTree::Node* pending_ = nullptr;      // node whose choice just ran
+    /// A fresh decision: its node, and the choice (or none: abandoned).
+    auto decide(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running)
+        -> std::size_t;
     TaskId current_ = no_task;               // last task that ran a task step
     std::uint32_t preemptions_ = 0;
     bool abandoned_ = false;
+    bool cut_ = false;  // stopped at the tree's cut
     bool fresh_;
 };
+
+/// What one run of a probe counted (the caller runs it: sim knows no disk).
+struct ProbeRun {
+    std::uint64_t crash_states = 0;  // evaluated (or counted) past the fresh branch point
+    std::uint64_t steps = 0;
+};
+
+/// One random root-to-leaf walk of the tree the search explores (Knuth 1975,
+/// "Estimating the efficiency of backtrack programs"): at each node the
+/// branches the search would take (sleep set and bound applied, the sleep set
+/// built from the siblings the search takes first, so each of those runs one
+/// step), one drawn at random, and the branching factors multiplied. The
+/// mean over walks of `schedules` is an unbiased estimate of the search's
+/// schedules; likewise crash states (each tree edge's counted once, as the
+/// search evaluates a crash state only on its fresh branch) and steps (every
+/// schedule re-runs from the start).
+struct ProbeWalk {
+    double schedules = 0;
+    double crash_states = 0;
+    double steps = 0;
+    /// units[d]: the walk's estimate of the units at split depth d (distinct
+    /// first d choices, or fewer where a schedule ends sooner), d = 0..
+    std::vector<double> units;
+    std::uint64_t runs = 0;       // runs the walk took
+    std::uint64_t run_steps = 0;  // and their steps
+};
+
+auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
+                 const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
 
 }  // namespace sim
