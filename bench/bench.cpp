@@ -27,7 +27,8 @@ auto now_seconds() -> double {
 }
 
 auto raw_round_trip_ns(std::uint64_t rounds) -> double {
-    sim::Fiber fiber(std::allocator_arg, sim::PooledStack{&sim::StackPool::local()},
+    sim::StackBounds stack;
+    sim::Fiber fiber(std::allocator_arg, sim::PooledStack{&sim::StackPool::local(), &stack},
                      [](sim::Fiber&& caller) {
                          for (;;) caller = std::move(caller).resume();
                          return std::move(caller);

@@ -37,6 +37,11 @@ auto StackPool::allocate() -> boost::context::stack_context {
 void StackPool::deallocate(boost::context::stack_context& stack) {
     SIM_ASSERT(stack.size == stack_bytes);
     void* base = static_cast<char*>(stack.sp) - stack_bytes - page_bytes();
+#ifdef SIM_ASAN
+    // A fiber destroyed mid-frame (forced unwind) can leave redzones poisoned;
+    // the next fiber on this stack starts clean.
+    __asan_unpoison_memory_region(static_cast<char*>(base) + page_bytes(), stack_bytes);
+#endif
     free_.push_back(base);
 }
 

@@ -29,7 +29,10 @@ Scheduler::~Scheduler() {
     for (auto& task : tasks_) {
         if (!task->fiber) continue;
         current_ = task->id;
+        void* fake_stack = nullptr;
+        asan::start_switch(&fake_stack, task->stack);
         task->fiber = Fiber{};
+        asan::finish_switch(fake_stack, nullptr);
         current_ = no_task;
     }
     this_thread_scheduler = outer_;
@@ -49,36 +52,42 @@ auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
     task->id = id;
     task->name = std::move(name);
     task->body = std::move(body);
-    Task* raw = task.get();
-    task->fiber = Fiber(std::allocator_arg, PooledStack{&StackPool::local()},
-                        [this, raw](Fiber&& caller) -> Fiber {
-                            raw->caller = std::move(caller);
-                            try {
-                                raw->body();
-                            } catch (const boost::context::detail::forced_unwind&) {
-                                throw;
-                            } catch (...) {
-                                failure_ = std::current_exception();
-                            }
-                            raw->state = TaskState::finished;
-                            if (raw->daemon) {
-                                daemons_--;
-                            } else {
-                                unfinished_--;
-                            }
-                            mark_not_runnable(raw->id);
-                            return std::move(raw->caller);
-                        });
     tasks_.push_back(std::move(task));
     unfinished_++;
     mark_runnable(id);
     return id;
 }
 
-void Scheduler::switch_to_scheduler() {
-    Task& task = *tasks_[current_];
-    task.caller = std::move(task.caller).resume();
+// The fiber is made when the task first runs, so a task that never ran has
+// no stack to unwind when the scheduler goes.
+void Scheduler::start_fiber(Task& task) {
+    Task* raw = &task;
+    task.started = true;
+    task.fiber = Fiber(std::allocator_arg, PooledStack{&StackPool::local(), &task.stack},
+                       [this, raw](Fiber&& caller) -> Fiber {
+                           asan::finish_switch(nullptr, &raw->caller_stack);
+                           raw->caller = std::move(caller);
+                           try {
+                               raw->body();
+                           } catch (const boost::context::detail::forced_unwind&) {
+                               asan::start_switch(nullptr, raw->caller_stack);
+                               throw;
+                           } catch (...) {
+                               failure_ = std::current_exception();
+                           }
+                           raw->state = TaskState::finished;
+                           if (raw->daemon) {
+                               daemons_--;
+                           } else {
+                               unfinished_--;
+                           }
+                           mark_not_runnable(raw->id);
+                           asan::start_switch(nullptr, raw->caller_stack);
+                           return std::move(raw->caller);
+                       });
 }
+
+void Scheduler::switch_to_scheduler() { leave_for_scheduler(*tasks_[current_]); }
 
 void Scheduler::block(const char* what) {
     SIM_ASSERT(current_ != no_task);
@@ -306,7 +315,11 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : 0;
     current_ = task.id;
+    if (!task.started) start_fiber(task);
+    void* fake_stack = nullptr;
+    asan::start_switch(&fake_stack, task.stack);
     task.fiber = std::move(task.fiber).resume();
+    asan::finish_switch(fake_stack, nullptr);
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
     if (task.state == TaskState::runnable) step_footprint_ |= task.last_point->touches;

@@ -126,7 +126,7 @@ public:
         Task& task = *tasks_[current_];
         task.last_point = &point;
         hits_[point.id]++;
-        task.caller = std::move(task.caller).resume();
+        leave_for_scheduler(task);
     }
     /// Blocks the current task until wake(); `what` names the wait for
     /// deadlock reports and traces.
@@ -200,9 +200,29 @@ private:
         const char* blocked_on = "";
         const YieldPoint* last_point = nullptr;
         std::function<void()> body;
-        Fiber fiber;   // the suspended task
+        Fiber fiber;   // the suspended task; made when it first runs
         Fiber caller;  // the scheduler, while the task runs
+        bool started = false;
+        StackBounds stack;         // the fiber's stack
+        StackBounds caller_stack;  // the scheduler's stack, while the task runs
+        void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
     };
+    /// Notes a task's arrival back on its own stack: on return from the switch
+    /// and on the forced unwind that destroys a suspended task.
+    struct Arrival {
+        Task& task;
+        explicit Arrival(Task& arriving) : task(arriving) {}
+        Arrival(const Arrival&) = delete;
+        auto operator=(const Arrival&) -> Arrival& = delete;
+        ~Arrival() { asan::finish_switch(task.fake_stack, &task.caller_stack); }
+    };
+    /// Task side of a switch to the scheduler and back.
+    static void leave_for_scheduler(Task& task) {
+        asan::start_switch(&task.fake_stack, task.caller_stack);
+        const Arrival arrival{task};
+        task.caller = std::move(task.caller).resume();
+    }
+    void start_fiber(Task& task);
     enum class TimerKind : std::uint8_t {
         sleep,   // a task's sleep or CPU time, or a model timer (at/after)
         io,      // a device completion

@@ -29,11 +29,12 @@ crashsim_install_missing() {
         "${missing[@]}" >/dev/null
 }
 
-# The test command's second build (tools/test): UBSan with every report fatal
-# (-fno-sanitize-recover) and warnings as errors. GCC's -fsanitize=undefined
+# The test command's second build (tools/test): AddressSanitizer and UBSan
+# with every report fatal (-fno-sanitize-recover) and warnings as errors.
+# sim/fiber.hpp tells ASan of every fiber switch. GCC's -fsanitize=undefined
 # leaves out float-cast-overflow, so it is named too.
-crashsim_ubsan_build="${CRASHSIM_UBSAN_BUILD:-$crashsim_root/build-ubsan}"
-crashsim_ubsan_options=(-Dwerror=true -Db_sanitize=undefined
+crashsim_sanitize_build="${CRASHSIM_SANITIZE_BUILD:-$crashsim_root/build-san}"
+crashsim_sanitize_options=(-Dwerror=true -Db_sanitize=address,undefined
     "-Dcpp_args=-fsanitize=float-cast-overflow -fno-sanitize-recover=all"
     "-Dcpp_link_args=-fsanitize=float-cast-overflow")
 
