@@ -23,9 +23,12 @@
 // indexes, extents trees (a block map per inode), timestamps, the orphan list. Revoke records: no operation frees metadata
 // blocks, so PASS_REVOKE finds none (unlink is not modelled yet).
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -187,6 +190,8 @@ public:
     void start_daemons() override;
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
+    [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
+    void forget_recovery() override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
@@ -250,12 +255,39 @@ private:
     void write_dirty_buffer(std::uint64_t block, const char* who);
     void flusher();
     // recovery.cpp
-    void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
-                         RecoveredState& state) const;
+    /// A transaction PASS_SCAN found complete at a log position.
+    struct LoggedTransaction {
+        std::uint64_t sequence = 0;
+        std::vector<std::pair<const MetaBlock*, disk::Content>> copies;  // the copy, as the log holds it
+        std::uint64_t next = 0;                                           // the log block after its commit block
+    };
+    /// What jbd2_journal_recover leaves to write: the buffers PASS_REPLAY
+    /// dirtied (the last logged copy of each home block wins) and
+    /// info.end_transaction, the sequence the log restarts at.
+    struct ReplayPlan {
+        bool needed = false;  // s_start != 0
+        std::map<std::uint64_t, std::pair<disk::Content, std::uint64_t>> home;  // block -> copy, its sequence
+        std::uint64_t end_transaction = 0;
+    };
+    [[nodiscard]] auto mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredState;
+    [[nodiscard]] auto read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
+        -> std::optional<LoggedTransaction>;
+    void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home, RecoveredState& state,
+                         ReplayPlan* plan) const;
+    [[nodiscard]] auto journal_audit(const disk::Image& image, const JournalSuper& super,
+                                     const std::vector<LoggedTransaction>& replay) const -> JournalAudit;
     [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> MetaBlock;
     void recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
                        RecoveredState& state) const;
 
+    /// Reports `names` (points.hpp) as touched by the running step, for a
+    /// stretch that no yield point's footprint covers.
+    static void touch(std::initializer_list<std::string_view> names) {
+        if (!sim::has_current_scheduler()) return;
+        sim::Footprint footprint = 0;
+        for (const std::string_view name : names) footprint |= sim::resource(name);
+        sim::current_scheduler().touch(footprint);
+    }
     auto store(MetaObject object) -> disk::Content {
         return disk::Content::meta(meta_objects_.store(std::move(object)));
     }
@@ -306,6 +338,9 @@ private:
     bool kjournald2_running_ = false;
 
     MetadataStore<MetaObject> meta_objects_;
+    /// The store's size before the first recover_with_writes() since the
+    /// last forget_recovery(): objects past it belong to recovery writes.
+    std::optional<std::uint64_t> recovery_mark_;
     std::map<sim::TaskId, std::string> task_op_;
     Counters counters_;
 };

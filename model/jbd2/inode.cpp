@@ -111,6 +111,17 @@ auto Ext4::op_name() const -> std::string {
 auto Ext4::execute(const OpCall& call) -> OpResult {
     task_op_[sim::current_scheduler().current()] = std::string(call.name);
     counters_.ops[std::string(call.name)]++;
+    // The stretch from the operation's start to its first yield point (or
+    // its first wait) is covered by no point: report what it may touch.
+    using namespace points;
+    switch (op_of<Op>(call)) {
+        case Op::create:
+        case Op::mkdir:
+        case Op::write: touch({journal, buffer, inode, log}); break;
+        case Op::fsync: touch({journal, buffer, inode}); break;
+        case Op::checkpoint: touch({journal, checkpoint, buffer, log}); break;
+        case Op::shrink: touch({journal, checkpoint, buffer}); break;
+    }
     OpResult result = OpResult::ok;
     switch (op_of<Op>(call)) {
         case Op::create:

@@ -1,6 +1,17 @@
 // Mount after a crash: fs/jbd2/recovery.c jbd2_journal_recover (PASS_SCAN,
 // PASS_REVOKE, PASS_REPLAY) over the journal superblock's start and sequence,
 // then ext4 reads its directory and inodes. A pure function of the image.
+//
+// Recovery writes (recover_with_writes; crash during recovery, issue 11):
+// PASS_REPLAY copies each logged block into the home block's buffer and
+// marks it dirty; jbd2_journal_recover then writes them (sync_blockdev) and
+// FLUSHes the fs device; only then does jbd2_journal_load's journal_reset
+// write the journal superblock (FUA) with the log restarted at j_first and
+// sequence end_transaction, and ext4_mark_recovery_complete's
+// jbd2_journal_flush mark it empty (s_start 0, FUA). Cut before the
+// superblock write is durable, the next mount finds the old start and
+// replays the same transactions again over whatever reached home: replay
+// writes whole blocks, so it is idempotent.
 #include <optional>
 
 #include "model/jbd2/ext4.hpp"
@@ -13,86 +24,73 @@ auto Ext4::home_block(const disk::Image& image, std::uint64_t block) const -> Me
     return *meta;
 }
 
+auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
+    -> std::optional<LoggedTransaction> {
+    // do_one_pass: a descriptor with the expected sequence, the copies its
+    // tags describe, then a commit block with the same sequence.
+    const std::uint64_t length = j_last_ - j_first_;
+    const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
+    if (descriptor == nullptr || descriptor->sequence != sequence || descriptor->tags.size() + 2 > length) {
+        return std::nullopt;
+    }
+    LoggedTransaction found;
+    found.sequence = sequence;
+    std::uint64_t block = log_next(at);
+    for (const std::uint64_t tag : descriptor->tags) {
+        const disk::Content content = image.read(block);
+        const MetaBlock* copy = meta_objects_.find<MetaBlock>(content);
+        if (copy == nullptr || copy->block != tag) return std::nullopt;
+        found.copies.emplace_back(copy, content);
+        block = log_next(block);
+    }
+    const CommitBlock* commit = meta_objects_.find<CommitBlock>(image.read(block));
+    if (commit == nullptr || commit->sequence != sequence) return std::nullopt;
+    found.next = log_next(block);
+    return found;
+}
+
 void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
-                           RecoveredState& state) const {
+                           RecoveredState& state, ReplayPlan* plan) const {
     const JournalSuper* super = meta_objects_.find<JournalSuper>(image.read(1));
     if (super == nullptr) {
         fail_mount(state, "no journal superblock at block 1");
         return;
     }
-    JournalAudit audit;
-    audit.tail_sequence = super->s_start == 0 ? 0 : super->s_sequence;
-    const std::uint64_t length = j_last_ - j_first_;
-    // A transaction at log block `at`: its descriptor, copies and commit block
-    // with sequence `sequence`, or nothing.
-    struct Found {
-        std::vector<const MetaBlock*> copies;
-        std::uint64_t next = 0;
-    };
-    const auto read_transaction = [&](std::uint64_t at, std::uint64_t sequence) -> std::optional<Found> {
-        const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
-        if (descriptor == nullptr || descriptor->sequence != sequence ||
-            descriptor->tags.size() + 2 > length) {
-            return std::nullopt;
-        }
-        Found found;
-        std::uint64_t block = log_next(at);
-        for (const std::uint64_t tag : descriptor->tags) {
-            const MetaBlock* copy = meta_objects_.find<MetaBlock>(image.read(block));
-            if (copy == nullptr || copy->block != tag) return std::nullopt;
-            found.copies.push_back(copy);
-            block = log_next(block);
-        }
-        const CommitBlock* commit = meta_objects_.find<CommitBlock>(image.read(block));
-        if (commit == nullptr || commit->sequence != sequence) return std::nullopt;
-        found.next = log_next(block);
-        return found;
-    };
     // PASS_SCAN from s_start/s_sequence to the last complete transaction.
-    std::vector<Found> replay;
-    std::uint64_t last = 0;
+    std::vector<LoggedTransaction> replay;
     if (super->s_start != 0) {
         std::uint64_t at = super->s_start;
         std::uint64_t sequence = super->s_sequence;
-        while (replay.size() < length) {
-            auto found = read_transaction(at, sequence);
+        while (replay.size() < j_last_ - j_first_) {
+            auto found = read_transaction(image, at, sequence++);
             if (!found) break;
             at = found->next;
             replay.push_back(std::move(*found));
-            last = sequence++;
         }
         state.notes.push_back(
-            "jbd2 recovery: journal superblock start block " + std::to_string(super->s_start) +
-            ", sequence " + std::to_string(super->s_sequence) + "; PASS_SCAN found " +
-            std::to_string(replay.size()) + " complete transactions" +
+            "jbd2 recovery: journal superblock start block " + std::to_string(super->s_start) + ", sequence " +
+            std::to_string(super->s_sequence) + "; PASS_SCAN found " + std::to_string(replay.size()) +
+            " complete transactions" +
             (replay.empty() ? ""
-                            : " (" + std::to_string(super->s_sequence) + ".." + std::to_string(last) + ")"));
+                            : " (" + std::to_string(replay.front().sequence) + ".." +
+                                  std::to_string(replay.back().sequence) + ")"));
     } else {
         state.notes.push_back("jbd2 recovery: the journal is clean (s_start 0)");
     }
     // PASS_REVOKE: the model writes no revoke records (no operation frees
     // metadata blocks), so there is nothing to gather.
-    // PASS_REPLAY: later transactions win.
-    for (const Found& found : replay) {
-        for (const MetaBlock* copy : found.copies) home[copy->block] = *copy;
+    // PASS_REPLAY: later transactions win (each copy overwrites the buffer).
+    for (const LoggedTransaction& found : replay) {
+        for (const auto& [copy, content] : found.copies) {
+            home[copy->block] = *copy;
+            if (plan != nullptr) plan->home[copy->block] = {content, found.sequence};
+        }
     }
-    // The journal as a forensic reader sees it (journal_integrity): every
-    // descriptor whose copies and commit block follow it.
-    std::map<std::uint64_t, JournalTransaction> durable;
-    for (std::uint64_t at = j_first_; at < j_last_; at++) {
-        const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
-        if (descriptor == nullptr) continue;
-        const auto found = read_transaction(at, descriptor->sequence);
-        if (!found) continue;
-        JournalTransaction transaction;
-        transaction.sequence = descriptor->sequence;
-        transaction.replayed = super->s_start != 0 && transaction.sequence >= super->s_sequence &&
-                               transaction.sequence <= last && !replay.empty();
-        for (const MetaBlock* copy : found->copies)
-            transaction.updates.push_back({copy->block, copy->version});
-        durable[transaction.sequence] = std::move(transaction);
+    if (plan != nullptr && super->s_start != 0) {
+        plan->needed = true;
+        plan->end_transaction = super->s_sequence + replay.size();
     }
-    for (auto& [sequence, transaction] : durable) audit.durable.push_back(std::move(transaction));
+    JournalAudit audit = journal_audit(image, *super, replay);
     for (const auto& [block, meta] : home) {
         audit.home_versions[block] = meta.version;
         audit.block_names[block] = block_name(block);
@@ -100,7 +98,76 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
     state.journal = std::move(audit);
 }
 
+auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
+                         const std::vector<LoggedTransaction>& replay) const -> JournalAudit {
+    // The journal as a forensic reader sees it (journal_integrity): every
+    // descriptor whose copies and commit block follow it.
+    JournalAudit audit;
+    audit.tail_sequence = super.s_start == 0 ? 0 : super.s_sequence;
+    std::map<std::uint64_t, JournalTransaction> durable;
+    for (std::uint64_t at = j_first_; at < j_last_; at++) {
+        const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
+        if (descriptor == nullptr) continue;
+        const auto found = read_transaction(image, at, descriptor->sequence);
+        if (!found) continue;
+        JournalTransaction transaction;
+        transaction.sequence = descriptor->sequence;
+        transaction.replayed = !replay.empty() && transaction.sequence >= replay.front().sequence &&
+                               transaction.sequence <= replay.back().sequence;
+        for (const auto& [copy, content] : found->copies) transaction.updates.push_back({copy->block, copy->version});
+        durable[transaction.sequence] = std::move(transaction);
+    }
+    for (auto& [sequence, transaction] : durable) audit.durable.push_back(std::move(transaction));
+    return audit;
+}
+
+auto Ext4::recover_with_writes(const disk::Image& image) -> Recovery {
+    ReplayPlan plan;
+    Recovery recovery{mount(image, &plan), {}};
+    // s_start 0: jbd2_journal_recover returns at once and journal_reset
+    // defers the superblock update (JBD2_FLUSHED): nothing is written.
+    if (!plan.needed || !recovery.state.mounted) return recovery;
+    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    using Kind = disk::MountRequest::Kind;
+    // PASS_REPLAY dirtied one buffer per home block (mark_buffer_dirty, no
+    // I/O); jbd2_journal_recover's sync_blockdev writes them, by block.
+    for (const auto& [block, replayed] : plan.home) {
+        recovery.requests.push_back({Kind::write, block, 1, replayed.first, false, "meta",
+                                     "W(meta) PASS_REPLAY: " + block_name(block) + " from transaction " +
+                                         std::to_string(replayed.second) +
+                                         "'s log copy, home (jbd2_journal_recover: sync_blockdev)"});
+    }
+    recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush",
+                                 "FLUSH the fs device (jbd2_journal_recover: blkdev_issue_flush, \"Make sure "
+                                 "all replayed data is on permanent storage\")"});
+    // jbd2_journal_load -> journal_reset: j_tail = j_head = j_first (no
+    // JBD2_CYCLE_RECORD), j_tail_sequence = end_transaction, written with
+    // jbd2_journal_update_sb_log_tail (REQ_SYNC | REQ_FUA).
+    const std::uint64_t end = plan.end_transaction;
+    recovery.requests.push_back({Kind::write, 1, 1, store(JournalSuper{j_first_, end}), true, "super",
+                                 "W(super) FUA journal superblock: start log block " + std::to_string(j_first_) +
+                                     ", sequence " + std::to_string(end) +
+                                     " (journal_reset: jbd2_journal_update_sb_log_tail)"});
+    // ext4_fill_super -> ext4_mark_recovery_complete -> jbd2_journal_flush:
+    // nothing to checkpoint, then jbd2_mark_journal_empty (s_start 0, FUA).
+    recovery.requests.push_back({Kind::write, 1, 1, store(JournalSuper{0, end}), true, "super",
+                                 "W(super) FUA journal superblock: s_start 0, sequence " + std::to_string(end) +
+                                     " (ext4_mark_recovery_complete: jbd2_journal_flush -> "
+                                     "jbd2_mark_journal_empty)"});
+    return recovery;
+}
+
+void Ext4::forget_recovery() {
+    if (!recovery_mark_) return;
+    meta_objects_.truncate(*recovery_mark_);
+    recovery_mark_.reset();
+}
+
 auto Ext4::recover(const disk::Image& image) const -> RecoveredState {
+    return mount(image, nullptr);
+}
+
+auto Ext4::mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredState {
     RecoveredState state;
     state.device_blocks = device_.block_count();
     state.metadata_end = groups_[0].data_start;  // group 0's; later groups' bitmaps and tables lie past it
@@ -110,7 +177,7 @@ auto Ext4::recover(const disk::Image& image) const -> RecoveredState {
         for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++)
             home[block] = home_block(image, block);
     }
-    recover_journal(image, home, state);
+    recover_journal(image, home, state, plan);
     if (!state.mount_error.empty()) return state;
     state.mounted = true;
     recover_names(image, home, state);

@@ -20,6 +20,8 @@ auto Ext4::log_space_left() const -> std::uint64_t {
 void Ext4::log_wait_for_space() {
     // __jbd2_log_wait_for_space.
     while (log_space_left() < max_transaction_buffers_) {
+        // The checkpoint may run from here, in a stretch the caller's points do not cover.
+        touch({points::journal, points::checkpoint, points::buffer, points::log});
         j_checkpoint_mutex_.lock();
         if (log_space_left() >= max_transaction_buffers_) {
             j_checkpoint_mutex_.unlock();
@@ -103,8 +105,13 @@ void Ext4::do_get_write_access(std::uint64_t tid, std::uint64_t block) {
         }
     } else {
         // The committing transaction owns it: b_next_transaction, and a frozen
-        // copy so that the commit logs the contents as of its own changes.
-        if (frozen_.count(block) == 0) frozen_[block] = live_.at(block);
+        // copy so that the commit logs the contents as of its own changes,
+        // only while that transaction still needs it: do_get_write_access
+        // freezes only a buffer still on BJ_Metadata. Past C5 (T_COMMIT) the
+        // model's commit has already submitted its log copy, and a frozen copy
+        // taken now would be logged by the next commit in place of b_data.
+        if (tx(bh.jh.b_transaction).state < TState::commit && frozen_.count(block) == 0)
+            frozen_[block] = live_.at(block);
         bh.jh.b_next_transaction = tid;
         if (sim::tracing()) {
             story = "do_get_write_access: transaction " + std::to_string(tid) + " takes " +

@@ -72,6 +72,21 @@ TEST_CASE("golden: xfs trace hashes of fixed seeds (strategy and crash streams)"
     }
 }
 
+TEST_CASE("golden: ext4/jbd2 trace hashes of fixed seeds (strategy, crash and recovery-crash streams)") {
+    // The scenario keeps explore.recovery_crashes at 1: each crash state's
+    // jbd2 recovery is cut once more (a draw from the recovery_crash stream).
+    for (const Golden& golden : {
+             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "random", 7, 9564373294633316724ULL, 70},
+             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "pct:3", 7, 15796022156072677086ULL, 46},
+         }) {
+        CAPTURE(std::string(golden.strategy));
+        const scenarios::RunOutcome outcome = run(golden);
+        CHECK_FALSE(outcome.violated());
+        CHECK(outcome.trace_hash == golden.trace_hash);
+        CHECK(outcome.steps == golden.steps);
+    }
+}
+
 TEST_CASE("golden: performance runs' virtual time (CPU and device jitter streams)") {
     CHECK(perf_elapsed("scenarios/btrfs/log-commit-jiffy-sleep.json", "jiffy-sleep") == 1033673260);
     CHECK(perf_elapsed("scenarios/xfs/dsync-unwritten-cost.json", "fix") == 13357114);
