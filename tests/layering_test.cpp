@@ -10,12 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-// GCC 12 with -fsanitize=address warns inside <regex> itself (GCC bug 105616,
-// a false -Wmaybe-uninitialized in std::function's move); -Werror makes it fatal.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
-#pragma GCC diagnostic pop
 #include <string>
 #include <vector>
 
