@@ -7,7 +7,7 @@
 
 namespace sim {
 namespace detail {
-thread_local Scheduler* this_thread_scheduler = nullptr;
+constinit thread_local Scheduler* this_thread_scheduler = nullptr;
 }  // namespace detail
 using detail::this_thread_scheduler;
 

@@ -291,7 +291,7 @@ private:
 };
 
 namespace detail {
-extern thread_local Scheduler* this_thread_scheduler;
+extern constinit thread_local Scheduler* this_thread_scheduler;
 }  // namespace detail
 
 /// The scheduler running on this thread (model code reaches it through the
