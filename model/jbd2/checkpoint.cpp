@@ -188,88 +188,94 @@ void Ext4::write_dirty_buffer(std::uint64_t block, const char* who) {
     counters_.checkpoint_writes++;
 }
 
+void Ext4::flush_batch(std::vector<std::uint64_t>& batch) {
+    // __flush_batch: submit, do not wait (a later pass waits on the locked buffers).
+    for (const std::uint64_t block : batch) write_dirty_buffer(block, "meta");
+    if (!batch.empty()) {
+        SIM_NOTE("jbd2_log_do_checkpoint: " + std::to_string(batch.size()) + " buffers submitted home");
+        sim::yield(points::checkpoint_batch);
+    }
+    batch.clear();
+}
+
 auto Ext4::do_checkpoint() -> int {
     // jbd2_log_do_checkpoint, j_checkpoint_mutex held.
     int result = cleanup_journal_tail();
     if (result <= 0) return result;
     std::vector<std::uint64_t> batch;
-    const auto flush_batch = [&] {
-        // __flush_batch: submit, do not wait (a later pass waits on the locked buffers).
-        for (const std::uint64_t block : batch) write_dirty_buffer(block, "meta");
-        if (!batch.empty()) {
-            SIM_NOTE("jbd2_log_do_checkpoint: " + std::to_string(batch.size()) + " buffers submitted home");
-            sim::yield(points::checkpoint_batch);
-        }
-        batch.clear();
-    };
     j_list_lock_.lock();
     if (!checkpoint_transactions_.empty()) {
         const std::uint64_t this_tid = checkpoint_transactions_.front();
-        bool done = false;
-        while (!done) {
+        for (;;) {
             // restart: someone may have cleaned the transaction up meanwhile.
             if (checkpoint_transactions_.empty() || checkpoint_transactions_.front() != this_tid) break;
-            bool unlocked = false;
-            while (!tx(this_tid).t_checkpoint_list.empty()) {
-                auto& list = tx(this_tid).t_checkpoint_list;
-                const std::uint64_t block = list.front();
-                BufferHead& bh = bcache_.get(block);
-                if (bh.jh.b_transaction != 0) {
-                    // Re-logged: force that transaction's commit and wait for it.
-                    const std::uint64_t t = bh.jh.b_transaction;
-                    j_list_lock_.unlock();
-                    flush_batch();
-                    SIM_NOTE("jbd2_log_do_checkpoint: " + block_name(block) + " belongs to transaction " +
-                             std::to_string(t) + ": forcing its commit");
-                    log_start_commit(t);
-                    j_checkpoint_mutex_.unlock();
-                    log_wait_commit(t);
-                    j_checkpoint_mutex_.lock();
-                    j_list_lock_.lock();
-                    unlocked = true;
-                    break;
-                }
-                if (!BufferCache::trylock_buffer(bh)) {
-                    j_list_lock_.unlock();
-                    bcache_.wait_on_buffer(bh);
-                    flush_batch();
-                    j_list_lock_.lock();
-                    unlocked = true;
-                    break;
-                }
-                if (!bh.dirty) {
-                    bcache_.unlock_buffer(bh);
-                    if (remove_checkpoint(block) || tx(this_tid).t_checkpoint_list.empty()) {
-                        done = true;
-                        break;
-                    }
-                } else {
-                    bcache_.unlock_buffer(bh);
-                    batch.push_back(block);
-                    std::rotate(list.begin(), list.begin() + 1, list.end());  // t_checkpoint_list = b_cpnext
-                }
-                if (batch.size() == nr_batch ||
-                    (!batch.empty() && tx(this_tid).t_checkpoint_list.front() == batch.front())) {
-                    j_list_lock_.unlock();
-                    flush_batch();
-                    j_list_lock_.lock();
-                    unlocked = true;
-                    break;
-                }
-            }
-            if (done || unlocked) continue;
-            if (!batch.empty()) {
-                j_list_lock_.unlock();
-                flush_batch();
-                j_list_lock_.lock();
-                continue;
-            }
-            break;
+            const CheckpointPass pass = checkpoint_pass(this_tid, batch);
+            if (pass == CheckpointPass::done) break;
+            if (pass == CheckpointPass::restart) continue;
+            // The list is walked: restart2 submits what is batched, or stops.
+            if (batch.empty()) break;
+            j_list_lock_.unlock();
+            flush_batch(batch);
+            j_list_lock_.lock();
         }
     }
     j_list_lock_.unlock();
     result = cleanup_journal_tail();
     return result < 0 ? result : 0;
+}
+
+auto Ext4::checkpoint_pass(std::uint64_t this_tid, std::vector<std::uint64_t>& batch) -> CheckpointPass {
+    // One walk of jbd2_log_do_checkpoint over the transaction's
+    // t_checkpoint_list, j_list_lock held on entry and on return.
+    while (!tx(this_tid).t_checkpoint_list.empty()) {
+        auto& list = tx(this_tid).t_checkpoint_list;
+        const std::uint64_t block = list.front();
+        BufferHead& bh = bcache_.get(block);
+        if (bh.jh.b_transaction != 0) {
+            force_relogged_commit(block, batch);
+            return CheckpointPass::restart;
+        }
+        if (!BufferCache::trylock_buffer(bh)) {
+            j_list_lock_.unlock();
+            bcache_.wait_on_buffer(bh);
+            flush_batch(batch);
+            j_list_lock_.lock();
+            return CheckpointPass::restart;
+        }
+        const bool dirty = bh.dirty;
+        bcache_.unlock_buffer(bh);
+        if (!dirty) {
+            if (remove_checkpoint(block) || tx(this_tid).t_checkpoint_list.empty()) {
+                return CheckpointPass::done;
+            }
+        } else {
+            batch.push_back(block);
+            std::rotate(list.begin(), list.begin() + 1, list.end());  // t_checkpoint_list = b_cpnext
+        }
+        const bool wrapped = !batch.empty() && tx(this_tid).t_checkpoint_list.front() == batch.front();
+        if (batch.size() == nr_batch || wrapped) {
+            j_list_lock_.unlock();
+            flush_batch(batch);
+            j_list_lock_.lock();
+            return CheckpointPass::restart;
+        }
+    }
+    return CheckpointPass::list_end;
+}
+
+void Ext4::force_relogged_commit(std::uint64_t block, std::vector<std::uint64_t>& batch) {
+    // The buffer is re-logged in a newer transaction: force that
+    // transaction's commit and wait for it, both locks dropped meanwhile.
+    const std::uint64_t t = bcache_.get(block).jh.b_transaction;
+    j_list_lock_.unlock();
+    flush_batch(batch);
+    SIM_NOTE("jbd2_log_do_checkpoint: " + block_name(block) + " belongs to transaction " + std::to_string(t) +
+             ": forcing its commit");
+    log_start_commit(t);
+    j_checkpoint_mutex_.unlock();
+    log_wait_commit(t);
+    j_checkpoint_mutex_.lock();
+    j_list_lock_.lock();
 }
 
 }  // namespace model::jbd2

@@ -64,18 +64,48 @@ void Ext4::commit_transaction() {
     const std::uint64_t tid = running_;
     SIM_ASSERT(tid != 0 && committing_ == 0);
     counters_.commits++;
-    // C1: T_LOCKED, wait for the open handles.
+    commit_lock_updates(tid);  // C1
+    // C2: checkpoint cleanup under j_list_lock, before any log write.
+    j_list_lock_.lock();
+    clean_checkpoint_list();
+    j_list_lock_.unlock();
+    commit_switch_running(tid);  // C3
+    commit_ordered_data(tid);    // C4
+
+    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers.
+    tx(tid).state = TState::commit;
+    const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
+    LogWrites log;
+    write_log_copies(tid, buffers, log);
+    const TailSnapshot tail = commit_tail_snapshot();  // C6
+    // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
+    tx(tid).state = TState::commit_dflush;
+    while (log.in_flight > 0) log.wait.wait();
+    SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + ": descriptor and " +
+             std::to_string(buffers.size()) + " metadata copies in the log");
+    sim::yield(points::commit_log_written);
+    write_commit_block(tid);  // C8
+
+    // C9: jbd2_update_log_tail with the tail taken at C6.
+    if (tail.update) {
+        sim::MutexGuard guard(j_checkpoint_mutex_);
+        if (tail.tid > j_tail_sequence_) update_log_tail(tail.tid, tail.block);
+    }
+    j_list_lock_.lock();
+    commit_forget_list(tid, buffers);  // C10
+    commit_finish(tid, buffers.size());  // C11, drops j_list_lock
+}
+
+void Ext4::commit_lock_updates(std::uint64_t tid) {
+    // C1: T_LOCKED, wait for the open handles (jbd2_journal_wait_updates).
     tx(tid).state = TState::locked;
     while (tx(tid).t_updates > 0) j_wait_updates_.wait();
     SIM_NOTE("kjournald2: commit of transaction " + std::to_string(tid) +
              " starts (T_LOCKED, no open handle)");
     sim::yield(points::commit_locked);
+}
 
-    // C2: checkpoint cleanup under j_list_lock, before any log write.
-    j_list_lock_.lock();
-    clean_checkpoint_list();
-    j_list_lock_.unlock();
-
+void Ext4::commit_switch_running(std::uint64_t tid) {
     // C3: T_FLUSH; a new running transaction may start. Reserved buffers that
     // were never dirtied go back (jbd2_journal_refile_buffer).
     Transaction& transaction = tx(tid);
@@ -94,51 +124,54 @@ void Ext4::commit_transaction() {
     transaction.t_reserved.clear();
     j_wait_transaction_locked_.wake_all();
     sim::yield(points::commit_flush);
+}
 
-    // C4: ordered-mode data (journal_submit_data_buffers, then wait).
+void Ext4::commit_ordered_data(std::uint64_t tid) {
+    // C4: ordered-mode data (journal_submit_data_buffers, then
+    // journal_finish_inode_data_buffers waits).
     std::uint64_t data = 0;
     for (const std::uint32_t file : tx(tid).t_inode_list) data += write_pages(file);
     wait_data();
     if (data > 0) sim::yield(points::commit_data_written);
+}
 
-    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers.
-    tx(tid).state = TState::commit;
-    const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
-    std::uint64_t log_in_flight = 0;
-    sim::WaitQueue log_wait("jbd2.log_io", 0);
-    const auto submit_log = [&](disk::Content content) {
-        log_in_flight++;
-        device_.submit_write(j_head_, 1, content, false, "log", [&log_in_flight, &log_wait] {
-            log_in_flight--;
-            log_wait.wake_all();
-        });
-        j_head_ = log_next(j_head_);
-    };
-    submit_log(store(Descriptor{tid, buffers}));
+void Ext4::submit_log_block(LogWrites& log, disk::Content content) {
+    log.in_flight++;
+    device_.submit_write(j_head_, 1, content, false, "log", [&log] {
+        SIM_ASSERT(log.in_flight > 0);
+        log.in_flight--;
+        log.wait.wake_all();
+    });
+    j_head_ = log_next(j_head_);
+}
+
+void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log) {
+    // C5: the descriptor, then each buffer's frozen copy if
+    // do_get_write_access made one (b_frozen_data), else the buffer itself.
+    submit_log_block(log, store(Descriptor{tid, buffers}));
     for (const std::uint64_t block : buffers) {
         const auto frozen = frozen_.find(block);
-        submit_log(store(frozen != frozen_.end() ? frozen->second : live_.at(block)));
+        submit_log_block(log, store(frozen != frozen_.end() ? frozen->second : live_.at(block)));
         if (frozen != frozen_.end()) frozen_.erase(frozen);
     }
+}
+
+auto Ext4::commit_tail_snapshot() -> TailSnapshot {
     // C6: the tail as it stands before the commit block's PREFLUSH.
-    std::uint64_t first_tid = 0;
-    std::uint64_t first_block = 0;
-    bool update_tail = get_log_tail(first_tid, first_block);
-    if (update_tail) {
+    TailSnapshot tail;
+    tail.update = get_log_tail(tail.tid, tail.block);
+    if (tail.update) {
         // Update the tail only if it frees a significant amount of space.
         const std::uint64_t length = j_last_ - j_first_;
-        const std::uint64_t freed = (first_block + length - j_tail_) % length;
-        if (freed < max_transaction_buffers_) update_tail = false;
+        const std::uint64_t freed = (tail.block + length - j_tail_) % length;
+        if (freed < max_transaction_buffers_) tail.update = false;
     }
     sim::yield(points::commit_tail_snapshot);
-    // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
-    tx(tid).state = TState::commit_dflush;
-    while (log_in_flight > 0) log_wait.wait();
-    SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + ": descriptor and " +
-             std::to_string(buffers.size()) + " metadata copies in the log");
-    sim::yield(points::commit_log_written);
+    return tail;
+}
 
-    // C8: the commit block with PREFLUSH + FUA.
+void Ext4::write_commit_block(std::uint64_t tid) {
+    // C8: the commit block with PREFLUSH + FUA (journal_submit_commit_record).
     tx(tid).state = TState::commit_jflush;
     device_.flush_and_wait();
     const std::uint64_t commit_block = j_head_;
@@ -146,40 +179,45 @@ void Ext4::commit_transaction() {
     device_.write_and_wait(commit_block, 1, store(CommitBlock{tid}), true, "log");
     SIM_NOTE("kjournald2: commit block of transaction " + std::to_string(tid) + " durable (PREFLUSH + FUA)");
     sim::yield(points::commit_durable);
+}
 
-    // C9: jbd2_update_log_tail with the tail taken at C6.
-    if (update_tail) {
-        sim::MutexGuard guard(j_checkpoint_mutex_);
-        if (first_tid > j_tail_sequence_) update_log_tail(first_tid, first_block);
-    }
-
-    // C10: forget-list processing: each buffer leaves an older checkpoint
-    // list, joins this one while JBDDirty, and is refiled.
-    j_list_lock_.lock();
+void Ext4::commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers) {
+    // C10, j_list_lock held: forget-list processing. Each buffer leaves an
+    // older checkpoint list, joins this one while JBDDirty, and is refiled.
     for (const std::uint64_t block : buffers) {
         BufferHead& bh = bcache_.get(block);
         if (bh.jh.b_cp_transaction != 0) remove_checkpoint(block);
         if (bh.jbddirty) insert_checkpoint(block, tid);
-        // __jbd2_journal_refile_buffer.
-        if (bh.jh.b_next_transaction != 0) {
-            const std::uint64_t next = bh.jh.b_next_transaction;
-            bh.jh.b_transaction = next;
-            bh.jh.b_next_transaction = 0;
-            if (bh.jbddirty) {
-                tx(next).t_buffers.push_back(block);
-            } else {
-                tx(next).t_reserved.push_back(block);
-            }
-        } else {
-            bh.jh.b_transaction = 0;
-            if (bh.jbddirty) {
-                bh.jbddirty = false;
-                BufferCache::mark_buffer_dirty(bh, sim::now());
-            }
-        }
+        refile_buffer(block);
     }
     tx(tid).t_buffers.clear();
-    // C11: T_COMMIT_CALLBACK, on the checkpoint transactions; then T_FINISHED.
+}
+
+void Ext4::refile_buffer(std::uint64_t block) {
+    // __jbd2_journal_refile_buffer: to the next transaction if one has
+    // claimed the buffer (b_next_transaction), else out of the journal.
+    BufferHead& bh = bcache_.get(block);
+    if (bh.jh.b_next_transaction != 0) {
+        const std::uint64_t next = bh.jh.b_next_transaction;
+        bh.jh.b_transaction = next;
+        bh.jh.b_next_transaction = 0;
+        if (bh.jbddirty) {
+            tx(next).t_buffers.push_back(block);
+        } else {
+            tx(next).t_reserved.push_back(block);
+        }
+        return;
+    }
+    bh.jh.b_transaction = 0;
+    if (bh.jbddirty) {
+        bh.jbddirty = false;
+        BufferCache::mark_buffer_dirty(bh, sim::now());
+    }
+}
+
+void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
+    // C11, j_list_lock held: T_COMMIT_CALLBACK, on the checkpoint
+    // transactions; then T_FINISHED, and j_list_lock is dropped.
     tx(tid).state = TState::commit_callback;
     j_commit_sequence_ = tid;
     committing_ = 0;
@@ -193,7 +231,7 @@ void Ext4::commit_transaction() {
     j_list_lock_.unlock();
     j_wait_done_commit_.wake_all();
     SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + " finished" +
-             (listed ? ", on the checkpoint list with its " + std::to_string(buffers.size()) +
+             (listed ? ", on the checkpoint list with its " + std::to_string(buffers) +
                            " buffers, still dirty"
                      : ", nothing to checkpoint"));
     sim::yield(points::commit_done);

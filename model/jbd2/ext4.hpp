@@ -239,6 +239,27 @@ private:
     void kjournald2();
     void commit_timer();
     void commit_transaction();
+    /// The log writes of one commit in flight (C5..C7).
+    struct LogWrites {
+        std::uint64_t in_flight = 0;
+        sim::WaitQueue wait{"jbd2.log_io", 0};
+    };
+    /// The log tail taken at C6 and applied at C9 (jbd2_update_log_tail).
+    struct TailSnapshot {
+        bool update = false;
+        std::uint64_t tid = 0;
+        std::uint64_t block = 0;
+    };
+    void commit_lock_updates(std::uint64_t tid);
+    void commit_switch_running(std::uint64_t tid);
+    void commit_ordered_data(std::uint64_t tid);
+    void submit_log_block(LogWrites& log, disk::Content content);
+    void write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log);
+    auto commit_tail_snapshot() -> TailSnapshot;
+    void write_commit_block(std::uint64_t tid);
+    void commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers);
+    void refile_buffer(std::uint64_t block);
+    void commit_finish(std::uint64_t tid, std::size_t buffers);
     // checkpoint.cpp
     enum class ShrinkType : std::uint8_t { destroy, busy_stop, busy_skip };
     auto try_remove_checkpoint(std::uint64_t block) -> int;
@@ -249,6 +270,13 @@ private:
     void clean_checkpoint_list();
     void shrink_checkpoint_list();
     auto do_checkpoint() -> int;
+    /// How one walk of a checkpoint list ends: jbd2_log_do_checkpoint's
+    /// `goto restart` (locks were dropped), the transaction is done, or the
+    /// walk reached the end of the list (`restart2`).
+    enum class CheckpointPass : std::uint8_t { restart, done, list_end };
+    auto checkpoint_pass(std::uint64_t this_tid, std::vector<std::uint64_t>& batch) -> CheckpointPass;
+    void force_relogged_commit(std::uint64_t block, std::vector<std::uint64_t>& batch);
+    void flush_batch(std::vector<std::uint64_t>& batch);
     auto cleanup_journal_tail() -> int;
     auto get_log_tail(std::uint64_t& tid, std::uint64_t& block) const -> bool;
     void update_log_tail(std::uint64_t tid, std::uint64_t block);
