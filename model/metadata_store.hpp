@@ -8,6 +8,7 @@
 // btrfs_read_dev_super; xfs: xfs_mount.c xfs_readsb).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -67,15 +68,26 @@ public:
         return *objects_[id];
     }
     [[nodiscard]] auto size() const -> std::uint64_t { return objects_.size(); }
-    /// Forgets every object stored since size() was `size` (what a mount
-    /// kept for its recovery writes, once nothing reads them).
-    void truncate(std::uint64_t size) {
-        SIM_ASSERT(size <= objects_.size());
-        objects_.resize(size);
+    /// A mount's recovery is about to store its writes: the first mark since
+    /// the last forget_recovery() stays, so nested recoveries (a crash during
+    /// recovery) are forgotten together.
+    void mark_recovery() {
+        if (!recovery_mark_) recovery_mark_ = objects_.size();
+    }
+    /// Forgets every object stored since mark_recovery() (what a mount kept
+    /// for its recovery writes), once nothing reads them
+    /// (FileSystem::forget_recovery).
+    void forget_recovery() {
+        if (!recovery_mark_) return;
+        SIM_ASSERT(*recovery_mark_ <= objects_.size());
+        objects_.resize(*recovery_mark_);
+        recovery_mark_.reset();
     }
 
 private:
     std::vector<std::shared_ptr<const Object>> objects_;
+    /// size() at the first mark_recovery() since the last forget_recovery().
+    std::optional<std::uint64_t> recovery_mark_;
 };
 
 }  // namespace model

@@ -345,7 +345,7 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override;
+    void forget_recovery() override { meta_objects_.forget_recovery(); }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:
@@ -505,9 +505,6 @@ private:
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
     MetadataStore<MetaObject> meta_objects_;
-    /// The store's size before the first recover_with_writes() since the
-    /// last forget_recovery(): objects past it belong to recovery writes.
-    std::optional<std::uint64_t> recovery_mark_;
     // The checksum tree; its extent buffer locks as in v5.7/v5.8: a reader
     // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
     // writer (btrfs_tree_lock) until no reader is left.

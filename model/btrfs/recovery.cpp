@@ -52,7 +52,7 @@ auto Btrfs::recover_with_writes(const disk::Image& image) -> Recovery {
     // No log, nothing replayed: open_ctree writes nothing. A mount that
     // failed commits nothing either.
     if (!replay.replayed || !recovery.state.mounted) return recovery;
-    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    meta_objects_.mark_recovery();
     const std::uint64_t transid = replay.super.generation + 1;
     // btrfs_alloc_tree_block: any block of the metadata area that the
     // committed root and the log do not hold (copy-on-write).
@@ -70,12 +70,6 @@ auto Btrfs::recover_with_writes(const disk::Image& image) -> Recovery {
                                  "W(super, FUA) superblock of transaction " + std::to_string(transid) +
                                      " naming the new root and no log tree"});
     return recovery;
-}
-
-void Btrfs::forget_recovery() {
-    if (!recovery_mark_) return;
-    meta_objects_.truncate(*recovery_mark_);
-    recovery_mark_.reset();
 }
 
 auto Btrfs::mount(const disk::Image& image, LogReplay* replay) const -> RecoveredState {

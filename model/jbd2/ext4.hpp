@@ -191,7 +191,7 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override;
+    void forget_recovery() override { meta_objects_.forget_recovery(); }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
@@ -366,9 +366,6 @@ private:
     bool kjournald2_running_ = false;
 
     MetadataStore<MetaObject> meta_objects_;
-    /// The store's size before the first recover_with_writes() since the
-    /// last forget_recovery(): objects past it belong to recovery writes.
-    std::optional<std::uint64_t> recovery_mark_;
     std::map<sim::TaskId, std::string> task_op_;
     Counters counters_;
 };

@@ -127,7 +127,7 @@ auto Ext4::recover_with_writes(const disk::Image& image) -> Recovery {
     // s_start 0: jbd2_journal_recover returns at once and journal_reset
     // defers the superblock update (JBD2_FLUSHED): nothing is written.
     if (!plan.needed || !recovery.state.mounted) return recovery;
-    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    meta_objects_.mark_recovery();
     using Kind = disk::MountRequest::Kind;
     // PASS_REPLAY dirtied one buffer per home block (mark_buffer_dirty, no
     // I/O); jbd2_journal_recover's sync_blockdev writes them, by block.
@@ -155,12 +155,6 @@ auto Ext4::recover_with_writes(const disk::Image& image) -> Recovery {
                                      " (ext4_mark_recovery_complete: jbd2_journal_flush -> "
                                      "jbd2_mark_journal_empty)"});
     return recovery;
-}
-
-void Ext4::forget_recovery() {
-    if (!recovery_mark_) return;
-    meta_objects_.truncate(*recovery_mark_);
-    recovery_mark_.reset();
 }
 
 auto Ext4::recover(const disk::Image& image) const -> RecoveredState {

@@ -54,7 +54,7 @@ auto Xfs::recover_with_writes(const disk::Image& image) -> Recovery {
     Recovery recovery{mount(image, &recovered), {}};
     // Nothing replayed (a clean log): xlog_recover writes nothing.
     if (!recovered || !recovery.state.mounted) return recovery;
-    if (!recovery_mark_) recovery_mark_ = meta_objects_.size();
+    meta_objects_.mark_recovery();
     const std::uint64_t lsn = recovered->applied_lsn;
     const std::uint64_t object = store(std::move(*recovered));
     using Kind = disk::MountRequest::Kind;
@@ -65,12 +65,6 @@ auto Xfs::recover_with_writes(const disk::Image& image) -> Recovery {
                                  "FLUSH (the PREFLUSH of the first log write after recovery, "
                                  "xlog_recover_finish: the tail moves past lsn " + std::to_string(lsn) + ")"});
     return recovery;
-}
-
-void Xfs::forget_recovery() {
-    if (!recovery_mark_) return;
-    meta_objects_.truncate(*recovery_mark_);
-    recovery_mark_.reset();
 }
 
 auto Xfs::mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState {

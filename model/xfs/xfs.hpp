@@ -271,7 +271,7 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override;
+    void forget_recovery() override { meta_objects_.forget_recovery(); }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
     /// With `log_worker: daemon`, the log worker's kernel thread (l_work,
     /// armed at mount by xfs_log_work_queue).
@@ -427,9 +427,6 @@ private:
     sim::Mutex log_force_lock_{"xlog.force"};
     sim::Mutex agf_lock_{"AGF"};  // the AGF buffer lock: one allocating transaction at a time
     MetadataStore<MetaObject> meta_objects_;
-    /// The store's size before the first recover_with_writes() since the
-    /// last forget_recovery(): objects past it belong to recovery writes.
-    std::optional<std::uint64_t> recovery_mark_;
 
     // I/O completion.
     std::vector<Ioend> ioends_;
