@@ -29,10 +29,10 @@ Scheduler::~Scheduler() {
     for (auto& task : tasks_) {
         if (!task->fiber) continue;
         current_ = task->id;
-        void* fake_stack = nullptr;
-        asan::start_switch(&fake_stack, task->stack);
-        task->fiber = Fiber{};
-        asan::finish_switch(fake_stack, nullptr);
+        {
+            const OnTaskStack on_task_stack{*task};
+            task->fiber = Fiber{};
+        }
         current_ = no_task;
     }
     this_thread_scheduler = outer_;
@@ -316,10 +316,10 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     step_footprint_ = start != nullptr ? start->touches : 0;
     current_ = task.id;
     if (!task.started) start_fiber(task);
-    void* fake_stack = nullptr;
-    asan::start_switch(&fake_stack, task.stack);
-    task.fiber = std::move(task.fiber).resume();
-    asan::finish_switch(fake_stack, nullptr);
+    {
+        const OnTaskStack on_task_stack{task};
+        task.fiber = std::move(task.fiber).resume();
+    }
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
     if (task.state == TaskState::runnable) step_footprint_ |= task.last_point->touches;

@@ -216,6 +216,18 @@ private:
         auto operator=(const Arrival&) -> Arrival& = delete;
         ~Arrival() { asan::finish_switch(task.fake_stack, &task.caller_stack); }
     };
+    /// Scheduler side of a switch onto a task's stack (to resume it, or to
+    /// destroy its suspended fiber) and back, for the scope's length.
+    class OnTaskStack {
+    public:
+        explicit OnTaskStack(const Task& task) { asan::start_switch(&fake_stack_, task.stack); }
+        OnTaskStack(const OnTaskStack&) = delete;
+        auto operator=(const OnTaskStack&) -> OnTaskStack& = delete;
+        ~OnTaskStack() { asan::finish_switch(fake_stack_, nullptr); }
+
+    private:
+        void* fake_stack_ = nullptr;
+    };
     /// Task side of a switch to the scheduler and back.
     static void leave_for_scheduler(Task& task) {
         asan::start_switch(&task.fake_stack, task.caller_stack);
