@@ -325,12 +325,14 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
         write_chrome_trace(args.trace, shrunk.outcome, scenario.name + " " + variant + " (shrunk)");
     }
     const std::string path = (std::filesystem::path(args.out) /
-                              scenarios::repro_file_name(scenario.name, variant, repro.strategy, args.seed, report.index))
+                              scenarios::repro_file_name(scenario.name, variant, repro.strategy, args.seed,
+                                                         report.index, report.unit))
                                  .string();
     scenarios::write_repro(repro, path);
-    say("found %s at schedule %llu; repro written to %s%s\nreplay it with: crashsim replay %s\n", repro.checker.c_str(),
-        static_cast<unsigned long long>(report.index), path.c_str(),
-        interrupted ? " (shrinking interrupted: not fully shrunk)" : "", path.c_str());
+    const std::string where = "schedule " + std::to_string(report.index) +
+                              (report.unit ? " of dfs unit " + std::to_string(*report.unit) : std::string());
+    say("found %s at %s; repro written to %s%s\nreplay it with: crashsim replay %s\n", repro.checker.c_str(),
+        where.c_str(), path.c_str(), interrupted ? " (shrinking interrupted: not fully shrunk)" : "", path.c_str());
     return !interrupted;
 }
 

@@ -138,9 +138,11 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
 
 namespace {
 
-/// "every schedule", "1 schedule in 64" (dfs: of those it did not abandon).
-auto every_text(std::uint64_t every, bool dfs) -> std::string {
-    const std::string which = every == 1 ? "every schedule" : "1 schedule in " + std::to_string(every);
+/// "every schedule", "1 schedule in 64" (dfs: of those it did not abandon;
+/// a split dfs counts within each unit, so every unit's first is sampled).
+auto every_text(std::uint64_t every, bool dfs, bool split = false) -> std::string {
+    std::string which = every == 1 ? "every schedule" : "1 schedule in " + std::to_string(every);
+    if (split && every != 1) which += " of each unit, its first included";
     return dfs ? which + ", runs the search abandoned left out" : which;
 }
 
@@ -156,7 +158,8 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
         appendf(out, ": %s\n", failure.what.c_str());
     }
     appendf(out, "determinism: %llu schedule(s) (%s) run twice more with a trace: %s\n",
-            static_cast<ull>(report.verified), every_text(request.verify_every, dfs).c_str(),
+            static_cast<ull>(report.verified),
+            every_text(request.verify_every, dfs, report.split_depth != 0).c_str(),
             !report.nondeterministic.empty()
                 ? "not all the same (above)"
                 : dfs ? "byte-identical traces, the same steps and choices as the search's run"
@@ -184,8 +187,8 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
                 request.strategy.preemptions, report.bounds.io_reorders, report.bounds.daemon_wakeups,
                 subset_writes_max);
     } else if (dfs) {
-        appendf(out, "incomplete: stopped after %llu schedules (--schedules), no violation so far\n",
-                static_cast<ull>(report.schedules));
+        appendf(out, "incomplete: stopped after %llu schedules (--schedules%s), no violation so far\n",
+                static_cast<ull>(report.schedules), report.split_depth != 0 ? ", a cap on each job" : "");
     } else {
         appendf(out, "no violation in %llu schedules\n", static_cast<ull>(report.schedules));
     }
@@ -208,9 +211,9 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
     }
     if (dfs && report.split_depth != 0) {
         appendf(out, "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
-                     "depth; counts are the explored units')\n",
+                     "depth; counts are the explored units'); --schedules %llu caps each of the %u job(s)\n",
                 report.split_depth, report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
-                static_cast<ull>(report.units_explored));
+                static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
     }
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
             describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),

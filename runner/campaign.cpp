@@ -352,6 +352,7 @@ auto DfsSearch::fold() -> FuzzReport {
         if (part.found && !report.found) {
             report.found = true;
             report.index = part.index + (sharded ? 0 : offset);
+            if (sharded) report.unit = number;
             // Replayed with a trace for the story: the choices and the crash
             // (none for a liveness or deadlock violation) are the whole run.
             report.failing = simulation_.replay(unit.failing_choices, unit.failing_crash, true);

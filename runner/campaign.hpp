@@ -74,6 +74,9 @@ struct FuzzReport {
     std::uint64_t steps = 0;
     bool found = false;
     std::uint64_t index = 0;          // of the (first) failing schedule
+    /// A dfs shard's: the unit that schedule is in, `index` counting within it
+    /// (FoundViolation::unit).
+    std::optional<std::uint64_t> unit = std::nullopt;
     std::uint64_t schedule_seed = 0;  // its seed
     RunOutcome failing;               // traced re-run of the first failing schedule
     std::vector<FoundViolation> violations;  // every failing schedule run, by index

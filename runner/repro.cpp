@@ -227,9 +227,11 @@ auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std:
 }
 
 auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
-                     std::uint64_t seed, std::uint64_t schedule_index) -> std::string {
+                     std::uint64_t seed, std::uint64_t schedule_index, std::optional<std::uint64_t> unit)
+    -> std::string {
     return "repro-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(strategy) + "-seed" +
-           std::to_string(seed) + "-schedule" + std::to_string(schedule_index) + ".json";
+           std::to_string(seed) + (unit ? "-unit" + std::to_string(*unit) : std::string()) + "-schedule" +
+           std::to_string(schedule_index) + ".json";
 }
 
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)

@@ -40,10 +40,13 @@ struct Repro {
 auto make_repro(const FuzzReport& report, const FuzzRequest& request, const std::string& scenario_path,
                 const std::string& scenario_text, const std::string& variant) -> Repro;
 /// "repro-SCENARIO-VARIANT-STRATEGY-seedN-scheduleI.json", each part made
-/// file-name safe: one name per failing schedule, so shards writing to one
-/// directory never overwrite each other's repros.
+/// file-name safe, with "-unitU" before "-schedule" for a dfs shard's
+/// schedule (whose index counts within its unit): one name per failing
+/// schedule, so shards writing to one directory never overwrite each other's
+/// repros.
 auto repro_file_name(const std::string& scenario, const std::string& variant, const std::string& strategy,
-                     std::uint64_t seed, std::uint64_t schedule_index) -> std::string;
+                     std::uint64_t seed, std::uint64_t schedule_index,
+                     std::optional<std::uint64_t> unit = std::nullopt) -> std::string;
 /// "result-SCENARIO-VARIANT-STRATEGY-seedN-shardKofN.json", the same.
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
     -> std::string;

@@ -162,6 +162,10 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
           "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
     // One name per failing schedule: shards sharing --out never overwrite each other (issue 14).
     CHECK(scenarios::repro_file_name("s", "v", "random", 42, 0) != scenarios::repro_file_name("s", "v", "random", 42, 1));
+    // A dfs shard counts schedules within a unit: two shards' first failing
+    // schedules (index 0 of units 3 and 4) get two names.
+    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
+    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
     request.shard_index = 1;
     request.shard_count = 3;
     CHECK(scenarios::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");
