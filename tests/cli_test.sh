@@ -520,6 +520,19 @@ else
     not_ok "two shards sharing --out that both find a violation leave two repro files" \
         "$shard_found found; $(files_in "$TMP/shard-repros")"
 fi
+# A dfs shard counts schedules within a unit: its repro names the unit too, and
+# its output says what --schedules caps (issue 13).
+mkdir "$TMP/dfs-shard-repros"
+run_cs "$TMP/dfs-shard.out" "$TMP/dfs-shard.err" fuzz "$SCEN" --variant before-fix --strategy dfs --preemptions 1 \
+    --shard 1/2 --no-shrink --quiet --out "$TMP/dfs-shard-repros"
+expect_rc "fuzz --strategy dfs --shard 1/2 on before-fix" 1 "$TMP/dfs-shard.out" "$TMP/dfs-shard.err"
+if ls -A "$TMP/dfs-shard-repros" | grep -q '^repro-.*-dfs_1-seed0-unit[0-9]*-schedule[0-9]*\.json$'; then
+    ok "a dfs shard's repro is named by its unit and its index within it"
+else
+    not_ok "a dfs shard's repro is named by its unit and its index within it" "$(files_in "$TMP/dfs-shard-repros")"
+fi
+expect_grep "a dfs shard says where it found the violation" "of dfs unit" "$TMP/dfs-shard.out"
+expect_grep "a split dfs says --schedules caps each job" "caps each of the 1 job(s)" "$TMP/dfs-shard.out"
 run_cs "$TMP/merge.out" "$TMP/merge.err" merge "$TMP"/shards/result-*.json --out "$TMP/merged.json"
 expect_rc "merge of three shards" 1 "$TMP/merge.out" "$TMP/merge.err"
 run_cs "$TMP/all.out" "$TMP/all.err" fuzz "$SCEN" --variant before-fix --schedules 3000 --all \
@@ -695,6 +708,11 @@ expect_rc "fuzz --strategy dfs --verify-determinism" 0 "$TMP/verify-dfs.out" "$T
 expect_grep "dfs --verify-determinism names what it compares" \
     "(1 schedule in 100, runs the search abandoned left out) run twice more with a trace: byte-identical traces, the same steps and choices as the search's run" \
     "$TMP/verify-dfs.out"
+run_cs "$TMP/verify-split.out" "$TMP/verify-split.err" fuzz "$SCEN" --variant fix-3 --strategy dfs --preemptions 1 \
+    --jobs 2 --verify-determinism 100
+expect_rc "fuzz --strategy dfs --jobs 2 --verify-determinism" 0 "$TMP/verify-split.out" "$TMP/verify-split.err"
+expect_grep "a split dfs says its determinism sample is per unit" \
+    "(1 schedule in 100 of each unit, its first included, runs the search abandoned left out)" "$TMP/verify-split.out"
 run_cs "$TMP/verify-check.out" "$TMP/verify-check.err" check "$SCEN" --verify-determinism 256
 expect_rc "check --verify-determinism" 0 "$TMP/verify-check.out" "$TMP/verify-check.err"
 expect_grep "check --verify-determinism sums what it ran again" "of each campaign) run twice more with a trace: each ran the same" \
