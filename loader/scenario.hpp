@@ -198,6 +198,10 @@ struct ExploreBounds {
     std::uint64_t steps = explore_steps_default;
     std::uint64_t progress_steps = progress_steps_default;
     std::uint32_t recovery_crashes = recovery_crashes_default;
+    /// Daemons start asleep (sim::Scheduler::settle_daemons). Not a scenario
+    /// setting: false only when replaying a repro written before (its
+    /// choice list has a daemon's start racing the tasks).
+    bool daemons_settled = true;
     auto operator==(const ExploreBounds&) const -> bool = default;
 };
 inline constexpr std::uint32_t explore_bound_max = 8;

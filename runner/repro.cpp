@@ -56,18 +56,22 @@ auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
             {"daemon_wakeups", bounds.daemon_wakeups},
             {"steps", bounds.steps},
             {"progress_steps", bounds.progress_steps},
-            {"recovery_crashes", bounds.recovery_crashes}};
+            {"recovery_crashes", bounds.recovery_crashes},
+            {"daemons_settled", bounds.daemons_settled}};
 }
 
 auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds {
     ExploreBounds bounds{0, 0};
-    // Files written before recovery_crashes was a bound explored none.
+    // Files written before recovery_crashes was a bound explored none, and
+    // before daemons_settled had every daemon's start race the tasks.
     bounds.recovery_crashes = 0;
+    bounds.daemons_settled = false;
     if (!file.contains("explore")) return bounds;
     const Json& explore = file.at("explore");
     // steps and progress_steps: absent in files written before they were bounds (issue 14).
     in.check_keys(explore, "$.explore",
-                  {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes"},
+                  {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes",
+                   "daemons_settled"},
                   {"io_reorders", "daemon_wakeups"});
     if (explore.contains("recovery_crashes")) {
         bounds.recovery_crashes = static_cast<std::uint32_t>(in.read_unsigned_in(
@@ -77,6 +81,9 @@ auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds 
         in.read_unsigned_in(explore.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
     bounds.daemon_wakeups = static_cast<std::uint32_t>(
         in.read_unsigned_in(explore.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
+    if (explore.contains("daemons_settled")) {
+        bounds.daemons_settled = in.read_bool(explore.at("daemons_settled"), "$.explore.daemons_settled");
+    }
     if (explore.contains("steps")) {
         bounds.steps = in.read_unsigned_in(explore.at("steps"), "$.explore.steps", 1, explore_steps_max);
     }

@@ -391,6 +391,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
                                  nullptr);
         fs->device().seed(seed);
         fs->start_daemons();
+        scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         workload.perf = &outcome;
         for (const Task& task : scenario_.tasks) {
@@ -949,6 +950,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         std::vector<std::unique_ptr<checkers::EventWatch>> watches;
         for (const auto& checker : checkers_) watches.push_back(checkers::make_watch(checker->name()));
         fs->start_daemons();
+        if (bounds.daemons_settled) scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         for (const Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });

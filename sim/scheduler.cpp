@@ -333,6 +333,14 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     return StepOutcome::ran_task;
 }
 
+void Scheduler::settle_daemons() {
+    // By index: a daemon's first run may spawn more tasks.
+    for (std::size_t i = 0; i < tasks_.size(); i++) {
+        const Task& task = *tasks_[i];
+        if (task.daemon && !task.started && task.state == TaskState::runnable) execute(Candidate{task.id});
+    }
+}
+
 auto Scheduler::step(Strategy& strategy) -> StepOutcome {
     // Only daemons left (running, blocked or asleep): the run is over.
     if (daemons_ > 0 && unfinished_ == 0 && live_timers_ == 0) return StepOutcome::finished;

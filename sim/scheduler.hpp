@@ -119,6 +119,12 @@ public:
     /// any task, but neither it nor its sleeps keep the run going, so a run
     /// finishes when every other task has finished and their timers fired.
     auto spawn_daemon(std::string name, std::function<void()> body) -> TaskId;
+    /// Runs each daemon that has not run yet until it first blocks, sleeps or
+    /// yields, with no choice: a kernel thread started at mount (kthread_run,
+    /// or a delayed work xfs_log_work_queue arms) is asleep before any task
+    /// runs, and letting its start race the tasks would only add schedules
+    /// that differ in nothing. Called once, after the model's start_daemons().
+    void settle_daemons();
 
     // ---- Called from inside a fiber (model code). ----
     void yield(const YieldPoint& point) {
