@@ -229,7 +229,7 @@ expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
 for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_sync_check fsync_durability \
     delalloc_convert extent_size_hint sync_file_range fpunch xfs.convert.after_alloc \
     xfs.ioend.after_convert_commit active_trans hypothetical-removed-cancel-last removed-cancel-first \
-    log_worker freeze_quiescence xfs.logworker.after_need_covered xfs.quiesce.drained; do
+    freeze_quiescence xfs.logworker.after_need_covered xfs.quiesce.drained; do
     expect_grep "list mentions $word" "$word" "$TMP/list.out"
 done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"

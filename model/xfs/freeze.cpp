@@ -20,7 +20,6 @@
 namespace model::xfs {
 
 void Xfs::start_daemons() {
-    if (knobs_.log_worker != LogWorker::daemon) return;
     // xfs_log_mount_finish -> xfs_log_work_queue: l_work armed at mount.
     log_work_.queue();
     sim::current_scheduler().spawn_daemon("xfs-sync", [this] { log_work_.run([this] { log_worker(); }); });

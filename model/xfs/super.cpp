@@ -44,22 +44,10 @@ const Knob<ActiveTrans> active_trans{
     "removed but the log worker cancelled only in xfs_log_quiesce, as a partial backport would "
     "leave it)"};
 
-/// Not a kernel difference: what a scenario explores.
-const Knob<LogWorker> log_worker{
-    "log_worker",
-    {{"op", LogWorker::op}, {"daemon", LogWorker::daemon}},
-    "op",
-    "who runs xfs_log_worker (every kernel has it; this only chooses what a scenario explores): op "
-    "(the scenario's log_force operations stand for it, where it places them) or daemon (the "
-    "delayed work l_work on a kernel thread of its own, re-armed every 30 s, whose wake-ups race "
-    "the tasks within explore.daemon_wakeups; xfs_log_need_covered, then xfs_sync_sb or a log "
-    "force)"};
-
 auto parse_knobs(const Config& config, const Geometry& geometry) -> Knobs {
     Knobs knobs;
     knobs.delalloc_convert = delalloc_convert.parse(config);
     knobs.active_trans = active_trans.parse(config);
-    knobs.log_worker = log_worker.parse(config);
     const std::uint64_t hint_bytes = extent_size_hint.parse(config);
     knobs.extent_size_hint_blocks =
         hint_bytes == 0 ? 0 : std::max<std::uint64_t>(1, hint_bytes / geometry.block_size);
@@ -171,7 +159,7 @@ auto info() -> ModelInfo {
         "log recovery; freeze and thaw with the log worker and m_active_trans";
     info.model_tasks = {"ioend", "xfs-sync"};
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
-    info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info(), log_worker.info()};
+    info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info()};
     info.ops = ops();
     info.counters = counters();
     return info;

@@ -96,15 +96,10 @@ enum class ActiveTrans : std::uint8_t {
     removed_cancel_first,  // v5.8: counter gone, cancel_delayed_work_sync(l_work) at Q1
 };
 
-/// Who runs xfs_log_worker: the scenario's `log_force` op where it places one,
-/// or the delayed work l_work on a kernel thread of its own.
-enum class LogWorker : std::uint8_t { op, daemon };
-
 struct Knobs {
     DelallocConvert delalloc_convert = DelallocConvert::unwritten;
     std::uint64_t extent_size_hint_blocks = 0;  // inherited by new files; 0: none
     ActiveTrans active_trans = ActiveTrans::removed_cancel_first;
-    LogWorker log_worker = LogWorker::op;
 };
 
 /// xfs_syncd_centisecs = 3000: the log worker runs every 30 s.
@@ -273,8 +268,9 @@ public:
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     void forget_recovery() override { meta_objects_.forget_recovery(); }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
-    /// With `log_worker: daemon`, the log worker's kernel thread (l_work,
-    /// armed at mount by xfs_log_work_queue).
+    /// The log worker's kernel thread (l_work, armed at mount by
+    /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks
+    /// within explore.daemon_wakeups.
     void start_daemons() override;
 
 private:

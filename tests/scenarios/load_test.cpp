@@ -595,7 +595,9 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"xfs_active_trans_not_hypothetical",
          "$.variants[0].config.active_trans: expected one of counter, hypothetical-removed-cancel-last, "
          "removed-cancel-first, got \"removed-cancel-last\""},
-        {"xfs_unknown_log_worker", "$.variants[0].config.log_worker: expected one of op, daemon, got \"kthread\""},
+        {"xfs_unknown_log_worker",
+         "$.variants[0].config.log_worker: expected one of the knobs delalloc_convert, extent_size_hint, "
+         "active_trans, got an unknown knob"},
         {"xfs_freeze_with_file", "$.tasks[1].ops[0].file: expected one of the keys op, got an unknown key"},
         {"xfs_thaw_with_length", "$.tasks[1].ops[1].length: expected one of the keys op, got an unknown key"},
         {"xfs_keep_size_not_boolean",
