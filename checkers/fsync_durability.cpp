@@ -111,6 +111,9 @@ private:
         const model::RecoveredFile& file = state.files[promise.file];
         const std::string where = " (promised by " + promise.what + ", returned at step " +
                                   std::to_string(promise.returned_step) + ")";
+        // A removed file is not lost data: once its unlink began, recovery
+        // may find it gone (the unlink durable) or whole.
+        if (!file.exists && oracle.removed(promise.file)) return false;
         if (!file.exists) {
             out.push_back({"fsync_durability", file_name, 0, "the file", "no file",
                            "file " + file_name + " is missing after recovery" + where});

@@ -82,6 +82,10 @@ public:
 
     [[nodiscard]] auto promises() const -> const std::vector<Promise>& { return promises_; }
     [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
+    /// An unlink of `file` began: from now on recovery may find it missing,
+    /// which is not lost data (its promises hold only while it exists).
+    void remove_file(std::uint32_t file) { files_[file].removed = true; }
+    [[nodiscard]] auto removed(std::uint32_t file) const -> bool { return files_[file].removed; }
     /// Bumps when a promise starts to bind.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
 
@@ -91,6 +95,7 @@ private:
         sim::RangeMap<model::disk::Content> contents;  // zeros carry their operation's version
         sim::RangeMap<model::disk::Content> zeroed;    // newest zeroing started, by block
         std::vector<SizeChange> size_changes;          // in the order they began
+        bool removed = false;                          // an unlink began (remove_file)
     };
     std::vector<FileRecord> files_;
     std::vector<Promise> promises_;

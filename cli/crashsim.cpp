@@ -692,7 +692,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     if (!plot.empty()) scenarios::check_plot_path(plot);
     scenarios::Scenario scenario = load(path);
     if (!points.empty()) scenarios::keep_points(scenario, points);
-    if (!scenario.fio && !scenario.fs_mark) {
+    if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
         throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
@@ -719,8 +719,11 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
 }
 
 // ---- list ----
-auto cmd_list() -> ExitCode {
-    output() += scenarios::list_text();
+// crashsim list [SCENARIO...]: with scenarios, also the machine profiles each declares.
+auto cmd_list(const std::vector<std::string>& paths) -> ExitCode {
+    std::string text = scenarios::list_text();
+    for (const auto& path : paths) text += scenarios::machine_profiles_text(scenarios::load_scenario(path));
+    output() += text;
     return ExitCode::pass;
 }
 
@@ -737,6 +740,7 @@ struct Command {
     std::string perf_vary;
     std::string perf_points;
     std::vector<std::string> merge_paths;
+    std::vector<std::string> list_scenarios;
     std::string merge_out;
     std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
     CLI::App* run = nullptr;
@@ -845,7 +849,8 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.merge = app.add_subcommand("merge", "combine the results of a sharded campaign");
     c.merge->add_option("results", c.merge_paths, "result JSON files written by fuzz --shard")->required();
     c.merge->add_option("--out", c.merge_out, "write the merged result to FILE");
-    app.add_subcommand("list", "models, knobs, operations, checkers and yield points");
+    app.add_subcommand("list", "models, knobs, operations, checkers and yield points")
+        ->add_option("scenarios", c.list_scenarios, "scenario JSON files whose machine profiles to list too");
     c.bench = app.add_subcommand("bench", "engine and exploration speed");
     c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s");
 }
@@ -866,7 +871,7 @@ auto run_verb(const CLI::App& app, const Command& c) -> ExitCode {
     if (*c.check) return cmd_check(c.check_args);
     if (*c.merge) return cmd_merge(c.merge_paths, c.merge_out);
     if (*c.perf) return run_perf_verb(c);
-    if (app.got_subcommand("list")) return cmd_list();
+    if (app.got_subcommand("list")) return cmd_list(c.list_scenarios);
     return ExitCode::pass;
 }
 

@@ -111,12 +111,18 @@ private:
     void expand_fio(const FioJob& fio);
     auto read_fs_mark(const Json& job) const -> FsMarkJob;
     void expand_fs_mark(const FsMarkJob& fs_mark);
+    auto read_create_unlink(const Json& job) const -> CreateUnlinkJob;
+    void generate_create_unlink(const CreateUnlinkJob& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
     /// Counts `ops` against workload_ops_max before they are expanded.
     void take_workload_ops(std::uint64_t ops, const std::string& json_path);
     void read_perf(const Json& value);
     auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_machine(const Json& value);
+    /// The CPU topology and cache-line fields of `machine` or a profile.
+    void read_cpu_fields(const Json& value, const std::string& json_path, Machine& machine) const;
+    void read_machines(const Json& value);
+    auto read_cost_map(const Json& value, const std::string& json_path) const -> std::map<std::string, std::uint64_t>;
     void read_costs(const Json& value);
     void check_layout(const Json& variant, const std::string& json_path, const model::Config& config) const;
     void read_explore(const Json& value);
@@ -151,7 +157,7 @@ auto Loader::load(const std::string& text) -> Scenario {
 
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
-               {"name", "about", "model", "device", "machine", "costs", "config", "setup", "workload", "tasks",
+               {"name", "about", "model", "device", "machine", "machines", "costs", "config", "setup", "workload", "tasks",
                 "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore", "must_reach"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
@@ -162,6 +168,7 @@ auto Loader::load(const Json& root) -> Scenario {
     read_device(root.at("device"));
     if (root.contains("machine")) read_machine(root.at("machine"));
     if (root.contains("costs")) read_costs(root.at("costs"));
+    if (root.contains("machines")) read_machines(root.at("machines"));
     if (root.contains("config")) config_base_ = read_config(root.at("config"), "$.config");
     if (root.contains("setup")) read_setup(root.at("setup"));
     if (root.contains("workload")) read_workload(root.at("workload"));
@@ -203,11 +210,19 @@ auto Loader::load(const Json& root) -> Scenario {
 // seeds/btrfs-log-commit-jiffy-sleep.txt and btrfs-fast-fsync-vs-page-release.txt give fio
 // jobs; the loader expands one into files and tasks, so the rest of crashsim sees ordinary ops.
 void Loader::read_workload(const Json& value) {
-    check_keys(value, "$.workload", {"fio", "fs_mark"}, {});
-    const bool fio_given = value.contains("fio");
+    check_keys(value, "$.workload", {"fio", "fs_mark", "create_unlink"}, {});
+    if (value.empty()) fail("$.workload", "one of the keys fio, fs_mark, create_unlink", "an empty object");
+    if (value.size() > 1) {
+        fail("$.workload", "exactly one of the keys fio, fs_mark, create_unlink",
+             value.size() == 2 ? "two" : std::to_string(value.size()) + " keys");
+    }
     const bool fs_mark_given = value.contains("fs_mark");
-    if (fio_given && fs_mark_given) fail("$.workload", "exactly one of the keys fio, fs_mark", "both");
-    if (!fio_given && !fs_mark_given) fail("$.workload", "one of the keys fio, fs_mark", "an empty object");
+    if (value.contains("create_unlink")) {
+        const CreateUnlinkJob job = read_create_unlink(value.at("create_unlink"));
+        generate_create_unlink(job);
+        scenario_.create_unlink = job;
+        return;
+    }
     if (fs_mark_given) {
         const FsMarkJob fs_mark = read_fs_mark(value.at("fs_mark"));
         // Before expanding: the device holds the data, and the ops are within the bound.
@@ -313,7 +328,7 @@ void Loader::expand_fio(const FioJob& fio) {
             scenario_.setup.push_back(fill);
             if (fio.prefill == "write") scenario_.setup.push_back(expanded(op_fsync(), path + ".prefill"));
         }
-        Task task{file, {}};
+        Task task{file, {}, std::nullopt};
         sim::Prng offsets(sim::hash_name(file) ^ fio.seed);
         for (std::uint64_t write = 0; write < writes; write++) {
             if (write % 4096 == 0) poll_stop(path_);
@@ -423,7 +438,7 @@ void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
     // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
     // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
-        Task task{"thread" + std::to_string(thread), {}};
+        Task task{"thread" + std::to_string(thread), {}, std::nullopt};
         for (std::uint64_t index = 0; index < fs_mark.files; index++) {
             if (index % 4096 == 0) poll_stop(path_);
             const std::uint64_t dir =
@@ -454,6 +469,60 @@ void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
     }
 }
 
+// seeds/xfs-remove-active-trans-counter.txt: concurrent create of 50 million
+// empty inodes, then their concurrent removal, by 16 threads. Generated as the
+// tasks run, so a large count costs only the file names.
+auto Loader::read_create_unlink(const Json& job) const -> CreateUnlinkJob {
+    const std::string path = "$.workload.create_unlink";
+    check_keys(job, path, {"threads", "files", "unlink", "user_cpu_us"}, {"threads", "files"});
+    if (op_create() == nullptr) fail(path, "a model with a create operation", json_quoted(scenario_.model));
+    if (model::op_with_effect(*model_, model::OracleEffect::remove_file) == nullptr) {
+        fail(path, "a model with an unlink operation", json_quoted(scenario_.model));
+    }
+    constexpr std::uint64_t files_max = 4'000'000;
+    CreateUnlinkJob result;
+    result.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
+    result.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
+    if (result.files * result.threads > files_max) {
+        fail(path + ".files", "files * threads <= " + std::to_string(files_max),
+             std::to_string(result.files) + " * " + std::to_string(result.threads));
+    }
+    if (job.contains("unlink")) {
+        if (!job.at("unlink").is_boolean()) fail(path + ".unlink", "a boolean", type_name(job.at("unlink")));
+        result.unlink = job.at("unlink").get<bool>();
+    }
+    if (job.contains("user_cpu_us")) {
+        const double us = read_number(job.at("user_cpu_us"), path + ".user_cpu_us");
+        if (us > 1e6) fail(path + ".user_cpu_us", "at most 1000000 (a second per file)", number_text(job.at("user_cpu_us")));
+        result.user_cpu_ns = static_cast<std::uint64_t>(us * 1000.0 + 0.5);
+    }
+    return result;
+}
+
+void Loader::generate_create_unlink(const CreateUnlinkJob& job) {
+    const std::string path = "$.workload.create_unlink";
+    for (std::uint32_t thread = 0; thread < job.threads; thread++) {
+        Task task{"thread" + std::to_string(thread), {}, std::nullopt};
+        GeneratedOps ops;
+        ops.first_file = static_cast<std::uint32_t>(scenario_.files.size());
+        ops.files = job.files;
+        ops.unlink = job.unlink;
+        ops.user_cpu_ns = job.user_cpu_ns;
+        ops.create_op = op_create()->name;
+        ops.unlink_op = model::op_with_effect(*model_, model::OracleEffect::remove_file)->name;
+        ops.json_path = path;
+        // Only the names: the operations are made as the task runs.
+        for (std::uint64_t index = 0; index < job.files; index++) {
+            if (index % 4096 == 0) poll_stop(path_);
+            std::string file = "t" + std::to_string(thread) + ".f" + std::to_string(index);
+            if (!files_created_.insert(file).second) fail(path, "file names tT.fI not created elsewhere", json_quoted(file));
+            scenario_.files.push_back(std::move(file));
+        }
+        task.generated = std::move(ops);
+        scenario_.tasks.push_back(std::move(task));
+    }
+}
+
 auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
     if (!value.is_number()) fail(json_path, "a number", type_name(value));
     const double number = value.get<double>();
@@ -463,7 +532,7 @@ auto Loader::read_number(const Json& value, const std::string& json_path) const 
 
 // A metric is a figure of the run, or `counter:<name>` for a counter the model declares.
 auto Loader::read_metric(const Json& value, const std::string& json_path) const -> std::string {
-    const Names figures = {"throughput", "fsync_rate", "files_per_s"};
+    const Names figures = {"throughput", "fsync_rate", "files_per_s", "unlinks_per_s"};
     constexpr std::string_view counter_prefix = "counter:";
     if (!value.is_string() || !value.get_ref<const std::string&>().starts_with(counter_prefix)) {
         return read_choice(value, json_path, figures, "");
@@ -493,19 +562,24 @@ void Loader::check_layout(const Json& variant, const std::string& json_path, con
 }
 
 // "costs": {NAME: ns}: calibrated CPU costs the model declares (model::CostInfo).
-void Loader::read_costs(const Json& value) {
+void Loader::read_costs(const Json& value) { scenario_.costs = read_cost_map(value, "$.costs"); }
+
+auto Loader::read_cost_map(const Json& value, const std::string& json_path) const
+    -> std::map<std::string, std::uint64_t> {
     Names declared;
     for (const auto& cost : model_->costs) declared.push_back(cost.name);
-    if (!value.is_object()) fail("$.costs", "an object", type_name(value));
+    if (!value.is_object()) fail(json_path, "an object", type_name(value));
+    std::map<std::string, std::uint64_t> costs;
     for (const auto& item : value.items()) {
-        const std::string path = key_path("$.costs", item.key());
+        const std::string path = key_path(json_path, item.key());
         if (std::find(declared.begin(), declared.end(), item.key()) == declared.end()) {
             fail(path, declared.empty() ? "no key (model " + model_->name + " declares no costs)"
                                         : "a cost of model " + model_->name + ": " + join(declared),
                  "an unknown key");
         }
-        scenario_.costs[item.key()] = read_unsigned_in(item.value(), path, 1, 1'000'000'000);
+        costs[item.key()] = read_unsigned_in(item.value(), path, 1, 1'000'000'000);
     }
+    return costs;
 }
 
 void Loader::read_perf(const Json& value) {
@@ -599,7 +673,11 @@ auto Loader::read_scaled(const Json& value, const std::string& json_path) const 
 // The machine of a performance run. seeds/btrfs-fast-fsync-vs-page-release.txt (patch 3/3)
 // ran on 8 vCPUs with 2x to 4x more data than RAM, so page release runs all the time.
 void Loader::read_machine(const Json& value) {
-    check_keys(value, "$.machine", {"cpus", "page_cache", "reclaim_batch", "scale"}, {});
+    check_keys(value, "$.machine",
+               {"cpus", "page_cache", "reclaim_batch", "scale", "sockets", "cores_per_socket", "line_hit_ns",
+                "line_miss_ns", "line_miss_remote_ns"},
+               {});
+    read_cpu_fields(value, "$.machine", scenario_.machine);
     if (value.contains("scale")) {
         scale_ = read_unsigned_in(value.at("scale"), "$.machine.scale", 1, 1024);
         scenario_.machine.scale = scale_;
@@ -627,6 +705,63 @@ void Loader::read_machine(const Json& value) {
             fail("$.machine.reclaim_batch", "a positive size of at most half the page cache",
                  std::to_string(scenario_.machine.reclaim_batch_bytes));
         }
+    }
+}
+
+// CPUs with identity (issue 12 item 3): sockets of cores_per_socket CPUs, and
+// what an access to a shared cache line costs (FIDELITY.md 4.4).
+void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Machine& machine) const {
+    if (value.contains("cpus")) {
+        machine.cpus = static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), json_path + ".cpus", 1, 1024));
+    }
+    const bool topology = value.contains("sockets") || value.contains("cores_per_socket");
+    if (topology && machine.cpus == 0) fail(json_path + ".cpus", "a CPU count with sockets or cores_per_socket", "none");
+    std::uint64_t sockets = 0;
+    if (value.contains("sockets")) sockets = read_unsigned_in(value.at("sockets"), json_path + ".sockets", 1, machine.cpus);
+    // cores_per_socket alone: the CPUs fill sockets in order (the last one
+    // may be partly used, as a VM's vCPUs on a host's sockets).
+    if (value.contains("cores_per_socket")) {
+        machine.cores_per_socket = static_cast<std::uint32_t>(
+            read_unsigned_in(value.at("cores_per_socket"), json_path + ".cores_per_socket", 1, 1024));
+    } else if (sockets != 0) {
+        machine.cores_per_socket = static_cast<std::uint32_t>(machine.cpus / sockets);
+    }
+    if (sockets != 0 && sockets * machine.cores_per_socket != machine.cpus) {
+        fail(json_path, "cpus = sockets * cores_per_socket",
+             std::to_string(machine.cpus) + " CPUs, " + std::to_string(sockets) + " sockets of " +
+                 std::to_string(machine.cores_per_socket) + " cores");
+    }
+    const auto read_line = [&](const char* key, std::uint64_t& field) {
+        if (value.contains(key)) field = read_unsigned_in(value.at(key), json_path + "." + key, 0, 1'000'000'000);
+    };
+    read_line("line_hit_ns", machine.line_hit_ns);
+    read_line("line_miss_ns", machine.line_miss_ns);
+    read_line("line_miss_remote_ns", machine.line_miss_remote_ns);
+    if (!value.contains("line_miss_remote_ns")) machine.line_miss_remote_ns = std::max(machine.line_miss_remote_ns, machine.line_miss_ns);
+    if (machine.line_miss_remote_ns < machine.line_miss_ns) {
+        fail(json_path + ".line_miss_remote_ns", "at least line_miss_ns (" + std::to_string(machine.line_miss_ns) + ")",
+             std::to_string(machine.line_miss_remote_ns));
+    }
+}
+
+// "machines": {NAME: {cpus, sockets, cores_per_socket, line_*_ns, costs, about}}:
+// machine profiles a variant may run on (issue 12 item 3); each starts from the
+// scenario's machine.
+void Loader::read_machines(const Json& value) {
+    if (!value.is_object() || value.empty()) fail("$.machines", "a non-empty object", value.is_object() ? "an empty object" : type_name(value));
+    for (const auto& item : value.items()) {
+        const std::string path = key_path("$.machines", item.key());
+        check_keys(item.value(), path,
+                   {"about", "cpus", "sockets", "cores_per_socket", "line_hit_ns", "line_miss_ns", "line_miss_remote_ns",
+                    "costs"},
+                   {"cpus"});
+        MachineProfile profile;
+        profile.name = read_name(Json(item.key()), path);
+        if (item.value().contains("about")) profile.about = read_string(item.value().at("about"), path + ".about");
+        profile.machine = scenario_.machine;
+        read_cpu_fields(item.value(), path, profile.machine);
+        if (item.value().contains("costs")) profile.costs = read_cost_map(item.value().at("costs"), path + ".costs");
+        scenario_.machines[profile.name] = profile;
     }
 }
 
@@ -831,7 +966,7 @@ void Loader::read_task(const Json& value, const std::string& json_path,
                        std::set<std::string>& names) {
     check_keys(value, json_path, {"name", "ops"}, {"name", "ops"});
     const auto name_path = json_path + ".name";
-    Task task{read_name(value.at("name"), name_path), {}};
+    Task task{read_name(value.at("name"), name_path), {}, std::nullopt};
     if (contains(model_->model_tasks, task.name)) {
         fail(name_path, "a name other than the model's own tasks " + join(model_->model_tasks),
              json_quoted(task.name));
@@ -1136,7 +1271,7 @@ void Loader::read_variants(const Json& value) {
 }
 
 auto Loader::read_variant(const Json& value, const std::string& json_path) const -> Variant {
-    check_keys(value, json_path, {"name", "config", "expect", "must_reach"}, {"name", "expect"});
+    check_keys(value, json_path, {"name", "config", "expect", "must_reach", "machine"}, {"name", "expect"});
     Variant variant;
     const auto name_path = json_path + ".name";
     variant.name = read_name(value.at("name"), name_path);
@@ -1154,6 +1289,16 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
         variant.config.try_emplace(knob.name, knob.default_value);
     }
     check_layout(value, json_path, variant.config);
+    if (value.contains("machine")) {
+        variant.machine = read_string(value.at("machine"), json_path + ".machine");
+        if (scenario_.machines.count(variant.machine) == 0) {
+            Names names;
+            for (const auto& [name, profile] : scenario_.machines) names.push_back(name);
+            fail(json_path + ".machine",
+                 names.empty() ? "no machine (the scenario declares no machines)" : "a machine profile: " + join(names),
+                 json_quoted(variant.machine));
+        }
+    }
     variant.expect = read_expectation(value.at("expect"), json_path + ".expect");
     variant.must_reach = value.contains("must_reach")
                              ? read_must_reach(value.at("must_reach"), json_path + ".must_reach", must_reach_)
@@ -1197,6 +1342,18 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
 }
 
 }  // namespace
+
+auto Scenario::machine_of(const Variant& variant) const -> const Machine& {
+    if (variant.machine.empty()) return machine;
+    return machines.at(variant.machine).machine;  // the loader checked the name
+}
+
+auto Scenario::costs_of(const Variant& variant) const -> std::map<std::string, std::uint64_t> {
+    std::map<std::string, std::uint64_t> merged = costs;
+    if (variant.machine.empty()) return merged;
+    for (const auto& [name, ns] : machines.at(variant.machine).costs) merged[name] = ns;
+    return merged;
+}
 
 auto Scenario::find_variant(const std::string& variant_name) const -> const Variant* {
     for (const auto& variant : variants) {

@@ -35,11 +35,30 @@ struct Op {
     std::map<std::string, bool> flags;   // FieldKind::flag fields given
     std::uint64_t user_cpu_ns = 0;       // the task's own CPU time before the call (performance runs)
     std::string json_path;               // "$.tasks[1].ops[0]" for messages
+    /// The file's index in Scenario::files when known (generated ops), so
+    /// that running it needs no lookup by name.
+    std::uint32_t file_index = no_file_index;
+    static constexpr std::uint32_t no_file_index = ~std::uint32_t{0};
+};
+
+/// Operations a task makes as it runs, one at a time, never stored
+/// (`workload.create_unlink`): create files [first_file, first_file + files)
+/// in order; then, if unlink, wait until every generated task has created
+/// its files and unlink them in the same order.
+struct GeneratedOps {
+    std::uint32_t first_file = 0;
+    std::uint64_t files = 0;
+    bool unlink = false;
+    std::uint64_t user_cpu_ns = 0;  // the task's own CPU time per operation
+    std::string create_op;          // the model's operation names
+    std::string unlink_op;
+    std::string json_path;
 };
 
 struct Task {
     std::string name;
     std::vector<Op> ops;
+    std::optional<GeneratedOps> generated;  // instead of ops
 };
 
 /// What the disk keeps of writes that were not yet made durable.
@@ -90,6 +109,8 @@ struct Variant {
     /// Yield points `check` requires the variant's runs to reach: the
     /// scenario's must_reach, then the variant's own.
     std::vector<std::string> must_reach;
+    /// The machine profile it runs on (`machine`; empty: the scenario's machine).
+    std::string machine;
 };
 
 /// A fio-like job (`workload.fio`), expanded at load time into one file
@@ -119,6 +140,19 @@ struct FsMarkJob {
     std::uint64_t files_per_dir = 0;  // fs_mark -N: consecutive files per directory (0: round-robin)
     bool fsync = true;                // fsync before close (fs_mark's default sync method)
     std::uint64_t user_cpu_ns = 0;    // fs_mark's own CPU time per file (its "App Overhead")
+};
+
+/// A create-then-unlink job (`workload.create_unlink`;
+/// seeds/xfs-remove-active-trans-counter.txt, FIDELITY.md 4.1): `threads`
+/// tasks ("thread0", ...) each create `files` empty files ("t3.f17"), then,
+/// once every thread has created its own (the seed measures the create and
+/// the removal as two runs), unlink them. The operations are generated as
+/// the tasks run (GeneratedOps), not expanded at load time.
+struct CreateUnlinkJob {
+    std::uint32_t threads = 1;
+    std::uint64_t files = 0;       // per thread
+    bool unlink = true;
+    std::uint64_t user_cpu_ns = 0;  // the benchmark's own CPU time per operation
 };
 
 /// A performance expectation: numerator's metric / denominator's in [min, max].
@@ -168,6 +202,25 @@ struct Machine {
     /// machine.scale: page_cache, reclaim_batch and the fio sizes were given
     /// at the seed's size and divided by this (1: as given).
     std::uint64_t scale = 1;
+    /// CPUs with identity (issue 12 item 3): CPU c is on socket
+    /// c / cores_per_socket (0: one socket).
+    std::uint32_t cores_per_socket = 0;
+    /// One access to a shared cache line (sim::CacheLine, FIDELITY.md 4.4):
+    /// on the CPU that owns it, pulled from a CPU of the same socket, from
+    /// another socket.
+    std::uint64_t line_hit_ns = 0;
+    std::uint64_t line_miss_ns = 0;
+    std::uint64_t line_miss_remote_ns = 0;
+};
+
+/// A machine profile (`machines.NAME`): the scenario's machine with its own
+/// CPUs, topology, cache-line costs and per-operation CPU costs; a variant
+/// naming it (`variants[i].machine`) runs on it.
+struct MachineProfile {
+    std::string name;
+    std::string about;
+    Machine machine;
+    std::map<std::string, std::uint64_t> costs;  // over the scenario's costs
 };
 
 /// Bounds on the kernel's own nondeterminism that exploration adds to the
@@ -230,6 +283,7 @@ struct Scenario {
     Device device;
     Machine machine;
     std::map<std::string, std::uint64_t> costs;  // calibrated costs set (model::CostInfo), in ns
+    std::map<std::string, MachineProfile> machines;  // `machines`, by name
     std::vector<std::string> files;  // every file name, in order of first creation
     std::vector<Op> setup;
     std::vector<Task> tasks;
@@ -240,6 +294,7 @@ struct Scenario {
     std::vector<Variant> variants;
     std::optional<FioJob> fio;     // the declared workload, if any (already expanded)
     std::optional<FsMarkJob> fs_mark;  // the same for an fs_mark workload
+    std::optional<CreateUnlinkJob> create_unlink;  // generated as it runs
     std::optional<PerfSpec> perf;  // performance expectations, if any
     /// A sweep (`sweep`): the swept workload field, its values, and the
     /// scenario loaded at each value (empty without a sweep).
@@ -249,6 +304,10 @@ struct Scenario {
 
     [[nodiscard]] auto find_variant(const std::string& name) const -> const Variant*;
     [[nodiscard]] auto file_id(const std::string& name) const -> std::uint32_t;
+    /// The machine a variant runs on: its profile's, else the scenario's.
+    [[nodiscard]] auto machine_of(const Variant& variant) const -> const Machine&;
+    /// The CPU costs a variant runs with: the scenario's, its profile's over them.
+    [[nodiscard]] auto costs_of(const Variant& variant) const -> std::map<std::string, std::uint64_t>;
 };
 
 /// Loads and validates a scenario file. Throws InputError.

@@ -48,6 +48,7 @@ enum class OracleEffect : std::uint8_t {
     sync_all,    // once it returns, every existing file is promised
     set_size,    // truncate: the file's size becomes `length`; zeros past it
     extend_size, // fallocate: without keep_size, the size becomes max(size, offset + length)
+    remove_file, // unlink: once it began, a missing file is not lost data
 };
 
 /// An operation's typed id: its index in ModelInfo::ops. Each model maps it

@@ -338,27 +338,30 @@ auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::
     return counters;
 }
 
-void perf_heading(PerfTable& table, const PerfReport& report, bool files_shown,
+/// Columns of file rates: 0 none, 1 files/s (fs_mark), 2 and unlinks/s (create_unlink).
+void perf_heading(PerfTable& table, const PerfReport& report, int files_shown,
                   const std::vector<std::string>& counters) {
     // In a sweep each row starts with the swept parameter's value.
     const bool swept = !report.parameter.empty();
     if (swept) appendf(table.table, "%8s ", report.parameter.c_str());
     appendf(table.table, "%-14s %10s %10s %10s %9s %9s %9s %10s", "variant", "MiB/s", "writes/s", "fsyncs/s",
             "p50 ms", "p99 ms", "max ms", "virtual s");
-    if (files_shown) appendf(table.table, " %10s", "files/s");
+    if (files_shown > 0) appendf(table.table, " %10s", "files/s");
+    if (files_shown > 1) appendf(table.table, " %10s", "unlinks/s");
     for (const auto& name : counters) appendf(table.table, " %s", name.c_str());
     table.table += '\n';
     table.csv = swept ? report.parameter + "," : std::string();
     table.csv += "variant,mib_s,writes_s,fsyncs_s,fsync_p50_ms,fsync_p99_ms,fsync_max_ms,virtual_s";
-    if (files_shown) table.csv += ",files_s";
+    if (files_shown > 0) table.csv += ",files_s";
+    if (files_shown > 1) table.csv += ",unlinks_s";
     for (const auto& name : counters) table.csv += "," + name;
     table.csv += "\n";
 }
 
-void perf_line(PerfTable& table, const PerfRow& row, bool swept, bool files_shown,
+void perf_line(PerfTable& table, const PerfRow& row, bool swept, int files_shown,
                const std::vector<std::string>& counters) {
     const double virtual_s = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
-    table.operations += row.outcome.writes + row.outcome.fsyncs + row.outcome.creates;
+    table.operations += row.outcome.writes + row.outcome.fsyncs + row.outcome.creates + row.outcome.unlinks;
     if (swept) {
         appendf(table.table, "%8llu ", static_cast<ull>(*row.point));
         table.csv += std::to_string(*row.point) + ",";
@@ -368,9 +371,13 @@ void perf_line(PerfTable& table, const PerfRow& row, bool swept, bool files_show
             row.fsync_max_ms, virtual_s);
     appendf(table.csv, "%s,%.4f,%.2f,%.2f,%.4f,%.4f,%.4f,%.6f", row.variant.c_str(), row.throughput_mib_s,
             row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms, virtual_s);
-    if (files_shown) {
+    if (files_shown > 0) {
         appendf(table.table, " %10.0f", row.files_per_s);
         appendf(table.csv, ",%.2f", row.files_per_s);
+    }
+    if (files_shown > 1) {
+        appendf(table.table, " %10.0f", row.unlinks_per_s);
+        appendf(table.csv, ",%.2f", row.unlinks_per_s);
     }
     for (const auto& name : counters) {
         const auto value = row.outcome.counters.at(name);
@@ -386,7 +393,7 @@ void perf_line(PerfTable& table, const PerfRow& row, bool swept, bool files_show
 auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable {
     PerfTable table;
     // Files/s only where the workload creates files while it is measured (fs_mark).
-    const bool files_shown = scenario.fs_mark.has_value();
+    const int files_shown = scenario.create_unlink ? 2 : scenario.fs_mark ? 1 : 0;
     const std::vector<std::string> counters = shown_counters(scenario, report);
     perf_heading(table, report, files_shown, counters);
     for (const auto& row : report.rows) perf_line(table, row, !report.parameter.empty(), files_shown, counters);
@@ -469,8 +476,38 @@ auto list_text() -> std::string {
                 static_cast<ull>(profile.write_latency), static_cast<ull>(profile.flush_latency),
                 bandwidth.c_str(), profile.rotational ? "rotational" : "non-rotational", profile.source.c_str());
     }
+    out += "machine profiles (\"machines\": {NAME: {...}}, a variant's \"machine\": NAME; perf --vary NAME.FIELD=...):\n"
+           "  cpus                 CPUs shared by every task (numbered 0..cpus-1)\n"
+           "  sockets              sockets (cpus = sockets * cores_per_socket)\n"
+           "  cores_per_socket     CPU c is on socket c / cores_per_socket\n"
+           "  line_hit_ns          a shared cache-line access on the CPU that owns the line\n"
+           "  line_miss_ns         one that pulls the line from a CPU of the same socket (after FIFO waiting)\n"
+           "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
+           "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "strategies: random, pct:D (D in 1..16)\n";
+    return out;
+}
+
+auto machine_profiles_text(const Scenario& scenario) -> std::string {
+    std::string out = "machine profiles of " + scenario.path + ":";
+    if (scenario.machines.empty()) return out + " none (every variant runs on the scenario's machine)\n";
+    out += '\n';
+    for (const auto& [name, profile] : scenario.machines) {
+        const Machine& m = profile.machine;
+        const std::uint32_t cores = m.cores_per_socket == 0 ? m.cpus : m.cores_per_socket;
+        const std::uint32_t sockets = cores == 0 ? 1 : (m.cpus + cores - 1) / cores;
+        appendf(out, "  %s: %u CPUs, %u socket(s) of %u cores; line hit %llu ns, miss %llu ns, remote miss %llu ns\n",
+                name.c_str(), m.cpus, sockets, cores, static_cast<ull>(m.line_hit_ns), static_cast<ull>(m.line_miss_ns),
+                static_cast<ull>(m.line_miss_remote_ns));
+        if (!profile.about.empty()) appendf(out, "    %s\n", profile.about.c_str());
+        for (const auto& [cost, ns] : profile.costs) appendf(out, "    %s %llu\n", cost.c_str(), static_cast<ull>(ns));
+        std::string variants;
+        for (const auto& variant : scenario.variants) {
+            if (variant.machine == name) variants += (variants.empty() ? "" : ", ") + variant.name;
+        }
+        appendf(out, "    variants: %s\n", variants.empty() ? "none" : variants.c_str());
+    }
     return out;
 }
 

@@ -62,5 +62,8 @@ auto hypothetical_variants_text(const Scenario& scenario) -> std::string;
 
 /// `crashsim list`: models, knobs, operations, checkers, device profiles.
 auto list_text() -> std::string;
+/// `crashsim list SCENARIO`: the machine profiles the scenario declares and
+/// which variants run on each.
+auto machine_profiles_text(const Scenario& scenario) -> std::string;
 
 }  // namespace scenarios

@@ -49,8 +49,9 @@ auto metric_of(const PerfRow& row, const std::string& metric) -> double {
         return found == row.outcome.counters.end() ? 0 : static_cast<double>(found->second);
     }
     return metric == "fsync_rate"    ? row.fsyncs_per_s
-           : metric == "files_per_s" ? row.files_per_s
-                                     : row.throughput_mib_s;
+           : metric == "files_per_s"   ? row.files_per_s
+           : metric == "unlinks_per_s" ? row.unlinks_per_s
+                                       : row.throughput_mib_s;
 }
 
 void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point, const std::string& metric,
@@ -73,7 +74,14 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
         row.throughput_mib_s = static_cast<double>(row.outcome.bytes_written) / (1024.0 * 1024.0) / seconds;
         row.writes_per_s = static_cast<double>(row.outcome.writes) / seconds;
         row.fsyncs_per_s = static_cast<double>(row.outcome.fsyncs) / seconds;
-        row.files_per_s = static_cast<double>(row.outcome.creates) / seconds;
+        // A phased workload (create_unlink) rates each phase over its own time.
+        const bool phased = row.outcome.create_phase_ns != 0;
+        const double create_s = phased ? static_cast<double>(row.outcome.create_phase_ns) / 1e9 : seconds;
+        const double unlink_s =
+            phased ? std::max(static_cast<double>(row.outcome.elapsed_ns - row.outcome.create_phase_ns) / 1e9, 1e-12)
+                   : seconds;
+        row.files_per_s = static_cast<double>(row.outcome.creates) / create_s;
+        row.unlinks_per_s = static_cast<double>(row.outcome.unlinks) / unlink_s;
         row.fsync_p50_ms = percentile_ms(row.outcome.fsync_latencies_ns, 0.50);
         row.fsync_p99_ms = percentile_ms(row.outcome.fsync_latencies_ns, 0.99);
         row.fsync_max_ms = row.outcome.fsync_latencies_ns.empty()
@@ -293,8 +301,30 @@ struct VaryTarget {
 /// Where parameter `name` lands in the scenario (`base`, its text parsed as
 /// `root`): a machine, device or workload field of it, or a knob of its
 /// model that no variant sets.
+/// PROFILE.FIELD: a field of machine profile PROFILE (`machines`), or one of
+/// its per-operation CPU costs; empty when `name` names no profile.
+auto vary_profile_target(const std::string& name, const Scenario& base) -> std::string {
+    const std::size_t dot = name.find('.');
+    if (dot == std::string::npos || base.machines.count(name.substr(0, dot)) == 0) return "";
+    const std::string profile = name.substr(0, dot);
+    const std::string field = name.substr(dot + 1);
+    for (const char* known : {"cpus", "cores_per_socket", "line_hit_ns", "line_miss_ns", "line_miss_remote_ns"}) {
+        if (field == known) return "/machines/" + profile + "/" + field;
+    }
+    if (const model::ModelInfo* info = model::find_model(base.model)) {
+        for (const auto& cost : info->costs) {
+            if (cost.name == field) return "/machines/" + profile + "/costs/" + field;
+        }
+    }
+    bad_vary("a field of machine profile " + profile +
+                 " (cpus, cores_per_socket, line_hit_ns, line_miss_ns, line_miss_remote_ns or a cost)",
+             Json(name).dump());
+}
+
 auto vary_target(const std::string& name, const Scenario& base, const Json& root) -> VaryTarget {
     VaryTarget target;
+    target.pointer = vary_profile_target(name, base);
+    if (!target.pointer.empty()) return target;
     for (const auto& field : vary_fields()) {
         if (name == field.name) target.pointer = field.pointer;
     }
@@ -370,7 +400,7 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     const std::string text = read_text_file(path);
     Scenario base = parse_scenario(text, path);
     if (!points.empty()) keep_points(base, points);
-    if (!base.fio && !base.fs_mark) {
+    if (!base.fio && !base.fs_mark && !base.create_unlink) {
         throw InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
     report.scenario = base.name;

@@ -20,7 +20,8 @@ struct PerfRow {
     double throughput_mib_s = 0;
     double writes_per_s = 0;
     double fsyncs_per_s = 0;
-    double files_per_s = 0;  // files the tasks created per second (fs_mark)
+    double files_per_s = 0;  // files the tasks created per second (fs_mark); over the create phase, phased
+    double unlinks_per_s = 0;  // files the tasks removed per second, over the unlink phase when phased
     double fsync_p50_ms = 0;
     double fsync_p99_ms = 0;
     double fsync_max_ms = 0;

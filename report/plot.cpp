@@ -17,6 +17,7 @@ namespace {
 auto metric_label(const std::string& metric) -> std::string {
     if (metric == "fsync_rate") return "fsyncs/s";
     if (metric == "files_per_s") return "files/s";
+    if (metric == "unlinks_per_s") return "unlinks/s";
     if (metric.starts_with("counter:")) return metric.substr(8);  // a model's counter
     return "MiB/s";
 }

@@ -10,6 +10,7 @@
 
 #include "sim/assert.hpp"
 #include "sim/scheduler.hpp"
+#include "sim/sync.hpp"
 
 namespace scenarios {
 
@@ -68,12 +69,57 @@ struct Workload {
         }
     }
 
+    /// A task's operations: its list, or those it generates as it runs.
+    void run_task(const Task& task) {
+        if (task.generated) {
+            run_generated(*task.generated);
+        } else {
+            run_all(task.ops);
+        }
+    }
+
+    // GeneratedOps: tasks that reached the unlink phase, and where they wait
+    // for the others.
+    std::size_t phase_arrivals = 0;
+    sim::WaitQueue phase_wait{"workload.phase", oracle_resource()};
+
+    /// Creates the task's files, then (GeneratedOps::unlink) waits for every
+    /// generated task to have created its own and unlinks them; each
+    /// operation made when it runs, none stored.
+    void run_generated(const GeneratedOps& generated) {
+        Op op;
+        op.json_path = generated.json_path;
+        op.user_cpu_ns = generated.user_cpu_ns;
+        const auto run_phase = [&](const std::string& name, bool first_phase) {
+            op.name = name;
+            for (std::uint64_t i = 0; i < generated.files; i++) {
+                if (i > 0 || !first_phase) sim::yield(op_begin);
+                op.file_index = static_cast<std::uint32_t>(generated.first_file + i);
+                op.file = scenario.files[op.file_index];
+                run(op);
+                completed++;
+            }
+        };
+        run_phase(generated.create_op, true);
+        if (!generated.unlink) return;
+        const std::size_t generators = static_cast<std::size_t>(
+            std::count_if(scenario.tasks.begin(), scenario.tasks.end(), [](const Task& t) { return t.generated.has_value(); }));
+        if (++phase_arrivals == generators) {
+            if (perf != nullptr) perf->create_phase_ns = sim::now();
+            phase_wait.wake_all();
+        }
+        while (phase_arrivals < generators) phase_wait.wait();
+        run_phase(generated.unlink_op, false);
+    }
+
     /// The model's call for `op` (the loader validated its fields).
     [[nodiscard]] auto make_call(const Op& op) const -> model::OpCall {
         model::OpCall call;
         call.name = op.name;
         call.op = model::op_id(*info, op_info(op));
-        call.file = op.file.empty() ? 0 : scenario.file_id(op.file);
+        call.file = op.file_index != Op::no_file_index ? op.file_index
+                    : op.file.empty()                  ? 0
+                                                       : scenario.file_id(op.file);
         call.offset = op.offset;
         call.length = op.length;
         call.has_range = op.has_offset || op.has_length;
@@ -109,6 +155,14 @@ struct Workload {
                 break;
             case model::OracleEffect::sync_all:
                 run_sync_all(call, scheduler);
+                break;
+            case model::OracleEffect::remove_file:
+                // Told before the call: the unlink may be durable before it returns.
+                oracle.remove_file(call.file);
+                if (fs.execute(call) == model::OpResult::ok) {
+                    created[call.file] = false;
+                    if (perf != nullptr) perf->unlinks++;
+                }
                 break;
             case model::OracleEffect::none: {
                 const bool ok = fs.execute(call) == model::OpResult::ok;
@@ -302,7 +356,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     if (scenario.device.write_latency_ns) geometry.write_latency = static_cast<sim::Duration>(*scenario.device.write_latency_ns);
     if (scenario.device.flush_latency_ns) geometry.flush_latency = static_cast<sim::Duration>(*scenario.device.flush_latency_ns);
     geometry.bandwidth = scenario.device.bandwidth;
-    geometry.costs_ns = scenario.costs;
+    geometry.costs_ns = scenario.costs_of(variant);
     prototype_ = model::make_filesystem(scenario.model, variant.config, geometry, scenario.files);
     prototype_oracle_ = std::make_unique<checkers::Oracle>(scenario.files.size());
     prototype_created_.assign(scenario.files.size(), false);
@@ -383,11 +437,16 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     std::vector<bool> created = prototype_created_;
     {
         constexpr std::uint64_t steps_max = perf_steps_max;
+        const Machine& machine = scenario_.machine_of(variant_);
         sim::Scheduler scheduler({.timers_race_tasks = false,
                                   .steps_max = steps_max,
                                   .seed = seed,
                                   .cpu_costs = true,
-                                  .cpus = scenario_.machine.cpus},
+                                  .cpus = machine.cpus,
+                                  .cores_per_socket = machine.cores_per_socket,
+                                  .line = {.hit = machine.line_hit_ns,
+                                           .miss = machine.line_miss_ns,
+                                           .miss_remote = machine.line_miss_remote_ns}},
                                  nullptr);
         fs->device().seed(seed);
         fs->start_daemons();
@@ -395,7 +454,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
         Workload workload{scenario_, *fs, oracle, created};
         workload.perf = &outcome;
         for (const Task& task : scenario_.tasks) {
-            scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
+            scheduler.spawn(task.name, [&workload, &task] { workload.run_task(task); });
         }
         sim::FirstStrategy first;
         for (;;) {
@@ -953,7 +1012,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         if (bounds.daemons_settled) scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         for (const Task& task : scenario_.tasks) {
-            scheduler.spawn(task.name, [&workload, &task] { workload.run_all(task.ops); });
+            scheduler.spawn(task.name, [&workload, &task] { workload.run_task(task); });
         }
         RunState run{outcome,  trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
                      bounds.recovery_crashes, recovery_prng};

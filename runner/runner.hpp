@@ -73,6 +73,11 @@ struct PerfOutcome {
     std::uint64_t writes = 0;
     std::uint64_t fsyncs = 0;
     std::uint64_t creates = 0;  // files the tasks created (fs_mark's files/s)
+    std::uint64_t unlinks = 0;  // files the tasks removed
+    /// A phased workload (create_unlink): when every task had finished
+    /// creating (0: no phases). Creates are rated over [0, it], unlinks over
+    /// [it, elapsed].
+    sim::Instant create_phase_ns = 0;
     std::vector<sim::Duration> fsync_latencies_ns;  // sorted
     std::map<std::string, std::uint64_t> counters;  // of the run alone (set-up subtracted)
     std::string problem;  // a deadlock or step bound, empty when the run ended

@@ -142,23 +142,87 @@ void Scheduler::compute(Duration nominal) {
         block_for(busy, TimerKind::sleep, "cpu busy");
         return;
     }
-    if (cpus_busy_ < options_.cpus) {
-        cpus_busy_++;
-    } else {
-        cpu_waiters_.push_back(current_);
-        block("cpu");  // woken with a CPU handed over
-    }
+    acquire_cpu();
     // Busy time on a CPU others may be queued for keeps the run going even
     // for a daemon (kswapd): a daemon's sleep kind would let the deadlock
     // test see tasks waiting for a CPU and no live timer.
     block_for(busy, TimerKind::sleep, "cpu busy");
+    release_cpu();
+}
+
+void Scheduler::acquire_cpu() {
+    Task& task = *tasks_[current_];
+    if (cpu_holder_.size() != options_.cpus) cpu_holder_.assign(options_.cpus, no_task);
+    if (cpus_busy_ < options_.cpus) {
+        cpus_busy_++;
+        // The last CPU if free (the kernel's select_task_rq_fair prefers
+        // prev_cpu), else the lowest-numbered free one: deterministic.
+        std::uint32_t cpu = task.cpu;
+        if (cpu >= options_.cpus || cpu_holder_[cpu] != no_task) {
+            cpu = static_cast<std::uint32_t>(std::find(cpu_holder_.begin(), cpu_holder_.end(), no_task) -
+                                             cpu_holder_.begin());
+        }
+        SIM_ASSERT(cpu < options_.cpus);
+        task.cpu = cpu;
+        cpu_holder_[cpu] = task.id;
+        return;
+    }
+    cpu_waiters_.push_back(current_);
+    block("cpu");  // woken with a CPU handed over (release_cpu set task.cpu)
+}
+
+void Scheduler::release_cpu() {
+    Task& task = *tasks_[current_];
+    SIM_ASSERT(task.cpu < cpu_holder_.size() && cpu_holder_[task.cpu] == task.id);
     if (cpu_waiters_.empty()) {
+        cpu_holder_[task.cpu] = no_task;
         cpus_busy_--;
+        return;
+    }
+    const TaskId next = cpu_waiters_.front();
+    cpu_waiters_.pop_front();
+    tasks_[next]->cpu = task.cpu;
+    cpu_holder_[task.cpu] = next;
+    wake(next);
+}
+
+auto Scheduler::current_cpu() const -> std::uint32_t {
+    SIM_ASSERT(current_ != no_task);
+    return options_.cpus == 0 ? current_ : tasks_[current_]->cpu;
+}
+
+void Scheduler::line_access(CacheLine& line) {
+    if (!options_.cpu_costs) return;
+    if (options_.cpus != 0) acquire_cpu();  // the atomic runs on a CPU, which it stalls
+    const std::uint32_t cpu = current_cpu();
+    const Instant arrived = now_;
+    if (line.busy_) {
+        line.waiters_.push_back(current_);
+        block(line.name_);  // woken with the line handed over (busy_ stays)
     } else {
-        const TaskId next = cpu_waiters_.front();
-        cpu_waiters_.pop_front();
+        line.busy_ = true;
+    }
+    line.counts_.waited += now_ - arrived;
+    Duration cost = options_.line.hit;
+    if (line.owner_ == cpu) {
+        line.counts_.hits++;
+    } else if (line.owner_ == CacheLine::no_owner || socket_of(line.owner_) == socket_of(cpu)) {
+        line.counts_.misses++;
+        cost = options_.line.miss;
+    } else {
+        line.counts_.remote_misses++;
+        cost = options_.line.miss_remote;
+    }
+    if (cost > 0) block_for(cost, TimerKind::sleep, line.name_);
+    line.owner_ = cpu;
+    if (line.waiters_.empty()) {
+        line.busy_ = false;
+    } else {
+        const TaskId next = line.waiters_.front();
+        line.waiters_.pop_front();
         wake(next);
     }
+    if (options_.cpus != 0) release_cpu();
 }
 
 void Scheduler::note(std::string text) {

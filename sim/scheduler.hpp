@@ -55,6 +55,45 @@ inline constexpr std::uint64_t no_candidate_key = ~std::uint64_t{0};
 
 class Scheduler;
 
+/// The costs of sim::CacheLine accesses (a machine profile's line_*_ns).
+struct CacheLineCosts {
+    Duration hit = 0;
+    Duration miss = 0;
+    Duration miss_remote = 0;
+};
+
+/// Counts of one cache line's accesses (performance runs).
+struct CacheLineCounts {
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t remote_misses = 0;
+    Duration waited = 0;  // summed time accesses waited in the line's FIFO
+};
+
+/// A single-owner shared resource: one cache line that one CPU owns at a
+/// time (an atomic_t such as xfs's m_active_trans; FIDELITY.md 4.4). An
+/// access by the CPU that owns it costs a hit; any other CPU waits for the
+/// accesses before it, in FIFO order, then pulls the line over at a miss's
+/// cost (more from another socket) and owns it. The accessing task holds
+/// its CPU throughout (an atomic read-modify-write stalls the CPU). Costs
+/// time only in performance runs (Options::cpu_costs), like sim::cpu.
+class CacheLine {
+public:
+    explicit CacheLine(const char* name) : name_(name) {}
+    void access();
+    [[nodiscard]] auto counts() const -> const CacheLineCounts& { return counts_; }
+    [[nodiscard]] auto owner() const -> std::uint32_t { return owner_; }
+    static constexpr std::uint32_t no_owner = ~std::uint32_t{0};
+
+private:
+    friend class Scheduler;
+    const char* name_;
+    std::uint32_t owner_ = no_owner;  // the CPU that owns the line
+    bool busy_ = false;               // an access is in progress
+    std::deque<TaskId> waiters_;
+    CacheLineCounts counts_;
+};
+
 /// Policy: which candidate runs next (Relacy-style plug-in).
 class Strategy {
 public:
@@ -97,6 +136,14 @@ public:
         /// A task that finds them all busy waits FIFO for one; lock waits,
         /// I/O waits and sleeps hold none.
         std::uint32_t cpus = 0;
+        /// CPUs with identity (issue 12 item 3): CPU c sits on socket
+        /// c / cores_per_socket (0: every CPU on one socket). With cpus 0 a
+        /// task's CPU is numbered by its task id.
+        std::uint32_t cores_per_socket = 0;
+        /// What one access to a shared cache line (sim::CacheLine) costs:
+        /// a hit when this CPU owns the line, a miss when a CPU of the same
+        /// socket owned it, a remote miss from another socket.
+        CacheLineCosts line{};
         /// I/O completion order (issue 9 section 3): per run, how many times
         /// a device completion may fire ahead of an earlier timer (a real
         /// device completes in-flight requests in any order; the nominal
@@ -141,6 +188,16 @@ public:
     void sleep(Duration duration);
     /// sim::cpu's jittered busy time, on one of the CPUs.
     void compute(Duration nominal);
+    /// One access to a cache line on the current task's CPU (CacheLine).
+    void line_access(CacheLine& line);
+    /// The CPU the current task runs on or last ran on (its task id when
+    /// Options::cpus is 0; no_cpu before it first computed).
+    [[nodiscard]] auto current_cpu() const -> std::uint32_t;
+    /// The socket of a CPU (Options::cores_per_socket).
+    [[nodiscard]] auto socket_of(std::uint32_t cpu) const -> std::uint32_t {
+        return options_.cores_per_socket == 0 ? 0 : cpu / options_.cores_per_socket;
+    }
+    static constexpr std::uint32_t no_cpu = ~std::uint32_t{0};
     void note(std::string text);
     /// An I/O request entering or leaving the device, for traces.
     void io_event(bool submitted, std::uint64_t id, std::string text);
@@ -212,6 +269,7 @@ private:
         StackBounds stack;         // the fiber's stack
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
+        std::uint32_t cpu = no_cpu;  // the CPU it holds or last held (Options::cpus)
     };
     /// Notes a task's arrival back on its own stack: on return from the switch
     /// and on the forced unwind that destroys a suspended task.
@@ -303,7 +361,13 @@ private:
     std::size_t daemons_ = 0;
     std::size_t live_timers_ = 0;    // timers other than daemons' sleeps
     std::uint32_t cpus_busy_ = 0;
+    std::vector<TaskId> cpu_holder_;  // per CPU: the task on it, or no_task
     std::deque<TaskId> cpu_waiters_;
+    /// Takes a CPU for the current task (waiting FIFO when all are busy):
+    /// the one it last ran on if free, else the lowest-numbered free one.
+    void acquire_cpu();
+    /// Gives the current task's CPU to the first waiter, or frees it.
+    void release_cpu();
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };
@@ -327,6 +391,7 @@ inline void cpu(Duration duration) {
     auto& scheduler = current_scheduler();
     if (scheduler.options().cpu_costs && duration > 0) scheduler.compute(duration);
 }
+inline void CacheLine::access() { current_scheduler().line_access(*this); }
 inline auto now() -> Instant { return current_scheduler().now(); }
 inline auto tracing() -> bool { return current_scheduler().tracing(); }
 inline void note(std::string text) { current_scheduler().note(std::move(text)); }

@@ -728,6 +728,19 @@ expect_rc "perf of the fs_mark scenario" 0 "$TMP/perf-fs-mark.out" "$TMP/perf-fs
 expect_grep "perf of an fs_mark workload prints files/s" "files/s" "$TMP/perf-fs-mark.out"
 expect_grep "perf judges the fs_mark ratio on files/s" "ratio no-sleep / jiffy-sleep (files_per_s):" "$TMP/perf-fs-mark.out"
 expect_grep "perf --csv has a files/s column for fs_mark" "virtual_s,files_s," "$TMP/perf-fs-mark.csv"
+# Machine profiles and the create_unlink workload (issue 12 item 3).
+run_cs "$TMP/perf-cc.out" "$TMP/perf-cc.err" perf scenarios/xfs/concurrent-create.json --csv "$TMP/perf-cc.csv"
+expect_rc "perf of xfs/concurrent-create" 0 "$TMP/perf-cc.out" "$TMP/perf-cc.err"
+expect_grep "perf judges A's counter across variants" "ratio A-removed / A-counter (files_per_s):" "$TMP/perf-cc.out"
+expect_grep "perf judges unlinks/s" "ratio A-removed / A-counter (unlinks_per_s):" "$TMP/perf-cc.out"
+expect_grep "perf judges a ratio across machine profiles" "ratio A-counter / B-counter (files_per_s):" "$TMP/perf-cc.out"
+expect_grep "perf --csv has files/s and unlinks/s for create_unlink" "virtual_s,files_s,unlinks_s," "$TMP/perf-cc.csv"
+run_cs "$TMP/vary-cc.out" "$TMP/vary-cc.err" perf scenarios/xfs/concurrent-create.json --vary A.cpus=8,16
+expect_rc "perf --vary of a machine profile's field" 0 "$TMP/vary-cc.out" "$TMP/vary-cc.err"
+expect_grep "perf --vary names the profile's field" "--vary A.cpus (\$.machines.A.cpus)" "$TMP/vary-cc.out"
+run_cs "$TMP/list-cc.out" "$TMP/list-cc.err" list scenarios/xfs/concurrent-create.json
+expect_rc "list with a scenario" 0 "$TMP/list-cc.out" "$TMP/list-cc.err"
+expect_grep "list prints the scenario's machine profiles" "  B: 16 CPUs, 2 socket(s) of 8 cores; line hit 20 ns, miss 400 ns, remote miss 800 ns" "$TMP/list-cc.out"
 bad_flag "perf of a scenario without a workload" "crashsim: $SCEN: \$.workload" -- perf "$SCEN" --csv "$TMP/flag/p.csv"
 bad_flag "perf --csv in a missing directory" "crashsim: --csv" -- perf scenarios/btrfs/log-commit-jiffy-sleep.json --csv /nonexistent/dir/p.csv
 cat >"$TMP/sweep.json" <<'SWEEP'

@@ -20,7 +20,10 @@
 namespace model::xfs {
 
 Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names)
-    : FileSystemBase(geometry, std::move(file_names)), knobs_(knobs), inodes_(file_names_.size()) {
+    : FileSystemBase(geometry, std::move(file_names)), knobs_(knobs), inodes_(file_names_.size()),
+      create_cost_(static_cast<sim::Duration>(geometry.cost("create_ns", cpu_cost::create))),
+      unlink_cost_(static_cast<sim::Duration>(geometry.cost("unlink_ns", cpu_cost::unlink))),
+      chunk_of_(file_names_.size(), 0), chunk_in_use_{inodes_per_chunk - first_chunk_free} {
     // mkfs: block 0 holds the metadata in place, then the internal log
     // (zeroed), then data blocks, which keep what an earlier owner left.
     SIM_ASSERT(geometry.blocks >= 8);
@@ -88,6 +91,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
         case Op::shutdown: shutdown(); break;
         case Op::freeze: ok = freeze_super(); break;  // FIFREEZE
         case Op::thaw: ok = thaw_super(); break;      // FITHAW
+        case Op::unlink: unlink(call.file); break;
     }
     if (write_protected) sb_.end(WriteLevel::write);
     task_op_.erase(task);
@@ -107,6 +111,12 @@ auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"size_updates", counters_.size_updates},
         {"ioends_queued", counters_.ioends_queued},
         {"ail_pushes", counters_.ail_pushes},
+        {"rolls", counters_.rolls},
+        {"inode_chunks_allocated", counters_.inode_chunks_allocated},
+        {"inode_chunks_freed", counters_.inode_chunks_freed},
+        {"active_trans_line_hits", active_trans_line_.counts().hits},
+        {"active_trans_line_misses", active_trans_line_.counts().misses + active_trans_line_.counts().remote_misses},
+        {"active_trans_line_wait_ns", active_trans_line_.counts().waited},
     };
     add_disk_counters(device_.counters(), all);
     for (const auto& [op, counted] : counters_.by_op) {
@@ -120,11 +130,16 @@ auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
 
 void Xfs::create(std::uint32_t file) {
     Inode& inode = inodes_[file];
+    // xfs_generic_create -> xfs_create (v5.7): the path walk, the inode's
+    // initialisation and the directory insert take create_ns of CPU; the
+    // transaction commit and m_active_trans are charged where they happen.
+    sim::cpu(create_cost_);
     auto tp = trans_alloc("create");
     if (!tp) {
         SIM_NOTE("create inode " + name(file) + " fails with EIO: the file system is shut down");
         return;
     }
+    dialloc(*tp, file);
     inode.exists = true;
     inode.extsize_blocks = knobs_.extent_size_hint_blocks;  // inherited (XFS_DIFLAG_EXTSZINHERIT)
     tp->inodes.push_back(file);
@@ -137,6 +152,91 @@ void Xfs::create(std::uint32_t file) {
                         " inherited"
                   : std::string()));
     sim::yield(points::create_after_commit);
+}
+
+void Xfs::dialloc(Transaction& tp, std::uint32_t file) {
+    // xfs_dir_ialloc -> xfs_ialloc -> xfs_dialloc (v5.7): an inode from a
+    // chunk with free inodes; with none left, xfs_ialloc_ag_alloc allocates a
+    // new chunk of XFS_INODES_PER_CHUNK and returns with ialloc_context set,
+    // and xfs_dir_ialloc "xfs_trans_bhold(tp, ialloc_context); ... code =
+    // xfs_trans_roll(&tp);" before taking the inode from it. The chunk's
+    // buffers and the AGI are not modelled: the rolled-from handle logs
+    // nothing the model keeps. Freed inodes are not reused (creates and
+    // unlinks of the bundled scenarios do not interleave).
+    if (chunk_free_ == 0) {
+        chunk_free_ = inodes_per_chunk;
+        chunk_in_use_.push_back(0);
+        counters_.inode_chunks_allocated++;
+        trans_roll(tp);
+    }
+    chunk_free_--;
+    chunk_of_[file] = static_cast<std::uint32_t>(chunk_in_use_.size() - 1);
+    chunk_in_use_.back()++;
+}
+
+void Xfs::unlink(std::uint32_t file) {
+    // do_unlinkat -> xfs_vn_unlink -> xfs_remove (v5.7): tr_remove,
+    // xfs_droplink (nlink 0: xfs_iunlink puts the inode on the AGI unlinked
+    // list), xfs_dir_removename, xfs_trans_commit. The path walk, the
+    // directory lookup and removal take unlink_ns of CPU.
+    sim::cpu(unlink_cost_);
+    auto tp = trans_alloc("xfs_remove");
+    if (!tp) {
+        SIM_NOTE("unlink " + name(file) + " fails with EIO: the file system is shut down");
+        return;
+    }
+    // The directory entry and the unlinked list are not modelled: the inode
+    // stays whole on disk until xfs_inactive frees it (a crash in between
+    // recovers it whole; the kernel's xlog_recover_process_iunlinks would
+    // free it: either way no promised data is lost, the oracle allows both).
+    tp->inodes.push_back(file);
+    const std::uint64_t id = tp->id;
+    trans_commit(*tp);
+    SIM_NOTE("unlink " + name(file) + ": xfs_remove (transaction #" + std::to_string(id) + " in the CIL)");
+    // The last iput: evict -> xfs_fs_destroy_inode -> xfs_inactive, in the
+    // unlinking task (v5.7 has no background inactivation).
+    inactive(file);
+}
+
+void Xfs::inactive(std::uint32_t file) {
+    Inode& inode = inodes_[file];
+    // xfs_inactive: "if (VFS_I(ip)->i_size != 0 || ip->i_d.di_nextents > 0)
+    // xfs_inactive_truncate" (di_size 0 and xfs_itruncate_extents; the model's
+    // truncate to 0 does both), then xfs_inactive_ifree.
+    bool mapped = false;
+    inode.data_fork.for_each([&](std::uint64_t, std::uint64_t, const Extent&) { mapped = true; });
+    if (inode.size_bytes != 0 || mapped) {
+        // setattr_size expects IOLOCK_EXCL (truncate's caller holds it); at
+        // the last iput no one else can reach the inode, so it is uncontended.
+        inode.iolock.lock();
+        setattr_size(file, 0);
+        inode.iolock.unlock();
+    }
+    // xfs_inactive_ifree: tr_ifree, xfs_ifree -> xfs_difree -> xfs_difree_inobt
+    // (v5.7): "if (!(mp->m_flags & XFS_MOUNT_IKEEP) && rec.ir_free ==
+    // XFS_INOBT_ALL_FREE && mp->m_sb.sb_inopblock <= XFS_INODES_PER_CHUNK)"
+    // the whole chunk is freed (the model mounts without ikeep, the default,
+    // and 4 KiB blocks hold 8 inodes of 512 bytes: only ir_free decides);
+    // xfs_difree_inode_chunk defers the extent free, and the commit's
+    // xfs_defer_finish_noroll rolls once (EFI, then EFD in the new handle).
+    auto tp = trans_alloc("xfs_inactive_ifree");
+    if (!tp) return;
+    inode.exists = false;
+    tp->inodes.push_back(file);
+    const std::uint32_t chunk = chunk_of_[file];
+    SIM_ASSERT(chunk_in_use_[chunk] > 0);
+    chunk_in_use_[chunk]--;
+    // Chunk 0 keeps mkfs's root inodes, so it is never all free.
+    if (chunk_in_use_[chunk] == 0) {
+        if (chunk + 1 == chunk_in_use_.size()) chunk_free_ = 0;  // its free inodes go with it
+        counters_.inode_chunks_freed++;
+        // The old handle logs the freed inode; the new one the extent free
+        // (not modelled: the chunk's blocks are not in the free-space map).
+        trans_roll(*tp);
+    }
+    const std::uint64_t id = tp->id;
+    trans_commit(*tp);
+    SIM_NOTE("xfs_inactive: inode " + name(file) + " freed (transaction #" + std::to_string(id) + " in the CIL)");
 }
 
 auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> bool {

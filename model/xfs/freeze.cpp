@@ -80,11 +80,12 @@ auto Xfs::sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool {
 }
 
 auto Xfs::takes_write_protection(Op op) -> bool {
-    // mnt_want_write (create, truncate) and file_start_write (write,
+    // mnt_want_write (create, unlink, truncate) and file_start_write (write,
     // vfs_fallocate) take sb_start_write; fsync, sync_file_range, writeback,
     // log forces, godown and the freeze ioctls do not.
     switch (op) {
         case Op::create:
+        case Op::unlink:
         case Op::write:
         case Op::falloc:
         case Op::fpunch:

@@ -59,7 +59,7 @@ auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Tra
                  ") reserves log space on a frozen file system");
     }
     // T4 (v5.7 only): atomic_inc(&mp->m_active_trans).
-    if (knobs_.active_trans == ActiveTrans::counter) active_trans_++;
+    active_trans_add(true);
     emit(transaction_event(EventKind::trans_alloc, tp.id, kind, no_writecount, true));
     return tp;
 }
@@ -67,12 +67,45 @@ auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Tra
 void Xfs::trans_free(const Transaction& tp) {
     // T7, xfs_trans_free: "atomic_dec(&tp->t_mountp->m_active_trans)" (v5.7),
     // then "if (!(tp->t_flags & XFS_TRANS_NO_WRITECOUNT)) sb_end_intwrite".
-    if (knobs_.active_trans == ActiveTrans::counter) {
-        active_trans_--;
-        active_trans_wait_.wake_all();  // the freezer's poll (freeze.cpp, Q1)
-    }
+    active_trans_add(false);
     if (!tp.no_writecount) sb_.end(WriteLevel::fs);
     emit(transaction_event(EventKind::trans_free, tp.id, tp.kind));
+}
+
+void Xfs::active_trans_add(bool increment) {
+    if (knobs_.active_trans != ActiveTrans::counter) return;
+    // One locked read-modify-write of the atomic_t on its cache line: a
+    // hit on the CPU that owns the line, else FIFO waiting and a miss
+    // (sim::CacheLine; FIDELITY.md 4.4). Costs time in performance runs only.
+    active_trans_line_.access();
+    if (increment) {
+        active_trans_++;
+        return;
+    }
+    active_trans_--;
+    active_trans_wait_.wake_all();  // the freezer's poll (freeze.cpp, Q1)
+}
+
+void Xfs::trans_roll(Transaction& tp) {
+    // xfs_trans_roll (v5.7 xfs_trans.c): "*tpp = xfs_trans_dup(trans);
+    // error = __xfs_trans_commit(trans, true);" then xfs_trans_reserve of the
+    // new handle. xfs_trans_dup: "ntp->t_flags = ... (tp->t_flags &
+    // XFS_TRANS_NO_WRITECOUNT); /* We gave our writer reference to the new
+    // transaction */ tp->t_flags |= XFS_TRANS_NO_WRITECOUNT;" ... and
+    // "atomic_inc(&tp->t_mountp->m_active_trans);" (v5.7). The old handle's
+    // commit frees it: atomic_dec, and no sb_end_intwrite.
+    SIM_ASSERT(tp.id != 0 && !tp.holds_agf);
+    Transaction ntp;
+    ntp.id = next_transaction_id_++;
+    ntp.kind = tp.kind;
+    ntp.op = tp.op;
+    ntp.no_writecount = tp.no_writecount;
+    tp.no_writecount = true;
+    active_trans_add(true);
+    emit(transaction_event(EventKind::trans_alloc, ntp.id, ntp.kind, ntp.no_writecount, true));
+    counters_.rolls++;
+    trans_commit(tp);
+    tp = std::move(ntp);
 }
 
 void Xfs::trans_cancel(Transaction& tp) {

@@ -62,7 +62,17 @@ inline constexpr sim::Duration submit_ioend = 5 * sim::microseconds;
 inline constexpr sim::Duration transaction_commit = 8 * sim::microseconds;
 inline constexpr sim::Duration workqueue_hop = 4 * sim::microseconds;
 inline constexpr sim::Duration cil_push = 15 * sim::microseconds;
+/// The rest of a create's and an unlink's CPU time (costs create_ns and
+/// unlink_ns; model/xfs/super.cpp says where the defaults come from).
+inline constexpr sim::Duration create = 26 * sim::microseconds;
+inline constexpr sim::Duration unlink = 33 * sim::microseconds;
 }  // namespace cpu_cost
+
+/// XFS_INODES_PER_CHUNK: inodes are allocated and freed 64 at a time.
+inline constexpr std::uint32_t inodes_per_chunk = 64;
+/// mkfs allocates the first chunk for the root directory and the realtime
+/// bitmap and summary inodes: 61 of its 64 inodes are free.
+inline constexpr std::uint32_t first_chunk_free = inodes_per_chunk - 3;
 
 /// MAXEXTLEN (XFS_MAX_BMBT_EXTLEN): the longest extent record, in blocks.
 inline constexpr std::uint64_t extent_blocks_max = (std::uint64_t{1} << 21) - 1;
@@ -73,7 +83,7 @@ inline constexpr std::uint32_t unmap_extents_per_transaction = 2;
 /// (model/xfs/super.cpp); execute() switches on them.
 enum class Op : OpId {
     create, write, writeback, sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown,
-    freeze, thaw,
+    freeze, thaw, unlink,
 };
 
 /// mkfs: block 0 holds the metadata in place, then the internal log; data
@@ -239,6 +249,9 @@ struct Counters {
     std::uint64_t size_updates = 0;           // xfs_setfilesize transactions
     std::uint64_t ioends_queued = 0;          // completions that went through the workqueue
     std::uint64_t ail_pushes = 0;
+    std::uint64_t rolls = 0;                // xfs_trans_roll (xfs_trans_dup)
+    std::uint64_t inode_chunks_allocated = 0;
+    std::uint64_t inode_chunks_freed = 0;
     std::map<std::string, OpCounters> by_op;
 };
 
@@ -280,6 +293,12 @@ private:
     auto mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState;
     // file.cpp: the file operations
     void create(std::uint32_t file);
+    /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
+    /// one, which xfs_dir_ialloc commits and rolls (`tp` becomes the new handle).
+    void dialloc(Transaction& tp, std::uint32_t file);
+    /// xfs_remove then, at the last iput, xfs_inactive.
+    void unlink(std::uint32_t file);
+    void inactive(std::uint32_t file);
     auto fsync(std::uint32_t file) -> bool;
     auto sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool;
     auto fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) -> bool;
@@ -347,6 +366,12 @@ private:
     auto trans_alloc(const char* kind, bool no_writecount = false) -> std::optional<Transaction>;
     auto trans_commit(Transaction& tp) -> bool;
     void trans_cancel(Transaction& tp);
+    /// xfs_trans_roll: xfs_trans_dup a new handle, commit the old; `tp`
+    /// becomes the new handle.
+    void trans_roll(Transaction& tp);
+    /// atomic_inc/atomic_dec of m_active_trans (ActiveTrans::counter only):
+    /// the count, and one access to its cache line.
+    void active_trans_add(bool increment);
     /// xfs_trans_free: m_active_trans, sb_end_intwrite, the free event.
     void trans_free(const Transaction& tp);
     /// xfs_log_unmount_write: the unmount record, after everything before it.
@@ -403,6 +428,15 @@ private:
     SbWriters sb_;                      // sb->s_writers (model/freeze.hpp)
     std::uint64_t active_trans_ = 0;    // mp->m_active_trans (ActiveTrans::counter only)
     sim::WaitQueue active_trans_wait_{"m_active_trans"};  // Q1's poll waits here between polls
+    /// The cache line of m_active_trans in struct xfs_mount (FIDELITY.md 4.4).
+    sim::CacheLine active_trans_line_{"m_active_trans line"};
+    sim::Duration create_cost_ = cpu_cost::create;
+    sim::Duration unlink_cost_ = cpu_cost::unlink;
+    // Inode chunks (xfs_ialloc.c): the free inodes left in the chunk creates
+    // take from, the chunk each inode came from, and each chunk's inodes in use.
+    std::uint32_t chunk_free_ = first_chunk_free;
+    std::vector<std::uint32_t> chunk_of_;
+    std::vector<std::uint32_t> chunk_in_use_;
     DelayedWork log_work_{"l_work", log_work_interval};  // log->l_work
 
     // Layout: block 0 holds the metadata in place, then the internal log, then data.

@@ -364,7 +364,7 @@ TEST_CASE("parse_scenario: fs_mark's files and another task's are kept apart") {
           "inline.json: $.workload.fs_mark.files: expected a required key, got nothing");
     document["workload"] = Json::object();
     CHECK(error_of_parse(document.dump()) ==
-          "inline.json: $.workload: expected one of the keys fio, fs_mark, got an empty object");
+          "inline.json: $.workload: expected one of the keys fio, fs_mark, create_unlink, got an empty object");
 }
 
 TEST_CASE("load_scenario: a missing file is named with the system's reason") {
@@ -519,7 +519,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"unknown_schedule_task",
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
-         "$.timeout_ms: expected one of the keys name, about, model, device, machine, costs, config, "
+         "$.timeout_ms: expected one of the keys name, about, model, device, machine, machines, costs, config, "
          "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, must_reach, got an "
          "unknown key"},
         {"explore_io_reorders_too_large",
@@ -552,7 +552,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
          "together), got 4000004 operations (at sweep point $.sweep.points[1])"},
         {"fio_io_size_not_multiple", "$.workload.fio.io_size: expected a multiple of bs (4096), got 6000"},
-        {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, got both"},
+        {"fs_mark_and_fio", "$.workload: expected exactly one of the keys fio, fs_mark, create_unlink, got two"},
         {"fs_mark_fsync_not_boolean", "$.workload.fs_mark.fsync: expected a boolean, got a number"},
         {"fs_mark_task_name_taken",
          "$.tasks[0].name: expected a task name not used before, got \"thread0\""},
@@ -617,8 +617,32 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "\"delayed\""},
         {"xfs_unknown_op",
          "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
-         "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, freeze, thaw, got "
-         "\"punch\""},
+         "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, freeze, thaw, unlink, "
+         "got \"punch\""},
+        // Machine profiles and the create_unlink workload (issue 12 item 3).
+        {"machines_zero_cpus", "$.machines.A.cpus: expected an unsigned integer from 1 to 1024, got 0"},
+        {"machines_unknown_key",
+         "$.machines.A.numa_nodes: expected one of the keys about, cpus, sockets, cores_per_socket, line_hit_ns, "
+         "line_miss_ns, line_miss_remote_ns, costs, got an unknown key"},
+        {"machines_sockets_mismatch",
+         "$.machines.A: expected cpus = sockets * cores_per_socket, got 16 CPUs, 2 sockets of 4 cores"},
+        {"machines_remote_below_miss",
+         "$.machines.A.line_miss_remote_ns: expected at least line_miss_ns (1000), got 500"},
+        {"machines_unknown_cost",
+         "$.machines.A.costs.mkdir_ns: expected a cost of model xfs: create_ns, unlink_ns, got an unknown key"},
+        {"machines_empty", "$.machines: expected a non-empty object, got an empty object"},
+        {"variant_unknown_machine", "$.variants[0].machine: expected a machine profile: A, got \"C\""},
+        {"create_unlink_zero_threads",
+         "$.workload.create_unlink.threads: expected an unsigned integer from 1 to 256, got 0"},
+        {"create_unlink_unknown_key",
+         "$.workload.create_unlink.dirs: expected one of the keys threads, files, unlink, user_cpu_us, got an "
+         "unknown key"},
+        {"create_unlink_unlink_not_boolean", "$.workload.create_unlink.unlink: expected a boolean, got a string"},
+        {"create_unlink_too_many_files",
+         "$.workload.create_unlink.files: expected files * threads <= 4000000, got 1000000 * 16"},
+        {"create_unlink_without_unlink_op",
+         "$.workload.create_unlink: expected a model with an unlink operation, got \"btrfs\""},
+        {"xfs_unlink_without_file", "$.tasks[0].ops[1].file: expected a required key, got nothing"},
         {"xfs_unknown_yield_point",
          "$.schedule[0].until: expected a yield point of model xfs (crashsim list prints them), "
          "got \"xfs.wb.submitted\""},
