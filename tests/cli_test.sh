@@ -291,6 +291,7 @@ expect_grep "fuzz cancel-first counts the drain points freeze_quiescence watched
 
 # ---------------------------------------------------------------- storage faults (issue 14)
 LIAR=scenarios/faults/xfs-lying-cache.json
+mkdir -p "$TMP/liar" "$TMP/torn"
 run_cs "$TMP/liar.out" "$TMP/liar.err" fuzz "$LIAR" --variant fix --strategy random --schedules 200 --out "$TMP/liar"
 expect_rc "fuzz faults/xfs-lying-cache" 1 "$TMP/liar.out" "$TMP/liar.err"
 expect_grep "fuzz faults/xfs-lying-cache: the violation blames the device" \

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/model/world.hpp"
 #include "loader/scenario.hpp"
 #include "model/disk/block_device.hpp"
 #include "runner/runner.hpp"
@@ -178,4 +179,75 @@ TEST_CASE("faults: a crash with a torn write replays byte for byte") {
         replayed = true;
     }
     CHECK(replayed);
+}
+
+namespace {
+
+/// The image a crash keeping everything leaves, with block `block` torn
+/// after `sectors` sectors (what the fault model's crash_image writes).
+auto torn_image(const model::FileSystem& fs, std::uint64_t block, std::uint16_t sectors) -> model::disk::Image {
+    const auto& device = const_cast<model::FileSystem&>(fs).device();
+    sim::RangeMap<model::disk::DurableBlock> blocks =
+        device.crash_image(std::vector<bool>(device.pending().size(), true)).blocks();
+    model::disk::DurableBlock torn = *blocks.find(block);
+    torn.content.sectors = sectors;
+    blocks.assign(block, block + 1, torn);
+    return model::disk::Image(std::move(blocks));
+}
+
+/// The newest metadata block other than block 0 (the last log write).
+auto newest_meta_block(const model::FileSystem& fs) -> std::uint64_t {
+    const auto& device = const_cast<model::FileSystem&>(fs).device();
+    const model::disk::Image image = device.crash_image(std::vector<bool>(device.pending().size(), true));
+    std::uint64_t newest = 0, at = 0;
+    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+        if (block.content.kind != model::disk::ContentKind::meta || start == 0 || end - start != 1) return;
+        if (block.sequence > newest) newest = block.sequence, at = start;
+    });
+    REQUIRE(at != 0);
+    return at;
+}
+
+auto call(const test_support::ModelWorld& world, const char* name, std::uint32_t file, std::uint64_t offset = 0,
+          std::uint64_t length = 0, std::uint64_t version = 0) -> model::OpCall {
+    model::OpCall op{.name = name, .file = file, .offset = offset, .length = length};
+    op.has_range = length != 0;
+    op.version = version;
+    return world.resolved(op);
+}
+
+}  // namespace
+
+TEST_CASE("faults model: a torn btrfs superblock fails btrfs_check_super_csum; a torn root its tree checksum") {
+    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
+                                   {"I"});
+    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    const model::RecoveredState whole = world.crash(true);
+    REQUIRE(whole.mounted);
+    const model::RecoveredState super = world.fs->recover(torn_image(*world.fs, 0, 3));
+    CHECK_FALSE(super.mounted);
+    CHECK(super.mount_error.find("superblock checksum mismatch at block 0 (open_ctree: btrfs_check_super_csum)") == 0);
+    CHECK(super.checksum_failed == std::vector<std::uint64_t>{0});
+    CHECK(super.consistency_errors.empty());  // an error the user sees, not a broken invariant
+    const std::uint64_t log = newest_meta_block(*world.fs);
+    const model::RecoveredState root = world.fs->recover(torn_image(*world.fs, log, 5));
+    CHECK_FALSE(root.mounted);
+    CHECK(root.mount_error.find("checksum verify failed") != std::string::npos);
+    CHECK(root.checksum_failed == std::vector<std::uint64_t>{log});
+}
+
+TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and recovery stops before it") {
+    test_support::ModelWorld world("xfs", {{"delalloc_convert", "unwritten"}}, model::Geometry{4096, 1024, "nvme"},
+                                   {"I"});
+    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    const std::uint64_t record = newest_meta_block(*world.fs);
+    const model::RecoveredState state = world.fs->recover(torn_image(*world.fs, record, 2));
+    CHECK(state.mounted);
+    CHECK(state.checksum_failed == std::vector<std::uint64_t>{record});
+    CHECK(test_support::has_note(state, "fails its CRC (xlog_cksum in xlog_recover_process): a torn write at the head"));
+    // The record lost was the fsync's: what it logged is gone, nothing is wrong.
+    CHECK(state.consistency_errors.empty());
+    const model::RecoveredState home = world.fs->recover(torn_image(*world.fs, 0, 1));
+    CHECK_FALSE(home.mounted);
+    CHECK(home.mount_error.find("(xfs_sb_read_verify)") != std::string::npos);
 }
