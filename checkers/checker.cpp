@@ -8,6 +8,7 @@ auto make_fs_consistency() -> std::unique_ptr<Checker>;
 auto make_mount() -> std::unique_ptr<Checker>;
 auto make_journal_integrity() -> std::unique_ptr<Checker>;
 auto make_freeze_quiescence() -> std::unique_ptr<Checker>;
+auto make_fault_outcome() -> std::unique_ptr<Checker>;
 
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fsync_durability") return make_fsync_durability();
@@ -16,11 +17,12 @@ auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "mount") return make_mount();
     if (name == "journal_integrity") return make_journal_integrity();
     if (name == "freeze_quiescence") return make_freeze_quiescence();
+    if (name == "fault_outcome") return make_fault_outcome();
     return nullptr;
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"freeze_quiescence", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
+    return {"fault_outcome", "freeze_quiescence", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
             "no_stale_data"};
 }
 
@@ -49,6 +51,12 @@ auto checker_about(std::string_view name) -> std::string {
                "(xfs_quiesce_attr's first step) and SB_FREEZE_COMPLETE no transaction but the "
                "freezer's own is live, allocated or committed, and once frozen no transaction holds log "
                "space; models that never freeze have nothing at stake";
+    }
+    if (name == "fault_outcome") {
+        return "device faults (a scenario's faults): each fault a crash injected is survived (every other "
+               "checker holds), detected (a checksum refuses the mount or the read: an error the user sees) "
+               "or silently wrong: a file reads a torn block that no checksum refused (a violation); on by "
+               "itself when the scenario sets a fault budget";
     }
     if (name == "mount") {
         return "recovery mounts the crashed image (always on, unless the scenario's crash.mount is "

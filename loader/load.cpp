@@ -60,6 +60,7 @@ private:
 
     void read_model(const Json& value);
     void read_device(const Json& value);
+    void read_faults(const Json& value);
     auto read_config(const Json& value, const std::string& json_path) const
         -> std::map<std::string, std::string>;
     void read_setup(const Json& value);
@@ -157,8 +158,9 @@ auto Loader::load(const std::string& text) -> Scenario {
 
 auto Loader::load(const Json& root) -> Scenario {
     check_keys(root, "$",
-               {"name", "about", "model", "device", "machine", "machines", "costs", "config", "setup", "workload", "tasks",
-                "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore", "must_reach"},
+               {"name", "about", "model", "device", "machine", "machines", "costs", "config", "setup", "workload",
+                "tasks", "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore",
+                "must_reach", "faults"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
@@ -166,6 +168,7 @@ auto Loader::load(const Json& root) -> Scenario {
     if (root.contains("about")) scenario_.about = read_string(root.at("about"), "$.about");
     read_model(root.at("model"));
     read_device(root.at("device"));
+    if (root.contains("faults")) read_faults(root.at("faults"));
     if (root.contains("machine")) read_machine(root.at("machine"));
     if (root.contains("costs")) read_costs(root.at("costs"));
     if (root.contains("machines")) read_machines(root.at("machines"));
@@ -886,8 +889,13 @@ void Loader::read_model(const Json& value) {
 
 void Loader::read_device(const Json& value) {
     check_keys(value, "$.device",
-               {"block_size", "blocks", "profile", "write_latency_us", "flush_latency_us", "bandwidth"},
+               {"block_size", "blocks", "profile", "write_latency_us", "flush_latency_us", "bandwidth", "write_cache"},
                {"block_size", "blocks"});
+    // Issue 14: a device whose write cache lies about FLUSH, opted into.
+    if (value.contains("write_cache")) {
+        scenario_.device.lying_cache = read_choice(value.at("write_cache"), "$.device.write_cache",
+                                                   {"honours-flush", "lies-about-flush"}, "") == "lies-about-flush";
+    }
     // The profile's calibrated figures, overridden (crashsim perf --vary write_latency_us=...).
     if (value.contains("write_latency_us")) {
         scenario_.device.write_latency_ns =
@@ -918,6 +926,19 @@ void Loader::read_device(const Json& value) {
     if (value.contains("profile")) {
         scenario_.device.profile = read_choice(value.at("profile"), "$.device.profile",
                                                {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational", "vm-nvme"}, "");
+    }
+}
+
+// Issue 14: the device's fault budget and kinds; only for a model whose
+// checksums detect them or whose recovery survives them (ModelInfo::faults).
+void Loader::read_faults(const Json& value) {
+    check_keys(value, "$.faults", {"budget", "torn_writes"}, {"budget"});
+    scenario_.faults.budget =
+        static_cast<std::uint32_t>(read_unsigned_in(value.at("budget"), "$.faults.budget", 1, fault_budget_max));
+    if (value.contains("torn_writes")) scenario_.faults.torn_writes = read_bool(value.at("torn_writes"), "$.faults.torn_writes");
+    if (!scenario_.faults.torn_writes) fail("$.faults", "at least one fault kind enabled (torn_writes: true)", "none");
+    if (model_->faults.empty()) {
+        fail("$.faults", "a model whose checksums detect device faults (btrfs, xfs)", "model " + scenario_.model);
     }
 }
 
@@ -1331,6 +1352,7 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
         expect.kind = Expectation::Kind::violates;
         Names violable = scenario_.checkers;
         if (!scenario_.crash.mount_may_fail) violable.push_back("mount");  // always on
+        if (scenario_.faults.budget > 0) violable.push_back("fault_outcome");  // on with faults
         expect.checker = read_choice(value.at("violates"), json_path + ".violates", violable,
                                      "the scenario's checkers ");
     } else if (value.at("holds") != true) {

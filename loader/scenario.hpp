@@ -188,6 +188,17 @@ struct Device {
     std::optional<std::uint64_t> write_latency_ns;
     std::optional<std::uint64_t> flush_latency_ns;
     std::optional<std::uint64_t> bandwidth;  // bytes/s, 0: no transfer channel
+    /// device.write_cache: "lies-about-flush" opts into a write cache that
+    /// acknowledges FLUSH without making earlier writes durable (issue 14).
+    bool lying_cache = false;
+};
+
+/// The device faults a crash may inject (`faults`; issue 14): at most
+/// `budget` per crash state, of the kinds enabled.
+inline constexpr std::uint32_t fault_budget_max = 8;
+struct Faults {
+    std::uint32_t budget = 0;
+    bool torn_writes = false;
 };
 
 /// The machine a performance run models (`machine`): CPUs shared by every
@@ -281,6 +292,7 @@ struct Scenario {
     std::string about;
     std::string model;
     Device device;
+    Faults faults;  // `faults`: none by default
     Machine machine;
     std::map<std::string, std::uint64_t> costs;  // calibrated costs set (model::CostInfo), in ns
     std::map<std::string, MachineProfile> machines;  // `machines`, by name

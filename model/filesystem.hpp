@@ -130,6 +130,15 @@ struct RecoveredState {
     std::uint64_t metadata_end = 0;
     /// Journaling models only (model/jbd2/): what the log held.
     std::optional<JournalAudit> journal;
+    /// Device faults (issue 14): blocks whose checksum or CRC failed while
+    /// mounting. A mount refused for one of them is a fault detected (the
+    /// user sees the error), not a violation of the mount checker.
+    std::vector<std::uint64_t> checksum_failed;
+    /// The model verifies data checksums on read (btrfs): a torn data block
+    /// a file maps reads as EIO, not as wrong data.
+    bool data_checksums = false;
+    /// Set by the runner: faults the crash injected (fault_outcome's stake).
+    std::uint32_t faults_injected = 0;
 };
 
 struct Geometry {

@@ -92,6 +92,10 @@ struct ModelInfo {
     std::vector<CounterInfo> counters;
     std::vector<CostInfo> costs;
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
+    /// The device faults the model's checksums detect or its recovery
+    /// survives (issue 14), for `list` and the loader; empty: the model
+    /// verifies no checksum, and a scenario may not inject faults into it.
+    std::string faults;
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
 

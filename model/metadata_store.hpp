@@ -25,6 +25,13 @@ inline void fail_mount(RecoveredState& state, std::string error) {
     state.consistency_errors.push_back(state.mount_error);
 }
 
+/// The mount refuses a block whose checksum fails (a device fault detected,
+/// issue 14): an error the user sees, not a broken invariant.
+inline void refuse_mount(RecoveredState& state, std::uint64_t block, std::string error) {
+    state.mount_error = std::move(error);
+    state.checksum_failed.push_back(block);
+}
+
 template <typename Object>  // a std::variant of the model's metadata objects
 class MetadataStore {
 public:
@@ -49,9 +56,14 @@ public:
     template <typename Super>
     [[nodiscard]] auto read_superblock(const disk::Image& image,
                                        const std::vector<std::string>& file_names,
-                                       std::uint32_t block_size, RecoveredState& state) const
-        -> const Super* {
+                                       std::uint32_t block_size, RecoveredState& state,
+                                       const char* verifier) const -> const Super* {
         const disk::Content home = image.read(0);
+        if (home.torn()) {
+            refuse_mount(state, 0, "superblock checksum mismatch at block 0 (" + std::string(verifier) +
+                                       "): it holds " + home.describe(file_names, block_size));
+            return nullptr;
+        }
         if (home.kind != disk::ContentKind::meta || home.offset != 0 ||
             home.version >= objects_.size() ||
             !std::holds_alternative<Super>(*objects_[home.version])) {

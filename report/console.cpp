@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "checkers/checker.hpp"
+#include "loader/scenario.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/info.hpp"
 #include "sim/yield_point.hpp"
@@ -225,6 +226,14 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
         appendf(out, "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
                      "cut inside recovery\n",
                 report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
+    }
+    if (report.faults_injected != 0) {
+        appendf(out,
+                "device faults: %llu injected into crash states: %llu survived, %llu detected, %llu neither "
+                "(a checker violated, or the mount failed for another reason)\n",
+                static_cast<ull>(report.faults_injected), static_cast<ull>(report.faults_survived),
+                static_cast<ull>(report.faults_detected),
+                static_cast<ull>(report.faults_injected - report.faults_survived - report.faults_detected));
     }
     if (report.schedules_cut != 0) {
         appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
@@ -485,6 +494,17 @@ auto list_text() -> std::string {
            "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
            "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
+    out += "device faults (opt-in; issue 14):\n";
+    out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
+           ", \"torn_writes\": true}   at most budget faults per crash state, each a choice of the power cut:\n"
+           "    torn_writes   a write the cut loses is partly on the media: its first sectors (512 bytes) new, "
+           "the rest old\n";
+    out += "  device.write_cache: \"lies-about-flush\"   a write cache that acknowledges FLUSH without making "
+           "earlier writes durable (FUA writes are honoured); a violation it causes is blamed on the device\n";
+    out += "  what each model's checksums detect or its recovery survives:\n";
+    for (const auto& info : model::models()) {
+        appendf(out, "    %-6s %s\n", info.name.c_str(), info.faults.empty() ? "none: no faults may be injected" : info.faults.c_str());
+    }
     out += "strategies: random, pct:D (D in 1..16)\n";
     return out;
 }

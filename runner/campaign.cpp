@@ -21,6 +21,7 @@ constexpr std::uint64_t batch_per_job = 256;
 struct ScheduleResult {
     std::uint64_t crash_states = 0;
     std::uint64_t recovery_crash_states = 0;
+    std::uint64_t faults_injected = 0, faults_survived = 0, faults_detected = 0;
     std::uint64_t steps = 0;
     bool violated = false;
     bool reordered = false;
@@ -38,6 +39,9 @@ auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     ScheduleResult result;
     result.crash_states = outcome.crash_states;
     result.recovery_crash_states = outcome.recovery_crash_states;
+    result.faults_injected = outcome.faults_injected;
+    result.faults_survived = outcome.faults_survived;
+    result.faults_detected = outcome.faults_detected;
     result.steps = outcome.steps;
     result.violated = outcome.violated();
     result.reordered = outcome.io_reorders > 0;
@@ -92,6 +96,9 @@ void tally(FuzzReport& report, const ScheduleResult& result) {
     if (result.verified) report.verified++;
     report.crash_states += result.crash_states;
     report.recovery_crash_states += result.recovery_crash_states;
+    report.faults_injected += result.faults_injected;
+    report.faults_survived += result.faults_survived;
+    report.faults_detected += result.faults_detected;
     report.steps += result.steps;
     if (result.reordered) report.schedules_reordering++;
     if (result.woke) report.schedules_waking++;
@@ -332,6 +339,9 @@ auto DfsSearch::fold() -> FuzzReport {
         report.schedules += part.schedules;
         report.crash_states += part.crash_states;
         report.recovery_crash_states += part.recovery_crash_states;
+        report.faults_injected += part.faults_injected;
+        report.faults_survived += part.faults_survived;
+        report.faults_detected += part.faults_detected;
         report.steps += part.steps;
         report.schedules_reordering += part.schedules_reordering;
         report.schedules_waking += part.schedules_waking;

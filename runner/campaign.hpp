@@ -71,6 +71,11 @@ struct FuzzReport {
     std::uint64_t crash_states = 0;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
+    /// Device faults (issue 14) injected into the crash states judged, and
+    /// how many each was survived or detected (RunOutcome::faults_*).
+    std::uint64_t faults_injected = 0;
+    std::uint64_t faults_survived = 0;
+    std::uint64_t faults_detected = 0;
     std::uint64_t steps = 0;
     bool found = false;
     std::uint64_t index = 0;          // of the (first) failing schedule

@@ -43,6 +43,12 @@ void write_repro(const Repro& repro, const std::string& path) {
             }
             json["crash"]["recovery"] = cuts;
         }
+        // Device faults the crash injected (issue 14).
+        if (!repro.crash->torn.empty()) {
+            Json torn = Json::array();
+            for (const auto& tear : repro.crash->torn) torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
+            json["crash"]["torn"] = torn;
+        }
     }
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
@@ -126,8 +132,28 @@ auto read_keep(const Json& value, const std::string& json_path, const JsonReader
     return keep;
 }
 
+/// Torn writes (issue 14): at most the largest fault budget; whether each
+/// fits its crash is the replay's to say (ReplayDiverged).
+auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::disk::TornWrite> {
+    in.check_array(value, "$.crash.torn");
+    if (value.size() > fault_budget_max) {
+        in.fail("$.crash.torn", "at most " + std::to_string(fault_budget_max) + " torn writes",
+                std::to_string(value.size()));
+    }
+    std::vector<model::disk::TornWrite> torn;
+    for (std::size_t i = 0; i < value.size(); i++) {
+        const std::string at = index_path("$.crash.torn", i);
+        in.check_keys(value[i], at, {"write", "sectors"}, {"write", "sectors"});
+        model::disk::TornWrite tear;
+        tear.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, 1'000'000);
+        tear.sectors = in.read_unsigned_in(value[i].at("sectors"), at + ".sectors", 1, 1'000'000);
+        torn.push_back(tear);
+    }
+    return torn;
+}
+
 void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
-    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery"}, {"step", "after", "keep"});
+    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn"}, {"step", "after", "keep"});
     CrashRecord record;
     record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
     record.after = in.read_string(crash.at("after"), "$.crash.after");
@@ -149,6 +175,7 @@ void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
             record.recovery.push_back(std::move(cut));
         }
     }
+    if (crash.contains("torn")) record.torn = read_torn(crash.at("torn"), in);
     repro.crash = std::move(record);
 }
 

@@ -362,6 +362,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     prototype_created_.assign(scenario.files.size(), false);
     for (const auto& name : scenario.checkers) checkers_.push_back(checkers::make_checker(name));
     if (!scenario.crash.mount_may_fail) checkers_.push_back(checkers::make_checker("mount"));
+    if (scenario.faults.budget > 0) checkers_.push_back(checkers::make_checker("fault_outcome"));
     // The set-up runs once, tasks in order, no crash; every later run starts
     // from a copy of the quiescent result.
     {
@@ -379,6 +380,9 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
             }
         }
     }
+    // Device faults (issue 14) from the tasks on: the set-up's writes are
+    // the quiescent start every run copies.
+    prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache});
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {
@@ -586,6 +590,93 @@ auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::v
     return all;
 }
 
+using model::disk::TornWrite;
+
+/// Tear sets every_tears lists at most, per kept subset; past it a crash
+/// state's tears are not explored, and the run says so.
+constexpr std::size_t tear_sets_max = 4096;
+
+/// The writes `keep` loses that the fault model may tear (issue 14).
+auto tear_candidates(const model::disk::BlockDevice& device, const std::vector<bool>& keep)
+    -> std::vector<std::size_t> {
+    std::vector<std::size_t> candidates;
+    if (device.faults().budget == 0) return candidates;
+    for (std::size_t i = 0; i < keep.size(); i++) {
+        if (!keep[i] && device.tear_points(i) > 0) candidates.push_back(i);
+    }
+    return candidates;
+}
+
+/// Random and PCT's tears: how many (up to the budget), which writes, where
+/// each tears, from the run's fault stream (none drawn without a budget, so
+/// runs without faults draw as before).
+auto draw_tears(const model::disk::BlockDevice& device, const std::vector<bool>& keep, sim::Prng& prng)
+    -> std::vector<TornWrite> {
+    std::vector<std::size_t> candidates = tear_candidates(device, keep);
+    std::vector<TornWrite> torn;
+    if (candidates.empty()) return torn;
+    const std::uint64_t count = prng.below(std::min<std::uint64_t>(device.faults().budget, candidates.size()) + 1);
+    for (std::uint64_t k = 0; k < count; k++) {
+        const std::size_t pick = prng.below(candidates.size());
+        const std::size_t write = candidates[pick];
+        candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(pick));
+        torn.push_back({write, 1 + prng.below(device.tear_points(write))});
+    }
+    std::sort(torn.begin(), torn.end(), [](const TornWrite& a, const TornWrite& b) { return a.write < b.write; });
+    return torn;
+}
+
+/// DFS's tears: no tear, then every set of up to budget tears of lost
+/// writes at every sector, in order (at most tear_sets_max; `capped` says
+/// when the rest was not listed).
+auto every_tears(const model::disk::BlockDevice& device, const std::vector<bool>& keep, bool& capped)
+    -> std::vector<std::vector<TornWrite>> {
+    const std::vector<std::size_t> candidates = tear_candidates(device, keep);
+    std::vector<std::vector<TornWrite>> all{{}};
+    std::vector<TornWrite> current;
+    const auto extend = [&](auto& self, std::size_t from) -> void {
+        if (current.size() >= device.faults().budget) return;
+        for (std::size_t c = from; c < candidates.size(); c++) {
+            for (std::uint64_t sectors = 1; sectors <= device.tear_points(candidates[c]); sectors++) {
+                if (all.size() >= tear_sets_max) {
+                    capped = true;
+                    return;
+                }
+                current.push_back({candidates[c], sectors});
+                all.push_back(current);
+                self(self, c + 1);
+                current.pop_back();
+            }
+        }
+    };
+    extend(extend, 0);
+    return all;
+}
+
+/// A replayed crash's tears must be ones the fault model could have made.
+void check_tears(const model::disk::BlockDevice& device, const std::vector<bool>& keep,
+                 const std::vector<TornWrite>& torn) {
+    const auto diverged = [](const std::string& expected, const std::string& got) {
+        throw sim::ReplayDiverged("$.crash.torn", expected, got);
+    };
+    if (torn.size() > device.faults().budget) {
+        diverged("at most " + std::to_string(device.faults().budget) + " torn write(s) (faults.budget)",
+                 std::to_string(torn.size()));
+    }
+    for (std::size_t i = 0; i < torn.size(); i++) {
+        const TornWrite& tear = torn[i];
+        const std::string at = "torn write " + std::to_string(i) + " of write " + std::to_string(tear.write);
+        if (i > 0 && tear.write <= torn[i - 1].write) diverged("torn writes in increasing write order", at);
+        if (tear.write >= keep.size() || keep[tear.write] || device.tear_points(tear.write) == 0) {
+            diverged("a torn write of one of the unflushed writes the crash loses that the fault model tears", at);
+        }
+        if (tear.sectors == 0 || tear.sectors > device.tear_points(tear.write)) {
+            diverged("sectors from 1 to " + std::to_string(device.tear_points(tear.write)) + " for " + at,
+                     std::to_string(tear.sectors));
+        }
+    }
+}
+
 auto describe_position(const sim::Scheduler& scheduler) -> std::string {
     const sim::TaskId task = scheduler.last_ran();
     if (task == sim::no_task && scheduler.last_daemon_woken() != sim::no_task) {
@@ -623,15 +714,16 @@ private:
     const sim::Scheduler& scheduler_;
 };
 
-auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep)
-    -> std::string {
+auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep,
+                   const std::vector<TornWrite>& torn) -> std::string {
     std::size_t kept = 0;
     std::string list;
     for (std::size_t i = 0; i < pending.size(); i++) {
         if (keep[i]) kept++;
+        const bool tore = std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
         list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" +
                 std::to_string(pending[i].block) + (pending[i].completed ? "" : " in flight") +
-                (keep[i] ? " kept" : " lost");
+                (keep[i] ? " kept" : tore ? " torn" : " lost");
     }
     std::string text = std::to_string(kept) + " of " + std::to_string(pending.size()) +
                        " unflushed write(s) kept";
@@ -674,6 +766,7 @@ struct RunState {
     UnflushedPolicy policy;
     std::uint32_t recovery_crashes = 0;  // ExploreBounds::recovery_crashes
     sim::Prng recovery_prng;             // CutChoice::draw's stream
+    sim::Prng fault_prng;                // draw_tears's stream (issue 14)
     std::uint64_t seen_disk = 0;
     std::uint64_t seen_oracle = 0;
     /// The story of the crash state being judged, written to the trace when
@@ -681,47 +774,131 @@ struct RunState {
     std::vector<sim::TraceLine> story{};
     /// The cuts inside recovery that led to the mount being judged.
     std::vector<RecoveryCut> cuts{};
+    /// The crash state's torn writes, and what became of each (told after
+    /// the first mount's story).
+    std::vector<TornWrite> torn{};
+    std::vector<std::string> fault_lines{};
+    bool tears_capped_told = false;
 
     void tell(const char* who, std::string text) {
         story.push_back({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
     }
 
     /// Every checker on one mount's result; true on a violation.
-    auto judge(const model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
+    auto judge(model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
+        state.faults_injected = static_cast<std::uint32_t>(torn.size());
         for (std::size_t i = 0; i < checkers.size(); i++) {
             checkers[i]->check(oracle, state, context, found);
             if (checkers[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
         }
+        if (cuts.empty()) {
+            for (const TornWrite& tear : torn) fault_lines.push_back(fault_outcome(tear, state, found));
+        }
         return !found.empty();
+    }
+
+    /// What became of one torn write on the first mount (issue 14).
+    auto fault_outcome(const TornWrite& tear, const model::RecoveredState& state,
+                       const std::vector<checkers::Violation>& found) -> std::string {
+        const model::disk::PendingWrite& write = fs.device().pending()[tear.write];
+        const auto in_write = [&](std::uint64_t block) { return block >= write.block && block < write.block + write.count; };
+        const bool caught = std::any_of(state.checksum_failed.begin(), state.checksum_failed.end(), in_write);
+        outcome.faults_injected++;
+        const std::string what = fs.device().describe_tear(tear) + ": ";
+        if (!state.mounted && caught) {
+            outcome.faults_detected++;
+            return what + "detected: the mount refuses it with an error the user sees (" + state.mount_error + ")";
+        }
+        if (!found.empty()) return what + "not survived: " + found.front().checker + " is violated";
+        if (!state.mounted) return what + "not judged: the mount failed for another reason";
+        if (const std::string read = torn_read(state); !read.empty()) {
+            outcome.faults_detected++;
+            return what + "detected: " + read;
+        }
+        outcome.faults_survived++;
+        return what + (caught ? "survived: its checksum failed and recovery went on without it"
+                              : "survived: recovery holds every checker");
+    }
+
+    /// A torn block a file maps on a model that verifies data checksums.
+    auto torn_read(const model::RecoveredState& state) const -> std::string {
+        if (!state.data_checksums) return "";
+        for (std::size_t file = 0; file < state.files.size(); file++) {
+            std::string text;
+            state.files[file].blocks.for_each([&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
+                if (!text.empty() || !content.torn()) return;
+                text = "a read of " + context.file_names[file] + " at " + std::to_string(start * context.block_size) +
+                       " fails its data checksum (btrfs_check_data_csum): EIO";
+            });
+            if (!text.empty()) return text;
+        }
+        return "";
+    }
+
+    /// A lying cache (issue 14): the lost writes it had called durable, told,
+    /// and each violation attributed to the device.
+    void blame_lies(const std::vector<bool>& keep, std::vector<checkers::Violation>& found) {
+        const model::disk::BlockDevice& device = fs.device();
+        if (!device.faults().lying_cache) return;
+        const std::vector<std::string> lies = device.lies_exposed(keep, torn);
+        for (const auto& lie : lies) tell("device", "the write cache lied: " + lie);
+        if (lies.empty()) return;
+        const std::string more = lies.size() > 1 ? " (and " + std::to_string(lies.size() - 1) + " more)" : "";
+        for (auto& violation : found) {
+            violation.message += "; the device lied, not the file system: " + lies.front() + more;
+        }
     }
 
     /// Recovery and every checker on one crash state, then (within the
     /// recovery_crashes bound) power cuts inside that recovery and a mount
     /// again; true on a violation.
-    auto evaluate(const std::vector<bool>& keep, bool narrate, CutChoice choice,
+    auto evaluate(const std::vector<bool>& keep, const std::vector<TornWrite>& tears, bool narrate, CutChoice choice,
                   const std::vector<RecoveryCut>& recorded = {}) -> bool {
         model::disk::BlockDevice& device = fs.device();
         SIM_ASSERT(keep.size() == device.pending().size());
         story.clear();
         cuts.clear();
+        torn = tears;
+        fault_lines.clear();
         outcome.crash_states++;
         std::vector<checkers::Violation> found;
         const std::uint32_t levels = choice == CutChoice::recorded ? static_cast<std::uint32_t>(recorded.size())
                                                                    : recovery_crashes;
-        mount_and_judge(device.crash_image(keep), levels, "mount", choice, recorded, found);
+        mount_and_judge(device.crash_image(keep, torn), levels, "mount", choice, recorded, found);
         fs.forget_recovery();
+        for (auto& line : fault_lines) tell("fault_outcome", std::move(line));
+        blame_lies(keep, found);
         if (narrate || !found.empty()) {
             // Told only now: most crash states are never narrated.
             trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
                        "power cut after step " + std::to_string(scheduler.steps()) + " (" +
-                           describe_position(scheduler) + "): " + describe_kept(device.pending(), keep)});
+                           describe_position(scheduler) + "): " + describe_kept(device.pending(), keep, torn)});
+            for (const TornWrite& tear : torn) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
+                           device.describe_tear(tear)});
+            }
             for (auto& line : story) trace.add(std::move(line));
         }
         story.clear();
         if (found.empty()) return false;
         outcome.violations = std::move(found);
-        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts};
+        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts, torn};
         return true;
+    }
+
+    /// Every tear set of one kept subset (DFS), saying once when capped.
+    auto evaluate_every_tear(const std::vector<bool>& keep) -> bool {
+        bool capped = false;
+        for (const auto& tears : every_tears(fs.device(), keep, capped)) {
+            if (evaluate(keep, tears, false, CutChoice::every)) return true;
+        }
+        if (capped && !tears_capped_told) {
+            tears_capped_told = true;
+            trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
+                       "not explored: torn-write sets past the first " + std::to_string(tear_sets_max) +
+                           " of a crash state (faults.budget; a bound, no claim about the rest)"});
+        }
+        return false;
     }
 
     /// Mounts `image`, judges the result and, with `levels` left, cuts the
@@ -800,6 +977,15 @@ struct RunState {
         return false;
     }
 
+    /// The crash states `exhaustive` evaluates after one step (dfs estimates).
+    auto count_states(UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t {
+        if (fs.device().faults().budget == 0) return keep_count(policy, pending);
+        std::uint64_t states = 0;
+        bool capped = false;
+        for (const auto& keep : every_keep(policy, pending)) states += every_tears(fs.device(), keep, capped).size();
+        return states;
+    }
+
     /// Has the disk or what the oracle was promised changed since last seen?
     auto changed() const -> bool {
         return fs.device().epoch() != seen_disk || oracle.epoch() != seen_oracle;
@@ -820,20 +1006,21 @@ struct RunState {
             case CrashPlan::Kind::exhaustive:
                 if (strategy.fresh() && changed()) {
                     for (const auto& keep : every_keep(policy, pending)) {
-                        if ((stop = evaluate(keep, false, CutChoice::every))) break;
+                        if ((stop = evaluate_every_tear(keep))) break;
                     }
                 }
                 see();
                 break;
             case CrashPlan::Kind::count:
                 // Where `exhaustive` evaluates, as many as it evaluates.
-                if (strategy.fresh() && changed()) outcome.crash_states += keep_count(policy, pending);
+                if (strategy.fresh() && changed()) outcome.crash_states += count_states(policy, pending);
                 see();
                 break;
             case CrashPlan::Kind::every_state:
                 if (changed()) {
                     see();
-                    stop = evaluate(draw_keep(policy, pending, crash_prng), false, CutChoice::draw);
+                    const std::vector<bool> keep = draw_keep(policy, pending, crash_prng);
+                    stop = evaluate(keep, draw_tears(fs.device(), keep, fault_prng), false, CutChoice::draw);
                 }
                 break;
             case CrashPlan::Kind::at_step:
@@ -846,7 +1033,8 @@ struct RunState {
                                                       std::to_string(pending) + ")",
                                                   std::to_string(plan.recorded.keep.size()) + " flags");
                     }
-                    evaluate(plan.recorded.keep, true, CutChoice::recorded, plan.recorded.recovery);
+                    check_tears(fs.device(), plan.recorded.keep, plan.recorded.torn);
+                    evaluate(plan.recorded.keep, plan.recorded.torn, true, CutChoice::recorded, plan.recorded.recovery);
                     stop = true;
                 }
                 break;
@@ -977,7 +1165,8 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
     } else if (script != nullptr) {
         script->check_done();
     }
-    run.evaluate(draw_keep(policy, run.fs.device().pending().size(), crash_prng), true, CutChoice::draw);
+    const std::vector<bool> keep = draw_keep(policy, run.fs.device().pending().size(), crash_prng);
+    run.evaluate(keep, draw_tears(run.fs.device(), keep, run.fault_prng), true, CutChoice::draw);
 }
 
 }  // namespace
@@ -1014,8 +1203,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         for (const Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_task(task); });
         }
-        RunState run{outcome,  trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
-                     bounds.recovery_crashes, recovery_prng};
+        RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
+                     bounds.recovery_crashes, recovery_prng, crash_prng.fork("faults")};
         ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;

@@ -35,6 +35,9 @@ struct CrashRecord {
     std::vector<bool> keep;      // per unflushed write, in submission order
     /// Cuts inside recovery, outermost first (empty: the first mount ran to its end).
     std::vector<RecoveryCut> recovery{};
+    /// Device faults (issue 14): writes keep loses that the cut left partly
+    /// on the media, by write index (increasing).
+    std::vector<model::disk::TornWrite> torn{};
 };
 
 struct RunOutcome {
@@ -62,6 +65,11 @@ struct RunOutcome {
     std::vector<std::uint64_t> judged;
     /// Per yield point id (sim::yield_point_by_id): times a task reached it.
     std::vector<std::uint64_t> hits;
+    /// Device faults (issue 14): injected into the crash states judged, and
+    /// how each ended (survived + detected + not survived = injected).
+    std::uint64_t faults_injected = 0;
+    std::uint64_t faults_survived = 0;
+    std::uint64_t faults_detected = 0;
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 

@@ -254,6 +254,17 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             result.log.push_back("dropped kept unflushed write " + std::to_string(i));
         }
     }
+    // Fewer device faults (issue 14): each torn write lost whole instead.
+    for (std::size_t i = 0; crash && i < crash->torn.size() && !result.interrupted;) {
+        CrashRecord fewer = *crash;
+        fewer.torn.erase(fewer.torn.begin() + static_cast<std::ptrdiff_t>(i));
+        if (still_fails(fewer)) {
+            result.log.push_back("dropped torn write of unflushed write " + std::to_string(crash->torn[i].write));
+            crash = fewer;
+        } else {
+            i++;
+        }
+    }
     // The same for the writes kept at each power cut inside recovery.
     for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
         for (std::size_t i = 0; i < crash->recovery[level].keep.size(); i++) {
@@ -290,7 +301,9 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
                      (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
                          (original.crash ? original.crash->keep : std::vector<bool>{}) ||
                      (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
-                         (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{});
+                         (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
+                     (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
+                         (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{});
 }
 
 }  // namespace

@@ -233,6 +233,10 @@ for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_
     expect_grep "list mentions $word" "$word" "$TMP/list.out"
 done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
+for word in "device faults" torn_writes lies-about-flush fault_outcome btrfs_check_super_csum xlog_verify_head \
+    "ext4   none: no faults may be injected"; do
+    expect_grep "list shows the fault model: $word" "$word" "$TMP/list.out"
+done
 # The toy model of the unit tests (tests/model/toy/) is linked into them only.
 if grep -q '^  toy:' "$TMP/list.out"; then
     not_ok "list does not show the tests' toy model" "$(show "$TMP/list.out")"
@@ -284,6 +288,30 @@ run_cs "$TMP/freeze.out" "$TMP/freeze.err" fuzz "$FREEZE" --variant cancel-first
 expect_rc "fuzz xfs/freeze-vs-log-worker cancel-first" 0 "$TMP/freeze.out" "$TMP/freeze.err"
 expect_grep "fuzz cancel-first counts the drain points freeze_quiescence watched" \
     "freeze_quiescence 500" "$TMP/freeze.out"
+
+# ---------------------------------------------------------------- storage faults (issue 14)
+LIAR=scenarios/faults/xfs-lying-cache.json
+mkdir -p "$TMP/liar" "$TMP/torn"
+run_cs "$TMP/liar.out" "$TMP/liar.err" fuzz "$LIAR" --variant fix --strategy random --schedules 200 --out "$TMP/liar"
+expect_rc "fuzz faults/xfs-lying-cache" 1 "$TMP/liar.out" "$TMP/liar.err"
+expect_grep "fuzz faults/xfs-lying-cache: the violation blames the device" \
+    "the device lied, not the file system: FLUSH #" "$TMP/liar.out"
+expect_grep "fuzz faults/xfs-lying-cache: the story tells the lie" "the write cache lied: FLUSH #" "$TMP/liar.out"
+liar_repro=$(ls "$TMP"/liar/repro-*.json 2>/dev/null | head -n 1)
+run_cs "$TMP/liar-replay.out" "$TMP/liar-replay.err" replay "$liar_repro"
+expect_rc "replay of the lying-cache repro" 1 "$TMP/liar-replay.out" "$TMP/liar-replay.err"
+expect_grep "replay of the lying-cache repro matches its trace hash" "(matches the repro)" "$TMP/liar-replay.out"
+TORN=scenarios/faults/btrfs-torn-superblock.json
+run_cs "$TMP/torn.out" "$TMP/torn.err" fuzz "$TORN" --variant fix-3 --strategy random --schedules 100 --out "$TMP/torn"
+expect_rc "fuzz faults/btrfs-torn-superblock holds" 0 "$TMP/torn.out" "$TMP/torn.err"
+expect_grep "fuzz faults/btrfs-torn-superblock: fault_outcome judged crash states" ", fault_outcome " "$TMP/torn.out"
+expect_grep "fuzz faults/btrfs-torn-superblock: the summary counts what became of the faults" \
+    "device faults: " "$TMP/torn.out"
+if grep -q "device faults: .* 0 detected" "$TMP/torn.out"; then
+    not_ok "fuzz faults/btrfs-torn-superblock detects a torn superblock" "$(show "$TMP/torn.out")"
+else
+    ok "fuzz faults/btrfs-torn-superblock detects a torn superblock"
+fi
 
 # ---------------------------------------------------------------- ext4/jbd2: the re-logged buffer race
 JBD2=scenarios/jbd2/relogged-buffer-checkpoint.json

@@ -24,11 +24,20 @@ namespace {
 
 /// Reads a metadata block and checks that it holds the object the parent
 /// pointer expects (btrfs verifies the header's bytenr and generation).
+/// A torn block fails its checksum first (issue 14): read_extent_buffer_pages
+/// -> btrfs_validate_extent_buffer compares the csum in the header with one
+/// computed over the block ("checksum verify failed"), and the read is -EIO.
 template <typename Object>
 auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expected_object,
                const MetadataStore<MetaObject>& objects, const std::vector<std::string>& names,
-               std::uint32_t block_size, std::string& error) -> const Object* {
+               std::uint32_t block_size, std::string& error, bool& checksum) -> const Object* {
     const disk::Content content = image.read(block);
+    checksum = content.torn();
+    if (checksum) {
+        error = "block " + std::to_string(block) + " fails its checksum (btrfs_validate_extent_buffer: checksum "
+                "verify failed): it holds " + content.describe(names, block_size);
+        return nullptr;
+    }
     if (content.kind != disk::ContentKind::meta || content.version != expected_object) {
         error = "block " + std::to_string(block) + " holds " + content.describe(names, block_size) +
                 ", expected metadata object #" + std::to_string(expected_object) +
@@ -38,6 +47,15 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
     const Object* object = std::get_if<Object>(&objects.at(content.version));
     SIM_ASSERT(object != nullptr);
     return object;
+}
+
+/// A checksum failure is a fault detected; anything else a broken invariant.
+void refuse_or_fail(RecoveredState& state, std::uint64_t block, bool checksum, std::string error) {
+    if (checksum) {
+        refuse_mount(state, block, std::move(error));
+    } else {
+        fail_mount(state, std::move(error));
+    }
 }
 
 }  // namespace
@@ -78,13 +96,16 @@ auto Btrfs::mount(const disk::Image& image, LogReplay* replay) const -> Recovere
     state.device_blocks = device_.block_count();
     state.metadata_end = meta_area_end_;
     const Superblock* super =
-        meta_objects_.read_superblock<Superblock>(image, file_names_, block_size_, state);
+        meta_objects_.read_superblock<Superblock>(image, file_names_, block_size_, state,
+                                                  "open_ctree: btrfs_check_super_csum");
+    state.data_checksums = true;  // btrfs_check_data_csum on every read (no nodatasum in the model)
     if (super == nullptr) return state;
     std::string error;
+    bool checksum = false;
     const FsTree* root = read_meta<FsTree>(image, super->root_block, super->root_object,
-                                           meta_objects_, file_names_, block_size_, error);
+                                           meta_objects_, file_names_, block_size_, error, checksum);
     if (root == nullptr) {
-        fail_mount(state, "fs tree root: " + error);
+        refuse_or_fail(state, super->root_block, checksum, "fs tree root: " + error);
         return state;
     }
     FsTree tree = *root;
@@ -95,9 +116,10 @@ auto Btrfs::mount(const disk::Image& image, LogReplay* replay) const -> Recovere
                           ": what any later transaction changed survives only through the log");
     if (super->has_log) {
         const LogTree* log = read_meta<LogTree>(image, super->log_block, super->log_object,
-                                                meta_objects_, file_names_, block_size_, error);
+                                                meta_objects_, file_names_, block_size_, error, checksum);
         if (log == nullptr) {
-            fail_mount(state, "log tree root: " + error);
+            // btrfs_recover_log_trees fails: open_ctree refuses the mount.
+            refuse_or_fail(state, super->log_block, checksum, "log tree root: " + error);
             return state;
         }
         for (const auto& [file, head] : log->inodes) replay_log_inode(file, *head, tree, state);

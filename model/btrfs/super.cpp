@@ -148,6 +148,9 @@ auto info() -> ModelInfo {
         "btrfs data path: extent maps and the list of modified extents, ordered extents, "
         "transactions, the per-root log tree with fast and full fsync, page release, log replay";
     info.model_tasks = {"endio", "kswapd", "transaction_kthread"};
+    info.faults = "torn writes: the superblock's checksum (open_ctree: btrfs_check_super_csum) and every tree "
+                  "block's (btrfs_validate_extent_buffer) are verified at mount, a data block's on read "
+                  "(btrfs_check_data_csum)";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {release_extent_maps.info(), log_commit_sleep.info(), hz.info(),
                   jiffy_timer.info(),         commit_interval.info(),  nodesize.info()};

@@ -1,6 +1,7 @@
 #include "model/disk/block_device.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "sim/assert.hpp"
 #include "sim/scheduler.hpp"
@@ -159,6 +160,12 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
     sim::current_scheduler().io_after(
         latency(profile_.flush_latency), [this, flush_id, covered = std::move(covered), done = std::move(on_complete)] {
             sim::current_scheduler().io_event(false, flush_id, "");
+            if (faults_.lying_cache) {
+                // The lie: acknowledged, and nothing made durable.
+                lies_.push_back({flush_id - (std::uint64_t{1} << 62), covered});
+                if (done) done();
+                return;
+            }
             for (std::uint64_t sequence : covered) {
                 auto it = std::find_if(pending_.begin(), pending_.end(), [sequence](const auto& w) {
                     return w.sequence == sequence;
@@ -200,13 +207,83 @@ auto BlockDevice::read(std::uint64_t block) const -> Content {
     return content;
 }
 
-auto BlockDevice::crash_image(const std::vector<bool>& keep) const -> Image {
+auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn) const -> Image {
     SIM_ASSERT(keep.size() == pending_.size());
     sim::RangeMap<DurableBlock> image = durable_;
     for (std::size_t i = 0; i < pending_.size(); i++) {
         if (keep[i]) make_durable(pending_[i], image);
     }
+    const std::uint64_t per_block = block_size_ / sector_size;
+    for (const TornWrite& tear : torn) {
+        SIM_ASSERT(tear.write < pending_.size() && !keep[tear.write]);
+        SIM_ASSERT(tear.sectors > 0 && tear.sectors <= tear_points(tear.write));
+        const PendingWrite& write = pending_[tear.write];
+        const std::uint64_t whole = tear.sectors / per_block;
+        if (whole > 0) make_durable(PendingWrite{write.sequence, write.block, whole, write.content, true, false, write.what}, image);
+        if (tear.sectors % per_block == 0) continue;
+        Content part = write.content.shifted(whole);
+        part.sectors = static_cast<std::uint16_t>(tear.sectors % per_block);
+        make_durable(PendingWrite{write.sequence, write.block + whole, 1, part, true, false, write.what}, image);
+    }
     return Image(std::move(image));
+}
+
+auto BlockDevice::tear_points(std::size_t i) const -> std::uint64_t {
+    SIM_ASSERT(i < pending_.size());
+    const PendingWrite& write = pending_[i];
+    const std::uint64_t sectors = write.count * (block_size_ / sector_size);
+    if (!faults_.torn_writes || sectors < 2) return 0;
+    if (std::string_view(write.what) == "data") {
+        bool over_data = false;
+        const auto is_data = [&](std::uint64_t, std::uint64_t, const DurableBlock& block) {
+            if (block.content.kind == ContentKind::data) over_data = true;
+        };
+        durable_.for_each(write.block, write.block + write.count, is_data);
+        for (const auto& other : pending_) {
+            const bool overlaps = other.block < write.block + write.count && write.block < other.block + other.count;
+            if (overlaps && other.sequence != write.sequence && other.content.kind == ContentKind::data) over_data = true;
+        }
+        if (over_data) return 0;
+    }
+    return sectors - 1;
+}
+
+auto BlockDevice::describe_tear(const TornWrite& tear) const -> std::string {
+    const PendingWrite& write = pending_[tear.write];
+    const std::uint64_t per_block = block_size_ / sector_size;
+    const std::uint64_t block = write.block + tear.sectors / per_block;
+    const std::uint64_t split = tear.sectors % per_block;
+    const std::string where = std::string(write.what) + (write.completed ? ", in the cache" : ", in flight");
+    if (split == 0) {
+        return "torn write of blocks " + std::to_string(write.block) + ".." +
+               std::to_string(write.block + write.count - 1) + ": blocks before " + std::to_string(block) +
+               " new, the rest old (" + where + ")";
+    }
+    return "torn write of block " + std::to_string(block) + ": sectors 0-" + std::to_string(split - 1) +
+           " new, " + std::to_string(split) + "-" + std::to_string(per_block - 1) + " old (" + where +
+           (write.count > 1 ? ", block " + std::to_string(block - write.block + 1) + " of " +
+                                  std::to_string(write.count)
+                            : std::string()) +
+           ")";
+}
+
+auto BlockDevice::lies_exposed(const std::vector<bool>& keep, const std::vector<TornWrite>& torn) const
+    -> std::vector<std::string> {
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < pending_.size(); i++) {
+        if (keep[i]) continue;
+        const bool partly = std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
+        for (const FlushLie& lie : lies_) {
+            if (std::find(lie.sequences.begin(), lie.sequences.end(), pending_[i].sequence) == lie.sequences.end()) {
+                continue;
+            }
+            lines.push_back("FLUSH #" + std::to_string(lie.flush) + " was acknowledged, yet " +
+                            std::string(pending_[i].what) + "@" + std::to_string(pending_[i].block) +
+                            " that it covered was " + (partly ? "torn" : "lost") + " at the power cut");
+            break;
+        }
+    }
+    return lines;
 }
 
 MountDevice::MountDevice(const Image& image) : durable_(image.blocks()) {

@@ -55,6 +55,36 @@ struct PendingWrite {
     const char* what;  // "data", "meta", "log", "super" for stories and counters
 };
 
+/// The device's fault model (issue 14; a scenario's `faults` and
+/// `device.write_cache`), after TigerBeetle's storage simulator: faults are
+/// opt-in, each one a choice of the power cut, at most `budget` per crash
+/// state, and only where the file system promises to survive or detect them.
+struct FaultSettings {
+    std::uint32_t budget = 0;  // the most faults one crash state takes
+    bool torn_writes = false;  // a lost write may be partly on the media, sector by sector
+    /// A write cache that acknowledges FLUSH without making earlier writes
+    /// durable (a device profile, not a budgeted fault).
+    bool lying_cache = false;
+    auto operator==(const FaultSettings&) const -> bool = default;
+};
+
+inline constexpr std::uint32_t sector_size = 512;
+
+/// A write the power cut leaves partly on the media: pending()[write]'s first
+/// `sectors` sectors reached it, the rest did not (a prefix: the device
+/// writes a request's sectors in order).
+struct TornWrite {
+    std::size_t write = 0;
+    std::uint64_t sectors = 0;
+    auto operator==(const TornWrite&) const -> bool = default;
+};
+
+/// A FLUSH the lying cache acknowledged, and the writes it said were durable.
+struct FlushLie {
+    std::uint64_t flush = 0;  // 1, 2, ...: the device's flush count
+    std::vector<std::uint64_t> sequences;
+};
+
 /// What a crash leaves: read-only.
 class Image {
 public:
@@ -133,8 +163,10 @@ public:
 
     /// Writes that a crash may keep or drop, in submission order.
     [[nodiscard]] auto pending() const -> const std::vector<PendingWrite>& { return pending_; }
-    /// The image after a crash that keeps pending()[i] exactly when keep[i].
-    [[nodiscard]] auto crash_image(const std::vector<bool>& keep) const -> Image;
+    /// The image after a crash that keeps pending()[i] exactly when keep[i],
+    /// and the first sectors of each torn write (a write keep loses).
+    [[nodiscard]] auto crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn = {}) const
+        -> Image;
     /// Bumps whenever anything a crash could observe changes.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
     [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
@@ -142,6 +174,23 @@ public:
     /// Performance runs: the latency jitter's stream, forked from the run's
     /// seed (unseeded: seed 0).
     void seed(std::uint64_t run_seed) { jitter_ = sim::Prng(run_seed).fork("disk.latency"); }
+
+    /// Faults from here on (the set-up runs without them).
+    void set_faults(const FaultSettings& faults) { faults_ = faults; }
+    [[nodiscard]] auto faults() const -> const FaultSettings& { return faults_; }
+    /// How many ways pending()[i] can be torn (its sectors less one), 0 when
+    /// the fault model does not tear it: torn writes off, a single-sector
+    /// write, or a data write over blocks that hold data, whose torn
+    /// overwrite in place no file system without data checksums promises to
+    /// survive or detect (TigerBeetle's rule: faults only where they are).
+    [[nodiscard]] auto tear_points(std::size_t i) const -> std::uint64_t;
+    /// "torn write of block 12: sectors 0-3 new, 4-7 old (meta, in flight)".
+    [[nodiscard]] auto describe_tear(const TornWrite& torn) const -> std::string;
+    /// The pending writes a lying cache said were durable and that neither
+    /// keep nor a tear put on the media, one line each; empty when the
+    /// cache told the truth about every write the cut lost.
+    [[nodiscard]] auto lies_exposed(const std::vector<bool>& keep, const std::vector<TornWrite>& torn) const
+        -> std::vector<std::string>;
 
     /// Set-up only: write straight to the durable image (mkfs, pre-filled disks).
     void format(std::uint64_t block, std::uint64_t count, Content content);
@@ -159,6 +208,8 @@ private:
 
     std::uint64_t sequence_ = 0;
     std::uint64_t epoch_ = 0;
+    FaultSettings faults_;
+    std::vector<FlushLie> lies_;  // lying_cache only
     DeviceCounters counters_;
     sim::Prng jitter_{sim::Prng(0).fork("disk.latency")};  // performance runs only; see seed()
     std::uint32_t block_size_;

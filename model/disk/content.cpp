@@ -4,6 +4,13 @@ namespace model::disk {
 
 auto Content::describe(const std::vector<std::string>& file_names,
                        std::uint32_t block_size) const -> std::string {
+    if (torn()) {
+        Content whole = *this;
+        whole.sectors = 0;
+        const std::uint32_t per_block = block_size / 512;
+        return "sectors 0-" + std::to_string(sectors - 1) + " of " + whole.describe(file_names, block_size) +
+               ", " + std::to_string(sectors) + "-" + std::to_string(per_block - 1) + " old (a torn write)";
+    }
     switch (kind) {
         case ContentKind::zeros:
             return "zeros";

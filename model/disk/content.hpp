@@ -15,17 +15,23 @@ struct Content {
     std::uint32_t file = 0;     // data: the file id
     std::uint64_t offset = 0;   // data: block index in the file; stale: device block; meta: block in the object
     std::uint64_t version = 0;  // data: the write's version; meta: the metadata object id
+    /// 0: every sector of the block holds this content. k > 0: a torn write
+    /// (issue 14, the device's fault model): only the block's first k
+    /// 512-byte sectors do, the rest still hold what was there before, and
+    /// no checksum over the block matches.
+    std::uint16_t sectors = 0;
 
     static auto zeros() -> Content { return {}; }
     static auto data(std::uint32_t file, std::uint64_t block, std::uint64_t version) -> Content {
-        return {ContentKind::data, file, block, version};
+        return {ContentKind::data, file, block, version, 0};
     }
     static auto stale(std::uint64_t device_block) -> Content {
-        return {ContentKind::stale, 0, device_block, 0};
+        return {ContentKind::stale, 0, device_block, 0, 0};
     }
     static auto meta(std::uint64_t object_id) -> Content {
-        return {ContentKind::meta, 0, 0, object_id};
+        return {ContentKind::meta, 0, 0, object_id, 0};
     }
+    [[nodiscard]] auto torn() const -> bool { return sectors != 0; }
 
     /// The content of the block `blocks` further on in the same run.
     [[nodiscard]] auto shifted(std::uint64_t blocks) const -> Content {
@@ -35,7 +41,8 @@ struct Content {
     }
     auto operator==(const Content&) const -> bool = default;
 
-    /// "data of I at 20971520 (write v3)", "zeros", "stale block 5000 (an earlier owner)".
+    /// "data of I at 20971520 (write v3)", "zeros", "stale block 5000 (an earlier owner)";
+    /// a torn block: "sectors 0-3 of metadata object #7, 4-7 old (a torn write)".
     [[nodiscard]] auto describe(const std::vector<std::string>& file_names,
                                 std::uint32_t block_size) const -> std::string;
 };

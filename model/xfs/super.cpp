@@ -173,6 +173,9 @@ auto info() -> ModelInfo {
         "raises di_size, fallocate, hole punch and zero range, the CIL and log forces, godown, "
         "log recovery; freeze and thaw with the log worker and m_active_trans";
     info.model_tasks = {"ioend", "xfs-sync"};
+    info.faults = "torn writes: log record CRCs (xlog_cksum in xlog_recover_process; xlog_verify_head walks "
+                  "the head back past a torn record), the metadata in place's CRC (xfs_sb_read_verify); no data "
+                  "checksums, so only data writes to blocks that hold no data are torn";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info()};
     info.ops = ops();

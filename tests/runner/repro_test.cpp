@@ -92,6 +92,25 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     // A crash step the run never reaches.
     const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
     CHECK(load_error(step).find(step + ": $") == 0);
+
+    // Torn writes (issue 14): malformed, and one the scenario's fault budget (none) forbids.
+    const std::string torn_type = edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
+    CHECK(load_error(torn_type) == torn_type + ": $.crash.torn: expected an array, got a number");
+    const std::string torn_zero = edited(good, dir.file("torn_zero.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 0}}});
+    });
+    CHECK(load_error(torn_zero) ==
+          torn_zero + ": $.crash.torn[0].sectors: expected an unsigned integer from 1 to 1000000, got 0");
+    const std::string torn_key = edited(good, dir.file("torn_key.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sector", 1}}});
+    });
+    CHECK(load_error(torn_key) ==
+          torn_key + ": $.crash.torn[0].sector: expected one of the keys write, sectors, got an unknown key");
+    const std::string torn_budget = edited(good, dir.file("torn_budget.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 1}}});
+    });
+    CHECK(load_error(torn_budget).find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") ==
+          0);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {

@@ -260,7 +260,7 @@ TEST_CASE("parse_scenario: a JSON path quotes a key that is not an identifier") 
     document["device"]["block size"] = 4096;
     CHECK(error_of_parse(document.dump()) ==
           "inline.json: $.device[\"block size\"]: expected one of the keys block_size, blocks, "
-          "profile, write_latency_us, flush_latency_us, bandwidth, got an unknown key");
+          "profile, write_latency_us, flush_latency_us, bandwidth, write_cache, got an unknown key");
 }
 
 TEST_CASE("parse_scenario: numbers that are not unsigned integers are named as written") {
@@ -502,7 +502,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},
         {"unknown_key",
          "$.device.colour: expected one of the keys block_size, blocks, profile, write_latency_us, "
-         "flush_latency_us, bandwidth, got an unknown key"},
+         "flush_latency_us, bandwidth, write_cache, got an unknown key"},
         {"unknown_knob",
          "$.variants[0].config.release_extent_map: expected one of the knobs "
          "release_extent_maps, log_commit_sleep, hz, jiffy_timer, commit_interval, nodesize, got an "
@@ -520,8 +520,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.schedule[2].run: expected one of the tasks app, fsyncer, endio, kswapd, transaction_kthread, got \"fsync\""},
         {"unknown_top_level_key",
          "$.timeout_ms: expected one of the keys name, about, model, device, machine, machines, costs, config, "
-         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, must_reach, got an "
-         "unknown key"},
+         "setup, workload, tasks, crash, schedule, checkers, fuzz, perf, sweep, variants, explore, must_reach, "
+         "faults, got an unknown key"},
         {"explore_io_reorders_too_large",
          "$.explore.io_reorders: expected an unsigned integer from 0 to 8, got 9"},
         {"explore_unknown_key",
@@ -643,6 +643,17 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"create_unlink_without_unlink_op",
          "$.workload.create_unlink: expected a model with an unlink operation, got \"btrfs\""},
         {"xfs_unlink_without_file", "$.tasks[0].ops[1].file: expected a required key, got nothing"},
+        // Issue 14: the device's fault model.
+        {"faults_budget_zero", "$.faults.budget: expected an unsigned integer from 1 to 8, got 0"},
+        {"faults_budget_too_large", "$.faults.budget: expected an unsigned integer from 1 to 8, got 9"},
+        {"faults_no_kind", "$.faults: expected at least one fault kind enabled (torn_writes: true), got none"},
+        {"faults_torn_writes_not_boolean", "$.faults.torn_writes: expected a boolean, got a string"},
+        {"faults_unknown_key",
+         "$.faults.misdirected_writes: expected one of the keys budget, torn_writes, got an unknown key"},
+        {"faults_without_budget", "$.faults.budget: expected a required key, got nothing"},
+        {"faults_on_ext4", "$.faults: expected a model whose checksums detect device faults (btrfs, xfs), got model ext4"},
+        {"device_write_cache_unknown",
+         "$.device.write_cache: expected one of honours-flush, lies-about-flush, got \"write-back\""},
         {"xfs_unknown_yield_point",
          "$.schedule[0].until: expected a yield point of model xfs (crashsim list prints them), "
          "got \"xfs.wb.submitted\""},
