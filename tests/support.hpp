@@ -13,6 +13,17 @@
 
 namespace test_support {
 
+/// The message of the scenarios::InputError `action` throws, or "no error".
+template <typename Action>
+auto input_error_of(Action&& action) -> std::string {
+    try {
+        action();
+    } catch (const scenarios::InputError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
 /// What drive() does when the task is blocked and no timer can unblock it.
 enum class WhenStuck { fail, stop };
 

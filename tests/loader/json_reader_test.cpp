@@ -15,17 +15,13 @@
 #include "report/report.hpp"
 #include "runner/repro.hpp"
 #include "sim/stop.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
 template <class Body>
 auto error_of(Body body) -> std::string {
-    try {
-        body();
-    } catch (const scenarios::InputError& error) {
-        return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of(body);
 }
 
 auto parse_error(const std::string& text) -> std::string {

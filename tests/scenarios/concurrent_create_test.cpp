@@ -12,16 +12,12 @@
 #include "report/perf.hpp"
 #include "runner/runner.hpp"
 #include "sim/strategy.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
 auto error_of(const std::function<void()>& action) -> std::string {
-    try {
-        action();
-    } catch (const scenarios::InputError& error) {
-        return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of(action);
 }
 
 /// `threads` threads creating then unlinking `files` files each, on machine

@@ -12,6 +12,7 @@
 
 #include "loader/scenario.hpp"
 #include "sim/yield_point.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
@@ -20,21 +21,11 @@ using scenarios::ScheduleStep;
 using scenarios::UnflushedPolicy;
 
 auto error_of_load(const std::string& path) -> std::string {
-    try {
-        scenarios::load_scenario(path);
-    } catch (const scenarios::InputError& error) {
-        return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of([&] { scenarios::load_scenario(path); });
 }
 
 auto error_of_parse(const std::string& text) -> std::string {
-    try {
-        scenarios::parse_scenario(text, "inline.json");
-    } catch (const scenarios::InputError& error) {
-        return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of([&] { scenarios::parse_scenario(text, "inline.json"); });
 }
 
 // A small valid scenario; tests change one thing in it.

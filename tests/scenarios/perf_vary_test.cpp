@@ -15,16 +15,12 @@
 #include "report/perf.hpp"
 #include "report/plot.hpp"
 #include "loader/scenario.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
 auto error_of(const std::function<void()>& action) -> std::string {
-    try {
-        action();
-    } catch (const scenarios::InputError& error) {
-        return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of(action);
 }
 
 // Four jobs of 64 KiB sequential writes, fsynced, through an 8 MiB page cache.
