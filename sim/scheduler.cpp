@@ -38,9 +38,10 @@ Scheduler::~Scheduler() {
     this_thread_scheduler = outer_;
 }
 
-auto Scheduler::spawn_daemon(std::string name, std::function<void()> body) -> TaskId {
+auto Scheduler::spawn_daemon(std::string name, std::function<void()> body, DaemonStart start) -> TaskId {
     const TaskId id = spawn(std::move(name), std::move(body));
     tasks_[id]->daemon = true;
+    tasks_[id]->starts_asleep = start == DaemonStart::asleep;
     unfinished_--;
     daemons_++;
     return id;
@@ -401,7 +402,7 @@ void Scheduler::settle_daemons() {
     // By index: a daemon's first run may spawn more tasks.
     for (std::size_t i = 0; i < tasks_.size(); i++) {
         const Task& task = *tasks_[i];
-        if (task.daemon && !task.started && task.state == TaskState::runnable) execute(Candidate{task.id});
+        if (task.starts_asleep && !task.started && task.state == TaskState::runnable) execute(Candidate{task.id});
     }
 }
 

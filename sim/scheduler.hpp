@@ -165,12 +165,20 @@ public:
     /// Adds a kernel thread (kswapd, the transaction kthread): it runs like
     /// any task, but neither it nor its sleeps keep the run going, so a run
     /// finishes when every other task has finished and their timers fired.
-    auto spawn_daemon(std::string name, std::function<void()> body) -> TaskId;
-    /// Runs each daemon that has not run yet until it first blocks, sleeps or
-    /// yields, with no choice: a kernel thread started at mount (kthread_run,
-    /// or a delayed work xfs_log_work_queue arms) is asleep before any task
-    /// runs, and letting its start race the tasks would only add schedules
-    /// that differ in nothing. Called once, after the model's start_daemons().
+    ///
+    /// When it starts: `races`, its start is a choice among the tasks' steps,
+    /// so the phase of its timer relative to the tasks is arbitrary (the btrfs
+    /// transaction kthread commits a transaction only once it is
+    /// commit_interval old, so that phase decides what a wake-up does);
+    /// `asleep`, settle_daemons() runs it first, for a daemon whose work does
+    /// not depend on that phase (the xfs log worker), where the start racing
+    /// the tasks would only add schedules that differ in nothing.
+    enum class DaemonStart : std::uint8_t { races, asleep };
+    auto spawn_daemon(std::string name, std::function<void()> body, DaemonStart start = DaemonStart::races)
+        -> TaskId;
+    /// Runs each `asleep` daemon that has not run yet until it first blocks,
+    /// sleeps or yields, with no choice. Called once, after the model's
+    /// start_daemons().
     void settle_daemons();
 
     // ---- Called from inside a fiber (model code). ----
@@ -259,6 +267,7 @@ private:
         TaskId id;
         std::string name;
         bool daemon = false;
+        bool starts_asleep = false;  // DaemonStart::asleep
         TaskState state = TaskState::runnable;
         const char* blocked_on = "";
         const YieldPoint* last_point = nullptr;

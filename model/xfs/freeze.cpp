@@ -22,7 +22,10 @@ namespace model::xfs {
 void Xfs::start_daemons() {
     // xfs_log_mount_finish -> xfs_log_work_queue: l_work armed at mount.
     log_work_.queue();
-    sim::current_scheduler().spawn_daemon("xfs-sync", [this] { log_work_.run([this] { log_worker(); }); });
+    // Asleep at the start: what the worker does when it wakes does not
+    // depend on how long ago it was armed.
+    sim::current_scheduler().spawn_daemon("xfs-sync", [this] { log_work_.run([this] { log_worker(); }); },
+                                          sim::Scheduler::DaemonStart::asleep);
 }
 
 auto Xfs::fs_writable(FreezeLevel level) const -> bool {
