@@ -133,6 +133,7 @@ private:
     auto read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
                           const std::string& parameter) const -> std::uint64_t;
     auto read_number(const Json& value, const std::string& json_path) const -> double;
+    auto read_user_cpu_ns(const Json& value, const std::string& json_path) const -> std::uint64_t;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
     auto read_expectation(const Json& value, const std::string& json_path) const -> Expectation;
@@ -407,14 +408,9 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     if (job.contains("files_per_dir")) {
         fs_mark.files_per_dir = read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, files_max);
     }
-    if (job.contains("fsync")) {
-        if (!job.at("fsync").is_boolean()) fail(path + ".fsync", "a boolean", type_name(job.at("fsync")));
-        fs_mark.fsync = job.at("fsync").get<bool>();
-    }
+    if (job.contains("fsync")) fs_mark.fsync = read_bool(job.at("fsync"), path + ".fsync");
     if (job.contains("user_cpu_us")) {
-        const double us = read_number(job.at("user_cpu_us"), path + ".user_cpu_us");
-        if (us > 1e6) fail(path + ".user_cpu_us", "at most 1000000 (a second per file)", number_text(job.at("user_cpu_us")));
-        fs_mark.user_cpu_ns = static_cast<std::uint64_t>(us * 1000.0 + 0.5);
+        fs_mark.user_cpu_ns = read_user_cpu_ns(job.at("user_cpu_us"), path + ".user_cpu_us");
     }
     return fs_mark;
 }
@@ -490,14 +486,9 @@ auto Loader::read_create_unlink(const Json& job) const -> CreateUnlinkJob {
         fail(path + ".files", "files * threads <= " + std::to_string(files_max),
              std::to_string(result.files) + " * " + std::to_string(result.threads));
     }
-    if (job.contains("unlink")) {
-        if (!job.at("unlink").is_boolean()) fail(path + ".unlink", "a boolean", type_name(job.at("unlink")));
-        result.unlink = job.at("unlink").get<bool>();
-    }
+    if (job.contains("unlink")) result.unlink = read_bool(job.at("unlink"), path + ".unlink");
     if (job.contains("user_cpu_us")) {
-        const double us = read_number(job.at("user_cpu_us"), path + ".user_cpu_us");
-        if (us > 1e6) fail(path + ".user_cpu_us", "at most 1000000 (a second per file)", number_text(job.at("user_cpu_us")));
-        result.user_cpu_ns = static_cast<std::uint64_t>(us * 1000.0 + 0.5);
+        result.user_cpu_ns = read_user_cpu_ns(job.at("user_cpu_us"), path + ".user_cpu_us");
     }
     return result;
 }
@@ -531,6 +522,14 @@ auto Loader::read_number(const Json& value, const std::string& json_path) const 
     const double number = value.get<double>();
     if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", number_text(value));
     return number;
+}
+
+/// A workload's `user_cpu_us` (fs_mark, create_unlink): the user CPU time
+/// each file costs, in microseconds, at most a second.
+auto Loader::read_user_cpu_ns(const Json& value, const std::string& json_path) const -> std::uint64_t {
+    const double us = read_number(value, json_path);
+    if (us > 1e6) fail(json_path, "at most 1000000 (a second per file)", number_text(value));
+    return static_cast<std::uint64_t>(us * 1000.0 + 0.5);
 }
 
 // A metric is a figure of the run, or `counter:<name>` for a counter the model declares.
