@@ -134,6 +134,10 @@ auto read_keep(const Json& value, const std::string& json_path, const JsonReader
 
 /// Torn writes (issue 14): at most the largest fault budget; whether each
 /// fits its crash is the replay's to say (ReplayDiverged).
+/// The most a torn write's `write` index and `sectors` count may be in a
+/// repro; whether they fit the crash is the replay's to say.
+constexpr std::uint64_t torn_field_max = 1'000'000;
+
 auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::disk::TornWrite> {
     in.check_array(value, "$.crash.torn");
     if (value.size() > fault_budget_max) {
@@ -145,8 +149,8 @@ auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::di
         const std::string at = index_path("$.crash.torn", i);
         in.check_keys(value[i], at, {"write", "sectors"}, {"write", "sectors"});
         model::disk::TornWrite tear;
-        tear.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, 1'000'000);
-        tear.sectors = in.read_unsigned_in(value[i].at("sectors"), at + ".sectors", 1, 1'000'000);
+        tear.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, torn_field_max);
+        tear.sectors = in.read_unsigned_in(value[i].at("sectors"), at + ".sectors", 1, torn_field_max);
         torn.push_back(tear);
     }
     return torn;
