@@ -501,6 +501,7 @@ void Loader::generate_create_unlink(const CreateUnlinkJob& job) {
         ops.first_file = static_cast<std::uint32_t>(scenario_.files.size());
         ops.files = job.files;
         ops.unlink = job.unlink;
+        ops.phase_tasks = job.threads;
         ops.user_cpu_ns = job.user_cpu_ns;
         ops.create_op = op_create()->name;
         ops.unlink_op = model::op_with_effect(*model_, model::OracleEffect::remove_file)->name;

@@ -49,6 +49,7 @@ struct GeneratedOps {
     std::uint32_t first_file = 0;
     std::uint64_t files = 0;
     bool unlink = false;
+    std::uint32_t phase_tasks = 0;  // generated tasks that meet before unlinking
     std::uint64_t user_cpu_ns = 0;  // the task's own CPU time per operation
     std::string create_op;          // the model's operation names
     std::string unlink_op;

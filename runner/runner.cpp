@@ -102,8 +102,7 @@ struct Workload {
         };
         run_phase(generated.create_op, true);
         if (!generated.unlink) return;
-        const std::size_t generators = static_cast<std::size_t>(
-            std::count_if(scenario.tasks.begin(), scenario.tasks.end(), [](const Task& t) { return t.generated.has_value(); }));
+        const std::size_t generators = generated.phase_tasks;
         if (++phase_arrivals == generators) {
             if (perf != nullptr) perf->create_phase_ns = sim::now();
             phase_wait.wake_all();

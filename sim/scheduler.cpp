@@ -15,6 +15,7 @@ Scheduler::Scheduler(Options options, Trace* trace)
     : options_(options), trace_(trace), tracing_(trace != nullptr && trace->enabled()),
       hits_(yield_point_count(), 0) {
     cpu_jitter_ = Prng(options_.seed).fork("cpu");
+    cpu_holder_.assign(options_.cpus, no_task);
     outer_ = this_thread_scheduler;
     this_thread_scheduler = this;
     candidates_.reserve(16);
@@ -153,17 +154,14 @@ void Scheduler::compute(Duration nominal) {
 
 void Scheduler::acquire_cpu() {
     Task& task = *tasks_[current_];
-    if (cpu_holder_.size() != options_.cpus) cpu_holder_.assign(options_.cpus, no_task);
-    if (cpus_busy_ < options_.cpus) {
-        cpus_busy_++;
-        // The last CPU if free (the kernel's select_task_rq_fair prefers
-        // prev_cpu), else the lowest-numbered free one: deterministic.
-        std::uint32_t cpu = task.cpu;
-        if (cpu >= options_.cpus || cpu_holder_[cpu] != no_task) {
-            cpu = static_cast<std::uint32_t>(std::find(cpu_holder_.begin(), cpu_holder_.end(), no_task) -
-                                             cpu_holder_.begin());
-        }
-        SIM_ASSERT(cpu < options_.cpus);
+    // The last CPU if free (the kernel's select_task_rq_fair prefers
+    // prev_cpu), else the lowest-numbered free one: deterministic.
+    std::uint32_t cpu = task.cpu;
+    if (cpu >= options_.cpus || cpu_holder_[cpu] != no_task) {
+        cpu = static_cast<std::uint32_t>(std::find(cpu_holder_.begin(), cpu_holder_.end(), no_task) -
+                                         cpu_holder_.begin());
+    }
+    if (cpu < options_.cpus) {
         task.cpu = cpu;
         cpu_holder_[cpu] = task.id;
         return;
@@ -175,16 +173,17 @@ void Scheduler::acquire_cpu() {
 void Scheduler::release_cpu() {
     Task& task = *tasks_[current_];
     SIM_ASSERT(task.cpu < cpu_holder_.size() && cpu_holder_[task.cpu] == task.id);
-    if (cpu_waiters_.empty()) {
-        cpu_holder_[task.cpu] = no_task;
-        cpus_busy_--;
-        return;
-    }
-    const TaskId next = cpu_waiters_.front();
-    cpu_waiters_.pop_front();
-    tasks_[next]->cpu = task.cpu;
+    const TaskId next = hand_over(cpu_waiters_);
+    if (next != no_task) tasks_[next]->cpu = task.cpu;
     cpu_holder_[task.cpu] = next;
+}
+
+auto Scheduler::hand_over(std::deque<TaskId>& waiters) -> TaskId {
+    if (waiters.empty()) return no_task;
+    const TaskId next = waiters.front();
+    waiters.pop_front();
     wake(next);
+    return next;
 }
 
 auto Scheduler::current_cpu() const -> std::uint32_t {
@@ -216,13 +215,7 @@ void Scheduler::line_access(CacheLine& line) {
     }
     if (cost > 0) block_for(cost, TimerKind::sleep, line.name_);
     line.owner_ = cpu;
-    if (line.waiters_.empty()) {
-        line.busy_ = false;
-    } else {
-        const TaskId next = line.waiters_.front();
-        line.waiters_.pop_front();
-        wake(next);
-    }
+    line.busy_ = hand_over(line.waiters_) != no_task;  // a woken waiter owns the access
     if (options_.cpus != 0) release_cpu();
 }
 

@@ -369,7 +369,6 @@ private:
     std::size_t unfinished_ = 0;     // tasks other than daemons
     std::size_t daemons_ = 0;
     std::size_t live_timers_ = 0;    // timers other than daemons' sleeps
-    std::uint32_t cpus_busy_ = 0;
     std::vector<TaskId> cpu_holder_;  // per CPU: the task on it, or no_task
     std::deque<TaskId> cpu_waiters_;
     /// Takes a CPU for the current task (waiting FIFO when all are busy):
@@ -377,6 +376,9 @@ private:
     void acquire_cpu();
     /// Gives the current task's CPU to the first waiter, or frees it.
     void release_cpu();
+    /// A FIFO resource's handoff: wakes the first waiter, which now holds
+    /// it, and returns it; no_task when nobody waits (the resource is free).
+    auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };
