@@ -9,6 +9,7 @@ auto make_mount() -> std::unique_ptr<Checker>;
 auto make_journal_integrity() -> std::unique_ptr<Checker>;
 auto make_freeze_quiescence() -> std::unique_ptr<Checker>;
 auto make_fault_outcome() -> std::unique_ptr<Checker>;
+auto make_frozen_image() -> std::unique_ptr<Checker>;
 
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "fsync_durability") return make_fsync_durability();
@@ -18,11 +19,12 @@ auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
     if (name == "journal_integrity") return make_journal_integrity();
     if (name == "freeze_quiescence") return make_freeze_quiescence();
     if (name == "fault_outcome") return make_fault_outcome();
+    if (name == "frozen_image") return make_frozen_image();
     return nullptr;
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"fault_outcome", "freeze_quiescence", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
+    return {"fault_outcome", "freeze_quiescence", "frozen_image", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
             "no_stale_data"};
 }
 
@@ -51,6 +53,12 @@ auto checker_about(std::string_view name) -> std::string {
                "(xfs_quiesce_attr's first step) and SB_FREEZE_COMPLETE no transaction but the "
                "freezer's own is live, allocated or committed, and once frozen no transaction holds log "
                "space; models that never freeze have nothing at stake";
+    }
+    if (name == "frozen_image") {
+        return "a crash state cut while the file system is frozen (SB_FREEZE_COMPLETE) needs no log "
+               "replay but the final superblock transaction xfs_fs_freeze logs after the unmount record; "
+               "models that never freeze, or whose recovery gives no account of its log records, have "
+               "nothing at stake";
     }
     if (name == "fault_outcome") {
         return "device faults (a scenario's faults): each fault a crash injected is survived (every other "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checkers/oracle.hpp"
+#include "model/events.hpp"
 #include "model/filesystem.hpp"
 
 namespace checkers {
@@ -24,6 +25,9 @@ struct Violation {
 struct CheckContext {
     const std::vector<std::string>& file_names;
     std::uint32_t block_size;
+    /// The file system's freeze level when the power was cut, from the run's
+    /// freeze_level events (model/events.hpp; unfrozen when none came).
+    model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
 };
 
 class Checker {

@@ -1399,8 +1399,8 @@ auto parse_scenario(const std::string& text, const std::string& path) -> Scenari
 }
 
 auto known_checkers() -> const std::vector<std::string>& {
-    static const std::vector<std::string> checkers = {"freeze_quiescence", "fs_consistency", "fsync_durability",
-                                                      "journal_integrity", "no_stale_data"};
+    static const std::vector<std::string> checkers = {"freeze_quiescence", "frozen_image",     "fs_consistency",
+                                                      "fsync_durability",  "journal_integrity", "no_stale_data"};
     return checkers;
 }
 

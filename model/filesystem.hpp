@@ -115,6 +115,15 @@ struct JournalAudit {
 };
 
 /// The file system as mount after a crash left it.
+/// One log record that log recovery found after the tail (xfs_recover).
+struct LogRecordFound {
+    std::uint64_t lsn = 0;
+    bool unmount = false;            // xlog_unmount_write's record: no change
+    std::uint32_t transactions = 0;  // transactions in it
+    bool superblock_only = false;    // each of them logs only the superblock (xfs_sync_sb)
+    std::string kinds;               // the transactions' kinds, for the story
+};
+
 struct RecoveredState {
     bool mounted = false;
     std::string mount_error;
@@ -139,6 +148,9 @@ struct RecoveredState {
     bool data_checksums = false;
     /// Set by the runner: faults the crash injected (fault_outcome's stake).
     std::uint32_t faults_injected = 0;
+    /// Log recovery's account of the records it found after the tail, in
+    /// lsn order (xfs; unset: the model gives no such account).
+    std::optional<std::vector<LogRecordFound>> log_records;
 };
 
 struct Geometry {

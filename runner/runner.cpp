@@ -778,6 +778,9 @@ struct RunState {
     std::vector<TornWrite> torn{};
     std::vector<std::string> fault_lines{};
     bool tears_capped_told = false;
+    /// The freeze level the run's events last set: the level at a cut.
+    model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
+    model::FreezeLevel seen_frozen = model::FreezeLevel::unfrozen;
 
     void tell(const char* who, std::string text) {
         story.push_back({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
@@ -786,9 +789,11 @@ struct RunState {
     /// Every checker on one mount's result; true on a violation.
     auto judge(model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
         state.faults_injected = static_cast<std::uint32_t>(torn.size());
+        checkers::CheckContext at_cut = context;
+        at_cut.frozen = frozen;
         for (std::size_t i = 0; i < checkers.size(); i++) {
-            checkers[i]->check(oracle, state, context, found);
-            if (checkers[i]->at_stake(oracle, state, context)) outcome.judged[i]++;
+            checkers[i]->check(oracle, state, at_cut, found);
+            if (checkers[i]->at_stake(oracle, state, at_cut)) outcome.judged[i]++;
         }
         if (cuts.empty()) {
             for (const TornWrite& tear : torn) fault_lines.push_back(fault_outcome(tear, state, found));
@@ -985,13 +990,15 @@ struct RunState {
         return states;
     }
 
-    /// Has the disk or what the oracle was promised changed since last seen?
+    /// Has the disk, what the oracle was promised or the freeze level (which
+    /// frozen_image judges by) changed since last seen?
     auto changed() const -> bool {
-        return fs.device().epoch() != seen_disk || oracle.epoch() != seen_oracle;
+        return fs.device().epoch() != seen_disk || oracle.epoch() != seen_oracle || frozen != seen_frozen;
     }
     void see() {
         seen_disk = fs.device().epoch();
         seen_oracle = oracle.epoch();
+        seen_frozen = frozen;
     }
 
     /// The crash states the plan takes after one step; true: the run stops.
@@ -1125,9 +1132,11 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
 /// violation, which ends the run as a crash violation would (no crash: a
 /// replay of the schedule finds it again).
 auto watch_events(model::EventChannel& channel, const std::vector<std::unique_ptr<checkers::EventWatch>>& watches,
-                  const sim::Scheduler& scheduler, RunOutcome& outcome, sim::Trace& trace) -> bool {
+                  RunState& run) -> bool {
+    const sim::Scheduler& scheduler = run.scheduler;
     std::vector<model::Event> events = channel.take();
     for (model::Event& event : events) {
+        if (event.kind == model::EventKind::freeze_level) run.frozen = event.level;
         event.step = scheduler.steps();
         event.task_name = event.task == sim::no_task ? "device" : scheduler.task_name(event.task);
         for (const auto& watch : watches) {
@@ -1135,10 +1144,10 @@ auto watch_events(model::EventChannel& channel, const std::vector<std::unique_pt
             std::vector<checkers::Violation> found;
             watch->on_event(event, found);
             if (found.empty()) continue;
-            trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), found.front().checker,
-                       "violated while the run goes on, at step " + std::to_string(scheduler.steps()) + ": " +
-                           found.front().message});
-            outcome.violations = std::move(found);
+            run.trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), found.front().checker,
+                           "violated while the run goes on, at step " + std::to_string(scheduler.steps()) + ": " +
+                               found.front().message});
+            run.outcome.violations = std::move(found);
             return true;
         }
     }
@@ -1210,7 +1219,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         while (!stop) {
             if (script != nullptr && script->at_crash()) break;
             if (!advance(scheduler, strategy, outcome, bounds, progress, trace)) break;
-            if ((stop = watch_events(channel, watches, scheduler, outcome, trace))) break;
+            if ((stop = watch_events(channel, watches, run))) break;
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
         finish_crash(plan, script, stop, run, crash_prng);

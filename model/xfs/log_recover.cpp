@@ -97,6 +97,19 @@ auto Xfs::mount(const disk::Image& image, std::optional<MetaState>* recovered) c
     return state;
 }
 
+/// What the frozen_image checker and the story see of one record.
+auto Xfs::found_record(const LogRecord& record) -> LogRecordFound {
+    LogRecordFound found{record.lsn, record.unmount, static_cast<std::uint32_t>(record.transactions.size()),
+                         !record.transactions.empty(), ""};
+    for (const auto& transaction : record.transactions) {
+        const bool superblock_only =
+            transaction.superblock && transaction.inodes.empty() && !transaction.free_space.has_value();
+        found.superblock_only = found.superblock_only && superblock_only;
+        found.kinds += (found.kinds.empty() ? "" : ", ") + std::string(transaction.kind);
+    }
+    return found;
+}
+
 auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool {
     // xlog_find_tail: every log record still in the log, by lsn; a torn one
     // is there, but its CRC fails.
@@ -123,8 +136,10 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
                       : "log recovery replays lsn " + std::to_string(tail + 1) + ".." +
                             std::to_string(head)));
     bool changed = false;
+    state.log_records.emplace();
     for (std::uint64_t lsn = tail + 1; lsn <= head; lsn++) {
         const LogRecord& record = *records.at(lsn);
+        state.log_records->push_back(found_record(record));
         if (record.unmount) {
             // xlog_check_unmount_rec: an unmount record carries no change; a
             // log whose head it is needs no recovery (xfs_log_unmount_write
@@ -135,14 +150,10 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
             continue;
         }
         changed = true;
-        std::string kinds;
-        for (const auto& transaction : record.transactions) {
-            kinds += (kinds.empty() ? "" : ", ") + std::string(transaction.kind);
-        }
         replay(meta, record);
         state.notes.push_back("log recovery replays record lsn " + std::to_string(lsn) + ": " +
                               std::to_string(record.transactions.size()) + " transaction(s) (" +
-                              kinds + ")");
+                              state.log_records->back().kinds + ")");
     }
     return changed;
 }

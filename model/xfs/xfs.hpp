@@ -404,6 +404,7 @@ private:
     /// xlog_find_tail and xlog_recover over the metadata in place.
     /// True when it replayed at least one record.
     auto replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool;
+    static auto found_record(const LogRecord& record) -> LogRecordFound;
     /// xlog_verify_head over the torn records (lsn -> block): the head walks
     /// back before a torn record near it; false: the mount fails.
     auto trim_torn_head(const std::map<std::uint64_t, std::uint64_t>& torn, std::uint64_t tail, std::uint64_t& head,

@@ -112,3 +112,44 @@ TEST_CASE("no_stale_data: a file reads its own data or zeros, never an earlier o
     // Another file's data is stale for this one too.
     CHECK_FALSE(check("no_stale_data", oracle, state_with(Content::data(1, 0, 1))).empty());
 }
+
+TEST_CASE("frozen_image: a frozen image replays at most the final superblock transaction") {
+    const checkers::Oracle oracle(2);
+    checkers::CheckContext frozen = context;
+    frozen.frozen = model::FreezeLevel::complete;
+    const auto record = [](std::uint64_t lsn, bool unmount, std::uint32_t transactions, bool superblock_only,
+                           const char* kinds) {
+        return model::LogRecordFound{lsn, unmount, transactions, superblock_only, kinds};
+    };
+    const auto judge = [&](const checkers::CheckContext& at_cut, std::vector<model::LogRecordFound> records) {
+        RecoveredState state = state_with(Content{});
+        state.log_records = std::move(records);
+        std::vector<checkers::Violation> found;
+        const auto checker = checkers::make_checker("frozen_image");
+        REQUIRE(checker != nullptr);
+        checker->check(oracle, state, at_cut, found);
+        CHECK(checker->at_stake(oracle, state, at_cut) == (at_cut.frozen == model::FreezeLevel::complete));
+        return found;
+    };
+    // xfs_fs_freeze's own shape: the unmount record, then its xfs_sync_sb.
+    CHECK(judge(frozen, {record(7, true, 0, false, ""), record(8, false, 1, true, "xfs_sync_sb")}).empty());
+    CHECK(judge(frozen, {}).empty());
+    SUBCASE("a record that changes an inode") {
+        const auto found = judge(frozen, {record(7, false, 1, false, "xfs_create"), record(8, true, 0, false, "")});
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].message ==
+              "a frozen image's log needs replay of record lsn 7 (xfs_create), which changes more than the superblock");
+    }
+    SUBCASE("a second superblock transaction after the unmount record") {
+        const auto found = judge(frozen, {record(7, true, 0, false, ""), record(8, false, 1, true, "xfs_sync_sb"),
+                                          record(9, false, 1, true, "xfs_sync_sb")});
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].found == "2 superblock transactions");
+    }
+    SUBCASE("not frozen at the cut, or frozen only to SB_FREEZE_FS: nothing at stake") {
+        CHECK(judge(context, {record(7, false, 1, false, "xfs_create")}).empty());
+        checkers::CheckContext freezing = context;
+        freezing.frozen = model::FreezeLevel::fs;
+        CHECK(judge(freezing, {record(7, false, 1, false, "xfs_create")}).empty());
+    }
+}

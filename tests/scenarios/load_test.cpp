@@ -486,8 +486,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"undeclared_op_field",
          "$.tasks[1].ops[0].offset: expected one of the keys op, file, got an unknown key"},
         {"unknown_checker",
-         "$.checkers[1]: expected one of the checkers freeze_quiescence, fs_consistency, fsync_durability, "
-         "journal_integrity, no_stale_data, got \"no_stale_date\""},
+         "$.checkers[1]: expected one of the checkers freeze_quiescence, frozen_image, fs_consistency, "
+         "fsync_durability, journal_integrity, no_stale_data, got \"no_stale_date\""},
         {"unknown_expect_checker",
          "$.variants[0].expect.violates: expected one of the scenario's checkers "
          "fsync_durability, no_stale_data, mount, got \"fs_consistency\""},

@@ -200,6 +200,13 @@ TEST_CASE("xfs: freeze emits the levels, the drain point and the freezer's own s
     test_support::check_mounted_cleanly(state);
     CHECK(test_support::has_note(state, "unmount record"));
     CHECK(state.files[0].exists);
+    // What frozen_image judges: nothing but those two after the tail.
+    REQUIRE(state.log_records.has_value());
+    REQUIRE(state.log_records->size() == 2);
+    CHECK(state.log_records->at(0).unmount);
+    CHECK(state.log_records->at(1).transactions == 1);
+    CHECK(state.log_records->at(1).superblock_only);
+    CHECK(state.log_records->at(1).kinds == "xfs_sync_sb");
 }
 
 TEST_CASE("freeze_quiescence: a foreign transaction after the drain, or with log space while frozen") {
