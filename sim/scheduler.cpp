@@ -54,6 +54,7 @@ auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
     task->id = id;
     task->name = std::move(name);
     task->body = std::move(body);
+    task->waiting_since = now_;
     tasks_.push_back(std::move(task));
     unfinished_++;
     mark_runnable(id);
@@ -107,6 +108,7 @@ void Scheduler::wake(TaskId id) {
     SIM_ASSERT(task.state == TaskState::blocked);
     task.state = TaskState::runnable;
     task.blocked_on = "";
+    task.waiting_since = now_;
     mark_runnable(id);
 }
 
@@ -249,6 +251,13 @@ void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::funct
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
 
+auto Scheduler::fires_before_tasks(const Timer& timer, std::size_t tasks) const -> bool {
+    if (timer.kind != TimerKind::sleep || timer.when <= now_ || tasks == 0) return true;
+    Instant oldest = now_;
+    for (std::size_t i = 0; i < tasks; i++) oldest = std::min(oldest, tasks_[candidates_[i].task]->waiting_since);
+    return timer.when <= oldest + sched_latency;
+}
+
 auto Scheduler::list_candidates() -> std::span<const Candidate> {
     candidates_.resize(runnable_count());
     timers_listed_ = 0;
@@ -258,7 +267,8 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
     // The next timer in time order, free of charge. A daemon's wake-up
     // (kthread sleep) overtakes runnable work only as a charged choice below:
     // unbounded, a strategy could fire it forever and starve every task.
-    const bool next_listed = tasks == 0 || (options_.timers_race_tasks && !next.daemon());
+    const bool next_listed =
+        tasks == 0 || (options_.timers_race_tasks && !next.daemon() && fires_before_tasks(next, tasks));
     if (next_listed) candidates_.push_back(Candidate{no_task, Charge::none, next.sequence});
     timers_listed_ = candidates_.size() - tasks;
     if (!options_.timers_race_tasks) return candidates_;
@@ -278,7 +288,8 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
         if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
         if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
     }
-    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->sequence == next.sequence)) {
+    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->sequence == next.sequence) &&
+        fires_before_tasks(*first_sleep, tasks)) {
         charged_scratch_.push_back(first_sleep);
     }
     std::sort(charged_scratch_.begin(), charged_scratch_.end(),
@@ -380,7 +391,10 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     }
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
-    if (task.state == TaskState::runnable) step_footprint_ |= task.last_point->touches;
+    if (task.state == TaskState::runnable) {
+        step_footprint_ |= task.last_point->touches;
+        task.waiting_since = now_;
+    }
     if (tracing_) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked

@@ -279,6 +279,7 @@ private:
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
         std::uint32_t cpu = no_cpu;  // the CPU it holds or last held (Options::cpus)
+        Instant waiting_since = 0;   // runnable and not run since then (sched_latency)
     };
     /// Notes a task's arrival back on its own stack: on return from the switch
     /// and on the forced unwind that destroys a suspended task.
@@ -327,6 +328,10 @@ private:
 
     void switch_to_scheduler();
     auto list_candidates() -> std::span<const Candidate>;
+    /// Whether `timer` may fire while `tasks` candidates are runnable: a
+    /// sleep may not end later than sched_latency after the longest-waiting
+    /// of them became runnable (sim/time.hpp).
+    [[nodiscard]] auto fires_before_tasks(const Timer& timer, std::size_t tasks) const -> bool;
     void fire_timer(const Candidate& candidate);
     /// Removes the timer `candidate` names from the queue.
     auto take_timer(const Candidate& candidate) -> Timer;

@@ -145,19 +145,13 @@ void Xfs::quiesce_drain() {
     // Q1.
     switch (knobs_.active_trans) {
         case ActiveTrans::counter:
-            // "while (atomic_read(&mp->m_active_trans) > 0) delay(100);" The
-            // transactions it waits for run on other CPUs meanwhile: a poll
-            // that sees the counter above 0 sleeps until a transaction is
-            // freed, then its delay(100), and polls again. (A bare 400 ms
-            // sleep would let the explorers fire the poll's timer ahead of a
-            // runnable worker forever, which no kernel scheduler does; no
-            // transaction can start between the decrement and the next poll
-            // that the drain could miss: writers are blocked at SB_FREEZE_FS
-            // and the log worker's L1 sees the file system freezing.)
+            // "while (atomic_read(&mp->m_active_trans) > 0) delay(100);": a
+            // plain poll, 400 ms between reads. The transactions it waits for
+            // run meanwhile: a sleep that long never ends ahead of a runnable
+            // task (sim::sched_latency), so the poll cannot starve them.
             while (active_trans_ > 0) {
                 SIM_NOTE("xfs_quiesce_attr: m_active_trans " + std::to_string(active_trans_) +
                          ", delay(100)");
-                active_trans_wait_.wait();
                 sim::current_scheduler().sleep(quiesce_poll_delay);
             }
             SIM_NOTE("xfs_quiesce_attr: m_active_trans is 0");

@@ -83,7 +83,6 @@ void Xfs::active_trans_add(bool increment) {
         return;
     }
     active_trans_--;
-    active_trans_wait_.wake_all();  // the freezer's poll (freeze.cpp, Q1)
 }
 
 void Xfs::trans_roll(Transaction& tp) {

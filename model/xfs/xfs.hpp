@@ -432,7 +432,6 @@ private:
     bool shutdown_ = false;
     SbWriters sb_;                      // sb->s_writers (model/freeze.hpp)
     std::uint64_t active_trans_ = 0;    // mp->m_active_trans (ActiveTrans::counter only)
-    sim::WaitQueue active_trans_wait_{"m_active_trans"};  // Q1's poll waits here between polls
     /// The cache line of m_active_trans in struct xfs_mount (FIDELITY.md 4.4).
     sim::CacheLine active_trans_line_{"m_active_trans line"};
     sim::Duration create_cost_ = cpu_cost::create;

@@ -317,3 +317,26 @@ TEST_CASE("freeze vs log worker: counter slips through the window before the inc
     check_in_order(found.story, {"xfs_log_need_covered says yes", "SB_FREEZE_WRITE", "m_active_trans is 0",
                                  "xfs_log_worker: xfs_sync_sb allocates transaction", "freeze_quiescence"});
 }
+
+TEST_CASE("freeze vs log worker: v5.7's poll sleeps delay(100) while the worker runs, and never starves it") {
+    // The plain loop "while (m_active_trans > 0) delay(100);": a 400 ms sleep
+    // does not end ahead of a task runnable for longer than sim::sched_latency,
+    // so under every strategy the worker it waits for finishes and the poll
+    // then reads 0 (no liveness violation, however the strategy prefers).
+    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("counter"));
+    std::uint64_t waited = 0;
+    for (const char* strategy : {"random", "pct:2", "pct:3"}) {
+        for (std::uint64_t seed = 0; seed < 300; seed++) {
+            const auto outcome = simulation.run_strategy(spec_of(strategy), seed, true);
+            for (const auto& violation : outcome.violations) CHECK(violation.checker == "freeze_quiescence");
+            CHECK(outcome.cut_at_step == 0);  // never polling until the step bound
+            const auto polled = outcome.story.find("xfs_quiesce_attr: m_active_trans 1, delay(100)");
+            if (polled == std::string::npos) continue;
+            waited++;
+            // The worker's transaction is freed, then a later poll reads 0.
+            CHECK(outcome.story.find("xfs_quiesce_attr: m_active_trans is 0", polled) != std::string::npos);
+        }
+    }
+    CHECK(waited > 0);
+}
