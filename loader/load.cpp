@@ -137,6 +137,7 @@ private:
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;
     auto read_expectation(const Json& value, const std::string& json_path) const -> Expectation;
+    void read_fault_expectation(const Json& value, const std::string& json_path, Expectation& expect) const;
 
     Scenario scenario_;
     const model::ModelInfo* model_ = nullptr;
@@ -1327,6 +1328,24 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
     return variant;
 }
 
+/// expect.faults: {"detected": true, "survived": true}, either or both, on a
+/// scenario whose faults a crash may inject.
+void Loader::read_fault_expectation(const Json& value, const std::string& json_path, Expectation& expect) const {
+    if (scenario_.faults.budget == 0) {
+        fail(json_path, "a scenario with a fault budget ($.faults.budget)", "a scenario without faults");
+    }
+    check_keys(value, json_path, {"detected", "survived"}, {});
+    if (value.empty()) fail(json_path, "one of the keys detected, survived", "an empty object");
+    const auto read_true = [&](const char* key, bool& into) {
+        if (!value.contains(key)) return;
+        const Json& given = value.at(key);
+        if (given != true) fail(json_path + "." + key, "true", given.is_boolean() ? "false" : type_name(given));
+        into = true;
+    };
+    read_true("detected", expect.faults_detected);
+    read_true("survived", expect.faults_survived);
+}
+
 auto Loader::read_expectation(const Json& value, const std::string& json_path) const
     -> Expectation {
     Expectation expect;
@@ -1340,7 +1359,7 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
         fail(json_path, "\"holds\", \"measure\" or an object",
              value.is_string() ? json_quoted(value.get<std::string>()) : type_name(value));
     }
-    check_keys(value, json_path, {"violates", "holds", "fuzz"}, {});
+    check_keys(value, json_path, {"violates", "holds", "fuzz", "faults"}, {});
     const bool violates = value.contains("violates");
     const bool holds = value.contains("holds");
     if (violates && holds) fail(json_path, "exactly one of the keys violates, holds", "both");
@@ -1360,6 +1379,7 @@ auto Loader::read_expectation(const Json& value, const std::string& json_path) c
         fail(json_path + ".holds", "true", given.is_boolean() ? "false" : type_name(given));
     }
     if (value.contains("fuzz")) expect.fuzz = read_budget(value.at("fuzz"), json_path + ".fuzz");
+    if (value.contains("faults")) read_fault_expectation(value.at("faults"), json_path + ".faults", expect);
     return expect;
 }
 

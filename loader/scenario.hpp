@@ -101,6 +101,10 @@ struct Expectation {
     Kind kind = Kind::holds;
     std::string checker;  // violates: the checker that must fail
     FuzzBudget fuzz;      // found within this budget / survives this budget
+    /// `faults`: at least one injected device fault must be detected, or
+    /// survived, over the variant's runs (a scenario with a fault budget).
+    bool faults_detected = false;
+    bool faults_survived = false;
 };
 
 struct Variant {

@@ -170,6 +170,17 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
 }
 
 /// The last line of a campaign that found nothing.
+/// "device faults: N injected into crash states: S survived, D detected, ..."
+auto fault_counts_text(const FaultCounts& faults) -> std::string {
+    std::string out;
+    appendf(out,
+            "device faults: %llu injected into crash states: %llu survived, %llu detected, %llu neither "
+            "(a checker violated, or the mount failed for another reason)",
+            static_cast<ull>(faults.injected), static_cast<ull>(faults.survived), static_cast<ull>(faults.detected),
+            static_cast<ull>(faults.neither()));
+    return out;
+}
+
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
@@ -227,14 +238,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
                      "cut inside recovery\n",
                 report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
     }
-    if (report.faults_injected != 0) {
-        appendf(out,
-                "device faults: %llu injected into crash states: %llu survived, %llu detected, %llu neither "
-                "(a checker violated, or the mount failed for another reason)\n",
-                static_cast<ull>(report.faults_injected), static_cast<ull>(report.faults_survived),
-                static_cast<ull>(report.faults_detected),
-                static_cast<ull>(report.faults_injected - report.faults_survived - report.faults_detected));
-    }
+    if (report.faults.injected != 0) out += fault_counts_text(report.faults) + "\n";
     if (report.schedules_cut != 0) {
         appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
                 static_cast<ull>(report.schedules_cut), static_cast<ull>(report.bounds.steps));
@@ -298,6 +302,7 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
     if (merged.violations.empty()) out += "no violation\n";
     if (merged.dfs) out += merged_dfs_text(*merged.dfs, merged.violations.empty());
     appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
+    if (merged.faults) out += fault_counts_text(*merged.faults) + "\n";
     if (!merged.judged.empty() || !merged.reached.empty()) out += coverage_summary(merged.judged, merged.reached);
     return out;
 }
@@ -307,6 +312,7 @@ auto check_header(const CheckTable& table) -> std::string { return table.header(
 auto check_row_text(const CheckTable& table, const CheckRow& row) -> std::string {
     std::string out = table.row(row) + "\n";
     if (!row.met) appendf(out, "    %s\n", row.detail.c_str());
+    if (row.faults) appendf(out, "    %s\n", fault_counts_text(*row.faults).c_str());
     if (!row.judged.empty()) {
         appendf(out, "    judged: %s; yield points: %s\n", judged_text(row.judged).c_str(),
                 coverage_text(row.reached).c_str());

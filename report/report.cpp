@@ -12,6 +12,11 @@
 namespace scenarios {
 namespace {
 
+auto faults_json(const FaultCounts& faults) -> Json {
+    return {{"injected", faults.injected}, {"survived", faults.survived}, {"detected", faults.detected}};
+}
+
+
 
 auto xml_escape(const std::string& text) -> std::string {
     std::string out;
@@ -206,6 +211,7 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         if (row.schedules_cut != 0) json["schedules_cut_at_step_bound"] = row.schedules_cut;
         if (row.error) json["error"] = row.detail;  // not checked: the file or run failed on its input
         if (row.bounds) json["explore"] = explore_json(*row.bounds);
+        if (row.faults) json["faults"] = faults_json(*row.faults);
         if (!row.judged.empty() || !row.reached.empty()) add_coverage_json(json, row.judged, row.reached);
         list.push_back(std::move(json));
     }
@@ -241,6 +247,7 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
         result.dfs = DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs};
     }
+    if (scenario.faults.budget > 0) result.faults = report.faults;
     return result;
 }
 
@@ -275,7 +282,7 @@ auto estimate_json(const SearchEstimate& estimate) -> Json {
 
 }  // namespace
 
-void write_campaign_result(const CampaignResult& result, const std::string& path) {
+auto campaign_result_text(const CampaignResult& result) -> std::string {
     Json violations = Json::array();
     for (const auto& found : result.violations) {
         Json json = {{"index", found.index}, {"schedule_seed", found.schedule_seed},
@@ -301,8 +308,13 @@ void write_campaign_result(const CampaignResult& result, const std::string& path
                        {"violations", violations}};
     add_coverage_json(json, result.judged, result.reached);
     if (result.dfs) json["dfs"] = dfs_json(*result.dfs);
+    if (result.faults) json["faults"] = faults_json(*result.faults);
     if (result.estimate) json["estimate"] = estimate_json(*result.estimate);
-    write_text_file_atomically(path, json.dump(2) + "\n");
+    return json.dump(2) + "\n";
+}
+
+void write_campaign_result(const CampaignResult& result, const std::string& path) {
+    write_text_file_atomically(path, campaign_result_text(result));
 }
 
 namespace {
@@ -349,6 +361,18 @@ auto read_dfs(const Json& value, const JsonReader& in) -> DfsResult {
     dfs.stats.pruned_bound = in.read_unsigned(value.at("pruned_by_bound"), "$.dfs.pruned_by_bound");
     dfs.stats.abandoned = in.read_unsigned(value.at("runs_cut_as_redundant"), "$.dfs.runs_cut_as_redundant");
     return dfs;
+}
+
+/// `faults`: the counts, none of them past the faults injected.
+auto read_faults(const Json& value, const JsonReader& in) -> FaultCounts {
+    const Names keys = {"injected", "survived", "detected"};
+    in.check_keys(value, "$.faults", keys, keys);
+    FaultCounts faults;
+    faults.injected = in.read_unsigned(value.at("injected"), "$.faults.injected");
+    faults.survived = in.read_unsigned_in(value.at("survived"), "$.faults.survived", 0, faults.injected);
+    faults.detected =
+        in.read_unsigned_in(value.at("detected"), "$.faults.detected", 0, faults.injected - faults.survived);
+    return faults;
 }
 
 /// A figure of an estimate: a finite number, 0 or more.
@@ -400,7 +424,7 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     in.check_keys(json, "$",
                   {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",
                    "schedules_run", "crash_states", "steps", "interrupted", "explore", "violations", "judged",
-                   "coverage", "dfs", "estimate"},
+                   "coverage", "dfs", "faults", "estimate"},
                   {"scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard", "schedules_run",
                    "crash_states", "steps", "interrupted", "violations"});
     CampaignResult result;
@@ -433,6 +457,7 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
         result.reached = read_counts(coverage, "hits", "$.coverage", in);
     }
     if (json.contains("dfs")) result.dfs = read_dfs(json.at("dfs"), in);
+    if (json.contains("faults")) result.faults = read_faults(json.at("faults"), in);
     if (json.contains("estimate")) result.estimate = read_estimate(json.at("estimate"), in);
     return result;
 }
@@ -476,6 +501,9 @@ void check_same_campaign(const CampaignResult& shard, const std::string& path, c
         differs("dfs.split_depth", shard.dfs ? std::to_string(depth(shard)) : "none",
                 first.dfs ? "split depth " + std::to_string(depth(first)) : "no dfs member");
     }
+    if (shard.faults.has_value() != first.faults.has_value()) {
+        differs("faults", shard.faults ? "fault counts" : "none", first.faults ? "fault counts" : "no faults member");
+    }
 }
 
 /// Adds a dfs shard's search figures: complete only when every shard is.
@@ -502,6 +530,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     merged.judged.clear();
     merged.reached.clear();
     if (merged.dfs) merged.dfs = DfsResult{true, first.dfs->split_depth, 0, 0, {}};
+    if (merged.faults) merged.faults = FaultCounts{};
     for (std::size_t i = 0; i < shards.size(); i++) {
         const CampaignResult& shard = shards[i];
         check_same_campaign(shard, paths[i], first, paths[0], seen);
@@ -514,6 +543,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
         add_named(merged.judged, shard.judged);
         add_named(merged.reached, shard.reached);
         if (merged.dfs) merge_dfs(*merged.dfs, *shard.dfs);
+        if (merged.faults) *merged.faults += *shard.faults;
     }
     for (std::uint32_t k = 0; k < first.shard_count; k++) {
         if (!seen[k]) {

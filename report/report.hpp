@@ -53,12 +53,15 @@ struct CampaignResult {
     Counts judged;   // crash states each checker judged with something at stake
     Counts reached;  // hits of each of the model's yield points
     std::optional<DfsResult> dfs;  // dfs campaigns
+    std::optional<FaultCounts> faults;  // a scenario with a fault budget (`faults`)
     /// The estimate printed before the campaign ran (shards: the first's).
     std::optional<SearchEstimate> estimate;
 };
 
 auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,
                      std::uint64_t scenario_hash, const std::string& variant) -> CampaignResult;
+/// The result file's JSON text (format crashsim_result 1).
+auto campaign_result_text(const CampaignResult& result) -> std::string;
 void write_campaign_result(const CampaignResult& result, const std::string& path);
 /// Throws InputError naming the file and JSON path.
 auto read_campaign_result(const std::string& path) -> CampaignResult;

@@ -21,7 +21,7 @@ constexpr std::uint64_t batch_per_job = 256;
 struct ScheduleResult {
     std::uint64_t crash_states = 0;
     std::uint64_t recovery_crash_states = 0;
-    std::uint64_t faults_injected = 0, faults_survived = 0, faults_detected = 0;
+    FaultCounts faults;
     std::uint64_t steps = 0;
     bool violated = false;
     bool reordered = false;
@@ -39,9 +39,7 @@ auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     ScheduleResult result;
     result.crash_states = outcome.crash_states;
     result.recovery_crash_states = outcome.recovery_crash_states;
-    result.faults_injected = outcome.faults_injected;
-    result.faults_survived = outcome.faults_survived;
-    result.faults_detected = outcome.faults_detected;
+    result.faults = outcome.faults;
     result.steps = outcome.steps;
     result.violated = outcome.violated();
     result.reordered = outcome.io_reorders > 0;
@@ -96,9 +94,7 @@ void tally(FuzzReport& report, const ScheduleResult& result) {
     if (result.verified) report.verified++;
     report.crash_states += result.crash_states;
     report.recovery_crash_states += result.recovery_crash_states;
-    report.faults_injected += result.faults_injected;
-    report.faults_survived += result.faults_survived;
-    report.faults_detected += result.faults_detected;
+    report.faults += result.faults;
     report.steps += result.steps;
     if (result.reordered) report.schedules_reordering++;
     if (result.woke) report.schedules_waking++;
@@ -339,9 +335,7 @@ auto DfsSearch::fold() -> FuzzReport {
         report.schedules += part.schedules;
         report.crash_states += part.crash_states;
         report.recovery_crash_states += part.recovery_crash_states;
-        report.faults_injected += part.faults_injected;
-        report.faults_survived += part.faults_survived;
-        report.faults_detected += part.faults_detected;
+        report.faults += part.faults;
         report.steps += part.steps;
         report.schedules_reordering += part.schedules_reordering;
         report.schedules_waking += part.schedules_waking;
@@ -583,6 +577,19 @@ void judge_coverage(CheckRow& row, const Simulation& simulation, const std::vect
     }
 }
 
+/// expect.faults: at least one fault detected, or survived, over the row.
+void judge_faults(CheckRow& row, const Expectation& expect) {
+    if (!row.met || row.interrupted || !row.faults) return;
+    const auto fail = [&](const char* what, const char* key) {
+        row.met = false;
+        row.detail = std::string("faults: none of the ") + std::to_string(row.faults->injected) +
+                     " device faults injected in " + std::to_string(row.schedules) + " schedules was " + what +
+                     " (expect.faults." + key + ")";
+    };
+    if (expect.faults_detected && row.faults->detected == 0) return fail("detected", "detected");
+    if (expect.faults_survived && row.faults->survived == 0) return fail("survived", "survived");
+}
+
 auto has_checker(const RunOutcome& outcome, const std::string& checker) -> bool {
     return std::any_of(outcome.violations.begin(), outcome.violations.end(),
                        [&](const auto& violation) { return violation.checker == checker; });
@@ -606,6 +613,7 @@ void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bo
     row.schedules++;
     if (scripted.cut_at_step != 0) row.schedules_cut++;
     row.crash_states += scripted.crash_states;
+    if (row.faults) *row.faults += scripted.faults;
     add_counts(counts.judged, scripted.judged);
     add_counts(counts.hits, scripted.hits);
     if (violates && !has_checker(scripted, expect.checker)) {
@@ -669,6 +677,7 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
     row.schedules += report.schedules;
     row.schedules_cut += report.schedules_cut;
     row.crash_states += report.crash_states;
+    if (row.faults) *row.faults += report.faults;
     add_counts(counts.judged, report.judged);
     add_counts(counts.hits, report.hits);
     row.attempts.push_back({text, report.schedules, report.crash_states, report.found, report.index,
@@ -707,6 +716,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.expectation = expectation_text(expect);
     Simulation simulation(scenario, variant);
     row.met = true;
+    if (scenario.faults.budget > 0) row.faults = FaultCounts{};
     RowCounts counts;
     if (!scenario.schedule.empty()) check_scripted(row, simulation, counts, violates);
     for (const std::string& text : expect.fuzz.strategies) {
@@ -714,6 +724,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
         check_strategy(row, simulation, counts, text, jobs, progress, verify_every);
     }
     judge_coverage(row, simulation, counts.judged, counts.hits, violates);
+    judge_faults(row, expect);
     if (row.met && !violates) {
         row.detail = "no violation in " + std::to_string(row.schedules) + " schedules";
     }

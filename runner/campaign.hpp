@@ -71,11 +71,7 @@ struct FuzzReport {
     std::uint64_t crash_states = 0;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
-    /// Device faults (issue 14) injected into the crash states judged, and
-    /// how many each was survived or detected (RunOutcome::faults_*).
-    std::uint64_t faults_injected = 0;
-    std::uint64_t faults_survived = 0;
-    std::uint64_t faults_detected = 0;
+    FaultCounts faults;  // device faults (issue 14) in the crash states judged
     std::uint64_t steps = 0;
     bool found = false;
     std::uint64_t index = 0;          // of the (first) failing schedule
@@ -188,6 +184,7 @@ struct CheckRow {
     std::optional<ExploreBounds> bounds;
     std::uint64_t verified = 0;  // schedules run again twice (--verify-determinism)
     std::uint64_t nondeterministic = 0;  // of them, those that did not run the same
+    std::optional<FaultCounts> faults;  // a scenario with a fault budget: over every run
 };
 
 /// The expectation column of a check row: "holds" or "violates CHECKER".

@@ -807,19 +807,19 @@ struct RunState {
         const model::disk::PendingWrite& write = fs.device().pending()[tear.write];
         const auto in_write = [&](std::uint64_t block) { return block >= write.block && block < write.block + write.count; };
         const bool caught = std::any_of(state.checksum_failed.begin(), state.checksum_failed.end(), in_write);
-        outcome.faults_injected++;
+        outcome.faults.injected++;
         const std::string what = fs.device().describe_tear(tear) + ": ";
         if (!state.mounted && caught) {
-            outcome.faults_detected++;
+            outcome.faults.detected++;
             return what + "detected: the mount refuses it with an error the user sees (" + state.mount_error + ")";
         }
         if (!found.empty()) return what + "not survived: " + found.front().checker + " is violated";
         if (!state.mounted) return what + "not judged: the mount failed for another reason";
         if (const std::string read = torn_read(state); !read.empty()) {
-            outcome.faults_detected++;
+            outcome.faults.detected++;
             return what + "detected: " + read;
         }
-        outcome.faults_survived++;
+        outcome.faults.survived++;
         return what + (caught ? "survived: its checksum failed and recovery went on without it"
                               : "survived: recovery holds every checker");
     }

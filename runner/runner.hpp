@@ -40,6 +40,23 @@ struct CrashRecord {
     std::vector<model::disk::TornWrite> torn{};
 };
 
+/// Device faults (issue 14) injected into judged crash states, and how each
+/// ended: survived (every checker held), detected (a checksum refused the
+/// mount or the read: an error the user sees), or neither (silently wrong, or
+/// the mount failed for another reason).
+struct FaultCounts {
+    std::uint64_t injected = 0;
+    std::uint64_t survived = 0;
+    std::uint64_t detected = 0;
+    auto operator+=(const FaultCounts& other) -> FaultCounts& {
+        injected += other.injected;
+        survived += other.survived;
+        detected += other.detected;
+        return *this;
+    }
+    [[nodiscard]] auto neither() const -> std::uint64_t { return injected - survived - detected; }
+};
+
 struct RunOutcome {
     std::vector<checkers::Violation> violations;  // empty when the run held
     std::optional<CrashRecord> crash;             // the crash that showed them
@@ -65,11 +82,7 @@ struct RunOutcome {
     std::vector<std::uint64_t> judged;
     /// Per yield point id (sim::yield_point_by_id): times a task reached it.
     std::vector<std::uint64_t> hits;
-    /// Device faults (issue 14): injected into the crash states judged, and
-    /// how each ended (survived + detected + not survived = injected).
-    std::uint64_t faults_injected = 0;
-    std::uint64_t faults_survived = 0;
-    std::uint64_t faults_detected = 0;
+    FaultCounts faults;  // device faults (issue 14) in the crash states judged
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 

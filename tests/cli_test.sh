@@ -79,6 +79,11 @@ expect_grep() {
     fi
 }
 
+# expect_egrep NAME REGEX FILE: FILE has a line matching the extended REGEX.
+expect_egrep() {
+    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no '$2' in:" "$(show "$3")"; fi
+}
+
 # expect_input_error NAME OUT ERR DIR [PREFIX]: exit 2, exactly one line on
 # stderr that starts with "crashsim: " (or PREFIX), nothing on stdout, DIR
 # still empty.
@@ -312,6 +317,24 @@ if grep -q "device faults: .* 0 detected" "$TMP/torn.out"; then
 else
     ok "fuzz faults/btrfs-torn-superblock detects a torn superblock"
 fi
+# The result file carries the fault counts, and merge adds two shards' (issue 14).
+mkdir -p "$TMP/torn-shards"
+for k in 0 1; do
+    run_cs "$TMP/torn$k.out" "$TMP/torn$k.err" fuzz "$TORN" --variant fix-3 --strategy random --schedules 100 \
+        --shard "$k/2" --out "$TMP/torn-shards" --result "$TMP/torn-shards/result$k.json"
+done
+expect_grep "fuzz --result of faults/btrfs-torn-superblock carries the fault counts" '"detected": ' \
+    "$TMP/torn-shards/result0.json"
+run_cs "$TMP/torn-merge.out" "$TMP/torn-merge.err" merge "$TMP/torn-shards/result0.json" "$TMP/torn-shards/result1.json"
+expect_rc "merge of two faults/btrfs-torn-superblock shards" 0 "$TMP/torn-merge.out" "$TMP/torn-merge.err"
+expect_egrep "merge of two faults/btrfs-torn-superblock shards adds the fault counts" \
+    "device faults: [0-9]* injected into crash states" "$TMP/torn-merge.out"
+run_cs "$TMP/torn-check.out" "$TMP/torn-check.err" check "$TORN"
+expect_rc "check faults/btrfs-torn-superblock (expect.faults detected and survived)" 0 "$TMP/torn-check.out" \
+    "$TMP/torn-check.err"
+expect_egrep "check faults/btrfs-torn-superblock: the row counts the faults" \
+    "    device faults: [0-9]* injected into crash states: [1-9][0-9]* survived, [1-9][0-9]* detected" \
+    "$TMP/torn-check.out"
 
 # ---------------------------------------------------------------- ext4/jbd2: the re-logged buffer race
 JBD2=scenarios/jbd2/relogged-buffer-checkpoint.json
@@ -932,9 +955,6 @@ cp "$TMP/unfollowable.json" "$TMP/mixed/unfollowable.json"
 run_cs "$TMP/mixed.out" "$TMP/mixed.err" check "$TMP/mixed" --junit "$TMP/mixed.xml" --json "$TMP/mixed.json"
 expect_rc "check of a directory with bad files" 1 "$TMP/mixed.out" "$TMP/mixed.err"
 # expect_egrep NAME REGEX FILE
-expect_egrep() {
-    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no '$2' in:" "$(show "$3")"; fi
-}
 expect_egrep "check shows a file that does not load as an ERROR row" \
     "^$TMP/mixed/number_past_double.json +- +loads +ERROR " "$TMP/mixed.out"
 expect_grep "check prints the file's message under its row" \

@@ -643,6 +643,13 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.faults.misdirected_writes: expected one of the keys budget, torn_writes, got an unknown key"},
         {"faults_without_budget", "$.faults.budget: expected a required key, got nothing"},
         {"faults_on_ext4", "$.faults: expected a model whose checksums detect device faults (btrfs, xfs), got model ext4"},
+        {"expect_faults_without_budget",
+         "$.variants[0].expect.faults: expected a scenario with a fault budget ($.faults.budget), got a scenario "
+         "without faults"},
+        {"expect_faults_detected_false", "$.variants[0].expect.faults.detected: expected true, got false"},
+        {"expect_faults_unknown_key",
+         "$.variants[0].expect.faults.silently_wrong: expected one of the keys detected, survived, got an unknown "
+         "key"},
         {"device_write_cache_unknown",
          "$.device.write_cache: expected one of honours-flush, lies-about-flush, got \"write-back\""},
         {"xfs_unknown_yield_point",

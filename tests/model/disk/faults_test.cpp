@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "tests/model/world.hpp"
+#include "tests/support.hpp"
 #include "loader/scenario.hpp"
 #include "model/disk/block_device.hpp"
+#include "report/report.hpp"
+#include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
@@ -59,9 +62,9 @@ auto campaign(const char* path, std::uint64_t seeds) -> Campaign {
     Campaign result;
     for (std::uint64_t seed = 0; seed < seeds; seed++) {
         scenarios::RunOutcome outcome = simulation.run_strategy(random_spec(), seed, true);
-        result.injected += outcome.faults_injected;
-        result.detected += outcome.faults_detected;
-        result.survived += outcome.faults_survived;
+        result.injected += outcome.faults.injected;
+        result.detected += outcome.faults.detected;
+        result.survived += outcome.faults.survived;
         if (outcome.violated()) {
             result.violations++;
             result.stories += outcome.trace;
@@ -250,4 +253,48 @@ TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and rec
     const model::RecoveredState home = world.fs->recover(torn_image(*world.fs, 0, 1));
     CHECK_FALSE(home.mounted);
     CHECK(home.mount_error.find("(xfs_sb_read_verify)") != std::string::npos);
+}
+
+TEST_CASE("faults in check and merge: a row counts its faults, expect.faults judges them, shards add up") {
+    const auto no_clock = [] { return 0.0; };
+    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/xfs-torn-data-after-fsync.json");
+    scenarios::Variant variant = scenario.variants.front();
+    REQUIRE(variant.expect.faults_survived);
+    const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, no_clock);
+    REQUIRE(row.faults.has_value());
+    CHECK(row.met);
+    CHECK(row.faults->injected > 0);
+    CHECK(row.faults->survived == row.faults->injected);  // xfs: data has no checksum to detect it
+    // Asking that one be detected, on a scenario where none can be, fails the row and says why.
+    variant.expect.faults_detected = true;
+    const scenarios::CheckRow detected = scenarios::check_variant(scenario, variant, no_clock);
+    CHECK_FALSE(detected.met);
+    CHECK(detected.detail.starts_with("faults: none of the " + std::to_string(row.faults->injected) +
+                                      " device faults injected in " + std::to_string(row.schedules) +
+                                      " schedules was detected (expect.faults.detected) (at most 1 I/O"));
+    // Two random shards' result files carry their counts; merge adds them.
+    std::vector<scenarios::CampaignResult> results;
+    scenarios::FaultCounts total;
+    for (std::uint32_t shard = 0; shard < 2; shard++) {
+        scenarios::Simulation simulation(scenario, variant);
+        scenarios::FuzzRequest request;
+        request.strategy = test_support::spec_of("random");
+        request.schedules = 40;
+        request.shard_index = shard;
+        request.shard_count = 2;
+        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        total += report.faults;
+        results.push_back(scenarios::campaign_result(report, request, scenario, 0, variant.name));
+        REQUIRE(results.back().faults.has_value());
+        const auto text = scenarios::campaign_result_text(results.back());
+        const auto again = scenarios::parse_campaign_result(text, "result.json");
+        REQUIRE(again.faults.has_value());
+        CHECK(again.faults->survived == report.faults.survived);
+    }
+    const scenarios::CampaignResult merged = scenarios::merge_results(results, {"a.json", "b.json"});
+    REQUIRE(merged.faults.has_value());
+    CHECK(total.injected > 0);
+    CHECK(merged.faults->injected == total.injected);
+    CHECK(merged.faults->survived == total.survived);
+    CHECK(merged.faults->detected == total.detected);
 }
