@@ -306,6 +306,29 @@ TEST_CASE("mutex: unlock hands the lock to the first waiter, not back to the unl
     CHECK_FALSE(mutex.held());
 }
 
+TEST_CASE("mutex: a guard of a task destroyed while it waits with the lock dropped releases nothing") {
+    // jbd2_log_do_checkpoint's shape: under a guard, drop the lock, wait,
+    // take it again. A run that ends while the task waits destroys it there.
+    sim::Mutex mutex("test.mutex");
+    sim::WaitQueue never("test.never");
+    bool retaken = false;
+    {
+        sim::Scheduler scheduler({}, nullptr);
+        const sim::TaskId task = scheduler.spawn("checkpointer", [&] {
+            const sim::MutexGuard guard(mutex);
+            mutex.unlock();
+            never.wait();
+            mutex.lock();
+            retaken = true;
+        });
+        run_task(scheduler, task);
+        CHECK(scheduler.task_state(task) == sim::TaskState::blocked);
+        CHECK_FALSE(mutex.held());
+    }  // destroyed here: the guard's unwinding must not unlock a lock it does not hold
+    CHECK_FALSE(retaken);
+    CHECK_FALSE(mutex.held());
+}
+
 TEST_CASE("mutex: at most one holder under random schedules") {
     for (std::uint64_t seed = 1; seed <= 20; seed++) {
         sim::Mutex mutex("test.mutex");
