@@ -2,8 +2,9 @@
 // (--no-dpor: sleep sets only, which scenario_test.cpp checks against the
 // unpruned search) on every variant of every bundled scenario at bounds 0,
 // 1 and 2: the same verdict, the same kinds of violation (checkers), and
-// never more schedules. A search the unreduced side cannot
-// finish within the cap is skipped and named in the test's output.
+// never more schedules. A search the unreduced side cannot finish within
+// the cap is skipped and named in the test's output, and so are the
+// performance scenarios (workloads of hundreds of operations).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,7 +18,7 @@
 
 namespace {
 
-constexpr std::uint64_t schedules_cap = 25'000;
+constexpr std::uint64_t schedules_cap = 5'000;
 
 auto search(scenarios::Simulation& simulation, std::uint32_t preemptions, bool dpor) -> scenarios::FuzzReport {
     scenarios::FuzzRequest request;
@@ -53,12 +54,16 @@ auto bundled() -> std::vector<std::string> {
 
 }  // namespace
 
-// Slow (minutes): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
+// Slow (about 20 minutes): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
 TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
           doctest::test_suite("slow")) {
     std::uint64_t compared = 0;
     for (const std::string& path : bundled()) {
         const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        if (scenario.perf) {
+            MESSAGE("skipped: " << path << " (a performance scenario: its workload is far past a dfs)");
+            continue;
+        }
         for (const auto& variant : scenario.variants) {
             for (std::uint32_t preemptions = 0; preemptions <= 2; preemptions++) {
                 CAPTURE(path);
@@ -75,8 +80,12 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 CHECK(reduced.complete);
                 CHECK(reduced.found == full.found);
                 CHECK(kinds(reduced, false) == kinds(full, false));
-                if (kinds(reduced, true) != kinds(full, true)) {
-                    MESSAGE("messages differ: " << path << " " << variant.name << " dfs:" << preemptions);
+                const std::set<std::string> messages = kinds(reduced, true);
+                const std::set<std::string> all = kinds(full, true);
+                if (messages != all) {
+                    MESSAGE("first messages differ: " << path << " " << variant.name << " dfs:" << preemptions << ": "
+                                                      << messages.size() << " and " << all.size() << " distinct, "
+                                                      << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end()) ? "a subset" : "not a subset"));
                 }
                 CHECK(reduced.schedules <= full.schedules);
                 compared++;
