@@ -108,6 +108,20 @@ auto split_text(const SearchEstimate& estimate, const FuzzRequest& request) -> s
 
 }  // namespace
 
+namespace {
+/// The dfs summary's line on partial-order reduction.
+auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std::string {
+    if (!request.sleep_sets) return "reduction: none (--no-reduction): every interleaving within the bound\n";
+    if (!request.dpor) return "reduction: sleep sets only (--no-dpor): every interleaving within the bound\n";
+    std::string out =
+        "reduction: dynamic partial-order reduction (source sets with bounded POR's conservative backtrack points; "
+        "no sleep sets under a bound): about one schedule per class of equivalent interleavings, not every "
+        "interleaving (--no-dpor: every one)";
+    if (split_depth != 0) out += "; split: every alternative above the split depth, dpor below it";
+    return out + "\n";
+}
+}  // namespace
+
 auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
     std::string out;
     if (estimate.dfs) {
@@ -116,6 +130,7 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
                 static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
                 estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
                 about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        if (request.dpor) out += " without dpor (dpor takes fewer)";
         out += split_text(estimate, request);
     } else {
         appendf(out, "estimate (from the first %llu schedules, seed %llu): %s schedules (--schedules), about %s crash "
@@ -220,6 +235,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
         appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
                 static_cast<ull>(report.dfs.abandoned));
+        out += reduction_text(request, report.split_depth);
     }
     if (dfs && report.split_depth != 0) {
         appendf(out, "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "

@@ -15,6 +15,11 @@
 namespace scenarios {
 namespace {
 
+/// What a crash sees (dpor's visible steps, sim/dfs.hpp): the disk, which
+/// every submission touches (model/disk/block_device.cpp), and the oracle of
+/// acknowledged operations (runner/runner.cpp).
+auto crash_visible() -> sim::Footprint { return sim::resource("disk") | sim::resource("oracle"); }
+
 /// Schedules run between two checks of the stop flag and progress reports.
 constexpr std::uint64_t batch_per_job = 256;
 
@@ -278,7 +283,7 @@ void DfsSearch::report_progress() {
 
 /// One worker: the whole walk above the split depth, the units it claims below.
 void DfsSearch::work(Simulation& world, bool caller) {
-    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets);
+    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets, request_.dpor, crash_visible());
     Unit* current = nullptr;
     if (depth_ == 0) {
         current = &units_[0];
@@ -421,7 +426,7 @@ void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate
               const std::function<double()>& clock) {
     estimate.seconds_per_run = estimate.runs == 0 ? 0 : walks_seconds / static_cast<double>(estimate.runs);
     constexpr std::uint64_t calibration_schedules = 16;
-    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets);
+    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets, request.dpor, crash_visible());
     std::uint64_t runs = 0;
     std::uint64_t crash_states = 0;
     const double started = clock();
@@ -507,7 +512,7 @@ auto split_units_wanted(const FuzzRequest& request) -> double {
 
 auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {
     std::size_t depth = 0;
-    if (request.jobs > 1 || request.shard_count > 1) {
+    if (request.jobs > 1 || request.shard_count > 1 || request.split_depth != 0) {
         depth = request.split_depth != 0
                     ? request.split_depth
                     : split_depth_for(estimate_search(simulation, request), split_units_wanted(request));

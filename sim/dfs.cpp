@@ -64,6 +64,8 @@ void DfsTree::next_unit() {
 
 auto DfsTree::backtrack() -> bool {
     if (owned_) stats_.schedules++;
+    if (dpor_ && !cut_) analyze_races();
+    events_.clear();
     if (cut_) {
         // A run into a unit another tree explores: nothing below the cut is ours.
         nodes_.resize(std::min(nodes_.size(), cut_at_));
@@ -75,6 +77,10 @@ auto DfsTree::backtrack() -> bool {
             const std::uint64_t task = node.candidates[i];
             if (asleep(node.explored, task)) continue;
             if (i == node.chosen) continue;
+            if (reduces(nodes_.size() - 1) &&
+                std::find(node.backtrack.begin(), node.backtrack.end(), task) == node.backtrack.end()) {
+                continue;  // no race asks for it (yet)
+            }
             const std::uint32_t after = node.preemptions + cost(node, task);
             if (sleep_sets_ && prunes(node.sleep, task, after)) {
                 // Counted once: mark it explored so later passes skip it silently.
@@ -99,11 +105,44 @@ auto DfsTree::backtrack() -> bool {
     return false;
 }
 
-DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0) { tree_.cut_ = false; }
+DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0) {
+    tree_.cut_ = false;
+    tree_.events_.clear();
+}
+
+void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node) {
+    std::vector<DfsTree::Event>& events = tree_.events_;
+    // A candidate listed now and not before the last step: that step made it
+    // runnable (a task's wake-up, hand-off or spawn; a timer's creation, or
+    // the timers or tasks ahead of it gone), so it happens before the
+    // candidate's next step whatever their footprints.
+    for (const Candidate& candidate : candidates) {
+        const std::uint64_t key = candidate.key();
+        if (events.empty() ||
+            std::find(previous_keys_.begin(), previous_keys_.end(), key) != previous_keys_.end()) {
+            continue;
+        }
+        std::erase_if(wakers_, [key](const auto& waker) { return waker.first == key; });
+        wakers_.emplace_back(key, events.size() - 1);
+    }
+    previous_keys_.clear();
+    for (const Candidate& candidate : candidates) previous_keys_.push_back(candidate.key());
+    DfsTree::Event event{candidates[pick].key(), 0, node, no_cut};
+    const auto waker = std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == event.key; });
+    if (waker != wakers_.end()) {
+        event.waker = waker->second;
+        wakers_.erase(waker);
+    }
+    events.push_back(event);
+    recorded_ = true;
+}
 
 auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
     -> std::size_t {
-    if (candidates.size() == 1) return 0;
+    if (candidates.size() == 1) {
+        if (tree_.dpor_) record_event(candidates, 0, no_cut);
+        return 0;
+    }
     const std::uint64_t running =
         current_ != no_task && scheduler.task_state(current_) == TaskState::runnable ? current_ : no_candidate_key;
     if (decision_ >= tree_.nodes_.size()) return decide(scheduler, candidates, running);
@@ -118,6 +157,7 @@ auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> 
     pending_ = &node;
     preemptions_ = node.preemptions + tree_.cost(node, candidates[node.chosen].key());
     if (decision_ == tree_.prefix_) fresh_ = true;
+    if (tree_.dpor_) record_event(candidates, node.chosen, decision_ - 1);
     return node.chosen;
 }
 
@@ -145,6 +185,7 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
         return 0;
     }
     node.chosen = pick;
+    node.backtrack.push_back(candidates[pick].key());
     tree_.nodes_.push_back(std::move(node));
     if (tree_.nodes_.size() - 1 == tree_.cut_at_) {
         // Recorded, not taken: the run ends before its step counts.
@@ -157,11 +198,16 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     decision_++;
     preemptions_ += tree_.cost(*pending_, candidates[pick].key());
     sleep_ = pending_->sleep;
+    if (tree_.dpor_) record_event(candidates, pick, tree_.nodes_.size() - 1);
     return pick;
 }
 
 void DfsStrategy::after_step(const Scheduler& scheduler) {
-    const Footprint footprint = scheduler.last_footprint();
+    Footprint footprint = scheduler.last_footprint();
+    // dpor: the steps a crash can see are mutually dependent (see dfs.hpp).
+    if (tree_.dpor_ && (footprint & tree_.visible_) != 0) footprint |= tree_.visible_;
+    if (recorded_) tree_.events_.back().footprint = footprint;
+    recorded_ = false;
     if (scheduler.last_ran() != no_task) current_ = scheduler.last_ran();
     if (pending_ != nullptr && !pending_->chosen_recorded) {
         const std::uint64_t task = pending_->candidates[pending_->chosen];

@@ -27,6 +27,27 @@
 // points are those of the unsplit search; below D it explores only the units
 // it claims, and runs into the others only to depth D (no counts). The
 // counts of the units sum to the unsplit search's.
+//
+// Dynamic partial-order reduction (dpor, the default for dfs): source-set
+// DPOR (Abdulla, Aronis, Jonsson, Sagonas, JACM 2017) over the same step
+// footprints. After each schedule, the happens-before order of its steps
+// (footprint dependence, program order, and the step that made a task
+// runnable) gives its races; each race (e, e') adds at the decision before e
+// one initial of notdep(e).e' unless one is there already. A node explores
+// only its backtrack set. Under the preemption bound a reversal may not be
+// affordable at e itself, so each addition is also made at the latest
+// context switch and the latest free switch at or before e (Coons,
+// Musuvathi, McKinley, OOPSLA 2013, "Bounded Partial-Order Reduction").
+// Sleep sets stay on with dpor only without a bound: under one, this
+// engine's budget rule for sleeping transitions (above) lets them prune a
+// class dpor's conservative points rely on (tests/sim/dpor_test.cpp found
+// such task sets), so bounded dpor runs without them.
+// Crash states are evaluated at every fresh step where the disk changed, so
+// the steps that change what a crash sees (the `visible` footprint: disk and
+// oracle) are made mutually dependent (the visibility condition of ample
+// sets): every class then passes through the same crash-visible states.
+// A split search applies dpor only below the split depth (every worker
+// must walk the same tree above it), so its counts depend on the depth.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -47,6 +68,8 @@ struct DfsStats {
 };
 
 inline constexpr std::size_t no_cut = ~std::size_t{0};
+/// A preemption bound that never bites (dpor adds no conservative points).
+inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
 
 struct ProbeRun;
 struct ProbeWalk;
@@ -65,12 +88,23 @@ public:
         std::uint32_t preemptions = 0;  // spent before this decision
         std::vector<Explored> sleep;    // asleep on arrival
         std::vector<Explored> explored; // chosen here in earlier schedules
+        std::vector<std::uint64_t> backtrack;  // dpor: the keys to explore here
         std::size_t chosen = 0;
         bool chosen_recorded = false;
     };
 
-    DfsTree(std::uint32_t preemptions_max, bool sleep_sets)
-        : preemptions_max_(preemptions_max), sleep_sets_(sleep_sets) {}
+    /// One step of the current schedule, for dpor's race analysis.
+    struct Event {
+        std::uint64_t key;             // Candidate::key()
+        Footprint footprint = 0;
+        std::size_t node = no_cut;     // the decision that chose it (none: a lone candidate)
+        std::size_t waker = no_cut;    // the step that made its task runnable
+    };
+
+    /// dpor under a finite bound goes without sleep sets (see above).
+    DfsTree(std::uint32_t preemptions_max, bool sleep_sets, bool dpor = false, Footprint visible = 0)
+        : preemptions_max_(preemptions_max), sleep_sets_(sleep_sets && !(dpor && preemptions_max != unbounded)),
+          dpor_(dpor), visible_(visible) {}
 
     /// After a schedule: move to the next unexplored branch; false when none is left.
     auto backtrack() -> bool;
@@ -94,6 +128,7 @@ public:
     [[nodiscard]] auto depth() const -> std::size_t { return nodes_.size(); }
     [[nodiscard]] auto preemptions_max() const -> std::uint32_t { return preemptions_max_; }
     [[nodiscard]] auto sleep_sets() const -> bool { return sleep_sets_; }
+    [[nodiscard]] auto dpor() const -> bool { return dpor_; }
 
 private:
     friend class DfsStrategy;
@@ -109,9 +144,27 @@ private:
     /// (the one chosen first, then the others by index).
     [[nodiscard]] auto branches(const Node& node) const -> std::vector<std::size_t>;
     void next_unit();
+    /// Whether dpor restricts the node at `depth` to its backtrack set.
+    [[nodiscard]] auto reduces(std::size_t depth) const -> bool {
+        return dpor_ && (split_depth_ == no_cut || depth >= split_depth_);
+    }
+    // dpor (sim/dpor.cpp): the races of the schedule just run, and the
+    // backtrack points they add.
+    void analyze_races();
+    /// Adds one of `initials` (the tasks that can start notdep(e).e') at
+    /// the decision `node` before e, unless one is there, preferring e''s.
+    void add_backtrack(std::size_t node, const std::vector<std::uint64_t>& initials, std::uint64_t preferred);
+    /// Adds `key` (or every candidate, when it is not one) at `node`.
+    void add_at(Node& node, std::uint64_t key);
+    [[nodiscard]] auto affordable(const Node& node, std::uint64_t key) const -> bool {
+        return node.preemptions + cost(node, key) <= preemptions_max_;
+    }
 
     std::uint32_t preemptions_max_;
     bool sleep_sets_;
+    bool dpor_;
+    Footprint visible_;
+    std::vector<Event> events_;  // the current schedule's steps (dpor)
     std::vector<Node> nodes_;
     std::size_t prefix_ = 0;  // decisions the next schedule replays
     DfsStats stats_;
@@ -146,6 +199,11 @@ private:
     /// A fresh decision: its node, and the choice (or none: abandoned).
     auto decide(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running)
         -> std::size_t;
+    /// dpor: notes the step about to run, and which tasks it made runnable.
+    void record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node);
+    std::vector<std::uint64_t> previous_keys_;  // the last step's candidates
+    bool recorded_ = false;  // the step running now is in the tree's events
+    std::vector<std::pair<std::uint64_t, std::size_t>> wakers_;  // task key, the step that made it runnable
     TaskId current_ = no_task;               // last task that ran a task step
     std::uint32_t preemptions_ = 0;
     bool abandoned_ = false;

@@ -31,6 +31,7 @@ auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::u
     request.strategy.preemptions = preemptions;
     request.schedules = schedules;
     request.sleep_sets = sleep_sets;
+    request.dpor = false;  // sleep sets alone (dpor: dpor_soundness_test.cpp)
     return scenarios::fuzz(simulation, request);
 }
 

@@ -414,6 +414,7 @@ TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes wi
         scenarios::FuzzRequest request;
         REQUIRE(sim::parse_strategy("dfs:2", request.strategy));
         request.schedules = 1'000'000;
+        request.dpor = false;  // sleep sets alone; dpor: dpor_soundness_test.cpp
         const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
         if (variant.name == "before-fix") {
             REQUIRE(report.found);
@@ -449,6 +450,7 @@ TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" 
             request.strategy.kind = sim::StrategySpec::Kind::dfs;
             request.strategy.preemptions = preemptions;
             request.schedules = 1'000'000;
+            request.dpor = false;  // sleep sets against none; dpor: dpor_soundness_test.cpp
             request.sleep_sets = false;
             const scenarios::FuzzReport unpruned = scenarios::fuzz(simulation, request);
             request.sleep_sets = true;

@@ -1,0 +1,97 @@
+// Dynamic partial-order reduction (sim/dfs.hpp) against the unreduced search
+// (--no-dpor: sleep sets only, which scenario_test.cpp checks against the
+// unpruned search) on every variant of every bundled scenario at bounds 0,
+// 1 and 2: the same verdict, the same kinds of violation (checkers), and
+// never more schedules. A search the unreduced side cannot finish within
+// the cap is skipped and named in the test's output, and so are the
+// performance scenarios (workloads of hundreds of operations).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "loader/scenario.hpp"
+#include "runner/campaign.hpp"
+
+namespace {
+
+constexpr std::uint64_t schedules_cap = 5'000;
+
+auto search(scenarios::Simulation& simulation, std::uint32_t preemptions, bool dpor) -> scenarios::FuzzReport {
+    scenarios::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = preemptions;
+    request.schedules = schedules_cap;
+    request.stop_at_first = false;
+    request.dpor = dpor;
+    return scenarios::fuzz(simulation, request);
+}
+
+/// The checkers that reported (each violating schedule reports its first
+/// violation, which depends on the order its crash states come in, so the
+/// kinds are compared, and the messages shown where they differ).
+auto kinds(const scenarios::FuzzReport& report, bool messages) -> std::set<std::string> {
+    std::set<std::string> out;
+    for (const auto& found : report.violations) {
+        const checkers::Violation& v = found.violation;
+        out.insert(messages ? v.checker + ": " + v.message : v.checker);
+    }
+    return out;
+}
+
+auto bundled() -> std::vector<std::string> {
+    std::vector<std::string> paths;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator("scenarios")) {
+        const std::string path = entry.path().string();
+        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos) paths.push_back(path);
+    }
+    std::sort(paths.begin(), paths.end());
+    return paths;
+}
+
+}  // namespace
+
+// Slow (about 20 minutes): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
+TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
+          doctest::test_suite("slow")) {
+    std::uint64_t compared = 0;
+    for (const std::string& path : bundled()) {
+        const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        if (scenario.perf) {
+            MESSAGE("skipped: " << path << " (a performance scenario: its workload is far past a dfs)");
+            continue;
+        }
+        for (const auto& variant : scenario.variants) {
+            for (std::uint32_t preemptions = 0; preemptions <= 2; preemptions++) {
+                CAPTURE(path);
+                CAPTURE(variant.name);
+                CAPTURE(preemptions);
+                scenarios::Simulation simulation(scenario, variant);
+                const scenarios::FuzzReport full = search(simulation, preemptions, false);
+                if (!full.complete) {
+                    MESSAGE("skipped: " << path << " " << variant.name << " dfs:" << preemptions
+                                        << " (the unreduced search passes " << schedules_cap << " schedules)");
+                    break;
+                }
+                const scenarios::FuzzReport reduced = search(simulation, preemptions, true);
+                CHECK(reduced.complete);
+                CHECK(reduced.found == full.found);
+                CHECK(kinds(reduced, false) == kinds(full, false));
+                const std::set<std::string> messages = kinds(reduced, true);
+                const std::set<std::string> all = kinds(full, true);
+                if (messages != all) {
+                    MESSAGE("first messages differ: " << path << " " << variant.name << " dfs:" << preemptions << ": "
+                                                      << messages.size() << " and " << all.size() << " distinct, "
+                                                      << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end()) ? "a subset" : "not a subset"));
+                }
+                CHECK(reduced.schedules <= full.schedules);
+                compared++;
+            }
+        }
+    }
+    MESSAGE("compared " << compared << " searches");
+    CHECK(compared > 0);
+}
