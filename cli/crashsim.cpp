@@ -186,7 +186,7 @@ struct FuzzArgs {
     bool preemptions_given = false;
     bool schedules_given = false;
     bool no_reduction = false;
-    bool no_dpor = false;
+    bool dpor = false;
     std::uint64_t seed = 0;
     std::uint64_t schedules = scenarios::fuzz_schedules_default;
     std::string out = ".";
@@ -285,7 +285,10 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
     }
     request.sleep_sets = !args.no_reduction;
-    request.dpor = !args.no_dpor && !args.no_reduction;
+    if (args.dpor && args.no_reduction) {
+        throw scenarios::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
+    }
+    request.dpor = args.dpor;
     request.seed = args.seed;
     request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
     request.jobs = args.jobs;
@@ -781,8 +784,9 @@ void add_fuzz(CLI::App& app, Command& c) {
                                          "dfs: the most preemptions a schedule may take (default 2)")
                                ->check(in_range(0, sim::dfs_preemptions_max));
     c.fuzz->add_flag("--no-reduction", c.fuzz_args.no_reduction, "dfs: turn partial-order reduction off (dpor and sleep sets)");
-    c.fuzz->add_flag("--no-dpor", c.fuzz_args.no_dpor,
-                     "dfs: every interleaving within the bound, pruned by sleep sets only (no dynamic partial-order reduction)");
+    c.fuzz->add_flag("--dpor", c.fuzz_args.dpor,
+                     "dfs: dynamic partial-order reduction, about one schedule per class of equivalent interleavings "
+                     "(default: every interleaving within the bound, pruned by sleep sets)");
     c.fuzz->add_option("--io-reorders", c.fuzz_args.io_reorders,
                      "per schedule, device completions that may fire ahead of earlier timers (0-8; default: the scenario's explore, else 1)")
         ->check(bound);

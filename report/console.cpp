@@ -112,11 +112,13 @@ namespace {
 /// The dfs summary's line on partial-order reduction.
 auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std::string {
     if (!request.sleep_sets) return "reduction: none (--no-reduction): every interleaving within the bound\n";
-    if (!request.dpor) return "reduction: sleep sets only (--no-dpor): every interleaving within the bound\n";
+    if (!request.dpor) {
+        return "reduction: sleep sets only: every interleaving within the bound (--dpor: about one per class)\n";
+    }
     std::string out =
-        "reduction: dynamic partial-order reduction (source sets with bounded POR's conservative backtrack points; "
-        "no sleep sets under a bound): about one schedule per class of equivalent interleavings, not every "
-        "interleaving (--no-dpor: every one)";
+        "reduction: dynamic partial-order reduction (--dpor; source sets with bounded POR's conservative backtrack "
+        "points; no sleep sets under a bound): about one schedule per class of equivalent interleavings, not every "
+        "interleaving";
     if (split_depth != 0) out += "; split: every alternative above the split depth, dpor below it";
     return out + "\n";
 }
@@ -184,7 +186,6 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
     return out;
 }
 
-/// The last line of a campaign that found nothing.
 /// "device faults: N injected into crash states: S survived, D detected, ..."
 auto fault_counts_text(const FaultCounts& faults) -> std::string {
     std::string out;
@@ -196,6 +197,7 @@ auto fault_counts_text(const FaultCounts& faults) -> std::string {
     return out;
 }
 
+/// The last line of a campaign that found nothing.
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;

@@ -227,23 +227,23 @@ run_cs "$TMP/rc2.out" "$TMP/rc2.err" fuzz "$SCEN" --variant fix-1 --strategy dfs
     --recovery-crashes 2 --out "$TMP/fix1"
 expect_grep "fuzz --recovery-crashes 2 says how deep it cut" \
     "crash during recovery: explored 2 nested power cut(s) per crash state" "$TMP/rc2.out"
-# dfs: dpor by default, --no-dpor the unreduced search (issue 13 item 1); the same verdict.
-run_cs "$TMP/dpor.out" "$TMP/dpor.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --quiet --out "$TMP/fix1"
-expect_rc "fuzz --strategy dfs:1 (dpor)" 0 "$TMP/dpor.out" "$TMP/dpor.err"
+# dfs: every interleaving by default, --dpor the reduced search (issue 13 item 1); the same verdict.
+run_cs "$TMP/dpor.out" "$TMP/dpor.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --quiet --out "$TMP/fix1"
+expect_rc "fuzz --strategy dfs:1 --dpor" 0 "$TMP/dpor.out" "$TMP/dpor.err"
 expect_grep "dfs says it reduces by dpor" "reduction: dynamic partial-order reduction" "$TMP/dpor.out"
 expect_grep "dfs with dpor completes" "complete: " "$TMP/dpor.out"
-run_cs "$TMP/nodpor.out" "$TMP/nodpor.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --no-dpor --quiet \
+run_cs "$TMP/nodpor.out" "$TMP/nodpor.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --quiet \
     --out "$TMP/fix1"
-expect_rc "fuzz --strategy dfs:1 --no-dpor" 0 "$TMP/nodpor.out" "$TMP/nodpor.err"
-expect_grep "dfs --no-dpor says it takes every interleaving" \
-    "reduction: sleep sets only (--no-dpor): every interleaving within the bound" "$TMP/nodpor.out"
-expect_grep "dfs --no-dpor completes" "complete: " "$TMP/nodpor.out"
+expect_rc "fuzz --strategy dfs:1 (no dpor)" 0 "$TMP/nodpor.out" "$TMP/nodpor.err"
+expect_grep "dfs without --dpor says it takes every interleaving" \
+    "reduction: sleep sets only: every interleaving within the bound" "$TMP/nodpor.out"
+expect_grep "dfs without --dpor completes" "complete: " "$TMP/nodpor.out"
 dpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/dpor.out")
 nodpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/nodpor.out")
 if [ -n "$dpor_n" ] && [ -n "$nodpor_n" ] && [ "$dpor_n" -lt "$nodpor_n" ]; then
-    ok "dpor takes fewer schedules than --no-dpor ($dpor_n < $nodpor_n)"
+    ok "--dpor takes fewer schedules than the unreduced search ($dpor_n < $nodpor_n)"
 else
-    not_ok "dpor takes fewer schedules than --no-dpor" "dpor '$dpor_n', --no-dpor '$nodpor_n'"
+    not_ok "--dpor takes fewer schedules than the unreduced search" "dpor '$dpor_n', without '$nodpor_n'"
 fi
 
 # ---------------------------------------------------------------- list
@@ -401,6 +401,8 @@ bad_flag "fuzz --strategy dfs2" "crashsim: --strategy" -- fuzz "$SCEN" --strateg
 bad_flag "fuzz --strategy pct:0" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct:0 --out "$TMP/flag"
 bad_flag "fuzz --strategy pct:" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct: --out "$TMP/flag"
 bad_flag "fuzz --schedules 0" "crashsim: --schedules" -- fuzz "$SCEN" --schedules 0 --out "$TMP/flag"
+bad_flag "fuzz --dpor with --no-reduction" "crashsim: --dpor: expected no --no-reduction (dpor is a reduction), got both" -- \
+    fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --no-reduction --out "$TMP/flag"
 bad_flag "fuzz --schedules abc" "crashsim: " -- fuzz "$SCEN" --schedules abc --out "$TMP/flag"
 bad_flag "fuzz --out /nonexistent/dir" "crashsim: --out" -- fuzz "$SCEN" --out /nonexistent/dir
 bad_flag "fuzz --variant nosuch" "crashsim: $SCEN: \$.variants" -- fuzz "$SCEN" --variant nosuch --out "$TMP/flag"
