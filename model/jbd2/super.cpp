@@ -103,6 +103,21 @@ auto ops() -> std::vector<OpInfo> {
           true,
           OracleEffect::none,
           true}},
+        {Op::unlink,
+         {"unlink",
+          "ext4_unlink and the final iput's ext4_evict_inode in one handle: the name leaves its "
+          "directory block, the file's blocks are cleared in the block bitmap (reusable once this "
+          "transaction commits), the inode is cleared in its inode-table block and its bit in the "
+          "inode bitmap (the number is reusable at once)",
+          {file_field()},
+          false,
+          OracleEffect::remove_file}},
+        {Op::sync,
+         {"sync",
+          "sync(2): the files' dirty pages written and waited, ext4_sync_fs forces the running "
+          "transaction's commit and waits, then every dirty metadata buffer is written home and waited "
+          "(the buffers stay on their checkpoint lists, clean)",
+          {}}},
     });
 }
 
