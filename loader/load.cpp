@@ -400,8 +400,15 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     constexpr std::uint64_t files_max = 1'000'000;
     FsMarkJob fs_mark;
     fs_mark.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
-    fs_mark.size = read_multiple(job.at("size"), path + ".size");
-    if (fs_mark.size == 0) fail(path + ".size", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
+    // fs_mark -s: bytes on a byte-granular model (ext4), else a block multiple.
+    fs_mark.size = model_->byte_granular ? read_size(job.at("size"), path + ".size")
+                                         : read_multiple(job.at("size"), path + ".size");
+    if (fs_mark.size == 0) {
+        fail(path + ".size",
+             model_->byte_granular ? std::string("a positive size in bytes")
+                                   : "a positive multiple of " + std::to_string(scenario_.device.block_size),
+             "0");
+    }
     if (fs_mark.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fs_mark.size));
     if (job.contains("threads")) {
         fs_mark.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
@@ -1127,11 +1134,11 @@ void Loader::read_field(const model::FieldInfo& field, const Json& value,
             op.file = read_name(value, json_path);
             break;
         case model::FieldKind::offset:
-            op.offset = read_multiple(value, json_path);
+            op.offset = model_->byte_granular ? read_size(value, json_path) : read_multiple(value, json_path);
             op.has_offset = true;
             break;
         case model::FieldKind::length:
-            op.length = read_multiple(value, json_path);
+            op.length = model_->byte_granular ? read_size(value, json_path) : read_multiple(value, json_path);
             if (op.length == 0) fail(json_path, "an unsigned integer greater than 0", "0");
             op.has_length = true;
             break;

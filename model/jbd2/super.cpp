@@ -152,6 +152,7 @@ auto info() -> ModelInfo {
                    "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
                    "1/8558.4) s per file over ~626 buffers scanned per commit"}};
     info.ops = ops();
+    info.byte_granular = true;  // i_size in bytes; a partial block is written as its whole page
     info.counters = counters();
     return info;
 }

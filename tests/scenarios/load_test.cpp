@@ -342,6 +342,25 @@ TEST_CASE("parse_scenario: fs_mark's previous_files is an earlier run in the set
     check_op(scenario.tasks[0].ops[3], "create", "d1/t0.f1");
 }
 
+TEST_CASE("parse_scenario: ext4 takes write offsets, lengths and fs_mark sizes in bytes; btrfs in blocks") {
+    auto document = minimal();
+    document["model"] = "ext4";
+    document["device"]["blocks"] = 6400;
+    document["checkers"] = {"journal_integrity"};
+    document["tasks"] = Json::parse(R"([{"name": "app", "ops": [{"op": "create", "file": "J"},
+        {"op": "write", "file": "J", "offset": 1000, "length": 24}]}])");
+    const auto scenario = parse(document);
+    CHECK(scenario.tasks[0].ops[1].offset == 1000);
+    CHECK(scenario.tasks[0].ops[1].length == 24);
+    auto fs_mark = fs_mark_document({{"files", 2}, {"size", 1024}});
+    fs_mark["model"] = "ext4";
+    fs_mark["device"]["blocks"] = 6400;
+    fs_mark["checkers"] = {"journal_integrity"};
+    CHECK(parse(fs_mark).tasks[0].ops[2].length == 1024);
+    CHECK(test_support::input_error_of([] { parse(fs_mark_document({{"files", 2}, {"size", 1024}})); })
+              .find("$.workload.fs_mark.size: expected a multiple of 4096, got 1024") != std::string::npos);
+}
+
 TEST_CASE("parse_scenario: fs_mark spreads files over dirs round-robin, or files_per_dir at a "
           "time") {
     const auto round_robin = parse(fs_mark_document({{"files", 5}, {"size", 4096}, {"dirs", 3}}));
