@@ -112,6 +112,9 @@ private:
     void expand_fio(const FioJob& fio);
     auto read_fs_mark(const Json& job) const -> FsMarkJob;
     void expand_fs_mark(const FsMarkJob& fs_mark);
+    void old_directories(const FsMarkJob& fs_mark, std::set<std::uint64_t>& made);
+    auto fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::uint64_t files, const std::string& prefix,
+                     std::set<std::uint64_t>& made) -> std::vector<Op>;
     auto read_create_unlink(const Json& job) const -> CreateUnlinkJob;
     void generate_create_unlink(const CreateUnlinkJob& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
@@ -232,7 +235,8 @@ void Loader::read_workload(const Json& value) {
         const FsMarkJob fs_mark = read_fs_mark(value.at("fs_mark"));
         // Before expanding: the device holds the data, and the ops are within the bound.
         check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, "$.workload.fs_mark");
-        take_workload_ops(std::uint64_t{fs_mark.threads} * fs_mark.files * (fs_mark.fsync ? 3 : 2),
+        take_workload_ops(std::uint64_t{fs_mark.threads} *
+                              (fs_mark.files * (fs_mark.fsync ? 3 : 2) + fs_mark.previous_files * (fs_mark.fsync ? 4 : 3)),
                           "$.workload.fs_mark");
         expand_fs_mark(fs_mark);
         scenario_.fs_mark = fs_mark;
@@ -382,12 +386,14 @@ void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) 
 
 // FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
 // creates its files one after another while it is measured, writes each whole and fsyncs it
-// before close. The models have no directories: a file's name ("d3/t0.f17", directory 3,
-// thread 0, its file 17) only says where fs_mark would have put it; no directory is created,
-// looked up or logged.
+// before close. A file's name ("d3/t0.f17": directory 3, thread 0, its file 17) says where
+// fs_mark puts it; a model with a mkdir operation makes the directories (fs_mark_run), the
+// others only take the name. previous_files: an earlier run of the same command ran right
+// before and unlinked its files ("d3/p0.f17") after its loop (the set-up).
 auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     const std::string path = "$.workload.fs_mark";
-    check_keys(job, path, {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us"},
+    check_keys(job, path,
+               {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us", "previous_files"},
                {"files", "size"});
     for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
         if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
@@ -395,8 +401,15 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     constexpr std::uint64_t files_max = 1'000'000;
     FsMarkJob fs_mark;
     fs_mark.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
-    fs_mark.size = read_multiple(job.at("size"), path + ".size");
-    if (fs_mark.size == 0) fail(path + ".size", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
+    // fs_mark -s: bytes on a byte-granular model (ext4), else a block multiple.
+    fs_mark.size = model_->byte_granular ? read_size(job.at("size"), path + ".size")
+                                         : read_multiple(job.at("size"), path + ".size");
+    if (fs_mark.size == 0) {
+        fail(path + ".size",
+             model_->byte_granular ? std::string("a positive size in bytes")
+                                   : "a positive multiple of " + std::to_string(scenario_.device.block_size),
+             "0");
+    }
     if (fs_mark.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fs_mark.size));
     if (job.contains("threads")) {
         fs_mark.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
@@ -413,60 +426,123 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     if (job.contains("user_cpu_us")) {
         fs_mark.user_cpu_ns = read_user_cpu_ns(job.at("user_cpu_us"), path + ".user_cpu_us");
     }
+    if (job.contains("previous_files")) {
+        fs_mark.previous_files = read_unsigned_in(job.at("previous_files"), path + ".previous_files", 0, files_max);
+        if (fs_mark.previous_files > 0 && model::op_with_effect(*model_, model::OracleEffect::remove_file) == nullptr) {
+            fail(path + ".previous_files", "0 on a model with no unlink operation (the earlier run unlinks its files)",
+                 std::to_string(fs_mark.previous_files));
+        }
+        if (fs_mark.previous_files * fs_mark.threads > files_max) {
+            fail(path + ".previous_files", "previous_files * threads <= " + std::to_string(files_max),
+                 std::to_string(fs_mark.previous_files) + " * " + std::to_string(fs_mark.threads));
+        }
+    }
     return fs_mark;
 }
 
 void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {
-    const std::string path = "$.workload.fs_mark";
-    // A model with directories gets fs_mark's -D directories first, in the
-    // set-up: fs_mark makes them before its timed loop, and nothing commits
-    // them before the first file's fsync.
-    if (const model::OpInfo* mkdir = model::op_making_directory(*model_)) {
-        for (std::uint64_t dir = 0; dir < fs_mark.dirs; dir++) {
-            const std::string name = "d" + std::to_string(dir);
-            if (!files_created_.insert(name).second) {
-                fail(path, "directory names dD not created elsewhere", json_quoted(name));
+    // The earlier run (fs_mark without -k unlinks its files after its timed
+    // loop, untimed) is the set-up: it leaves the directories and, in a
+    // transaction not yet committed, every buffer its unlinks dirtied.
+    std::set<std::uint64_t> made;  // directories made by mkdir
+    if (fs_mark.previous_files > 0) {
+        old_directories(fs_mark, made);
+        std::vector<Op> unlinks;
+        for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
+            std::vector<Op> ops = fs_mark_run(fs_mark, thread, fs_mark.previous_files, "p", made);
+            scenario_.setup.insert(scenario_.setup.end(), ops.begin(), ops.end());
+            for (const Op& op : ops) {
+                if (op.name != op_create()->name) continue;
+                Op unlink = op;
+                unlink.name = model::op_with_effect(*model_, model::OracleEffect::remove_file)->name;
+                unlinks.push_back(std::move(unlink));
             }
-            scenario_.files.push_back(name);
-            Op op;
-            op.name = mkdir->name;
-            op.file = name;
-            op.json_path = path;
-            scenario_.setup.push_back(std::move(op));
         }
+        scenario_.setup.insert(scenario_.setup.end(), unlinks.begin(), unlinks.end());
     }
-    // Expand: task threadT creates its files in order; file i goes to directory i % dirs, or,
-    // with files_per_dir N, to directory (i / N) % dirs (N consecutive files per directory).
     for (std::uint32_t thread = 0; thread < fs_mark.threads; thread++) {
         Task task{"thread" + std::to_string(thread), {}, std::nullopt};
-        for (std::uint64_t index = 0; index < fs_mark.files; index++) {
-            if (index % 4096 == 0) poll_stop(path_);
-            const std::uint64_t dir =
-                (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
-            const std::string file =
-                "d" + std::to_string(dir) + "/t" + std::to_string(thread) + ".f" + std::to_string(index);
-            if (!files_created_.insert(file).second) {
-                fail(path, "file names dD/tT.fI not created elsewhere", json_quoted(file));
-            }
-            scenario_.files.push_back(file);
-            auto expanded = [&file, &path](const model::OpInfo* info) {
-                Op op;
-                op.name = info->name;
-                op.file = file;
-                op.json_path = path;
-                return op;
-            };
-            Op create = expanded(op_create());
-            create.user_cpu_ns = fs_mark.user_cpu_ns;
-            task.ops.push_back(std::move(create));
-            Op write = expanded(op_write());
-            write.length = fs_mark.size;
-            write.has_offset = write.has_length = true;
-            task.ops.push_back(write);
-            if (fs_mark.fsync) task.ops.push_back(expanded(op_fsync()));
-        }
+        task.ops = fs_mark_run(fs_mark, thread, fs_mark.files, "t", made);
         scenario_.tasks.push_back(std::move(task));
     }
+}
+
+// With an earlier run: the directories are older still (fs_mark keeps them
+// from run to run; they were made by the runs that came first and written
+// home since): `mkdir dD` for each, then `sync` (what 30 s of background
+// writeback would have done).
+void Loader::old_directories(const FsMarkJob& fs_mark, std::set<std::uint64_t>& made) {
+    const std::string path = "$.workload.fs_mark";
+    const model::OpInfo* mkdir = model::op_making_directory(*model_);
+    if (mkdir == nullptr) return;
+    const model::OpInfo* sync = model::find_op(*model_, "sync");
+    if (sync == nullptr) fail(path + ".previous_files", "0 on a model with no sync operation", "a positive count");
+    const std::uint64_t files = std::max(fs_mark.files, fs_mark.previous_files);
+    for (std::uint64_t index = 0; index < files; index++) {
+        const std::uint64_t dir = (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
+        if (!made.insert(dir).second) continue;
+        const std::string dir_name = "d" + std::to_string(dir);
+        if (!files_created_.insert(dir_name).second) {
+            fail(path, "directory names dD not created elsewhere", json_quoted(dir_name));
+        }
+        scenario_.files.push_back(dir_name);
+        Op op;
+        op.name = mkdir->name;
+        op.file = dir_name;
+        op.json_path = path;
+        scenario_.setup.push_back(std::move(op));
+    }
+    Op op;
+    op.name = sync->name;
+    op.json_path = path;
+    scenario_.setup.push_back(std::move(op));
+}
+
+// One fs_mark run of one thread: file i goes to directory i % dirs, or, with
+// files_per_dir N, to directory (i / N) % dirs (setup_file_name's round robin;
+// fs_mark starts at directory tv_sec % dirs, the model at 0). A model with
+// directories gets `mkdir dD` before the first file of D: fs_mark calls mkdir
+// before every file and ignores EEXIST, and the later calls find the name in
+// the VFS lookup without reaching the file system, so the model leaves them
+// out. Then create (with fs_mark's own CPU time), write, fsync.
+auto Loader::fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::uint64_t files,
+                         const std::string& prefix, std::set<std::uint64_t>& made) -> std::vector<Op> {
+    const std::string path = "$.workload.fs_mark";
+    const model::OpInfo* mkdir = model::op_making_directory(*model_);
+    const auto expanded = [&path](const std::string& name, const std::string& file) {
+        Op op;
+        op.name = name;
+        op.file = file;
+        op.json_path = path;
+        return op;
+    };
+    std::vector<Op> ops;
+    for (std::uint64_t index = 0; index < files; index++) {
+        if (index % 4096 == 0) poll_stop(path_);
+        const std::uint64_t dir = (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
+        const std::string dir_name = "d" + std::to_string(dir);
+        if (mkdir != nullptr && made.insert(dir).second) {
+            if (!files_created_.insert(dir_name).second) {
+                fail(path, "directory names dD not created elsewhere", json_quoted(dir_name));
+            }
+            scenario_.files.push_back(dir_name);
+            ops.push_back(expanded(mkdir->name, dir_name));
+        }
+        const std::string file = dir_name + "/" + prefix + std::to_string(thread) + ".f" + std::to_string(index);
+        if (!files_created_.insert(file).second) {
+            fail(path, "file names dD/" + prefix + "T.fI not created elsewhere", json_quoted(file));
+        }
+        scenario_.files.push_back(file);
+        Op create = expanded(op_create()->name, file);
+        create.user_cpu_ns = fs_mark.user_cpu_ns;
+        ops.push_back(std::move(create));
+        Op write = expanded(op_write()->name, file);
+        write.length = fs_mark.size;
+        write.has_offset = write.has_length = true;
+        ops.push_back(std::move(write));
+        if (fs_mark.fsync) ops.push_back(expanded(op_fsync()->name, file));
+    }
+    return ops;
 }
 
 // seeds/xfs-remove-active-trans-counter.txt: concurrent create of 50 million
@@ -1060,11 +1136,11 @@ void Loader::read_field(const model::FieldInfo& field, const Json& value,
             op.file = read_name(value, json_path);
             break;
         case model::FieldKind::offset:
-            op.offset = read_multiple(value, json_path);
+            op.offset = model_->byte_granular ? read_size(value, json_path) : read_multiple(value, json_path);
             op.has_offset = true;
             break;
         case model::FieldKind::length:
-            op.length = read_multiple(value, json_path);
+            op.length = model_->byte_granular ? read_size(value, json_path) : read_multiple(value, json_path);
             if (op.length == 0) fail(json_path, "an unsigned integer greater than 0", "0");
             op.has_length = true;
             break;

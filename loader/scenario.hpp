@@ -145,6 +145,9 @@ struct FsMarkJob {
     std::uint64_t files_per_dir = 0;  // fs_mark -N: consecutive files per directory (0: round-robin)
     bool fsync = true;                // fsync before close (fs_mark's default sync method)
     std::uint64_t user_cpu_ns = 0;    // fs_mark's own CPU time per file (its "App Overhead")
+    /// Files of an earlier run of the same command right before this one,
+    /// which (without -k) unlinked them after its timed loop: the set-up.
+    std::uint64_t previous_files = 0;
 };
 
 /// A create-then-unlink job (`workload.create_unlink`;

@@ -56,7 +56,9 @@ struct OpCall {
     [[nodiscard]] auto blocks(std::uint32_t block_size) const -> BlockRange {
         const std::uint64_t start = offset / block_size;
         if (!has_range) return {start, whole_file_end};
-        return {start, std::min(whole_file_end, (offset + length) / block_size)};
+        // Up to the block holding the range's last byte (a byte-granular
+        // write touches its partial last block; for block multiples the same).
+        return {start, std::min(whole_file_end, (offset + length + block_size - 1) / block_size)};
     }
 };
 

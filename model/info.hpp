@@ -91,6 +91,9 @@ struct ModelInfo {
     /// ("ops.").
     std::vector<CounterInfo> counters;
     std::vector<CostInfo> costs;
+    /// Write offsets and lengths in bytes (i_size in bytes, a partial block
+    /// written as its whole page); otherwise multiples of the block size.
+    bool byte_granular = false;
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
     /// The device faults the model's checksums detect or its recovery
     /// survives (issue 14), for `list` and the loader; empty: the model

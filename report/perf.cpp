@@ -193,6 +193,9 @@ auto vary_fields() -> const std::vector<VaryField>& {
         {"jobs", "/workload/fio/jobs", "fio jobs"},
         {"bs", "/workload/fio/bs", "fio block size"},
         {"size", "/workload/fio/size", "fio bytes per job"},
+        {"dirs", "/workload/fs_mark/dirs", "fs_mark -D: subdirectories"},
+        {"previous_files", "/workload/fs_mark/previous_files",
+         "fs_mark: files of the earlier run that unlinked them right before this one"},
     };
     return fields;
 }
@@ -357,6 +360,9 @@ auto vary_target(const std::string& name, const Scenario& base, const Json& root
     }
     if (target.pointer.rfind("/workload/fio/", 0) == 0 && !base.fio) {
         bad_vary("a parameter of an fio workload", Json(name).dump());
+    }
+    if (target.pointer.rfind("/workload/fs_mark/", 0) == 0 && !base.fs_mark) {
+        bad_vary("a parameter of an fs_mark workload", Json(name).dump());
     }
     if (!base.sweep_parameter.empty() && target.pointer == "/workload/fio/" + base.sweep_parameter) {
         bad_vary("a parameter the scenario does not sweep already (its sweep sets " + base.sweep_parameter +

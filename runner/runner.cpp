@@ -175,7 +175,9 @@ struct Workload {
 
     [[nodiscard]] auto first_block(const Op& op) const -> std::uint64_t { return op.offset / scenario.device.block_size; }
     [[nodiscard]] auto end_block(const Op& op) const -> std::uint64_t {
-        return (op.offset + op.length) / scenario.device.block_size;
+        // The block holding the last byte (equal for block multiples; ext4's
+        // byte-granular writes dirty their partial last block).
+        return (op.offset + op.length + scenario.device.block_size - 1) / scenario.device.block_size;
     }
 
     void run_write(const Op& op, model::OpCall& call) {

@@ -366,6 +366,9 @@ run_cs "$TMP/jbd2.out" "$TMP/jbd2.err" run "$JBD2" --variant fix
 expect_rc "run jbd2/relogged-buffer-checkpoint fix" 0 "$TMP/jbd2.out" "$TMP/jbd2.err"
 expect_grep "run jbd2/relogged-buffer-checkpoint fix: the checkpoint forces transaction 2's commit" \
     "belongs to transaction 2: forcing its commit" "$TMP/jbd2.out"
+run_cs "$TMP/jbd2.out" "$TMP/jbd2.err" run scenarios/jbd2/unlink-reuse.json --variant fix
+expect_rc "run jbd2/unlink-reuse fix" 0 "$TMP/jbd2.out" "$TMP/jbd2.err"
+expect_grep "run jbd2/unlink-reuse fix: B takes A's freed inode number" "create B: inode 1 in transaction 2" "$TMP/jbd2.out"
 
 # ---------------------------------------------------------------- bad input files
 bad_count=0
@@ -877,6 +880,7 @@ bad_flag "perf --vary without values" "crashsim: --vary: expected NAME=V1,V2" --
 bad_flag "perf --vary of an unknown parameter" "crashsim: --vary: expected a parameter name" -- perf "$JIFFY" --vary colour=1,2
 bad_flag "perf --vary with a bad value" "crashsim: $JIFFY: \$.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)" -- perf "$JIFFY" --vary cpus=0,2
 bad_flag "perf --points of a value the sweep lacks" "crashsim: --points: expected one of the sweep's values of jobs" -- perf scenarios/btrfs/release-full-sync-cost.json --points 3
+bad_flag "perf --vary of an fs_mark field on an fio scenario" "crashsim: --vary: expected a parameter of an fs_mark workload, got \"previous_files\"" -- perf "$JIFFY" --vary previous_files=0,1
 bad_flag "perf --vary with --csv" "crashsim: --vary: expected no --csv or --plot" -- perf "$JIFFY" --vary cpus=2,4 --csv "$TMP/flag/v.csv"
 
 # ---------------------------------------------------------------- check (the CI gate, ~6 s)

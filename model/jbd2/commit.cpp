@@ -219,6 +219,7 @@ void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
     // C11, j_list_lock held: T_COMMIT_CALLBACK, on the checkpoint
     // transactions; then T_FINISHED, and j_list_lock is dropped.
     tx(tid).state = TState::commit_callback;
+    release_freed_blocks(tid);  // j_commit_callback (ext4_journal_commit_callback)
     j_commit_sequence_ = tid;
     committing_ = 0;
     const bool listed = !tx(tid).t_checkpoint_list.empty();

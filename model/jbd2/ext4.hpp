@@ -51,7 +51,7 @@ inline constexpr sim::Duration cp_scan_step = 570 * sim::nanoseconds;
 inline constexpr sim::Duration handle = 3 * sim::microseconds;
 }  // namespace cpu_cost
 
-enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir };
+enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir, unlink, sync };
 
 /// Which kernel's checkpoint-list cleanup runs: one value per real tree
 /// (super.cpp says why one knob, not two).
@@ -208,6 +208,11 @@ private:
     void format_groups();
     void create(std::uint32_t file);
     void mkdir(std::uint32_t file);
+    void unlink(std::uint32_t file);
+    void remove_entry(std::uint64_t tid, Directory* dir, const std::string& leaf);
+    void free_inode(std::uint64_t tid, std::uint64_t ino);
+    void free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks);
+    void release_freed_blocks(std::uint64_t tid);
     /// The directory a name lives in: a subdirectory "dD/..." or the root (nullptr).
     [[nodiscard]] auto parent_of(const std::string& path) -> Directory*;
     auto add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf, std::uint64_t ino) -> bool;
@@ -221,6 +226,7 @@ private:
     [[nodiscard]] auto group_of_block(std::uint64_t block) const -> std::uint64_t;
     void write(const OpCall& call);
     void fsync(std::uint32_t file);
+    void sync();
     auto write_pages(std::uint32_t file) -> std::uint64_t;  // submits, returns the count
     void wait_data();
     auto modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock&;
@@ -342,6 +348,12 @@ private:
     std::map<std::uint64_t, MetaBlock> live_;
     std::map<std::uint64_t, MetaBlock> frozen_;
     std::vector<Inode> inodes_;           // by file id
+    // Blocks freed by a transaction not yet committed, by tid: cleared in the
+    // block bitmap buffer, not yet reusable (ext4_mb_free_metadata: with
+    // data=ordered the buddy gets them back in the commit callback,
+    // ext4_process_freed_data).
+    std::map<std::uint64_t, std::vector<std::uint64_t>> freed_pending_;
+    std::map<std::uint64_t, std::uint64_t> freed_pending_tid_;  // block -> tid
     std::vector<disk::Content> initial_;  // what mkfs wrote, by metadata block - inode bitmap start
 
     // journal_t.

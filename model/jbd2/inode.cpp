@@ -117,8 +117,10 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
     switch (op_of<Op>(call)) {
         case Op::create:
         case Op::mkdir:
+        case Op::unlink:
         case Op::write: touch({journal, buffer, inode, log}); break;
-        case Op::fsync: touch({journal, buffer, inode}); break;
+        case Op::fsync:
+        case Op::sync: touch({journal, buffer, inode}); break;
         case Op::checkpoint: touch({journal, checkpoint, buffer, log}); break;
         case Op::shrink: touch({journal, checkpoint, buffer}); break;
     }
@@ -152,6 +154,18 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
         case Op::mkdir:
             if (dirs_.count(name(call.file)) == 0) mkdir(call.file);
             if (dirs_.count(name(call.file)) == 0) result = OpResult::failed;
+            break;
+        case Op::sync:
+            sync();
+            break;
+        case Op::unlink:
+            // No inode (never created, create failed, unlinked already): ENOENT.
+            if (inodes_[call.file].ino == 0) {
+                SIM_NOTE("unlink " + name(call.file) + ": ENOENT");
+                result = OpResult::failed;
+            } else {
+                unlink(call.file);
+            }
             break;
     }
     task_op_.erase(sim::current_scheduler().current());
@@ -264,7 +278,9 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         const std::uint64_t g = (goal_group + i) % groups_.size();
         const auto& bits = live_.at(groups_[g].block_bitmap).bits;
         for (std::uint64_t bit = 0; bit < bits.size() && taken.size() < count; bit++) {
-            if (!bits[bit]) taken.emplace_back(g, bit);
+            // A block freed by a transaction that has not committed is not
+            // free to the allocator yet (freed_pending_, ext4_mb_free_metadata).
+            if (!bits[bit] && freed_pending_tid_.count(groups_[g].data_start + bit) == 0) taken.emplace_back(g, bit);
         }
     }
     std::vector<std::uint64_t> found;
@@ -318,10 +334,17 @@ auto Ext4::add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf,
         }
         return false;
     }
-    if (live_.at(dir->blocks.back()).entries.size() >= names_per_dir_block && !append_dir_block(tid, *dir))
-        return false;
-    modify(tid, dir->blocks.back()).entries.emplace_back(leaf, ino);
-    dirty_metadata(tid, dir->blocks.back());
+    // The first block with room (ext4_find_dest_de in each block, in order:
+    // a name removed by unlink leaves room that a later name reuses).
+    const auto room = std::find_if(dir->blocks.begin(), dir->blocks.end(), [this](std::uint64_t block) {
+        return live_.at(block).entries.size() < names_per_dir_block;
+    });
+    const bool full = room == dir->blocks.end();
+    const std::uint64_t found = full ? 0 : *room;  // before append_dir_block moves the vector
+    if (full && !append_dir_block(tid, *dir)) return false;
+    const std::uint64_t target = full ? dir->blocks.back() : found;
+    modify(tid, target).entries.emplace_back(leaf, ino);
+    dirty_metadata(tid, target);
     modify(tid, inode_block(dir->ino));
     dirty_metadata(tid, inode_block(dir->ino));
     return true;
@@ -384,6 +407,85 @@ void Ext4::mkdir(std::uint32_t file) {
              ", transaction " + std::to_string(tid));
     journal_stop(tid);
     sim::yield(points::create_done);
+}
+
+void Ext4::remove_entry(std::uint64_t tid, Directory* dir, const std::string& leaf) {
+    // ext4_delete_entry: the name leaves its directory block (its space joins
+    // the previous entry's rec_len); the directory's inode is dirtied (mtime),
+    // but for the root's, which the model does not keep.
+    const auto holds = [&](std::uint64_t block) {
+        const auto& entries = live_.at(block).entries;
+        return std::any_of(entries.begin(), entries.end(), [&](const auto& entry) { return entry.first == leaf; });
+    };
+    std::vector<std::uint64_t> blocks = dir != nullptr ? dir->blocks : std::vector<std::uint64_t>{};
+    if (dir == nullptr) {
+        for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++) blocks.push_back(block);
+    }
+    const auto found = std::find_if(blocks.begin(), blocks.end(), holds);
+    SIM_ASSERT(found != blocks.end());
+    auto& entries = modify(tid, *found).entries;
+    std::erase_if(entries, [&](const auto& entry) { return entry.first == leaf; });
+    dirty_metadata(tid, *found);
+    if (dir == nullptr) return;
+    modify(tid, inode_block(dir->ino));
+    dirty_metadata(tid, inode_block(dir->ino));
+}
+
+void Ext4::free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks) {
+    // ext4_free_blocks -> ext4_mb_clear_bb: the bits are cleared in the block
+    // bitmap buffer now; with data=ordered the allocator gets the blocks back
+    // only when this transaction has committed (ext4_mb_free_metadata), so a
+    // crash cannot leave the old file naming a block new data went to.
+    for (const auto& [file_block, device_block] : blocks) {
+        const Group& group = groups_[group_of_block(device_block)];
+        modify(tid, group.block_bitmap).bits[device_block - group.data_start] = false;
+        dirty_metadata(tid, group.block_bitmap);
+        freed_pending_[tid].push_back(device_block);
+        freed_pending_tid_[device_block] = tid;
+    }
+}
+
+void Ext4::release_freed_blocks(std::uint64_t tid) {
+    // ext4_journal_commit_callback -> ext4_process_freed_data (C11).
+    const auto found = freed_pending_.find(tid);
+    if (found == freed_pending_.end()) return;
+    for (const std::uint64_t block : found->second) freed_pending_tid_.erase(block);
+    freed_pending_.erase(found);
+}
+
+void Ext4::free_inode(std::uint64_t tid, std::uint64_t ino) {
+    // ext4_evict_inode (the last reference is gone: fs_mark closed the file
+    // before its unlink): ext4_truncate frees the blocks, the on-disk inode
+    // is cleared (i_dtime, i_links_count 0: ext4_mark_inode_dirty), and
+    // ext4_free_inode clears its bit in the inode bitmap. With a journal the
+    // number may be taken again at once (find_inode_bit tests
+    // recently_deleted only without one).
+    const std::uint64_t table_block = inode_block(ino);
+    const std::map<std::uint64_t, std::uint64_t> blocks = live_.at(table_block).inodes[ino % inodes_per_block].blocks;
+    free_blocks(tid, blocks);
+    modify(tid, table_block).inodes[ino % inodes_per_block] = InodeRecord{};
+    dirty_metadata(tid, table_block);
+    const std::uint64_t bitmap = groups_[ino / inodes_per_group].inode_bitmap;
+    modify(tid, bitmap).bits[ino % inodes_per_group] = false;
+    dirty_metadata(tid, bitmap);
+}
+
+void Ext4::unlink(std::uint32_t file) {
+    // ext4_unlink, then the final iput's ext4_evict_inode. The kernel uses
+    // two handles and puts the inode on the orphan list between them (orphan
+    // recovery finishes a delete a crash interrupted); the model does both
+    // in one handle, so no crash falls between them. Dirty pages are dropped
+    // (truncate_inode_pages); no metadata block is freed, so no revoke record.
+    const std::uint64_t tid = journal_start();
+    const std::string& path = name(file);
+    Directory* dir = parent_of(path);
+    const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
+    remove_entry(tid, dir, leaf);
+    const std::uint64_t ino = inodes_[file].ino;
+    free_inode(tid, ino);
+    inodes_[file] = Inode{};
+    SIM_NOTE("unlink " + path + ": inode " + std::to_string(ino) + " freed in transaction " + std::to_string(tid));
+    journal_stop(tid);
 }
 
 void Ext4::write(const OpCall& call) {
@@ -464,6 +566,43 @@ void Ext4::fsync(std::uint32_t file) {
     } else {
         device_.flush_and_wait();
     }
+}
+
+void Ext4::sync() {
+    // ksys_sync (fs/sync.c): the files' dirty pages are written and waited
+    // (sync_inodes_sb), ext4_sync_fs forces the running transaction's commit
+    // and waits for it, then the block device's dirty buffers are written and
+    // waited (sync_bdevs: filemap_fdatawrite, filemap_fdatawait). The clean
+    // buffers stay on their checkpoint lists until a cleanup or a checkpoint
+    // removes them.
+    for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        if (inodes_[file].ino != 0) write_pages(file);
+    }
+    wait_data();
+    if (running_ != 0) {
+        const std::uint64_t tid = running_;
+        log_start_commit(tid);
+        log_wait_commit(tid);
+    }
+    std::vector<std::uint64_t> dirty;
+    for (const auto& [block, buffer] : bcache_.buffers()) {
+        if (buffer.dirty) dirty.push_back(block);
+    }
+    for (const std::uint64_t block : dirty) {
+        BufferHead& bh = bcache_.get(block);
+        bcache_.lock_buffer(bh);
+        if (!BufferCache::test_clear_buffer_dirty(bh)) {
+            bcache_.unlock_buffer(bh);
+            continue;
+        }
+        bcache_.submit_write(device_, bh, store(live_.at(block)), "meta");
+    }
+    for (const std::uint64_t block : dirty) {
+        BufferHead& bh = bcache_.get(block);
+        bcache_.lock_buffer(bh);  // wait_on_buffer
+        bcache_.unlock_buffer(bh);
+    }
+    SIM_NOTE("sync: " + std::to_string(dirty.size()) + " dirty metadata buffers written home");
 }
 
 auto Ext4::counters() const -> std::map<std::string, std::uint64_t> {

@@ -103,6 +103,21 @@ auto ops() -> std::vector<OpInfo> {
           true,
           OracleEffect::none,
           true}},
+        {Op::unlink,
+         {"unlink",
+          "ext4_unlink and the final iput's ext4_evict_inode in one handle: the name leaves its "
+          "directory block, the file's blocks are cleared in the block bitmap (reusable once this "
+          "transaction commits), the inode is cleared in its inode-table block and its bit in the "
+          "inode bitmap (the number is reusable at once)",
+          {file_field()},
+          false,
+          OracleEffect::remove_file}},
+        {Op::sync,
+         {"sync",
+          "sync(2): the files' dirty pages written and waited, ext4_sync_fs forces the running "
+          "transaction's commit and waits, then every dirty metadata buffer is written home and waited "
+          "(the buffers stay on their checkpoint lists, clean)",
+          {}}},
     });
 }
 
@@ -137,6 +152,7 @@ auto info() -> ModelInfo {
                    "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
                    "1/8558.4) s per file over ~626 buffers scanned per commit"}};
     info.ops = ops();
+    info.byte_granular = true;  // i_size in bytes; a partial block is written as its whole page
     info.counters = counters();
     return info;
 }

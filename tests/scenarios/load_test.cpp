@@ -297,20 +297,68 @@ TEST_CASE("parse_scenario: an fs_mark job expands into one task per thread that 
     }
 }
 
-TEST_CASE("parse_scenario: on a model with mkdir, fs_mark makes its directories in the set-up; "
-          "user_cpu_us goes on each create") {
+TEST_CASE("parse_scenario: on a model with mkdir, fs_mark makes each directory before its first file "
+          "(setup_file_name); user_cpu_us goes on each create") {
     auto document = fs_mark_document({{"files", 3}, {"size", 4096}, {"dirs", 2}, {"user_cpu_us", 5}});
     document["model"] = "ext4";
     document["checkers"] = {"journal_integrity"};
     document["variants"] = {{{"name", "fix"}, {"expect", "holds"}}};
     const auto scenario = parse(document);
-    REQUIRE(scenario.setup.size() == 2);
-    check_op(scenario.setup[0], "mkdir", "d0");
-    check_op(scenario.setup[1], "mkdir", "d1");
-    CHECK(scenario.files == std::vector<std::string>{"d0", "d1", "d0/t0.f0", "d1/t0.f1", "d0/t0.f2"});
+    CHECK(scenario.setup.empty());
+    CHECK(scenario.files == std::vector<std::string>{"d0", "d0/t0.f0", "d1", "d1/t0.f1", "d0/t0.f2"});
     REQUIRE(scenario.tasks.size() == 1);
-    CHECK(scenario.tasks[0].ops[0].user_cpu_ns == 5000);
-    CHECK(scenario.tasks[0].ops[1].user_cpu_ns == 0);  // the write: fs_mark's time is charged once per file
+    const auto& ops = scenario.tasks[0].ops;
+    REQUIRE(ops.size() == 11);
+    check_op(ops[0], "mkdir", "d0");
+    check_op(ops[1], "create", "d0/t0.f0");
+    check_op(ops[4], "mkdir", "d1");
+    check_op(ops[8], "create", "d0/t0.f2");  // d0 exists: no second mkdir
+    CHECK(ops[0].user_cpu_ns == 0);
+    CHECK(ops[1].user_cpu_ns == 5000);
+    CHECK(ops[2].user_cpu_ns == 0);  // the write: fs_mark's time is charged once per file
+}
+
+TEST_CASE("parse_scenario: fs_mark's previous_files is an earlier run in the set-up: the directories "
+          "and a sync, its files created, written and fsynced, then all unlinked") {
+    auto document = fs_mark_document(
+        {{"files", 2}, {"size", 4096}, {"dirs", 2}, {"previous_files", 3}, {"user_cpu_us", 5}});
+    document["model"] = "ext4";
+    document["checkers"] = {"journal_integrity"};
+    document["variants"] = {{{"name", "fix"}, {"expect", "holds"}}};
+    const auto scenario = parse(document);
+    const auto& setup = scenario.setup;
+    REQUIRE(setup.size() == 3 + 9 + 3);
+    check_op(setup[0], "mkdir", "d0");
+    check_op(setup[1], "mkdir", "d1");
+    CHECK(setup[2].name == "sync");
+    check_op(setup[3], "create", "d0/p0.f0");
+    check_op(setup[5], "fsync", "d0/p0.f0");
+    check_op(setup[9], "create", "d0/p0.f2");
+    check_op(setup[12], "unlink", "d0/p0.f0");
+    check_op(setup[14], "unlink", "d0/p0.f2");
+    REQUIRE(scenario.tasks.size() == 1);
+    REQUIRE(scenario.tasks[0].ops.size() == 6);  // no mkdir: the directories exist
+    check_op(scenario.tasks[0].ops[0], "create", "d0/t0.f0");
+    check_op(scenario.tasks[0].ops[3], "create", "d1/t0.f1");
+}
+
+TEST_CASE("parse_scenario: ext4 takes write offsets, lengths and fs_mark sizes in bytes; btrfs in blocks") {
+    auto document = minimal();
+    document["model"] = "ext4";
+    document["device"]["blocks"] = 6400;
+    document["checkers"] = {"journal_integrity"};
+    document["tasks"] = Json::parse(R"([{"name": "app", "ops": [{"op": "create", "file": "J"},
+        {"op": "write", "file": "J", "offset": 1000, "length": 24}]}])");
+    const auto scenario = parse(document);
+    CHECK(scenario.tasks[0].ops[1].offset == 1000);
+    CHECK(scenario.tasks[0].ops[1].length == 24);
+    auto fs_mark = fs_mark_document({{"files", 2}, {"size", 1024}});
+    fs_mark["model"] = "ext4";
+    fs_mark["device"]["blocks"] = 6400;
+    fs_mark["checkers"] = {"journal_integrity"};
+    CHECK(parse(fs_mark).tasks[0].ops[2].length == 1024);
+    CHECK(test_support::input_error_of([] { parse(fs_mark_document({{"files", 2}, {"size", 1024}})); })
+              .find("$.workload.fs_mark.size: expected a multiple of 4096, got 1024") != std::string::npos);
 }
 
 TEST_CASE("parse_scenario: fs_mark spreads files over dirs round-robin, or files_per_dir at a "
@@ -552,7 +600,14 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"fs_mark_unaligned_size", "$.workload.fs_mark.size: expected a multiple of 4096, got 1024"},
         {"fs_mark_unknown_key",
          "$.workload.fs_mark.sync_method: expected one of the keys files, size, threads, dirs, "
-         "files_per_dir, fsync, user_cpu_us, got an unknown key"},
+         "files_per_dir, fsync, user_cpu_us, previous_files, got an unknown key"},
+        {"fs_mark_previous_files_string",
+         "$.workload.fs_mark.previous_files: expected an unsigned integer, got a string"},
+        {"fs_mark_previous_files_no_unlink",
+         "$.workload.fs_mark.previous_files: expected 0 on a model with no unlink operation (the earlier run "
+         "unlinks its files), got 2"},
+        {"ext4_unlink_without_file", "$.tasks[0].ops[1].file: expected a required key, got nothing"},
+        {"ext4_sync_with_file", "$.tasks[0].ops[1].file: expected one of the keys op, got an unknown key"},
         {"fs_mark_zero_files",
          "$.workload.fs_mark.files: expected an unsigned integer from 1 to 1000000, got 0"},
         {"fs_mark_zero_size", "$.workload.fs_mark.size: expected a positive multiple of 4096, got 0"},
