@@ -193,6 +193,10 @@ public:
     /// deadlock reports and traces.
     void block(const char* what);
     void wake(TaskId task);
+    /// A FIFO resource's handoff (a mutex, a CPU, a cache line): wakes the
+    /// first waiter, which now holds it, and returns it; no_task when nobody
+    /// waits (the resource is free).
+    auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
     void sleep(Duration duration);
     /// sim::cpu's jittered busy time, on one of the CPUs.
     void compute(Duration nominal);
@@ -381,9 +385,6 @@ private:
     void acquire_cpu();
     /// Gives the current task's CPU to the first waiter, or frees it.
     void release_cpu();
-    /// A FIFO resource's handoff: wakes the first waiter, which now holds
-    /// it, and returns it; no_task when nobody waits (the resource is free).
-    auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
     std::exception_ptr failure_;
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };

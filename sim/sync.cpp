@@ -38,13 +38,7 @@ void Mutex::unlock() {
     auto& scheduler = current_scheduler();
     scheduler.touch(resource_);
     SIM_ASSERT(holder_ == scheduler.current());
-    if (waiters_.empty()) {
-        holder_ = no_task;
-        return;
-    }
-    holder_ = waiters_.front();
-    waiters_.pop_front();
-    scheduler.wake(holder_);
+    holder_ = scheduler.hand_over(waiters_);  // no_task: nobody waits, the lock is free
 }
 
 void RwLock::lock_shared() {
