@@ -8,11 +8,19 @@
 //
 // What it does not check: transactions whose log blocks a later transaction
 // overwrote after the log wrapped (the image no longer holds them, so no
-// reader can tell); revoke records (the model writes none); data blocks
+// reader can tell); updates a durable revoke record covers (a revoke in
+// transaction R frees the block: no copy from R or earlier is owed, and
+// whether replay honoured the revoke shows in the data the block now holds,
+// which fsync_durability and no_stale_data judge); updates of blocks that are
+// no longer metadata after recovery (freed, or reused as file data: what
+// would make them metadata again is an update of its own); data blocks
 // (fsync_durability and no_stale_data judge those); transactions whose commit
 // block is not durable (they are not promised). A model that reports no
 // journal has nothing at stake here, and `crashsim check` fails a "holds"
 // that never had anything at stake.
+#include <algorithm>
+#include <map>
+
 #include "checkers/checker.hpp"
 
 namespace checkers {
@@ -26,8 +34,16 @@ public:
                std::vector<Violation>& out) const override {
         if (!state.mounted || !state.journal) return;
         const model::JournalAudit& journal = *state.journal;
+        std::map<std::uint64_t, std::uint64_t> revoked;  // block -> the latest durable revoke of it
+        for (const model::JournalTransaction& transaction : journal.durable) {
+            for (const std::uint64_t block : transaction.revoked)
+                revoked[block] = std::max(revoked[block], transaction.sequence);
+        }
         for (const model::JournalTransaction& transaction : journal.durable) {
             for (const model::JournalUpdate& update : transaction.updates) {
+                const auto revoke = revoked.find(update.block);
+                if (revoke != revoked.end() && transaction.sequence <= revoke->second) continue;
+                if (journal.not_metadata.count(update.block) != 0) continue;
                 const auto home = journal.home_versions.find(update.block);
                 const std::uint64_t found = home == journal.home_versions.end() ? 0 : home->second;
                 if (found >= update.version) continue;

@@ -36,6 +36,9 @@ struct BufferHead {
     bool locked = false;    // BH_Lock
     bool dirty = false;     // BH_Dirty
     bool jbddirty = false;  // BH_JBDDirty
+    /// BH_Freed: jbd2_journal_forget of a buffer a committing transaction
+    /// still owns; that commit must not checkpoint it (commit.c, C10).
+    bool freed = false;
     /// When the buffer last went from clean to dirty (the flusher's 30 s expiry;
     /// the kernel keeps it per inode, the block device's, see README).
     sim::Instant dirtied_at = 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,9 @@ struct JournalTransaction {
     std::uint64_t sequence = 0;
     bool replayed = false;  // from the recorded tail onward: recovery replayed it
     std::vector<JournalUpdate> updates;
+    /// Home blocks its revoke records name: no copy of them from this
+    /// transaction or an earlier one is to be replayed (jbd2_journal_test_revoke).
+    std::vector<std::uint64_t> revoked;
 };
 struct JournalAudit {
     std::uint64_t tail_sequence = 0;  // the journal superblock's s_sequence (0: clean)
@@ -114,6 +118,11 @@ struct JournalAudit {
     /// After recovery: the version each metadata block holds at home, and what it is.
     std::map<std::uint64_t, std::uint64_t> home_versions;
     std::map<std::uint64_t, std::string> block_names;
+    /// Logged blocks that are no longer metadata after recovery (no recovered
+    /// directory maps them: freed, or reused as a file's data): an update of
+    /// one owes nothing, since what would make it metadata again is itself a
+    /// logged update.
+    std::set<std::uint64_t> not_metadata;
 };
 
 /// The file system as mount after a crash left it.

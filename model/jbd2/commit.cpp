@@ -76,6 +76,7 @@ void Ext4::commit_transaction() {
     tx(tid).state = TState::commit;
     const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
     LogWrites log;
+    write_revoke_records(tid, log);
     write_log_copies(tid, buffers, log);
     const TailSnapshot tail = commit_tail_snapshot();  // C6
     // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
@@ -145,6 +146,16 @@ void Ext4::submit_log_block(LogWrites& log, disk::Content content) {
     j_head_ = log_next(j_head_);
 }
 
+void Ext4::write_revoke_records(std::uint64_t tid, LogWrites& log) {
+    // jbd2_journal_write_revoke_records (commit phase 2a, before the
+    // metadata's descriptor): the table of the transaction being committed.
+    const std::vector<std::uint64_t>& revoked = tx(tid).t_revoke;
+    if (revoked.empty()) return;
+    submit_log_block(log, store(RevokeBlock{tid, revoked}));
+    SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + ": revoke block with " +
+             std::to_string(revoked.size()) + " records");
+}
+
 void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log) {
     // C5: the descriptor, then each buffer's frozen copy if
     // do_get_write_access made one (b_frozen_data), else the buffer itself.
@@ -182,15 +193,25 @@ void Ext4::write_commit_block(std::uint64_t tid) {
 }
 
 void Ext4::commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers) {
-    // C10, j_list_lock held: forget-list processing. Each buffer leaves an
-    // older checkpoint list, joins this one while JBDDirty, and is refiled.
-    for (const std::uint64_t block : buffers) {
+    // C10, j_list_lock held: the t_forget list, which holds the logged
+    // buffers and those jbd2_journal_forget filed there. Each leaves an older
+    // checkpoint list; a buffer freed while an older commit owned it
+    // (BH_Freed) and claimed by no later transaction loses JBDDirty; the
+    // rest join this checkpoint list while JBDDirty; each is refiled.
+    std::vector<std::uint64_t> forget = buffers;
+    forget.insert(forget.end(), tx(tid).t_forget.begin(), tx(tid).t_forget.end());
+    for (const std::uint64_t block : forget) {
         BufferHead& bh = bcache_.get(block);
         if (bh.jh.b_cp_transaction != 0) remove_checkpoint(block);
+        if (bh.freed && bh.jh.b_next_transaction == 0) {
+            bh.freed = false;
+            bh.jbddirty = false;
+        }
         if (bh.jbddirty) insert_checkpoint(block, tid);
         refile_buffer(block);
     }
     tx(tid).t_buffers.clear();
+    tx(tid).t_forget.clear();
 }
 
 void Ext4::refile_buffer(std::uint64_t block) {
@@ -201,7 +222,9 @@ void Ext4::refile_buffer(std::uint64_t block) {
         const std::uint64_t next = bh.jh.b_next_transaction;
         bh.jh.b_transaction = next;
         bh.jh.b_next_transaction = 0;
-        if (bh.jbddirty) {
+        if (bh.freed) {
+            tx(next).t_forget.push_back(block);  // BJ_Forget: freed by `next`
+        } else if (bh.jbddirty) {
             tx(next).t_buffers.push_back(block);
         } else {
             tx(next).t_reserved.push_back(block);

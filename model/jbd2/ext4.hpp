@@ -20,13 +20,17 @@
 // flex_bg (each group keeps its own bitmaps: mkfs.ext4 -O ^flex_bg), group
 // descriptors and their free counts, the root directory's own inode (mkfs's,
 // never re-logged), directories below the root's subdirectories, htree
-// indexes, extents trees (a block map per inode), timestamps, the orphan list. Revoke records: no operation frees metadata
-// blocks, so PASS_REVOKE finds none (unlink is not modelled yet).
+// indexes, extents trees (a block map per inode), timestamps, the orphan list,
+// the revoke hash's cancel (jbd2_journal_cancel_revoke: a block freed by a
+// transaction is not reallocated before that transaction commits, so no
+// running transaction re-logs a block it revoked), one revoke block per
+// transaction (no r_count limit).
 #include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -51,7 +55,7 @@ inline constexpr sim::Duration cp_scan_step = 570 * sim::nanoseconds;
 inline constexpr sim::Duration handle = 3 * sim::microseconds;
 }  // namespace cpu_cost
 
-enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir, unlink, sync };
+enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir, unlink, sync, rmdir };
 
 /// Which kernel's checkpoint-list cleanup runs: one value per real tree
 /// (super.cpp says why one knob, not two).
@@ -67,6 +71,10 @@ struct Knobs {
     /// mkfs.ext4 -J size= in bytes; 0: the model's scaled-down journal
     /// (device/8, 64..1024 blocks; super.cpp).
     std::uint64_t journal_bytes = 0;
+    /// jbd2_journal_revoke writes revoke records (every real kernel); false
+    /// is the knob's hypothetical value (super.cpp), which forgets a freed
+    /// metadata buffer as ext4_forget does a data block's, with no record.
+    bool revoke = true;
     /// __jbd2_journal_clean_checkpoint_list stops at the first busy buffer.
     [[nodiscard]] auto commit_busy_stop() const -> bool { return tree != Tree::v6_5; }
     /// jh->b_transaction makes a checkpoint buffer busy.
@@ -111,6 +119,13 @@ struct JournalSuper {
     std::uint64_t s_start = 0;
     std::uint64_t s_sequence = 0;
 };
+/// A revoke block (JBD2_REVOKE_BLOCK, jbd2_journal_write_revoke_records): the
+/// home blocks the transaction freed; recovery replays no copy of them from
+/// this transaction or an earlier one.
+struct RevokeBlock {
+    std::uint64_t sequence = 0;
+    std::vector<std::uint64_t> blocks;
+};
 /// A descriptor block: the transaction's tags (home blocks of the copies that follow it).
 struct Descriptor {
     std::uint64_t sequence = 0;
@@ -119,7 +134,7 @@ struct Descriptor {
 struct CommitBlock {
     std::uint64_t sequence = 0;
 };
-using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock>;
+using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock, RevokeBlock>;
 
 /// t_state.
 enum class TState : std::uint8_t {
@@ -139,6 +154,8 @@ struct Transaction {
     std::uint32_t t_updates = 0;
     std::vector<std::uint64_t> t_buffers;          // BJ_Metadata, by block
     std::vector<std::uint64_t> t_reserved;         // BJ_Reserved
+    std::vector<std::uint64_t> t_forget;           // BJ_Forget: forgotten buffers (jbd2_journal_forget)
+    std::vector<std::uint64_t> t_revoke;           // revoke records inserted while it ran (j_revoke)
     std::vector<std::uint64_t> t_checkpoint_list;  // head first (new entries go in at the head)
     std::vector<std::uint32_t> t_inode_list;       // ordered-mode inodes (jbd2_inode)
     std::uint64_t t_log_start = 0;
@@ -160,6 +177,12 @@ struct Group {
 struct Directory {
     std::uint64_t ino = 0;
     std::vector<std::uint64_t> blocks;
+    /// S_DEAD: removed by rmdir; a lookup in it fails (ENOENT). The entry
+    /// stays so that a task waiting for its lock still finds it.
+    bool dead = false;
+    /// The directory inode's i_rwsem: create, unlink and rmdir in it hold it
+    /// (inode_lock in open_last_lookups, do_unlinkat, do_rmdir's vfs_rmdir).
+    sim::Mutex i_rwsem{"ext4.i_rwsem"};
 };
 
 /// The in-core inode.
@@ -209,12 +232,15 @@ private:
     void create(std::uint32_t file);
     void mkdir(std::uint32_t file);
     void unlink(std::uint32_t file);
+    auto rmdir(std::uint32_t file) -> bool;
     void remove_entry(std::uint64_t tid, Directory* dir, const std::string& leaf);
     void free_inode(std::uint64_t tid, std::uint64_t ino);
-    void free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks);
+    void free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks, bool metadata);
     void release_freed_blocks(std::uint64_t tid);
     /// The directory a name lives in: a subdirectory "dD/..." or the root (nullptr).
     [[nodiscard]] auto parent_of(const std::string& path) -> Directory*;
+    /// A live subdirectory of the root by name (nullptr: none, or removed).
+    [[nodiscard]] auto live_dir(const std::string& path) -> Directory*;
     auto add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf, std::uint64_t ino) -> bool;
     auto append_dir_block(std::uint64_t tid, Directory& dir) -> bool;
     auto new_inode(std::uint64_t tid, std::uint64_t group, bool directory) -> std::uint64_t;
@@ -237,6 +263,8 @@ private:
     void journal_stop(std::uint64_t tid);
     void do_get_write_access(std::uint64_t tid, std::uint64_t block);
     void dirty_metadata(std::uint64_t tid, std::uint64_t block);
+    void journal_revoke(std::uint64_t tid, std::uint64_t block);
+    void journal_forget(std::uint64_t tid, std::uint64_t block);
     void log_start_commit(std::uint64_t tid);
     void log_wait_commit(std::uint64_t tid);
     void log_wait_for_space();
@@ -263,6 +291,7 @@ private:
     void write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log);
     auto commit_tail_snapshot() -> TailSnapshot;
     void write_commit_block(std::uint64_t tid);
+    void write_revoke_records(std::uint64_t tid, LogWrites& log);
     void commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers);
     void refile_buffer(std::uint64_t block);
     void commit_finish(std::uint64_t tid, std::size_t buffers);
@@ -293,6 +322,7 @@ private:
     struct LoggedTransaction {
         std::uint64_t sequence = 0;
         std::vector<std::pair<const MetaBlock*, disk::Content>> copies;  // the copy, as the log holds it
+        std::vector<std::uint64_t> revoked;                               // its revoke block's records
         std::uint64_t next = 0;                                           // the log block after its commit block
     };
     /// What jbd2_journal_recover leaves to write: the buffers PASS_REPLAY
@@ -306,13 +336,17 @@ private:
     [[nodiscard]] auto mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredState;
     [[nodiscard]] auto read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
         -> std::optional<LoggedTransaction>;
-    void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home, RecoveredState& state,
+    /// PASS_REVOKE and PASS_REPLAY into `home` and `replayed` (the content
+    /// replay leaves in each block it wrote).
+    void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
+                         std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                          ReplayPlan* plan) const;
     [[nodiscard]] auto journal_audit(const disk::Image& image, const JournalSuper& super,
                                      const std::vector<LoggedTransaction>& replay) const -> JournalAudit;
     [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> MetaBlock;
     void recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
-                       RecoveredState& state) const;
+                       const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
+                       std::set<std::uint64_t>& dir_blocks) const;
 
     /// Reports `names` (points.hpp) as touched by the running step, for a
     /// stretch that no yield point's footprint covers.

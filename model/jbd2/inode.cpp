@@ -1,6 +1,7 @@
 // ext4's side (fs/ext4/ialloc.c, namei.c, inode.c, fsync.c): create, buffered
 // write with ordered-mode data, fsync; the layout and the model's entry point.
 #include <algorithm>
+#include <optional>
 
 #include "model/cpu_cost.hpp"
 #include "model/jbd2/ext4.hpp"
@@ -118,6 +119,7 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
         case Op::create:
         case Op::mkdir:
         case Op::unlink:
+        case Op::rmdir:
         case Op::write: touch({journal, buffer, inode, log}); break;
         case Op::fsync:
         case Op::sync: touch({journal, buffer, inode}); break;
@@ -152,8 +154,11 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
             shrink_checkpoint_list();
             break;
         case Op::mkdir:
-            if (dirs_.count(name(call.file)) == 0) mkdir(call.file);
-            if (dirs_.count(name(call.file)) == 0) result = OpResult::failed;
+            if (live_dir(name(call.file)) == nullptr) mkdir(call.file);
+            if (live_dir(name(call.file)) == nullptr) result = OpResult::failed;
+            break;
+        case Op::rmdir:
+            if (!rmdir(call.file)) result = OpResult::failed;
             break;
         case Op::sync:
             sync();
@@ -220,8 +225,12 @@ auto Ext4::modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock& {
 auto Ext4::parent_of(const std::string& path) -> Directory* {
     const auto slash = path.find('/');
     if (slash == std::string::npos) return nullptr;
-    const auto found = dirs_.find(path.substr(0, slash));
-    return found == dirs_.end() ? nullptr : &found->second;
+    return live_dir(path.substr(0, slash));
+}
+
+auto Ext4::live_dir(const std::string& path) -> Directory* {
+    const auto found = dirs_.find(path);
+    return found == dirs_.end() || found->second.dead ? nullptr : &found->second;
 }
 
 auto Ext4::find_group_orlov() const -> std::uint64_t {
@@ -353,14 +362,15 @@ auto Ext4::add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf,
 void Ext4::create(std::uint32_t file) {
     // ext4_create: ext4_new_inode (find_group_other, inode bitmap, inode
     // table), ext4_add_entry.
-    const std::uint64_t tid = journal_start();
     const std::string& path = name(file);
     Directory* dir = parent_of(path);
-    if (dir == nullptr && path.find('/') != std::string::npos) {
-        SIM_NOTE("create " + path + ": ENOENT (no such directory)");
-        journal_stop(tid);
+    std::optional<sim::MutexGuard> parent_lock;
+    if (dir != nullptr) parent_lock.emplace(dir->i_rwsem);  // inode_lock(dir) in open_last_lookups
+    if ((dir == nullptr || dir->dead) && path.find('/') != std::string::npos) {
+        SIM_NOTE("create " + path + ": ENOENT (no such directory)");  // or IS_DEADDIR (may_create)
         return;
     }
+    const std::uint64_t tid = journal_start();
     const std::uint64_t group = find_group_other(dir == nullptr ? 0 : dir->ino / inodes_per_group);
     bool room = dir != nullptr;
     for (std::uint64_t block = dir_start_; block < groups_[0].data_start && !room; block++) {
@@ -398,8 +408,10 @@ void Ext4::mkdir(std::uint32_t file) {
     }
     const std::uint64_t ino = new_inode(tid, group, true);
     groups_[group].used_dirs++;
-    Directory& dir = dirs_[path];
+    Directory& dir = dirs_[path];  // a removed one of the same name is made anew
     dir.ino = ino;
+    dir.dead = false;
+    dir.blocks.clear();
     if (!append_dir_block(tid, dir) || !add_entry(tid, nullptr, path, ino)) {
         SIM_NOTE("mkdir " + path + ": ENOSPC");  // the kernel unwinds; the model keeps what it did
     }
@@ -431,12 +443,17 @@ void Ext4::remove_entry(std::uint64_t tid, Directory* dir, const std::string& le
     dirty_metadata(tid, inode_block(dir->ino));
 }
 
-void Ext4::free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks) {
+void Ext4::free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uint64_t>& blocks, bool metadata) {
     // ext4_free_blocks -> ext4_mb_clear_bb: the bits are cleared in the block
     // bitmap buffer now; with data=ordered the allocator gets the blocks back
     // only when this transaction has committed (ext4_mb_free_metadata), so a
-    // crash cannot leave the old file naming a block new data went to.
+    // crash cannot leave the old file naming a block new data went to. A
+    // directory's blocks are metadata (get_default_free_blocks_flags:
+    // EXT4_FREE_BLOCKS_METADATA | EXT4_FREE_BLOCKS_FORGET): ext4_forget
+    // revokes each first, so that replay of an older transaction's copy
+    // cannot overwrite what the block holds once reused.
     for (const auto& [file_block, device_block] : blocks) {
+        if (metadata) journal_revoke(tid, device_block);
         const Group& group = groups_[group_of_block(device_block)];
         modify(tid, group.block_bitmap).bits[device_block - group.data_start] = false;
         dirty_metadata(tid, group.block_bitmap);
@@ -461,8 +478,8 @@ void Ext4::free_inode(std::uint64_t tid, std::uint64_t ino) {
     // number may be taken again at once (find_inode_bit tests
     // recently_deleted only without one).
     const std::uint64_t table_block = inode_block(ino);
-    const std::map<std::uint64_t, std::uint64_t> blocks = live_.at(table_block).inodes[ino % inodes_per_block].blocks;
-    free_blocks(tid, blocks);
+    const InodeRecord record = live_.at(table_block).inodes[ino % inodes_per_block];
+    free_blocks(tid, record.blocks, record.directory);
     modify(tid, table_block).inodes[ino % inodes_per_block] = InodeRecord{};
     dirty_metadata(tid, table_block);
     const std::uint64_t bitmap = groups_[ino / inodes_per_group].inode_bitmap;
@@ -475,10 +492,13 @@ void Ext4::unlink(std::uint32_t file) {
     // two handles and puts the inode on the orphan list between them (orphan
     // recovery finishes a delete a crash interrupted); the model does both
     // in one handle, so no crash falls between them. Dirty pages are dropped
-    // (truncate_inode_pages); no metadata block is freed, so no revoke record.
-    const std::uint64_t tid = journal_start();
+    // (truncate_inode_pages); a regular file's blocks are data, freed with no
+    // revoke record (get_default_free_blocks_flags gives no FORGET flag).
     const std::string& path = name(file);
     Directory* dir = parent_of(path);
+    std::optional<sim::MutexGuard> parent_lock;
+    if (dir != nullptr) parent_lock.emplace(dir->i_rwsem);  // do_unlinkat: inode_lock_nested(parent)
+    const std::uint64_t tid = journal_start();
     const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
     remove_entry(tid, dir, leaf);
     const std::uint64_t ino = inodes_[file].ino;
@@ -486,6 +506,39 @@ void Ext4::unlink(std::uint32_t file) {
     inodes_[file] = Inode{};
     SIM_NOTE("unlink " + path + ": inode " + std::to_string(ino) + " freed in transaction " + std::to_string(tid));
     journal_stop(tid);
+}
+
+auto Ext4::rmdir(std::uint32_t file) -> bool {
+    // do_rmdir -> ext4_rmdir, then the final iput's ext4_evict_inode, in one
+    // handle as unlink does: the name leaves the root directory, the
+    // directory's blocks are freed as metadata (each revoked, free_blocks)
+    // and its inode is cleared. vfs_rmdir holds the victim's i_rwsem and
+    // marks it S_DEAD, so no create can add a name to it meanwhile.
+    const std::string& path = name(file);
+    Directory* dir = live_dir(path);
+    if (dir == nullptr) {
+        SIM_NOTE("rmdir " + path + ": ENOENT");
+        return false;
+    }
+    sim::MutexGuard lock(dir->i_rwsem);
+    const bool empty = std::all_of(dir->blocks.begin(), dir->blocks.end(),
+                                   [this](std::uint64_t block) { return live_.at(block).entries.empty(); });
+    if (dir->dead || !empty) {
+        SIM_NOTE("rmdir " + path + (dir->dead ? ": ENOENT" : ": ENOTEMPTY (ext4_empty_dir)"));
+        return false;
+    }
+    const std::uint64_t tid = journal_start();
+    remove_entry(tid, nullptr, path);
+    const std::uint64_t ino = dir->ino;
+    const std::size_t blocks = dir->blocks.size();
+    free_inode(tid, ino);
+    groups_[ino / inodes_per_group].used_dirs--;
+    dir->dead = true;
+    dir->blocks.clear();
+    SIM_NOTE("rmdir " + path + ": inode " + std::to_string(ino) + " and its " + std::to_string(blocks) +
+             " directory blocks freed in transaction " + std::to_string(tid));
+    journal_stop(tid);
+    return true;
 }
 
 void Ext4::write(const OpCall& call) {
@@ -509,6 +562,15 @@ void Ext4::write(const OpCall& call) {
             return;
         }
         for (std::size_t i = 0; i < holes.size(); i++) allocated[holes[i]] = blocks[i];
+    }
+    for (const auto& [file_block, device_block] : allocated) {
+        // clean_bdev_aliases (mpage_map_one_extent, a new mapping): the block
+        // device's buffer of a block that was metadata (a removed directory's)
+        // is cleaned and its write waited for, so none lands after the data.
+        if (bcache_.find(device_block) == nullptr) continue;
+        BufferHead& bh = bcache_.get(device_block);
+        BufferCache::test_clear_buffer_dirty(bh);
+        bcache_.wait_on_buffer(bh);
     }
     InodeRecord& record = modify(tid, table_block).inodes[inode.ino % inodes_per_block];
     for (const auto& [file_block, device_block] : allocated) record.blocks[file_block] = device_block;

@@ -12,7 +12,9 @@
 // superblock write is durable, the next mount finds the old start and
 // replays the same transactions again over whatever reached home: replay
 // writes whole blocks, so it is idempotent.
+#include <algorithm>
 #include <optional>
+#include <set>
 
 #include "model/jbd2/ext4.hpp"
 
@@ -26,14 +28,20 @@ auto Ext4::home_block(const disk::Image& image, std::uint64_t block) const -> Me
 
 auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
     -> std::optional<LoggedTransaction> {
-    // do_one_pass: a descriptor with the expected sequence, the copies its
-    // tags describe, then a commit block with the same sequence.
+    // do_one_pass: a revoke block (if the transaction freed metadata), a
+    // descriptor with the expected sequence, the copies its tags describe,
+    // then a commit block with the same sequence.
     const std::uint64_t length = j_last_ - j_first_;
+    LoggedTransaction found;
+    const RevokeBlock* revoke = meta_objects_.find<RevokeBlock>(image.read(at));
+    if (revoke != nullptr && revoke->sequence == sequence) {
+        found.revoked = revoke->blocks;
+        at = log_next(at);
+    }
     const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
     if (descriptor == nullptr || descriptor->sequence != sequence || descriptor->tags.size() + 2 > length) {
         return std::nullopt;
     }
-    LoggedTransaction found;
     found.sequence = sequence;
     std::uint64_t block = log_next(at);
     for (const std::uint64_t tag : descriptor->tags) {
@@ -50,7 +58,8 @@ auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uin
 }
 
 void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
-                           RecoveredState& state, ReplayPlan* plan) const {
+                           std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
+                           ReplayPlan* plan) const {
     const JournalSuper* super = meta_objects_.find<JournalSuper>(image.read(1));
     if (super == nullptr) {
         fail_mount(state, "no journal superblock at block 1");
@@ -77,14 +86,32 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
     } else {
         state.notes.push_back("jbd2 recovery: the journal is clean (s_start 0)");
     }
-    // PASS_REVOKE: the model writes no revoke records (no operation frees
-    // metadata blocks), so there is nothing to gather.
-    // PASS_REPLAY: later transactions win (each copy overwrites the buffer).
+    // PASS_REVOKE: each revoked block with the latest sequence that revoked
+    // it (jbd2_journal_set_revoke).
+    std::map<std::uint64_t, std::uint64_t> revoked;
+    for (const LoggedTransaction& found : replay) {
+        for (const std::uint64_t block : found.revoked) revoked[block] = std::max(revoked[block], found.sequence);
+    }
+    // PASS_REPLAY: later transactions win (each copy overwrites the buffer);
+    // a copy from a transaction no later than a revoke of its block is
+    // skipped (jbd2_journal_test_revoke).
+    std::uint64_t skipped = 0;
     for (const LoggedTransaction& found : replay) {
         for (const auto& [copy, content] : found.copies) {
+            const auto revoke = revoked.find(copy->block);
+            if (revoke != revoked.end() && found.sequence <= revoke->second) {
+                skipped++;
+                continue;
+            }
             home[copy->block] = *copy;
+            replayed[copy->block] = content;
             if (plan != nullptr) plan->home[copy->block] = {content, found.sequence};
         }
+    }
+    if (!revoked.empty()) {
+        state.notes.push_back("jbd2 recovery: PASS_REVOKE found " + std::to_string(revoked.size()) +
+                              " revoked blocks; PASS_REPLAY skipped " + std::to_string(skipped) +
+                              " revoked copies");
     }
     if (plan != nullptr && super->s_start != 0) {
         plan->needed = true;
@@ -94,6 +121,16 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
     for (const auto& [block, meta] : home) {
         audit.home_versions[block] = meta.version;
         audit.block_names[block] = block_name(block);
+    }
+    // A logged block that is neither replayed nor static metadata (a
+    // subdirectory's block, written home by a checkpoint): what its home holds.
+    for (const JournalTransaction& transaction : audit.durable) {
+        for (const JournalUpdate& update : transaction.updates) {
+            if (audit.home_versions.count(update.block) != 0) continue;
+            const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(update.block));
+            audit.home_versions[update.block] = meta != nullptr && meta->block == update.block ? meta->version : 0;
+            audit.block_names[update.block] = block_name(update.block);
+        }
     }
     state.journal = std::move(audit);
 }
@@ -106,12 +143,19 @@ auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
     audit.tail_sequence = super.s_start == 0 ? 0 : super.s_sequence;
     std::map<std::uint64_t, JournalTransaction> durable;
     for (std::uint64_t at = j_first_; at < j_last_; at++) {
-        const Descriptor* descriptor = meta_objects_.find<Descriptor>(image.read(at));
-        if (descriptor == nullptr) continue;
-        const auto found = read_transaction(image, at, descriptor->sequence);
+        // A transaction starts at its revoke block, else at its descriptor.
+        const disk::Content content = image.read(at);
+        const RevokeBlock* revoke = meta_objects_.find<RevokeBlock>(content);
+        const Descriptor* descriptor = meta_objects_.find<Descriptor>(content);
+        if (revoke == nullptr && descriptor == nullptr) continue;
+        const std::uint64_t sequence = revoke != nullptr ? revoke->sequence : descriptor->sequence;
+        const RevokeBlock* before = meta_objects_.find<RevokeBlock>(image.read(at == j_first_ ? j_last_ - 1 : at - 1));
+        if (descriptor != nullptr && before != nullptr && before->sequence == sequence) continue;
+        const auto found = read_transaction(image, at, sequence);
         if (!found) continue;
         JournalTransaction transaction;
-        transaction.sequence = descriptor->sequence;
+        transaction.sequence = sequence;
+        transaction.revoked = found->revoked;
         transaction.replayed = !replay.empty() && transaction.sequence >= replay.front().sequence &&
                                transaction.sequence <= replay.back().sequence;
         for (const auto& [copy, content] : found->copies) transaction.updates.push_back({copy->block, copy->version});
@@ -171,15 +215,25 @@ auto Ext4::mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredS
         for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++)
             home[block] = home_block(image, block);
     }
-    recover_journal(image, home, state, plan);
+    std::map<std::uint64_t, disk::Content> replayed;
+    recover_journal(image, home, replayed, state, plan);
     if (!state.mount_error.empty()) return state;
     state.mounted = true;
-    recover_names(image, home, state);
+    std::set<std::uint64_t> dir_blocks;
+    recover_names(image, home, replayed, state, dir_blocks);
+    // Logged subdirectory blocks no recovered directory maps any more.
+    for (const JournalTransaction& transaction : state.journal->durable) {
+        for (const JournalUpdate& update : transaction.updates) {
+            if (!is_static_meta(update.block) && dir_blocks.count(update.block) == 0)
+                state.journal->not_metadata.insert(update.block);
+        }
+    }
     return state;
 }
 
 void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
-                         RecoveredState& state) const {
+                         const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
+                         std::set<std::uint64_t>& dir_blocks) const {
     // ext4: names in the root directory and its subdirectories, inodes in the
     // tables, blocks in the bitmaps. A subdirectory's block is metadata that
     // mkfs did not write: after replay, or at home, or never written (empty).
@@ -224,7 +278,9 @@ void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t,
                                                        std::to_string(device_block) +
                                                        ", which is free in the block bitmap");
                 }
-                if (record.directory) directories.emplace_back(prefix + entry + "/", dir_block(device_block));
+                if (!record.directory) continue;
+                directories.emplace_back(prefix + entry + "/", dir_block(device_block));
+                dir_blocks.insert(device_block);
             }
             const auto file = by_path.find(prefix + entry);
             if (record.directory || file == by_path.end()) continue;
@@ -233,7 +289,13 @@ void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t,
             recovered.size_bytes = record.size;
             for (const auto& [file_block, device_block] : record.blocks) {
                 recovered.extents.push_back({file_block, device_block, 1, false});
-                recovered.read_mapped(image, file_block, device_block, 1);
+                // A block PASS_REPLAY wrote reads as the log copy it wrote there.
+                const auto copy = replayed.find(device_block);
+                if (copy != replayed.end()) {
+                    recovered.blocks.assign(file_block, file_block + 1, copy->second);
+                } else {
+                    recovered.read_mapped(image, file_block, device_block, 1);
+                }
             }
         }
     }

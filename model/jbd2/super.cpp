@@ -61,6 +61,18 @@ const Knob<std::uint64_t> journal_size{
     "mkfs.ext4 -J size=: scaled (the model's small journal, device/8 within 64..1024 "
     "blocks), or one of the sizes mkfs picks by file system size (4M .. 1G; 1G from 128 GiB up)"};
 
+// Revoke records (fs/jbd2/revoke.c) are in every kernel with jbd2; the only
+// other value is a hypothetical kernel whose ext4_forget treats a freed
+// directory block as it treats a data block (jbd2_journal_forget, no record),
+// which shows what the records protect: recovery then replays an older copy
+// of the block over what it holds after reuse.
+const Knob<bool> revoke_records{
+    "revoke",
+    {{"yes", true}, {"hypothetical-none", false}},
+    "yes",
+    "yes (jbd2_journal_revoke writes a revoke record for each freed metadata block: every real kernel), or "
+    "hypothetical-none (no kernel: freed directory blocks are forgotten without a record)"};
+
 auto ops() -> std::vector<OpInfo> {
     return op_table<Op>({
         {Op::create,
@@ -118,6 +130,15 @@ auto ops() -> std::vector<OpInfo> {
           "transaction's commit and waits, then every dirty metadata buffer is written home and waited "
           "(the buffers stay on their checkpoint lists, clean)",
           {}}},
+        {Op::rmdir,
+         {"rmdir",
+          "ext4_rmdir of an empty subdirectory of the root and its final iput, in one handle, under the "
+          "directory's i_rwsem: its name leaves the root, its blocks are freed as metadata (ext4_forget -> "
+          "jbd2_journal_revoke: the buffer leaves the journal unwritten and a revoke record is logged at "
+          "commit; the blocks are reusable once this transaction commits), its inode is cleared; ENOTEMPTY "
+          "while it holds a name",
+          {file_field()},
+          false}},
     });
 }
 
@@ -146,7 +167,7 @@ auto info() -> ModelInfo {
         "commit (C1..C11), checkpoint lists and their cleanup, jbd2_log_do_checkpoint, the shrinker, "
         "the flusher, and journal recovery (scan, revoke, replay)";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
-    info.knobs = {checkpoint_tree.info(), journal_size.info()};
+    info.knobs = {checkpoint_tree.info(), journal_size.info(), revoke_records.info()};
     info.costs = {{"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),
                    "CPU time of one journal_shrink_one_cp_list iteration under j_list_lock (a trylock and two "
                    "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
@@ -161,8 +182,9 @@ const ModelRegistrar registrar{{
     info(),
     [](const Config& config, const Geometry& geometry,
        const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem> {
-        return std::make_unique<Ext4>(Knobs{checkpoint_tree.parse(config), journal_size.parse(config)}, geometry,
-                                      file_names);
+        return std::make_unique<Ext4>(
+            Knobs{checkpoint_tree.parse(config), journal_size.parse(config), revoke_records.parse(config)}, geometry,
+            file_names);
     },
     // The data area with the scaled journal (a larger journal leaves less;
     // the model's writes then fail with ENOSPC, a story note).

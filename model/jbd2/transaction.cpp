@@ -2,6 +2,8 @@
 // do_get_write_access, jbd2_journal_dirty_metadata; and the commit requests of
 // fs/jbd2/journal.c (jbd2_log_start_commit, jbd2_log_wait_commit) and
 // checkpoint.c's __jbd2_log_wait_for_space.
+#include <algorithm>
+
 #include "model/jbd2/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
@@ -136,6 +138,66 @@ void Ext4::dirty_metadata(std::uint64_t tid, std::uint64_t block) {
         transaction.t_buffers.end()) {
         transaction.t_buffers.push_back(block);
     }
+}
+
+void Ext4::journal_forget(std::uint64_t tid, std::uint64_t block) {
+    // jbd2_journal_forget: the buffer of a freed metadata block leaves the
+    // journal without being written home, whichever list holds it.
+    BufferHead& bh = bcache_.get(block);
+    if (!bh.jh.attached) return;  // !buffer_jbd: never journaled
+    sim::MutexGuard guard(j_list_lock_);
+    Transaction& transaction = tx(tid);
+    if (bh.jh.b_transaction == tid) {
+        // Part of this transaction: unfiled at once. A buffer an older
+        // transaction still has to checkpoint goes on BJ_Forget, so that this
+        // commit removes it from that checkpoint list.
+        bh.dirty = false;
+        bh.jbddirty = false;
+        std::erase(transaction.t_buffers, block);
+        std::erase(transaction.t_reserved, block);
+        if (bh.jh.b_cp_transaction != 0) {
+            transaction.t_forget.push_back(block);
+        } else {
+            bh.jh.b_transaction = 0;  // __jbd2_journal_unfile_buffer
+        }
+    } else if (bh.jh.b_transaction != 0) {
+        // The committing transaction owns it and still logs it: BH_Freed,
+        // and the running transaction takes it next (its BJ_Forget, at refile).
+        bh.freed = true;
+        if (bh.jh.b_next_transaction == 0) bh.jh.b_next_transaction = tid;
+    } else if (bh.jh.b_cp_transaction != 0) {
+        // Only on a checkpoint list. Written home already: off the list
+        // (v5.8 tests !buffer_dirty; 46f881b5b175 made it
+        // jbd2_journal_try_remove_checkpoint). Else not written home: dirty
+        // cleared and onto this transaction's BJ_Forget, so that the old
+        // checkpoint ends only when this commit does.
+        bool removed = false;
+        if (knobs_.tree == Tree::v5_8) {
+            removed = !bh.dirty;
+            if (removed) remove_checkpoint(block);
+        } else {
+            removed = try_remove_checkpoint(block) >= 0;
+        }
+        if (!removed) {
+            bh.dirty = false;
+            bh.jh.b_transaction = tid;
+            transaction.t_forget.push_back(block);
+        }
+    }
+}
+
+void Ext4::journal_revoke(std::uint64_t tid, std::uint64_t block) {
+    // ext4_forget of a metadata block (is_metadata, data=ordered) ->
+    // jbd2_journal_revoke: the buffer, if cached, is forgotten, and a revoke
+    // record for the block goes into the running transaction's table
+    // (insert_revoke_hash), to be written at its commit.
+    if (bcache_.find(block) != nullptr) journal_forget(tid, block);
+    if (!knobs_.revoke) return;  // the hypothetical kernel: forgotten as a data block, no record
+    Transaction& transaction = tx(tid);
+    if (std::find(transaction.t_revoke.begin(), transaction.t_revoke.end(), block) == transaction.t_revoke.end())
+        transaction.t_revoke.push_back(block);
+    SIM_NOTE("jbd2_journal_revoke: " + block_name(block) + " freed: revoke record in transaction " +
+             std::to_string(tid));
 }
 
 void Ext4::log_start_commit(std::uint64_t tid) {

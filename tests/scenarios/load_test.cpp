@@ -441,6 +441,8 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"ext4_shrink_with_length", "$.tasks[0].ops[0].length: expected one of the keys op, got an unknown key"},
         {"ext4_write_without_length", "$.tasks[0].ops[0].length: expected a required key, got nothing"},
         {"ext4_mkdir_without_file", "$.tasks[0].ops[0].file: expected a required key, got nothing"},
+        {"ext4_rmdir_without_file", "$.tasks[0].ops[0].file: expected a required key, got nothing"},
+        {"ext4_bad_revoke", "$.variants[0].config.revoke: expected one of yes, hypothetical-none, got \"no\""},
         {"ext4_bad_journal_size",
          "$.config.journal_size: expected one of scaled, 4M, 16M, 32M, 64M, 128M, 256M, 512M, 1G, got \"2G\""},
         {"ext4_journal_too_big",

@@ -7,6 +7,7 @@
 
 #include "tests/model/world.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -106,4 +107,56 @@ TEST_CASE("ext4: each commit's cleanup scans the oldest checkpoint list whole on
     CHECK(steps["patch-1"] == 1);
     CHECK(steps["patch-2"] == 1);
     CHECK(steps["v5.8"] == 1);
+}
+
+namespace {
+
+// rmdir-revoke's story in one task, kernel threads off (the caller commits):
+// d0 and its block D in transaction 1; d0/f0 unlinked, d0 removed and x
+// created in transaction 2 (D revoked); x's first block written (D, reused)
+// and fsynced in transaction 3; a crash keeps all three in the log.
+auto revoke_story(const std::string& revoke) -> model::RecoveredState {
+    test_support::ModelWorld world("ext4", {{"checkpoint_cleanup", "patch-2"}, {"revoke", revoke}},
+                                   model::Geometry{4096, 6400, "nvme"}, names(1));
+    const std::uint32_t d0 = 0;
+    const std::uint32_t x = 1;
+    const std::uint32_t d0_f0 = 2;
+    world.run({call("mkdir", d0), call("create", d0_f0), call("fsync", d0_f0)});
+    world.run({call("unlink", d0_f0), call("rmdir", d0), call("create", x), call("fsync", x)});
+    world.run({{.name = "write", .file = x, .offset = 0, .length = 4096, .has_range = true, .version = 7},
+               call("fsync", x)});
+    CHECK(world.counter("ops.rmdir") == 1);
+    return world.crash(false);
+}
+
+}  // namespace
+
+TEST_CASE("ext4: rmdir revokes its directory's block, and replay does not write the old copy over new data") {
+    const auto state = revoke_story("yes");
+    test_support::check_mounted_cleanly(state);
+    REQUIRE(state.journal.has_value());
+    REQUIRE(state.journal->durable.size() == 3);
+    // Transaction 1 logged d0's block D; transaction 2 revoked it; x's data went to D.
+    REQUIRE(state.journal->durable[1].revoked.size() == 1);
+    const std::uint64_t dir_block = state.journal->durable[1].revoked[0];
+    const auto& logged = state.journal->durable[0].updates;
+    CHECK(std::any_of(logged.begin(), logged.end(), [&](const auto& update) { return update.block == dir_block; }));
+    const auto& file = state.files[1];
+    REQUIRE(file.extents.size() == 1);
+    CHECK(file.extents[0].device_block == dir_block);
+    CHECK(test_support::block_of(file, 0) == test_support::data(1, 0, 7));
+    CHECK(test_support::has_note(state, "PASS_REVOKE found 1 revoked blocks; PASS_REPLAY skipped 1 revoked copies"));
+    CHECK_FALSE(state.files[0].exists);
+}
+
+TEST_CASE("ext4: without revoke records (a hypothetical kernel) replay writes the old directory block over x's data") {
+    const auto state = revoke_story("hypothetical-none");
+    CHECK(state.mounted);
+    REQUIRE(state.journal.has_value());
+    REQUIRE(state.journal->durable.size() == 3);
+    CHECK(state.journal->durable[1].revoked.empty());
+    CHECK_FALSE(test_support::has_note(state, "PASS_REVOKE"));
+    const auto& file = state.files[1];
+    REQUIRE(file.extents.size() == 1);
+    CHECK(test_support::block_of(file, 0) != test_support::data(1, 0, 7));
 }

@@ -199,13 +199,30 @@ TEST_CASE("ext4: journal_integrity has nothing at stake without a journal or a c
     CHECK_FALSE(checker->at_stake(oracle, state, context));
     state.journal = model::JournalAudit{};
     CHECK_FALSE(checker->at_stake(oracle, state, context));
-    state.journal->durable.push_back({1, false, {{10, 3}}});
+    state.journal->durable.push_back({1, false, {{10, 3}}, {}});
     state.journal->home_versions[10] = 2;
     CHECK(checker->at_stake(oracle, state, context));
     std::vector<checkers::Violation> out;
     checker->check(oracle, state, context, out);
     REQUIRE(out.size() == 1);
     CHECK(out[0].message.find("block 10") != std::string::npos);
+    // A revoke of the block in an earlier transaction covers nothing later;
+    // one in the same or a later durable transaction frees it: nothing owed.
+    state.journal->durable.insert(state.journal->durable.begin(), {0, false, {}, {10}});
+    out.clear();
+    checker->check(oracle, state, context, out);
+    CHECK(out.size() == 1);
+    state.journal->durable.push_back({2, false, {}, {10}});
+    out.clear();
+    checker->check(oracle, state, context, out);
+    CHECK(out.empty());
+    state.journal->durable.pop_back();
+    // A block that is no longer metadata after recovery: nothing owed.
+    state.journal->not_metadata.insert(10);
+    out.clear();
+    checker->check(oracle, state, context, out);
+    CHECK(out.empty());
+    state.journal->not_metadata.clear();
     state.journal->home_versions[10] = 3;
     out.clear();
     checker->check(oracle, state, context, out);
