@@ -54,7 +54,8 @@ auto Ext4::try_remove_checkpoint(std::uint64_t block) -> int {
     if (bh.jh.b_transaction != 0) {
         SIM_NOTE("jbd2: " + block_name(block) + " is unlocked and not dirty: removed from transaction " +
                  std::to_string(bh.jh.b_cp_transaction) + "'s checkpoint list although transaction " +
-                 std::to_string(bh.jh.b_transaction) + " owns it (JBDDirty, not yet committed)");
+                 std::to_string(bh.jh.b_transaction) + " owns it (" +
+                 (bh.jbddirty ? "JBDDirty" : "on its forget list") + ", not yet committed)");
     }
     return remove_checkpoint(block) ? 1 : 0;
 }
