@@ -186,6 +186,8 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
     return out;
 }
 
+}  // namespace
+
 /// "device faults: N injected into crash states: S survived, D detected, ..."
 auto fault_counts_text(const FaultCounts& faults) -> std::string {
     std::string out;
@@ -196,6 +198,8 @@ auto fault_counts_text(const FaultCounts& faults) -> std::string {
             static_cast<ull>(faults.neither()));
     return out;
 }
+
+namespace {
 
 /// The last line of a campaign that found nothing.
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
