@@ -59,6 +59,15 @@ public:
                                        std::uint32_t block_size, RecoveredState& state,
                                        const char* verifier) const -> const Super* {
         const disk::Content home = image.read(0);
+        if (home.misdirected) {
+            // A self-describing block written for another place (issue 14):
+            // btrfs_read_dev_one_super refuses a superblock whose bytenr is
+            // not its own (the only model that declares self-describing
+            // blocks, disk::SelfDescribing).
+            refuse_mount(state, 0, "no superblock at block 0 (" + std::string(verifier) + "): its header names block " +
+                                       std::to_string(home.home) + ", it holds " + home.describe(file_names, block_size));
+            return nullptr;
+        }
         if (home.torn()) {
             refuse_mount(state, 0, "superblock checksum mismatch at block 0 (" + std::string(verifier) +
                                        "): it holds " + home.describe(file_names, block_size));

@@ -32,7 +32,14 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
                const MetadataStore<MetaObject>& objects, const std::vector<std::string>& names,
                std::uint32_t block_size, std::string& error, bool& checksum) -> const Object* {
     const disk::Content content = image.read(block);
-    checksum = content.torn();
+    checksum = content.faulty();
+    if (content.misdirected) {
+        // btrfs_validate_extent_buffer checks the header's bytenr first.
+        error = "block " + std::to_string(block) + " fails btrfs_validate_extent_buffer: bad tree block start, want " +
+                std::to_string(block) + " have " + std::to_string(content.home) + " (-EIO): it holds " +
+                content.describe(names, block_size);
+        return nullptr;
+    }
     if (checksum) {
         error = "block " + std::to_string(block) + " fails its checksum (btrfs_validate_extent_buffer: checksum "
                 "verify failed): it holds " + content.describe(names, block_size);

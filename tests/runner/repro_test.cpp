@@ -111,6 +111,26 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     });
     CHECK(load_error(torn_budget).find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") ==
           0);
+
+    // Misdirected writes (issue 14): malformed, and one the fault budget (none) forbids.
+    const std::string mis_type = edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
+    CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
+    const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"block", 1}}});
+    });
+    CHECK(load_error(mis_key) ==
+          mis_key + ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
+    const std::string mis_victim = edited(good, dir.file("mis_victim.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", -1}}});
+    });
+    CHECK(load_error(mis_victim) ==
+          mis_victim + ": $.crash.misdirected[0].victim: expected an unsigned integer, got -1");
+    const std::string mis_budget = edited(good, dir.file("mis_budget.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", 1}}});
+    });
+    CHECK(load_error(mis_budget)
+              .find(mis_budget + ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
+          0);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
