@@ -54,6 +54,7 @@ void write_repro(const Repro& repro, const std::string& path) {
             for (const auto& m : repro.crash->misdirected) misdirected.push_back({{"write", m.write}, {"victim", m.victim}});
             json["crash"]["misdirected"] = misdirected;
         }
+        if (!repro.crash->unreadable.empty()) json["crash"]["unreadable"] = repro.crash->unreadable;
     }
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
@@ -184,8 +185,23 @@ auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<mo
     return misdirected;
 }
 
+/// Latent sector errors (issue 14): unreadable block numbers; whether they
+/// fit the crash is the replay's to say.
+auto read_unreadable(const Json& value, const JsonReader& in) -> std::vector<std::uint64_t> {
+    in.check_array(value, "$.crash.unreadable");
+    if (value.size() > fault_budget_max) {
+        in.fail("$.crash.unreadable", "at most " + std::to_string(fault_budget_max) + " unreadable blocks",
+                std::to_string(value.size()));
+    }
+    std::vector<std::uint64_t> blocks;
+    for (std::size_t i = 0; i < value.size(); i++) {
+        blocks.push_back(in.read_unsigned_in(value[i], index_path("$.crash.unreadable", i), 0, victim_block_max));
+    }
+    return blocks;
+}
+
 void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
-    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn", "misdirected"},
+    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn", "misdirected", "unreadable"},
                   {"step", "after", "keep"});
     CrashRecord record;
     record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
@@ -210,6 +226,7 @@ void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
     }
     if (crash.contains("torn")) record.torn = read_torn(crash.at("torn"), in);
     if (crash.contains("misdirected")) record.misdirected = read_misdirected(crash.at("misdirected"), in);
+    if (crash.contains("unreadable")) record.unreadable = read_unreadable(crash.at("unreadable"), in);
     repro.crash = std::move(record);
 }
 

@@ -384,7 +384,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     // Device faults (issue 14) from the tasks on: the set-up's writes are
     // the quiescent start every run copies.
     prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache,
-                                     scenario.faults.misdirected_writes});
+                                     scenario.faults.misdirected_writes, scenario.faults.latent_errors});
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {
@@ -600,7 +600,11 @@ using model::disk::TornWrite;
 struct CrashFaults {
     std::vector<TornWrite> torn;
     std::vector<MisdirectedWrite> misdirected;
-    [[nodiscard]] auto size() const -> std::size_t { return torn.size() + misdirected.size(); }
+    /// Blocks whose read returns EIO at the first mount (latent sector
+    /// errors; at most one: the mount stops at the first, so a second
+    /// would never be read).
+    std::vector<std::uint64_t> unreadable;
+    [[nodiscard]] auto size() const -> std::size_t { return torn.size() + misdirected.size() + unreadable.size(); }
 };
 
 /// Fault sets every_faults lists at most, per kept subset; past it a crash
@@ -705,6 +709,25 @@ void check_tears(const model::disk::BlockDevice& device, const std::vector<bool>
             diverged("sectors from 1 to " + std::to_string(device.tear_points(tear.write)) + " for " + at,
                      std::to_string(tear.sectors));
         }
+    }
+}
+
+/// A replayed crash's latent sector errors must be ones the fault model
+/// offers: at most one, within the budget, on a block the mount reads
+/// through a checked path (`reads`).
+void check_unreadable(const model::disk::BlockDevice& device, const CrashFaults& faults,
+                      const std::vector<std::uint64_t>& reads) {
+    const auto diverged = [](const std::string& expected, const std::string& got) {
+        throw sim::ReplayDiverged("$.crash.unreadable", expected, got);
+    };
+    if (faults.unreadable.empty()) return;
+    if (!device.faults().latent_errors || faults.unreadable.size() > 1 || faults.size() > device.faults().budget) {
+        diverged("at most one latent sector error within faults.budget, on a scenario with faults.latent_errors",
+                 std::to_string(faults.unreadable.size()) + " unreadable block(s)");
+    }
+    if (std::find(reads.begin(), reads.end(), faults.unreadable.front()) == reads.end()) {
+        diverged("a block the mount reads through a checked path (" + std::to_string(reads.size()) + " of them)",
+                 "block " + std::to_string(faults.unreadable.front()));
     }
 }
 
@@ -870,8 +893,44 @@ struct RunState {
             for (const MisdirectedWrite& misdirect : faults.misdirected) {
                 fault_lines.push_back(fault_outcome(device.describe_misdirect(misdirect), misdirect.victim, 1, state, found));
             }
+            for (const std::uint64_t block : faults.unreadable) {
+                fault_lines.push_back(fault_outcome(describe_unreadable(block), block, 1, state, found));
+            }
         }
         return !found.empty();
+    }
+
+    static auto describe_unreadable(std::uint64_t block) -> std::string {
+        return "latent sector error: the media of block " + std::to_string(block) + " is unreadable, its reads return EIO";
+    }
+
+    /// The crash image of `keep` and `injected`, its unreadable blocks set.
+    auto faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const -> model::disk::Image {
+        model::disk::Image image = fs.device().crash_image(keep, injected.torn, injected.misdirected);
+        image.set_unreadable(injected.unreadable);
+        return image;
+    }
+
+    /// The blocks the first mount of that image reads through a checked
+    /// path (Image::read_checked), in read order: where a latent sector
+    /// error is offered (none without faults.latent_errors). A mount
+    /// without them, its result discarded.
+    auto checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const -> std::vector<std::uint64_t> {
+        if (!fs.device().faults().latent_errors || injected.size() >= fs.device().faults().budget) return {};
+        const model::disk::Image image = faulted_image(keep, injected);
+        (void)fs.recover(image);
+        return image.checked_reads();
+    }
+
+    /// Random and PCT's faults for one crash state: the writes' (draw_faults),
+    /// then no latent sector error or one on a block the mount reads.
+    auto draw_crash_faults(const std::vector<bool>& keep) -> CrashFaults {
+        CrashFaults drawn = draw_faults(fs.device(), keep, fault_prng);
+        const std::vector<std::uint64_t> reads = checked_reads(keep, drawn);
+        if (reads.empty()) return drawn;
+        const std::uint64_t pick = fault_prng.below(reads.size() + 1);
+        if (pick > 0) drawn.unreadable.push_back(reads[pick - 1]);
+        return drawn;
     }
 
     /// What became of one fault on the first mount (issue 14): `described`
@@ -942,7 +1001,7 @@ struct RunState {
         std::vector<checkers::Violation> found;
         const std::uint32_t levels = choice == CutChoice::recorded ? static_cast<std::uint32_t>(recorded.size())
                                                                    : recovery_crashes;
-        mount_and_judge(device.crash_image(keep, faults.torn, faults.misdirected), levels, "mount", choice, recorded, found);
+        mount_and_judge(faulted_image(keep, faults), levels, "mount", choice, recorded, found);
         fs.forget_recovery();
         for (auto& line : fault_lines) tell("fault_outcome", std::move(line));
         blame_lies(keep, found);
@@ -959,13 +1018,17 @@ struct RunState {
                 trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
                            device.describe_misdirect(misdirect)});
             }
+            for (const std::uint64_t block : faults.unreadable) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
+                           describe_unreadable(block)});
+            }
             for (auto& line : story) trace.add(std::move(line));
         }
         story.clear();
         if (found.empty()) return false;
         outcome.violations = std::move(found);
         outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts, faults.torn,
-                                    faults.misdirected};
+                                    faults.misdirected, faults.unreadable};
         return true;
     }
 
@@ -974,6 +1037,11 @@ struct RunState {
         bool capped = false;
         for (const auto& set : every_faults(fs.device(), keep, capped)) {
             if (evaluate(keep, set, false, CutChoice::every)) return true;
+            for (const std::uint64_t block : checked_reads(keep, set)) {
+                CrashFaults unreadable = set;
+                unreadable.unreadable.push_back(block);
+                if (evaluate(keep, unreadable, false, CutChoice::every)) return true;
+            }
         }
         if (capped && !tears_capped_told) {
             tears_capped_told = true;
@@ -1105,7 +1173,7 @@ struct RunState {
                 if (changed()) {
                     see();
                     const std::vector<bool> keep = draw_keep(policy, pending, crash_prng);
-                    stop = evaluate(keep, draw_faults(fs.device(), keep, fault_prng), false, CutChoice::draw);
+                    stop = evaluate(keep, draw_crash_faults(keep), false, CutChoice::draw);
                 }
                 break;
             case CrashPlan::Kind::at_step:
@@ -1118,9 +1186,12 @@ struct RunState {
                                                       std::to_string(pending) + ")",
                                                   std::to_string(plan.recorded.keep.size()) + " flags");
                     }
-                    const CrashFaults recorded{plan.recorded.torn, plan.recorded.misdirected};
+                    CrashFaults recorded{plan.recorded.torn, plan.recorded.misdirected, {}};
                     check_tears(fs.device(), plan.recorded.keep, plan.recorded.torn);
                     check_misdirected(fs.device(), plan.recorded.keep, recorded);
+                    check_unreadable(fs.device(), {recorded.torn, recorded.misdirected, plan.recorded.unreadable},
+                                     checked_reads(plan.recorded.keep, recorded));
+                    recorded.unreadable = plan.recorded.unreadable;
                     evaluate(plan.recorded.keep, recorded, true, CutChoice::recorded, plan.recorded.recovery);
                     stop = true;
                 }
@@ -1255,7 +1326,7 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
         script->check_done();
     }
     const std::vector<bool> keep = draw_keep(policy, run.fs.device().pending().size(), crash_prng);
-    run.evaluate(keep, draw_faults(run.fs.device(), keep, run.fault_prng), true, CutChoice::draw);
+    run.evaluate(keep, run.draw_crash_faults(keep), true, CutChoice::draw);
 }
 
 }  // namespace

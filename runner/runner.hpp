@@ -41,6 +41,8 @@ struct CrashRecord {
     /// Writes keep loses that landed on another block instead (by write
     /// index, increasing; none of them torn).
     std::vector<model::disk::MisdirectedWrite> misdirected{};
+    /// Blocks whose reads the first mount got EIO for (latent sector errors).
+    std::vector<std::uint64_t> unreadable{};
 };
 
 /// Device faults (issue 14) injected into judged crash states, and how each

@@ -277,6 +277,17 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             i++;
         }
     }
+    // Each latent sector error a readable block instead.
+    for (std::size_t i = 0; crash && i < crash->unreadable.size() && !result.interrupted;) {
+        CrashRecord fewer = *crash;
+        fewer.unreadable.erase(fewer.unreadable.begin() + static_cast<std::ptrdiff_t>(i));
+        if (still_fails(fewer)) {
+            result.log.push_back("dropped latent sector error of block " + std::to_string(crash->unreadable[i]));
+            crash = fewer;
+        } else {
+            i++;
+        }
+    }
     // The same for the writes kept at each power cut inside recovery.
     for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
         for (std::size_t i = 0; i < crash->recovery[level].keep.size(); i++) {
@@ -317,7 +328,9 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
                      (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
                          (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
                      (result.repro.crash ? result.repro.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) !=
-                         (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{});
+                         (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
+                     (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
+                         (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
 }
 
 }  // namespace

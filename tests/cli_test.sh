@@ -258,7 +258,7 @@ done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
 for word in "device faults" torn_writes lies-about-flush fault_outcome btrfs_check_super_csum xlog_verify_head \
     "ext4   none: no faults may be injected" misdirected_writes "bad tree block start" \
-    "misdirected writes: none offered"; do
+    "misdirected writes: none offered" latent_errors; do
     expect_grep "list shows the fault model: $word" "$word" "$TMP/list.out"
 done
 # The toy model of the unit tests (tests/model/toy/) is linked into them only.

@@ -95,6 +95,14 @@ auto Image::read(std::uint64_t block) const -> Content {
     return found ? found->content : Content::zeros();
 }
 
+auto Image::read_checked(std::uint64_t block) const -> std::optional<Content> {
+    if (std::find(checked_reads_.begin(), checked_reads_.end(), block) == checked_reads_.end()) {
+        checked_reads_.push_back(block);
+    }
+    if (std::find(unreadable_.begin(), unreadable_.end(), block) != unreadable_.end()) return std::nullopt;
+    return read(block);
+}
+
 BlockDevice::BlockDevice(std::uint64_t blocks, DeviceProfile profile, std::uint32_t block_size)
     : blocks_(blocks), profile_(std::move(profile)), block_size_(block_size) {
     SIM_ASSERT(blocks > 0);

@@ -8,6 +8,7 @@
 // keeps what was durable plus the subset of other writes the strategy picks.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ struct FaultSettings {
     /// self-describing block (see SelfDescribing) onto a block of the same
     /// area.
     bool misdirected_writes = false;
+    /// A block a mount reads through a checked path (Image::read_checked)
+    /// may be unreadable: the read returns EIO.
+    bool latent_errors = false;
     auto operator==(const FaultSettings&) const -> bool = default;
 };
 
@@ -117,8 +121,19 @@ public:
     [[nodiscard]] auto read(std::uint64_t block) const -> Content;
     [[nodiscard]] auto blocks() const -> const sim::RangeMap<DurableBlock>& { return blocks_; }
 
+    /// A read whose failure the mount reports (issue 14, latent sector
+    /// errors): nullopt when the block's media is unreadable (EIO). Every
+    /// such read is noted (checked_reads), so that the fault model offers a
+    /// latent error only on a block a mount reads this way.
+    [[nodiscard]] auto read_checked(std::uint64_t block) const -> std::optional<Content>;
+    [[nodiscard]] auto checked_reads() const -> const std::vector<std::uint64_t>& { return checked_reads_; }
+    /// Blocks whose reads return EIO (a latent sector error each).
+    void set_unreadable(std::vector<std::uint64_t> blocks) { unreadable_ = std::move(blocks); }
+
 private:
     sim::RangeMap<DurableBlock> blocks_;
+    std::vector<std::uint64_t> unreadable_;
+    mutable std::vector<std::uint64_t> checked_reads_;  // in read order, each once
 };
 
 /// One request a mount issues while it recovers (log replay), in issue order:

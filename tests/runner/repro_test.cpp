@@ -131,6 +131,16 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     CHECK(load_error(mis_budget)
               .find(mis_budget + ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
           0);
+    // Latent sector errors: malformed, and one on a scenario without latent_errors.
+    const std::string eio_type = edited(good, dir.file("eio_type.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({"0"});
+    });
+    CHECK(load_error(eio_type) == eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
+    const std::string eio_off = edited(good, dir.file("eio_off.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({0});
+    });
+    CHECK(load_error(eio_off).find(eio_off + ": $.crash.unreadable: expected at most one latent sector error within "
+                                             "faults.budget, on a scenario with faults.latent_errors") == 0);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,81 @@ TEST_CASE("misdirected writes: a crash with one replays byte for byte; a victim 
         CHECK(again.trace.find(" misdirected") != std::string::npos);  // in the kept list
         scenarios::CrashRecord edited = *outcome.crash;
         edited.misdirected.front().victim = 4000;  // the data area: never offered
+        CHECK_THROWS_AS(simulation.replay(outcome.choices, edited, false), sim::ReplayDiverged);
+        replayed = true;
+    }
+    CHECK(replayed);
+}
+
+TEST_CASE("latent sector errors: a checked read of an unreadable block is EIO, and every checked read is noted") {
+    BlockDevice device{64, nvme()};
+    device.format(3, 1, Content::meta(1));
+    model::disk::Image image = device.crash_image({});
+    CHECK(image.read_checked(3) == std::optional<Content>(Content::meta(1)));
+    CHECK(image.read_checked(5) == std::optional<Content>(Content::stale(5)));
+    CHECK(image.read_checked(3).has_value());
+    CHECK(image.checked_reads() == std::vector<std::uint64_t>{3, 5});  // each once, in read order
+    image.set_unreadable({5});
+    CHECK_FALSE(image.read_checked(5).has_value());
+    CHECK(image.read(5) == Content::stale(5));  // a plain read is no checked path
+}
+
+TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root fails the mount: detected") {
+    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
+                                   {"I"});
+    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    const auto& device = world.fs->device();
+    const model::disk::Image whole = device.crash_image(std::vector<bool>(device.pending().size(), true));
+    REQUIRE(world.fs->recover(whole).mounted);
+    // The mount reads the superblock, then the roots it names (the fs tree at block 1, the log tree).
+    REQUIRE(whole.checked_reads().size() == 3);
+    CHECK(whole.checked_reads()[0] == 0);
+    CHECK(whole.checked_reads()[1] == 1);
+    for (const std::uint64_t block : whole.checked_reads()) {
+        model::disk::Image bad = whole;
+        bad.set_unreadable({block});
+        const model::RecoveredState state = world.fs->recover(bad);
+        CHECK_FALSE(state.mounted);
+        CHECK(state.checksum_failed == std::vector<std::uint64_t>{block});
+        CHECK(state.consistency_errors.empty());  // an error the user sees, not a broken invariant
+        CHECK(state.mount_error.find("fails with EIO, a latent sector error") != std::string::npos);
+    }
+}
+
+TEST_CASE("latent sector errors scenario: detected; a replay with one on the superblock refuses the mount; an unread block diverges") {
+    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
+    {
+        scenarios::Simulation simulation(scenario, scenario.variants.front());
+        scenarios::FaultCounts random;
+        for (std::uint64_t seed = 0; seed < 40; seed++) {
+            sim::StrategySpec spec;
+            REQUIRE(sim::parse_strategy("random", spec));
+            const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
+            CHECK_FALSE(outcome.violated());
+            random += outcome.faults;
+        }
+        CHECK(random.injected > 0);
+        CHECK(random.detected == random.injected);  // no redundancy modelled: every one refuses the mount
+    }
+    scenario.device.lying_cache = true;  // crashes that violate, so that one is recorded
+    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    bool replayed = false;
+    for (std::uint64_t seed = 0; seed < 400 && !replayed; seed++) {
+        sim::StrategySpec spec;
+        REQUIRE(sim::parse_strategy("random", spec));
+        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, true);
+        if (!outcome.violated() || !outcome.crash || !outcome.crash->unreadable.empty()) continue;
+        // The same crash with its superblock unreadable: the mount refuses
+        // it, the lost fsync is never judged, and the fault is detected.
+        scenarios::CrashRecord eio = *outcome.crash;
+        eio.unreadable = {0};
+        const scenarios::RunOutcome refused = simulation.replay(outcome.choices, eio, true);
+        CHECK_FALSE(refused.violated());
+        CHECK(refused.faults.detected == 1);
+        CHECK(refused.trace.find("latent sector error: the media of block 0 is unreadable") != std::string::npos);
+        CHECK(simulation.replay(outcome.choices, eio, true).trace_hash == refused.trace_hash);
+        scenarios::CrashRecord edited = *outcome.crash;
+        edited.unreadable = {4000};  // a data block no mount reads through a checked path
         CHECK_THROWS_AS(simulation.replay(outcome.choices, edited, false), sim::ReplayDiverged);
         replayed = true;
     }
