@@ -21,7 +21,7 @@ public:
             const model::RecoveredFile& recovered = state.files[file];
             if (!recovered.exists) continue;
             recovered.blocks.for_each([&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
-                if (!out.empty() || !content.torn()) return;
+                if (!out.empty() || !content.faulty()) return;
                 const std::string& name = context.file_names[file];
                 const std::uint64_t offset = start * context.block_size;
                 const std::string found = content.describe(context.file_names, context.block_size);

@@ -1009,11 +1009,24 @@ void Loader::read_device(const Json& value) {
 // Issue 14: the device's fault budget and kinds; only for a model whose
 // checksums detect them or whose recovery survives them (ModelInfo::faults).
 void Loader::read_faults(const Json& value) {
-    check_keys(value, "$.faults", {"budget", "torn_writes"}, {"budget"});
+    check_keys(value, "$.faults", {"budget", "torn_writes", "misdirected_writes", "latent_errors"}, {"budget"});
     scenario_.faults.budget =
         static_cast<std::uint32_t>(read_unsigned_in(value.at("budget"), "$.faults.budget", 1, fault_budget_max));
     if (value.contains("torn_writes")) scenario_.faults.torn_writes = read_bool(value.at("torn_writes"), "$.faults.torn_writes");
-    if (!scenario_.faults.torn_writes) fail("$.faults", "at least one fault kind enabled (torn_writes: true)", "none");
+    if (value.contains("misdirected_writes")) {
+        scenario_.faults.misdirected_writes = read_bool(value.at("misdirected_writes"), "$.faults.misdirected_writes");
+    }
+    if (value.contains("latent_errors")) {
+        scenario_.faults.latent_errors = read_bool(value.at("latent_errors"), "$.faults.latent_errors");
+    }
+    if (!scenario_.faults.torn_writes && !scenario_.faults.misdirected_writes && !scenario_.faults.latent_errors) {
+        fail("$.faults", "at least one fault kind enabled (torn_writes, misdirected_writes or latent_errors: true)",
+             "none");
+    }
+    if (scenario_.faults.misdirected_writes && model_->misdirected_writes.empty()) {
+        fail("$.faults.misdirected_writes", "a model whose metadata blocks name their own block in a verified header (btrfs)",
+             "model " + scenario_.model);
+    }
     if (model_->faults.empty()) {
         fail("$.faults", "a model whose checksums detect device faults (btrfs, xfs)", "model " + scenario_.model);
     }

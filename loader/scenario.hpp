@@ -207,6 +207,8 @@ inline constexpr std::uint32_t fault_budget_max = 8;
 struct Faults {
     std::uint32_t budget = 0;
     bool torn_writes = false;
+    bool misdirected_writes = false;  // only where ModelInfo::misdirected_writes says why
+    bool latent_errors = false;       // a block a mount reads returns EIO
 };
 
 /// The machine a performance run models (`machine`): CPUs shared by every

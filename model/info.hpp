@@ -99,6 +99,10 @@ struct ModelInfo {
     /// survives (issue 14), for `list` and the loader; empty: the model
     /// verifies no checksum, and a scenario may not inject faults into it.
     std::string faults;
+    /// Why a misdirected write is detected or survived on this model's
+    /// self-describing blocks (disk::SelfDescribing); empty: the model
+    /// verifies no block's own address, and no scenario may inject them.
+    std::string misdirected_writes;
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
 

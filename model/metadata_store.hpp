@@ -58,7 +58,25 @@ public:
                                        const std::vector<std::string>& file_names,
                                        std::uint32_t block_size, RecoveredState& state,
                                        const char* verifier) const -> const Super* {
-        const disk::Content home = image.read(0);
+        const std::optional<disk::Content> read = image.read_checked(0);
+        if (!read) {
+            // A latent sector error (issue 14): the superblock read returns
+            // EIO and the mount fails with it (btrfs_read_dev_super;
+            // xfs_readsb -> xfs_buf_read_uncached). No mirror copy is modelled.
+            refuse_mount(state, 0, "the read of the superblock at block 0 fails with EIO, a latent sector error (" +
+                                       std::string(verifier) + "): the mount fails");
+            return nullptr;
+        }
+        const disk::Content home = *read;
+        if (home.misdirected) {
+            // A self-describing block written for another place (issue 14):
+            // btrfs_read_dev_one_super refuses a superblock whose bytenr is
+            // not its own (the only model that declares self-describing
+            // blocks, disk::SelfDescribing).
+            refuse_mount(state, 0, "no superblock at block 0 (" + std::string(verifier) + "): its header names block " +
+                                       std::to_string(home.home) + ", it holds " + home.describe(file_names, block_size));
+            return nullptr;
+        }
         if (home.torn()) {
             refuse_mount(state, 0, "superblock checksum mismatch at block 0 (" + std::string(verifier) +
                                        "): it holds " + home.describe(file_names, block_size));

@@ -186,6 +186,8 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
     return out;
 }
 
+}  // namespace
+
 /// "device faults: N injected into crash states: S survived, D detected, ..."
 auto fault_counts_text(const FaultCounts& faults) -> std::string {
     std::string out;
@@ -196,6 +198,8 @@ auto fault_counts_text(const FaultCounts& faults) -> std::string {
             static_cast<ull>(faults.neither()));
     return out;
 }
+
+namespace {
 
 /// The last line of a campaign that found nothing.
 auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
@@ -520,14 +524,26 @@ auto list_text() -> std::string {
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "device faults (opt-in; issue 14):\n";
     out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
-           ", \"torn_writes\": true}   at most budget faults per crash state, each a choice of the power cut:\n"
-           "    torn_writes   a write the cut loses is partly on the media: its first sectors (512 bytes) new, "
-           "the rest old\n";
+           ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true}   at most budget faults per "
+           "crash state, each a choice of the power cut, each on a different write the cut loses:\n"
+           "    torn_writes         a write the cut loses is partly on the media: its first sectors (512 bytes) new, "
+           "the rest old\n"
+           "    misdirected_writes  a write the cut loses landed on another block of the same area: its own block "
+           "keeps its old contents, the victim holds the new (only self-describing blocks, see below)\n"
+           "    latent_errors       one block the first mount reads through a checked path (the superblock; btrfs: the "
+           "fs tree and log tree roots it names) is unreadable: the read returns EIO and the mount fails with it "
+           "(at most one per crash state: the mount stops at the first)\n";
     out += "  device.write_cache: \"lies-about-flush\"   a write cache that acknowledges FLUSH without making "
            "earlier writes durable (FUA writes are honoured); a violation it causes is blamed on the device\n";
     out += "  what each model's checksums detect or its recovery survives:\n";
     for (const auto& info : model::models()) {
         appendf(out, "    %-6s %s\n", info.name.c_str(), info.faults.empty() ? "none: no faults may be injected" : info.faults.c_str());
+        if (!info.faults.empty()) {
+            appendf(out, "           misdirected writes: %s\n",
+                    info.misdirected_writes.empty()
+                        ? "none offered: the model verifies no block's own address in its header"
+                        : info.misdirected_writes.c_str());
+        }
     }
     out += "strategies: random, pct:D (D in 1..16)\n";
     return out;

@@ -131,6 +131,20 @@ auto junit_counts(const std::vector<const CheckRow*>& rows) -> JunitCounts {
     return counts;
 }
 
+/// A row of a scenario with a fault budget (issue 14): its device fault
+/// counts as <properties> (JUnit's per-testcase key/value pairs), also told
+/// in <system-out>; nothing for a scenario without faults.
+auto junit_fault_properties(const CheckRow& row) -> std::string {
+    if (!row.faults) return "";
+    const FaultCounts& faults = *row.faults;
+    const auto property = [](const char* name, std::uint64_t value) {
+        return "        <property name=\"" + std::string(name) + "\" value=\"" + std::to_string(value) + "\"/>\n";
+    };
+    return "      <properties>\n" + property("faults.injected", faults.injected) +
+           property("faults.survived", faults.survived) + property("faults.detected", faults.detected) +
+           property("faults.neither", faults.neither()) + "      </properties>\n";
+}
+
 /// One <testcase>: skipped, an error, a failure with its story and command,
 /// or passed; its output says what was explored.
 auto junit_testcase(const std::string& scenario, const CheckRow& row) -> std::string {
@@ -149,9 +163,12 @@ auto junit_testcase(const std::string& scenario, const CheckRow& row) -> std::st
         xml += "      <failure type=\"expectation\" message=\"" + xml_escape(row.detail) + "\">" +
                xml_escape(body) + "</failure>\n";
     }
+    xml += junit_fault_properties(row);
     xml += "      <system-out>" +
            xml_escape(row.detail + "; " + std::to_string(row.schedules) + " schedules, " +
-                      std::to_string(row.crash_states) + " crash states" + junit_coverage_text(row)) +
+                      std::to_string(row.crash_states) + " crash states" +
+                      (row.faults ? "\n" + fault_counts_text(*row.faults) : std::string()) +
+                      junit_coverage_text(row)) +
            "</system-out>\n";
     xml += "    </testcase>\n";
     return xml;

@@ -17,6 +17,9 @@ namespace scenarios {
 
 void write_junit(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
 void write_check_json(const std::vector<CheckRow>& rows, double seconds, const std::string& path);
+/// "device faults: N injected into crash states: S survived, D detected, ..."
+/// (the console's line, also in a JUnit row's <system-out>).
+auto fault_counts_text(const FaultCounts& faults) -> std::string;
 
 /// The stake counts and coverage as JSON: {"judged": {...}, "coverage": {...}}
 /// members, added to a row or a campaign result.

@@ -49,6 +49,12 @@ void write_repro(const Repro& repro, const std::string& path) {
             for (const auto& tear : repro.crash->torn) torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
             json["crash"]["torn"] = torn;
         }
+        if (!repro.crash->misdirected.empty()) {
+            Json misdirected = Json::array();
+            for (const auto& m : repro.crash->misdirected) misdirected.push_back({{"write", m.write}, {"victim", m.victim}});
+            json["crash"]["misdirected"] = misdirected;
+        }
+        if (!repro.crash->unreadable.empty()) json["crash"]["unreadable"] = repro.crash->unreadable;
     }
     json["violation"] = {{"checker", repro.checker}, {"message", repro.message}};
     json["trace_hash"] = hex(repro.trace_hash);
@@ -137,6 +143,9 @@ auto read_keep(const Json& value, const std::string& json_path, const JsonReader
 /// The most a torn write's `write` index and `sectors` count may be in a
 /// repro; whether they fit the crash is the replay's to say.
 constexpr std::uint64_t torn_field_max = 1'000'000;
+/// The most a misdirected write's victim block may be: the loader's bound
+/// on device.blocks.
+constexpr std::uint64_t victim_block_max = std::uint64_t{1} << 32;
 
 auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::disk::TornWrite> {
     in.check_array(value, "$.crash.torn");
@@ -156,8 +165,44 @@ auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::di
     return torn;
 }
 
+/// Misdirected writes (issue 14), bounded as torn writes are; whether each
+/// fits its crash is the replay's to say.
+auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<model::disk::MisdirectedWrite> {
+    in.check_array(value, "$.crash.misdirected");
+    if (value.size() > fault_budget_max) {
+        in.fail("$.crash.misdirected", "at most " + std::to_string(fault_budget_max) + " misdirected writes",
+                std::to_string(value.size()));
+    }
+    std::vector<model::disk::MisdirectedWrite> misdirected;
+    for (std::size_t i = 0; i < value.size(); i++) {
+        const std::string at = index_path("$.crash.misdirected", i);
+        in.check_keys(value[i], at, {"write", "victim"}, {"write", "victim"});
+        model::disk::MisdirectedWrite m;
+        m.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, torn_field_max);
+        m.victim = in.read_unsigned_in(value[i].at("victim"), at + ".victim", 0, victim_block_max);
+        misdirected.push_back(m);
+    }
+    return misdirected;
+}
+
+/// Latent sector errors (issue 14): unreadable block numbers; whether they
+/// fit the crash is the replay's to say.
+auto read_unreadable(const Json& value, const JsonReader& in) -> std::vector<std::uint64_t> {
+    in.check_array(value, "$.crash.unreadable");
+    if (value.size() > fault_budget_max) {
+        in.fail("$.crash.unreadable", "at most " + std::to_string(fault_budget_max) + " unreadable blocks",
+                std::to_string(value.size()));
+    }
+    std::vector<std::uint64_t> blocks;
+    for (std::size_t i = 0; i < value.size(); i++) {
+        blocks.push_back(in.read_unsigned_in(value[i], index_path("$.crash.unreadable", i), 0, victim_block_max));
+    }
+    return blocks;
+}
+
 void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
-    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn"}, {"step", "after", "keep"});
+    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn", "misdirected", "unreadable"},
+                  {"step", "after", "keep"});
     CrashRecord record;
     record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
     record.after = in.read_string(crash.at("after"), "$.crash.after");
@@ -180,6 +225,8 @@ void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
         }
     }
     if (crash.contains("torn")) record.torn = read_torn(crash.at("torn"), in);
+    if (crash.contains("misdirected")) record.misdirected = read_misdirected(crash.at("misdirected"), in);
+    if (crash.contains("unreadable")) record.unreadable = read_unreadable(crash.at("unreadable"), in);
     repro.crash = std::move(record);
 }
 

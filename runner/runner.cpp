@@ -383,7 +383,8 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     }
     // Device faults (issue 14) from the tasks on: the set-up's writes are
     // the quiescent start every run copies.
-    prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache});
+    prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache,
+                                     scenario.faults.misdirected_writes, scenario.faults.latent_errors});
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {
@@ -591,62 +592,95 @@ auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::v
     return all;
 }
 
+using model::disk::MisdirectedWrite;
 using model::disk::TornWrite;
 
-/// Tear sets every_tears lists at most, per kept subset; past it a crash
-/// state's tears are not explored, and the run says so.
+/// The device faults of one crash state (issue 14), each on a different
+/// write the cut loses, at most faults.budget in all.
+struct CrashFaults {
+    std::vector<TornWrite> torn;
+    std::vector<MisdirectedWrite> misdirected;
+    /// Blocks whose read returns EIO at the first mount (latent sector
+    /// errors; at most one: the mount stops at the first, so a second
+    /// would never be read).
+    std::vector<std::uint64_t> unreadable;
+    [[nodiscard]] auto size() const -> std::size_t { return torn.size() + misdirected.size() + unreadable.size(); }
+};
+
+/// Fault sets every_faults lists at most, per kept subset; past it a crash
+/// state's faults are not explored, and the run says so.
 constexpr std::size_t tear_sets_max = 4096;
 
-/// The writes `keep` loses that the fault model may tear (issue 14).
-auto tear_candidates(const model::disk::BlockDevice& device, const std::vector<bool>& keep)
+/// The ways the fault model may damage lost write `i`: tear it after 1..n
+/// sectors (options 0..n-1), then land it on each victim in turn.
+auto fault_options(const model::disk::BlockDevice& device, std::size_t i) -> std::uint64_t {
+    return device.tear_points(i) + device.misdirect_victims(i).size();
+}
+
+/// Option `option` of fault_options for write `i`, added to `faults`.
+void add_fault(const model::disk::BlockDevice& device, std::size_t i, std::uint64_t option, CrashFaults& faults) {
+    const std::uint64_t tears = device.tear_points(i);
+    if (option < tears) {
+        faults.torn.push_back({i, option + 1});
+    } else {
+        faults.misdirected.push_back({i, device.misdirect_victims(i)[option - tears]});
+    }
+}
+
+/// The writes `keep` loses that the fault model may tear or misdirect (issue 14).
+auto fault_candidates(const model::disk::BlockDevice& device, const std::vector<bool>& keep)
     -> std::vector<std::size_t> {
     std::vector<std::size_t> candidates;
     if (device.faults().budget == 0) return candidates;
     for (std::size_t i = 0; i < keep.size(); i++) {
-        if (!keep[i] && device.tear_points(i) > 0) candidates.push_back(i);
+        if (!keep[i] && fault_options(device, i) > 0) candidates.push_back(i);
     }
     return candidates;
 }
 
-/// Random and PCT's tears: how many (up to the budget), which writes, where
-/// each tears, from the run's fault stream (none drawn without a budget, so
-/// runs without faults draw as before).
-auto draw_tears(const model::disk::BlockDevice& device, const std::vector<bool>& keep, sim::Prng& prng)
-    -> std::vector<TornWrite> {
-    std::vector<std::size_t> candidates = tear_candidates(device, keep);
-    std::vector<TornWrite> torn;
-    if (candidates.empty()) return torn;
+/// Random and PCT's faults: how many (up to the budget), which writes, and
+/// for each which option, from the run's fault stream (none drawn without a
+/// budget, so runs without faults draw as before; without misdirected
+/// writes the draws are the torn writes' own).
+auto draw_faults(const model::disk::BlockDevice& device, const std::vector<bool>& keep, sim::Prng& prng)
+    -> CrashFaults {
+    std::vector<std::size_t> candidates = fault_candidates(device, keep);
+    CrashFaults faults;
+    if (candidates.empty()) return faults;
     const std::uint64_t count = prng.below(std::min<std::uint64_t>(device.faults().budget, candidates.size()) + 1);
     for (std::uint64_t k = 0; k < count; k++) {
         const std::size_t pick = prng.below(candidates.size());
         const std::size_t write = candidates[pick];
         candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(pick));
-        torn.push_back({write, 1 + prng.below(device.tear_points(write))});
+        add_fault(device, write, prng.below(fault_options(device, write)), faults);
     }
-    std::sort(torn.begin(), torn.end(), [](const TornWrite& a, const TornWrite& b) { return a.write < b.write; });
-    return torn;
+    std::sort(faults.torn.begin(), faults.torn.end(), [](const TornWrite& a, const TornWrite& b) { return a.write < b.write; });
+    std::sort(faults.misdirected.begin(), faults.misdirected.end(),
+              [](const MisdirectedWrite& a, const MisdirectedWrite& b) { return a.write < b.write; });
+    return faults;
 }
 
-/// DFS's tears: no tear, then every set of up to budget tears of lost
-/// writes at every sector, in order (at most tear_sets_max; `capped` says
-/// when the rest was not listed).
-auto every_tears(const model::disk::BlockDevice& device, const std::vector<bool>& keep, bool& capped)
-    -> std::vector<std::vector<TornWrite>> {
-    const std::vector<std::size_t> candidates = tear_candidates(device, keep);
-    std::vector<std::vector<TornWrite>> all{{}};
-    std::vector<TornWrite> current;
+/// DFS's faults: none, then every set of up to budget faults on distinct
+/// lost writes, each write at every option, in order (at most
+/// tear_sets_max; `capped` says when the rest was not listed).
+auto every_faults(const model::disk::BlockDevice& device, const std::vector<bool>& keep, bool& capped)
+    -> std::vector<CrashFaults> {
+    const std::vector<std::size_t> candidates = fault_candidates(device, keep);
+    std::vector<CrashFaults> all{{}};
+    CrashFaults current;
     const auto extend = [&](auto& self, std::size_t from) -> void {
         if (current.size() >= device.faults().budget) return;
         for (std::size_t c = from; c < candidates.size(); c++) {
-            for (std::uint64_t sectors = 1; sectors <= device.tear_points(candidates[c]); sectors++) {
+            for (std::uint64_t option = 0; option < fault_options(device, candidates[c]); option++) {
                 if (all.size() >= tear_sets_max) {
                     capped = true;
                     return;
                 }
-                current.push_back({candidates[c], sectors});
+                const CrashFaults before = current;
+                add_fault(device, candidates[c], option, current);
                 all.push_back(current);
                 self(self, c + 1);
-                current.pop_back();
+                current = before;
             }
         }
     };
@@ -674,6 +708,56 @@ void check_tears(const model::disk::BlockDevice& device, const std::vector<bool>
         if (tear.sectors == 0 || tear.sectors > device.tear_points(tear.write)) {
             diverged("sectors from 1 to " + std::to_string(device.tear_points(tear.write)) + " for " + at,
                      std::to_string(tear.sectors));
+        }
+    }
+}
+
+/// A replayed crash's latent sector errors must be ones the fault model
+/// offers: at most one, within the budget, on a block the mount reads
+/// through a checked path (`reads`).
+void check_unreadable(const model::disk::BlockDevice& device, const CrashFaults& faults,
+                      const std::vector<std::uint64_t>& reads) {
+    const auto diverged = [](const std::string& expected, const std::string& got) {
+        throw sim::ReplayDiverged("$.crash.unreadable", expected, got);
+    };
+    if (faults.unreadable.empty()) return;
+    if (!device.faults().latent_errors || faults.unreadable.size() > 1 || faults.size() > device.faults().budget) {
+        diverged("at most one latent sector error within faults.budget, on a scenario with faults.latent_errors",
+                 std::to_string(faults.unreadable.size()) + " unreadable block(s)");
+    }
+    if (std::find(reads.begin(), reads.end(), faults.unreadable.front()) == reads.end()) {
+        diverged("a block the mount reads through a checked path (" + std::to_string(reads.size()) + " of them)",
+                 "block " + std::to_string(faults.unreadable.front()));
+    }
+}
+
+/// A replayed crash's misdirected writes must be ones the fault model could
+/// have made, on writes no tear took, within the budget with the tears.
+void check_misdirected(const model::disk::BlockDevice& device, const std::vector<bool>& keep,
+                       const CrashFaults& faults) {
+    const auto diverged = [](const std::string& expected, const std::string& got) {
+        throw sim::ReplayDiverged("$.crash.misdirected", expected, got);
+    };
+    if (faults.size() > device.faults().budget) {
+        diverged("at most " + std::to_string(device.faults().budget) + " faults, torn and misdirected (faults.budget)",
+                 std::to_string(faults.size()));
+    }
+    for (std::size_t i = 0; i < faults.misdirected.size(); i++) {
+        const MisdirectedWrite& misdirect = faults.misdirected[i];
+        const std::string at = "misdirected write " + std::to_string(i) + " of write " + std::to_string(misdirect.write);
+        if (i > 0 && misdirect.write <= faults.misdirected[i - 1].write) {
+            diverged("misdirected writes in increasing write order", at);
+        }
+        const bool torn = std::any_of(faults.torn.begin(), faults.torn.end(),
+                                      [&](const TornWrite& t) { return t.write == misdirect.write; });
+        if (misdirect.write >= keep.size() || keep[misdirect.write] || torn) {
+            diverged("a misdirected write of one of the unflushed writes the crash loses, not torn", at);
+        }
+        const std::vector<std::uint64_t> victims = device.misdirect_victims(misdirect.write);
+        if (std::find(victims.begin(), victims.end(), misdirect.victim) == victims.end()) {
+            diverged("a victim block the fault model offers for " + at + " (" + std::to_string(victims.size()) +
+                         " offered)",
+                     "block " + std::to_string(misdirect.victim));
         }
     }
 }
@@ -716,15 +800,18 @@ private:
 };
 
 auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep,
-                   const std::vector<TornWrite>& torn) -> std::string {
+                   const CrashFaults& faults) -> std::string {
+    const std::vector<TornWrite>& torn = faults.torn;
     std::size_t kept = 0;
     std::string list;
     for (std::size_t i = 0; i < pending.size(); i++) {
         if (keep[i]) kept++;
         const bool tore = std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
+        const bool landed = std::any_of(faults.misdirected.begin(), faults.misdirected.end(),
+                                        [i](const MisdirectedWrite& m) { return m.write == i; });
         list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" +
                 std::to_string(pending[i].block) + (pending[i].completed ? "" : " in flight") +
-                (keep[i] ? " kept" : tore ? " torn" : " lost");
+                (keep[i] ? " kept" : tore ? " torn" : landed ? " misdirected" : " lost");
     }
     std::string text = std::to_string(kept) + " of " + std::to_string(pending.size()) +
                        " unflushed write(s) kept";
@@ -767,7 +854,7 @@ struct RunState {
     UnflushedPolicy policy;
     std::uint32_t recovery_crashes = 0;  // ExploreBounds::recovery_crashes
     sim::Prng recovery_prng;             // CutChoice::draw's stream
-    sim::Prng fault_prng;                // draw_tears's stream (issue 14)
+    sim::Prng fault_prng;                // draw_faults's stream (issue 14)
     std::uint64_t seen_disk = 0;
     std::uint64_t seen_oracle = 0;
     /// The story of the crash state being judged, written to the trace when
@@ -775,9 +862,9 @@ struct RunState {
     std::vector<sim::TraceLine> story{};
     /// The cuts inside recovery that led to the mount being judged.
     std::vector<RecoveryCut> cuts{};
-    /// The crash state's torn writes, and what became of each (told after
+    /// The crash state's device faults, and what became of each (told after
     /// the first mount's story).
-    std::vector<TornWrite> torn{};
+    CrashFaults faults{};
     std::vector<std::string> fault_lines{};
     bool tears_capped_told = false;
     /// The freeze level the run's events last set: the level at a cut.
@@ -790,7 +877,7 @@ struct RunState {
 
     /// Every checker on one mount's result; true on a violation.
     auto judge(model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
-        state.faults_injected = static_cast<std::uint32_t>(torn.size());
+        state.faults_injected = static_cast<std::uint32_t>(faults.size());
         checkers::CheckContext at_cut = context;
         at_cut.frozen = frozen;
         for (std::size_t i = 0; i < checkers.size(); i++) {
@@ -798,19 +885,63 @@ struct RunState {
             if (checkers[i]->at_stake(oracle, state, at_cut)) outcome.judged[i]++;
         }
         if (cuts.empty()) {
-            for (const TornWrite& tear : torn) fault_lines.push_back(fault_outcome(tear, state, found));
+            const model::disk::BlockDevice& device = fs.device();
+            for (const TornWrite& tear : faults.torn) {
+                const model::disk::PendingWrite& write = device.pending()[tear.write];
+                fault_lines.push_back(fault_outcome(device.describe_tear(tear), write.block, write.count, state, found));
+            }
+            for (const MisdirectedWrite& misdirect : faults.misdirected) {
+                fault_lines.push_back(fault_outcome(device.describe_misdirect(misdirect), misdirect.victim, 1, state, found));
+            }
+            for (const std::uint64_t block : faults.unreadable) {
+                fault_lines.push_back(fault_outcome(describe_unreadable(block), block, 1, state, found));
+            }
         }
         return !found.empty();
     }
 
-    /// What became of one torn write on the first mount (issue 14).
-    auto fault_outcome(const TornWrite& tear, const model::RecoveredState& state,
-                       const std::vector<checkers::Violation>& found) -> std::string {
-        const model::disk::PendingWrite& write = fs.device().pending()[tear.write];
-        const auto in_write = [&](std::uint64_t block) { return block >= write.block && block < write.block + write.count; };
+    static auto describe_unreadable(std::uint64_t block) -> std::string {
+        return "latent sector error: the media of block " + std::to_string(block) + " is unreadable, its reads return EIO";
+    }
+
+    /// The crash image of `keep` and `injected`, its unreadable blocks set.
+    auto faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const -> model::disk::Image {
+        model::disk::Image image = fs.device().crash_image(keep, injected.torn, injected.misdirected);
+        image.set_unreadable(injected.unreadable);
+        return image;
+    }
+
+    /// The blocks the first mount of that image reads through a checked
+    /// path (Image::read_checked), in read order: where a latent sector
+    /// error is offered (none without faults.latent_errors). A mount
+    /// without them, its result discarded.
+    auto checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const -> std::vector<std::uint64_t> {
+        if (!fs.device().faults().latent_errors || injected.size() >= fs.device().faults().budget) return {};
+        const model::disk::Image image = faulted_image(keep, injected);
+        (void)fs.recover(image);
+        return image.checked_reads();
+    }
+
+    /// Random and PCT's faults for one crash state: the writes' (draw_faults),
+    /// then no latent sector error or one on a block the mount reads.
+    auto draw_crash_faults(const std::vector<bool>& keep) -> CrashFaults {
+        CrashFaults drawn = draw_faults(fs.device(), keep, fault_prng);
+        const std::vector<std::uint64_t> reads = checked_reads(keep, drawn);
+        if (reads.empty()) return drawn;
+        const std::uint64_t pick = fault_prng.below(reads.size() + 1);
+        if (pick > 0) drawn.unreadable.push_back(reads[pick - 1]);
+        return drawn;
+    }
+
+    /// What became of one fault on the first mount (issue 14): `described`
+    /// by the device, its damage in blocks [first, first + count) (a torn
+    /// write's own blocks, a misdirected write's victim).
+    auto fault_outcome(const std::string& described, std::uint64_t first, std::uint64_t count,
+                       const model::RecoveredState& state, const std::vector<checkers::Violation>& found) -> std::string {
+        const auto in_write = [&](std::uint64_t block) { return block >= first && block < first + count; };
         const bool caught = std::any_of(state.checksum_failed.begin(), state.checksum_failed.end(), in_write);
         outcome.faults.injected++;
-        const std::string what = fs.device().describe_tear(tear) + ": ";
+        const std::string what = described + ": ";
         if (!state.mounted && caught) {
             outcome.faults.detected++;
             return what + "detected: the mount refuses it with an error the user sees (" + state.mount_error + ")";
@@ -832,7 +963,7 @@ struct RunState {
         for (std::size_t file = 0; file < state.files.size(); file++) {
             std::string text;
             state.files[file].blocks.for_each([&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
-                if (!text.empty() || !content.torn()) return;
+                if (!text.empty() || !content.faulty()) return;
                 text = "a read of " + context.file_names[file] + " at " + std::to_string(start * context.block_size) +
                        " fails its data checksum (btrfs_check_data_csum): EIO";
             });
@@ -846,7 +977,7 @@ struct RunState {
     void blame_lies(const std::vector<bool>& keep, std::vector<checkers::Violation>& found) {
         const model::disk::BlockDevice& device = fs.device();
         if (!device.faults().lying_cache) return;
-        const std::vector<std::string> lies = device.lies_exposed(keep, torn);
+        const std::vector<std::string> lies = device.lies_exposed(keep, faults.torn);
         for (const auto& lie : lies) tell("device", "the write cache lied: " + lie);
         if (lies.empty()) return;
         const std::string more = lies.size() > 1 ? " (and " + std::to_string(lies.size() - 1) + " more)" : "";
@@ -858,19 +989,19 @@ struct RunState {
     /// Recovery and every checker on one crash state, then (within the
     /// recovery_crashes bound) power cuts inside that recovery and a mount
     /// again; true on a violation.
-    auto evaluate(const std::vector<bool>& keep, const std::vector<TornWrite>& tears, bool narrate, CutChoice choice,
+    auto evaluate(const std::vector<bool>& keep, const CrashFaults& injected, bool narrate, CutChoice choice,
                   const std::vector<RecoveryCut>& recorded = {}) -> bool {
         model::disk::BlockDevice& device = fs.device();
         SIM_ASSERT(keep.size() == device.pending().size());
         story.clear();
         cuts.clear();
-        torn = tears;
+        faults = injected;
         fault_lines.clear();
         outcome.crash_states++;
         std::vector<checkers::Violation> found;
         const std::uint32_t levels = choice == CutChoice::recorded ? static_cast<std::uint32_t>(recorded.size())
                                                                    : recovery_crashes;
-        mount_and_judge(device.crash_image(keep, torn), levels, "mount", choice, recorded, found);
+        mount_and_judge(faulted_image(keep, faults), levels, "mount", choice, recorded, found);
         fs.forget_recovery();
         for (auto& line : fault_lines) tell("fault_outcome", std::move(line));
         blame_lies(keep, found);
@@ -878,30 +1009,44 @@ struct RunState {
             // Told only now: most crash states are never narrated.
             trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "power",
                        "power cut after step " + std::to_string(scheduler.steps()) + " (" +
-                           describe_position(scheduler) + "): " + describe_kept(device.pending(), keep, torn)});
-            for (const TornWrite& tear : torn) {
+                           describe_position(scheduler) + "): " + describe_kept(device.pending(), keep, faults)});
+            for (const TornWrite& tear : faults.torn) {
                 trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
                            device.describe_tear(tear)});
+            }
+            for (const MisdirectedWrite& misdirect : faults.misdirected) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
+                           device.describe_misdirect(misdirect)});
+            }
+            for (const std::uint64_t block : faults.unreadable) {
+                trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
+                           describe_unreadable(block)});
             }
             for (auto& line : story) trace.add(std::move(line));
         }
         story.clear();
         if (found.empty()) return false;
         outcome.violations = std::move(found);
-        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts, torn};
+        outcome.crash = CrashRecord{scheduler.steps(), describe_position(scheduler), keep, cuts, faults.torn,
+                                    faults.misdirected, faults.unreadable};
         return true;
     }
 
     /// Every tear set of one kept subset (DFS), saying once when capped.
     auto evaluate_every_tear(const std::vector<bool>& keep) -> bool {
         bool capped = false;
-        for (const auto& tears : every_tears(fs.device(), keep, capped)) {
-            if (evaluate(keep, tears, false, CutChoice::every)) return true;
+        for (const auto& set : every_faults(fs.device(), keep, capped)) {
+            if (evaluate(keep, set, false, CutChoice::every)) return true;
+            for (const std::uint64_t block : checked_reads(keep, set)) {
+                CrashFaults unreadable = set;
+                unreadable.unreadable.push_back(block);
+                if (evaluate(keep, unreadable, false, CutChoice::every)) return true;
+            }
         }
         if (capped && !tears_capped_told) {
             tears_capped_told = true;
             trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
-                       "not explored: torn-write sets past the first " + std::to_string(tear_sets_max) +
+                       "not explored: fault sets (torn and misdirected writes) past the first " + std::to_string(tear_sets_max) +
                            " of a crash state (faults.budget; a bound, no claim about the rest)"});
         }
         return false;
@@ -988,7 +1133,7 @@ struct RunState {
         if (fs.device().faults().budget == 0) return keep_count(policy, pending);
         std::uint64_t states = 0;
         bool capped = false;
-        for (const auto& keep : every_keep(policy, pending)) states += every_tears(fs.device(), keep, capped).size();
+        for (const auto& keep : every_keep(policy, pending)) states += every_faults(fs.device(), keep, capped).size();
         return states;
     }
 
@@ -1028,7 +1173,7 @@ struct RunState {
                 if (changed()) {
                     see();
                     const std::vector<bool> keep = draw_keep(policy, pending, crash_prng);
-                    stop = evaluate(keep, draw_tears(fs.device(), keep, fault_prng), false, CutChoice::draw);
+                    stop = evaluate(keep, draw_crash_faults(keep), false, CutChoice::draw);
                 }
                 break;
             case CrashPlan::Kind::at_step:
@@ -1041,8 +1186,13 @@ struct RunState {
                                                       std::to_string(pending) + ")",
                                                   std::to_string(plan.recorded.keep.size()) + " flags");
                     }
+                    CrashFaults recorded{plan.recorded.torn, plan.recorded.misdirected, {}};
                     check_tears(fs.device(), plan.recorded.keep, plan.recorded.torn);
-                    evaluate(plan.recorded.keep, plan.recorded.torn, true, CutChoice::recorded, plan.recorded.recovery);
+                    check_misdirected(fs.device(), plan.recorded.keep, recorded);
+                    check_unreadable(fs.device(), {recorded.torn, recorded.misdirected, plan.recorded.unreadable},
+                                     checked_reads(plan.recorded.keep, recorded));
+                    recorded.unreadable = plan.recorded.unreadable;
+                    evaluate(plan.recorded.keep, recorded, true, CutChoice::recorded, plan.recorded.recovery);
                     stop = true;
                 }
                 break;
@@ -1176,7 +1326,7 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
         script->check_done();
     }
     const std::vector<bool> keep = draw_keep(policy, run.fs.device().pending().size(), crash_prng);
-    run.evaluate(keep, draw_tears(run.fs.device(), keep, run.fault_prng), true, CutChoice::draw);
+    run.evaluate(keep, run.draw_crash_faults(keep), true, CutChoice::draw);
 }
 
 }  // namespace

@@ -38,6 +38,11 @@ struct CrashRecord {
     /// Device faults (issue 14): writes keep loses that the cut left partly
     /// on the media, by write index (increasing).
     std::vector<model::disk::TornWrite> torn{};
+    /// Writes keep loses that landed on another block instead (by write
+    /// index, increasing; none of them torn).
+    std::vector<model::disk::MisdirectedWrite> misdirected{};
+    /// Blocks whose reads the first mount got EIO for (latent sector errors).
+    std::vector<std::uint64_t> unreadable{};
 };
 
 /// Device faults (issue 14) injected into judged crash states, and how each

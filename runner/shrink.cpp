@@ -265,6 +265,29 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             i++;
         }
     }
+    // Each misdirected write lost whole instead.
+    for (std::size_t i = 0; crash && i < crash->misdirected.size() && !result.interrupted;) {
+        CrashRecord fewer = *crash;
+        fewer.misdirected.erase(fewer.misdirected.begin() + static_cast<std::ptrdiff_t>(i));
+        if (still_fails(fewer)) {
+            result.log.push_back("dropped misdirected write of unflushed write " +
+                                 std::to_string(crash->misdirected[i].write));
+            crash = fewer;
+        } else {
+            i++;
+        }
+    }
+    // Each latent sector error a readable block instead.
+    for (std::size_t i = 0; crash && i < crash->unreadable.size() && !result.interrupted;) {
+        CrashRecord fewer = *crash;
+        fewer.unreadable.erase(fewer.unreadable.begin() + static_cast<std::ptrdiff_t>(i));
+        if (still_fails(fewer)) {
+            result.log.push_back("dropped latent sector error of block " + std::to_string(crash->unreadable[i]));
+            crash = fewer;
+        } else {
+            i++;
+        }
+    }
     // The same for the writes kept at each power cut inside recovery.
     for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
         for (std::size_t i = 0; i < crash->recovery[level].keep.size(); i++) {
@@ -303,7 +326,11 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
                      (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
                          (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
                      (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
-                         (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{});
+                         (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
+                     (result.repro.crash ? result.repro.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) !=
+                         (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
+                     (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
+                         (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
 }
 
 }  // namespace

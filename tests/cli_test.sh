@@ -257,7 +257,8 @@ for word in release_extent_maps fix-3 hypothetical-exact btrfs.fsync.after_full_
 done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
 for word in "device faults" torn_writes lies-about-flush fault_outcome btrfs_check_super_csum xlog_verify_head \
-    "ext4   none: no faults may be injected"; do
+    "ext4   none: no faults may be injected" misdirected_writes "bad tree block start" \
+    "misdirected writes: none offered" latent_errors; do
     expect_grep "list shows the fault model: $word" "$word" "$TMP/list.out"
 done
 # The toy model of the unit tests (tests/model/toy/) is linked into them only.
@@ -335,6 +336,23 @@ if grep -q "device faults: .* 0 detected" "$TMP/torn.out"; then
 else
     ok "fuzz faults/btrfs-torn-superblock detects a torn superblock"
 fi
+# Misdirected writes (issue 14): detected and survived, never silently wrong; check --junit carries the counts.
+MIS=scenarios/faults/btrfs-misdirected-tree-block.json
+mkdir -p "$TMP/mis"
+run_cs "$TMP/mis.out" "$TMP/mis.err" fuzz "$MIS" --variant fix-3 --strategy dfs:1 --out "$TMP/mis"
+expect_rc "fuzz dfs:1 faults/btrfs-misdirected-tree-block holds" 0 "$TMP/mis.out" "$TMP/mis.err"
+if grep -q "device faults: [1-9][0-9]* injected into crash states: [1-9][0-9]* survived, [1-9][0-9]* detected, 0 neither" \
+    "$TMP/mis.out"; then
+    ok "fuzz dfs:1 faults/btrfs-misdirected-tree-block: misdirected writes detected and survived, none neither"
+else
+    not_ok "fuzz dfs:1 faults/btrfs-misdirected-tree-block: misdirected writes detected and survived, none neither" \
+        "$(show "$TMP/mis.out")"
+fi
+run_cs "$TMP/mis-check.out" "$TMP/mis-check.err" check "$MIS" --junit "$TMP/mis/check.xml"
+expect_rc "check faults/btrfs-misdirected-tree-block" 0 "$TMP/mis-check.out" "$TMP/mis-check.err"
+expect_grep "check --junit: a fault row carries its counts as properties" '<property name="faults.detected" value="' \
+    "$TMP/mis/check.xml"
+expect_grep "check --junit: and in its system-out" "device faults: " "$TMP/mis/check.xml"
 # The result file carries the fault counts, and merge adds two shards' (issue 14).
 mkdir -p "$TMP/torn-shards"
 for k in 0 1; do

@@ -41,6 +41,15 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     device_.format(root_block_, 1, disk::Content::meta(root_object_));
     const auto super = store(Superblock{1, root_block_, root_object_, false, 0, 0, 0});
     device_.format(0, 1, disk::Content::meta(super));
+    // Misdirected writes (issue 14): the superblock and every tree block
+    // (fs tree, log tree) name their own bytenr in a checksummed header.
+    // btrfs_read_dev_one_super refuses a superblock whose bytenr or magic
+    // is not its own; btrfs_validate_extent_buffer refuses a tree block
+    // whose header bytenr is not the block read ("bad tree block start",
+    // -EIO) before its checksum and verify_parent_transid. Data blocks are
+    // not self-describing (btrfs_check_data_csum catches a wrong one only
+    // through the csum tree, which the model leaves out): none offered.
+    device_.declare_self_describing({meta_area_end_, {"super", "meta", "log"}});
 }
 
 auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {

@@ -31,8 +31,25 @@ template <typename Object>
 auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expected_object,
                const MetadataStore<MetaObject>& objects, const std::vector<std::string>& names,
                std::uint32_t block_size, std::string& error, bool& checksum) -> const Object* {
-    const disk::Content content = image.read(block);
-    checksum = content.torn();
+    const std::optional<disk::Content> read = image.read_checked(block);
+    if (!read) {
+        // A latent sector error (issue 14): read_extent_buffer_pages gets
+        // EIO and, with no other mirror (the model keeps one copy of each
+        // tree block: DUP metadata is left out), read_tree_block fails.
+        checksum = true;
+        error = "the read of block " + std::to_string(block) +
+                " fails with EIO, a latent sector error (read_extent_buffer_pages: no other mirror)";
+        return nullptr;
+    }
+    const disk::Content content = *read;
+    checksum = content.faulty();
+    if (content.misdirected) {
+        // btrfs_validate_extent_buffer checks the header's bytenr first.
+        error = "block " + std::to_string(block) + " fails btrfs_validate_extent_buffer: bad tree block start, want " +
+                std::to_string(block) + " have " + std::to_string(content.home) + " (-EIO): it holds " +
+                content.describe(names, block_size);
+        return nullptr;
+    }
     if (checksum) {
         error = "block " + std::to_string(block) + " fails its checksum (btrfs_validate_extent_buffer: checksum "
                 "verify failed): it holds " + content.describe(names, block_size);

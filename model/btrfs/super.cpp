@@ -151,6 +151,10 @@ auto info() -> ModelInfo {
     info.faults = "torn writes: the superblock's checksum (open_ctree: btrfs_check_super_csum) and every tree "
                   "block's (btrfs_validate_extent_buffer) are verified at mount, a data block's on read "
                   "(btrfs_check_data_csum)";
+    info.misdirected_writes =
+        "the superblock and every tree block name their own bytenr: btrfs_read_dev_one_super and "
+        "btrfs_validate_extent_buffer (bad tree block start, -EIO) refuse one that landed elsewhere; "
+        "only writes of the metadata area, onto blocks of it that hold metadata";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {release_extent_maps.info(), log_commit_sleep.info(), hz.info(),
                   jiffy_timer.info(),         commit_interval.info(),  nodesize.info()};

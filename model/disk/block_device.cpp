@@ -95,6 +95,14 @@ auto Image::read(std::uint64_t block) const -> Content {
     return found ? found->content : Content::zeros();
 }
 
+auto Image::read_checked(std::uint64_t block) const -> std::optional<Content> {
+    if (std::find(checked_reads_.begin(), checked_reads_.end(), block) == checked_reads_.end()) {
+        checked_reads_.push_back(block);
+    }
+    if (std::find(unreadable_.begin(), unreadable_.end(), block) != unreadable_.end()) return std::nullopt;
+    return read(block);
+}
+
 BlockDevice::BlockDevice(std::uint64_t blocks, DeviceProfile profile, std::uint32_t block_size)
     : blocks_(blocks), profile_(std::move(profile)), block_size_(block_size) {
     SIM_ASSERT(blocks > 0);
@@ -207,7 +215,8 @@ auto BlockDevice::read(std::uint64_t block) const -> Content {
     return content;
 }
 
-auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn) const -> Image {
+auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn,
+                              const std::vector<MisdirectedWrite>& misdirected) const -> Image {
     SIM_ASSERT(keep.size() == pending_.size());
     sim::RangeMap<DurableBlock> image = durable_;
     for (std::size_t i = 0; i < pending_.size(); i++) {
@@ -225,7 +234,54 @@ auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<T
         part.sectors = static_cast<std::uint16_t>(tear.sectors % per_block);
         make_durable(PendingWrite{write.sequence, write.block + whole, 1, part, true, false, write.what}, image);
     }
+    for (const MisdirectedWrite& misdirect : misdirected) {
+        SIM_ASSERT(misdirect.write < pending_.size() && !keep[misdirect.write]);
+        const PendingWrite& write = pending_[misdirect.write];
+        Content landed = write.content;
+        landed.misdirected = true;
+        landed.home = write.block;
+        make_durable(PendingWrite{write.sequence, misdirect.victim, 1, landed, true, false, write.what}, image);
+    }
     return Image(std::move(image));
+}
+
+auto BlockDevice::misdirect_victims(std::size_t i) const -> std::vector<std::uint64_t> {
+    SIM_ASSERT(i < pending_.size());
+    const PendingWrite& write = pending_[i];
+    const auto described = [&](const char* what) {
+        return std::find(self_describing_.kinds.begin(), self_describing_.kinds.end(), what) !=
+               self_describing_.kinds.end();
+    };
+    std::vector<std::uint64_t> victims;
+    if (!faults_.misdirected_writes || write.count != 1 || write.block >= self_describing_.end ||
+        !described(write.what)) {
+        return victims;
+    }
+    // A block of the area that holds a self-describing block, durable or on
+    // its way: one a mount may read as such. A block of the area that holds
+    // none is free space no mount reads, so landing there changes nothing a
+    // mount sees (not offered).
+    durable_.for_each(0, self_describing_.end, [&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
+        if (block.content.kind != ContentKind::meta) return;
+        for (std::uint64_t b = start; b < end; b++) victims.push_back(b);
+    });
+    for (const auto& other : pending_) {
+        if (other.block >= self_describing_.end || !described(other.what)) continue;
+        for (std::uint64_t b = other.block; b < std::min(other.block + other.count, self_describing_.end); b++) {
+            victims.push_back(b);
+        }
+    }
+    std::sort(victims.begin(), victims.end());
+    victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+    victims.erase(std::remove(victims.begin(), victims.end(), write.block), victims.end());
+    return victims;
+}
+
+auto BlockDevice::describe_misdirect(const MisdirectedWrite& misdirect) const -> std::string {
+    const PendingWrite& write = pending_[misdirect.write];
+    return "misdirected write: " + std::string(write.what) + "@" + std::to_string(write.block) + " landed on block " +
+           std::to_string(misdirect.victim) + " (" + (write.completed ? "in the cache" : "in flight") + "); block " +
+           std::to_string(write.block) + " keeps its old contents";
 }
 
 auto BlockDevice::tear_points(std::size_t i) const -> std::uint64_t {

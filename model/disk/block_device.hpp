@@ -8,6 +8,7 @@
 // keeps what was durable plus the subset of other writes the strategy picks.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,35 @@ struct FaultSettings {
     /// A write cache that acknowledges FLUSH without making earlier writes
     /// durable (a device profile, not a budgeted fault).
     bool lying_cache = false;
+    /// A lost write may land on another block instead of its own: only a
+    /// self-describing block (see SelfDescribing) onto a block of the same
+    /// area.
+    bool misdirected_writes = false;
+    /// A block a mount reads through a checked path (Image::read_checked)
+    /// may be unreadable: the read returns EIO.
+    bool latent_errors = false;
     auto operator==(const FaultSettings&) const -> bool = default;
+};
+
+/// Where a model's writes carry a header that names their own block and a
+/// checksum that every read verifies (btrfs: a tree block's bytenr, checked
+/// by btrfs_validate_extent_buffer, and the superblock's, by
+/// btrfs_read_dev_one_super). A misdirected write is offered only for a
+/// write of one of `kinds` into [0, end), and lands only on a block of that
+/// area that a mount may read as such a block; a model that declares none
+/// is offered none (issue 14: faults only where they are detected).
+struct SelfDescribing {
+    std::uint64_t end = 0;           // blocks [0, end)
+    std::vector<std::string> kinds;  // PendingWrite::what values: "super", "meta", "log"
+};
+
+/// A write the power cut lost that landed on `victim` instead (the device
+/// wrote it to the wrong block): its own block keeps what it held, the
+/// victim holds its contents, header and all.
+struct MisdirectedWrite {
+    std::size_t write = 0;
+    std::uint64_t victim = 0;
+    auto operator==(const MisdirectedWrite&) const -> bool = default;
 };
 
 inline constexpr std::uint32_t sector_size = 512;
@@ -92,8 +121,19 @@ public:
     [[nodiscard]] auto read(std::uint64_t block) const -> Content;
     [[nodiscard]] auto blocks() const -> const sim::RangeMap<DurableBlock>& { return blocks_; }
 
+    /// A read whose failure the mount reports (issue 14, latent sector
+    /// errors): nullopt when the block's media is unreadable (EIO). Every
+    /// such read is noted (checked_reads), so that the fault model offers a
+    /// latent error only on a block a mount reads this way.
+    [[nodiscard]] auto read_checked(std::uint64_t block) const -> std::optional<Content>;
+    [[nodiscard]] auto checked_reads() const -> const std::vector<std::uint64_t>& { return checked_reads_; }
+    /// Blocks whose reads return EIO (a latent sector error each).
+    void set_unreadable(std::vector<std::uint64_t> blocks) { unreadable_ = std::move(blocks); }
+
 private:
     sim::RangeMap<DurableBlock> blocks_;
+    std::vector<std::uint64_t> unreadable_;
+    mutable std::vector<std::uint64_t> checked_reads_;  // in read order, each once
 };
 
 /// One request a mount issues while it recovers (log replay), in issue order:
@@ -165,8 +205,8 @@ public:
     [[nodiscard]] auto pending() const -> const std::vector<PendingWrite>& { return pending_; }
     /// The image after a crash that keeps pending()[i] exactly when keep[i],
     /// and the first sectors of each torn write (a write keep loses).
-    [[nodiscard]] auto crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn = {}) const
-        -> Image;
+    [[nodiscard]] auto crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn = {},
+                                   const std::vector<MisdirectedWrite>& misdirected = {}) const -> Image;
     /// Bumps whenever anything a crash could observe changes.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
     [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
@@ -184,6 +224,14 @@ public:
     /// overwrite in place no file system without data checksums promises to
     /// survive or detect (TigerBeetle's rule: faults only where they are).
     [[nodiscard]] auto tear_points(std::size_t i) const -> std::uint64_t;
+    /// The model's self-describing blocks (set at mkfs; none: no misdirected writes).
+    void declare_self_describing(SelfDescribing area) { self_describing_ = std::move(area); }
+    /// The blocks pending()[i] may land on when misdirected, in increasing
+    /// order; empty when the fault model does not misdirect it (see
+    /// SelfDescribing; the write covers one block).
+    [[nodiscard]] auto misdirect_victims(std::size_t i) const -> std::vector<std::uint64_t>;
+    /// "misdirected write: meta@12 landed on block 7 (in the cache); block 12 keeps its old contents".
+    [[nodiscard]] auto describe_misdirect(const MisdirectedWrite& misdirect) const -> std::string;
     /// "torn write of block 12: sectors 0-3 new, 4-7 old (meta, in flight)".
     [[nodiscard]] auto describe_tear(const TornWrite& torn) const -> std::string;
     /// The pending writes a lying cache said were durable and that neither
@@ -209,6 +257,7 @@ private:
     std::uint64_t sequence_ = 0;
     std::uint64_t epoch_ = 0;
     FaultSettings faults_;
+    SelfDescribing self_describing_;
     std::vector<FlushLie> lies_;  // lying_cache only
     DeviceCounters counters_;
     sim::Prng jitter_{sim::Prng(0).fork("disk.latency")};  // performance runs only; see seed()

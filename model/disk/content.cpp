@@ -4,6 +4,13 @@ namespace model::disk {
 
 auto Content::describe(const std::vector<std::string>& file_names,
                        std::uint32_t block_size) const -> std::string {
+    if (misdirected) {
+        Content whole = *this;
+        whole.misdirected = false;
+        whole.home = 0;
+        return whole.describe(file_names, block_size) + " written for block " + std::to_string(home) +
+               " (a misdirected write)";
+    }
     if (torn()) {
         Content whole = *this;
         whole.sectors = 0;

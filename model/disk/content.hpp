@@ -20,18 +20,25 @@ struct Content {
     /// 512-byte sectors do, the rest still hold what was there before, and
     /// no checksum over the block matches.
     std::uint16_t sectors = 0;
+    /// A misdirected write (issue 14): this content was written for block
+    /// `home` and landed here instead, header and all, so a self-describing
+    /// block's bytenr names `home`, not the block it sits in.
+    bool misdirected = false;
+    std::uint64_t home = 0;
 
     static auto zeros() -> Content { return {}; }
     static auto data(std::uint32_t file, std::uint64_t block, std::uint64_t version) -> Content {
-        return {ContentKind::data, file, block, version, 0};
+        return {ContentKind::data, file, block, version, 0, false, 0};
     }
     static auto stale(std::uint64_t device_block) -> Content {
-        return {ContentKind::stale, 0, device_block, 0, 0};
+        return {ContentKind::stale, 0, device_block, 0, 0, false, 0};
     }
     static auto meta(std::uint64_t object_id) -> Content {
-        return {ContentKind::meta, 0, 0, object_id, 0};
+        return {ContentKind::meta, 0, 0, object_id, 0, false, 0};
     }
     [[nodiscard]] auto torn() const -> bool { return sectors != 0; }
+    /// Torn or misdirected: no read that verifies the block accepts it.
+    [[nodiscard]] auto faulty() const -> bool { return torn() || misdirected; }
 
     /// The content of the block `blocks` further on in the same run.
     [[nodiscard]] auto shifted(std::uint64_t blocks) const -> Content {
@@ -42,7 +49,8 @@ struct Content {
     auto operator==(const Content&) const -> bool = default;
 
     /// "data of I at 20971520 (write v3)", "zeros", "stale block 5000 (an earlier owner)";
-    /// a torn block: "sectors 0-3 of metadata object #7, 4-7 old (a torn write)".
+    /// a torn block: "sectors 0-3 of metadata object #7, 4-7 old (a torn write)";
+    /// a misdirected one: "metadata object #7 written for block 12 (a misdirected write)".
     [[nodiscard]] auto describe(const std::vector<std::string>& file_names,
                                 std::uint32_t block_size) const -> std::string;
 };

@@ -76,3 +76,27 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     CHECK(scenarios::read_text_file(junit).find("(interrupted)") == std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("check reports: a JUnit row of a scenario with a fault budget carries its fault counts") {
+    scenarios::CheckRow faulty = row("faulty", true);
+    faulty.faults = scenarios::FaultCounts{7, 4, 2};
+    const scenarios::CheckRow plain = row("plain", true);
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-junit-faults-test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string junit = (dir / "check.xml").string();
+    scenarios::write_junit({faulty, plain}, 1.0, junit);
+    const std::string xml = scenarios::read_text_file(junit);
+    // Properties of the faulty row only, and its console line in <system-out>.
+    CHECK(count(xml, "<properties>") == 1);
+    CHECK(xml.find("<property name=\"faults.injected\" value=\"7\"/>") != std::string::npos);
+    CHECK(xml.find("<property name=\"faults.survived\" value=\"4\"/>") != std::string::npos);
+    CHECK(xml.find("<property name=\"faults.detected\" value=\"2\"/>") != std::string::npos);
+    CHECK(xml.find("<property name=\"faults.neither\" value=\"1\"/>") != std::string::npos);
+    CHECK(xml.find("device faults: 7 injected into crash states: 4 survived, 2 detected, 1 neither") !=
+          std::string::npos);
+    const std::size_t plain_case = xml.find("name=\"plain: holds\"");
+    REQUIRE(plain_case != std::string::npos);
+    CHECK(xml.find("<property", plain_case) == std::string::npos);
+    std::filesystem::remove_all(dir);
+}

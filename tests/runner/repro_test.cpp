@@ -111,6 +111,36 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     });
     CHECK(load_error(torn_budget).find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") ==
           0);
+
+    // Misdirected writes (issue 14): malformed, and one the fault budget (none) forbids.
+    const std::string mis_type = edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
+    CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
+    const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"block", 1}}});
+    });
+    CHECK(load_error(mis_key) ==
+          mis_key + ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
+    const std::string mis_victim = edited(good, dir.file("mis_victim.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", -1}}});
+    });
+    CHECK(load_error(mis_victim) ==
+          mis_victim + ": $.crash.misdirected[0].victim: expected an unsigned integer, got -1");
+    const std::string mis_budget = edited(good, dir.file("mis_budget.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", 1}}});
+    });
+    CHECK(load_error(mis_budget)
+              .find(mis_budget + ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
+          0);
+    // Latent sector errors: malformed, and one on a scenario without latent_errors.
+    const std::string eio_type = edited(good, dir.file("eio_type.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({"0"});
+    });
+    CHECK(load_error(eio_type) == eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
+    const std::string eio_off = edited(good, dir.file("eio_off.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({0});
+    });
+    CHECK(load_error(eio_off).find(eio_off + ": $.crash.unreadable: expected at most one latent sector error within "
+                                             "faults.budget, on a scenario with faults.latent_errors") == 0);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
