@@ -498,6 +498,10 @@ void Ext4::unlink(std::uint32_t file) {
     Directory* dir = parent_of(path);
     std::optional<sim::MutexGuard> parent_lock;
     if (dir != nullptr) parent_lock.emplace(dir->i_rwsem);  // do_unlinkat: inode_lock_nested(parent)
+    if (inodes_[file].ino == 0) {
+        SIM_NOTE("unlink " + path + ": ENOENT (unlinked while this one waited for the directory)");
+        return;
+    }
     const std::uint64_t tid = journal_start();
     const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
     remove_entry(tid, dir, leaf);
