@@ -109,14 +109,17 @@ private:
                               std::vector<Violation>& out) -> bool {
         const std::string& file_name = context.file_names[promise.file];
         const model::RecoveredFile& file = state.files[promise.file];
-        const std::string where = " (promised by " + promise.what + ", returned at step " +
-                                  std::to_string(promise.returned_step) + ")";
+        // Formatted only for a violation: this runs on every promise of every crash state.
+        const auto where = [&] {
+            return " (promised by " + promise.what + ", returned at step " + std::to_string(promise.returned_step) +
+                   ")";
+        };
         // A removed file is not lost data: once its unlink began, recovery
         // may find it gone (the unlink durable) or whole.
         if (!file.exists && oracle.removed(promise.file)) return false;
         if (!file.exists) {
             out.push_back({"fsync_durability", file_name, 0, "the file", "no file",
-                           "file " + file_name + " is missing after recovery" + where});
+                           "file " + file_name + " is missing after recovery" + where()});
             return true;
         }
         const std::vector<SizeRange> sizes = oracle.legitimate_sizes(promise);
@@ -130,7 +133,7 @@ private:
                            "file " + file_name + " size " + std::to_string(file.size_bytes) +
                                ", expected " + expected + " (size " +
                                std::to_string(promise.size_bytes) + " when the fsync began)" +
-                               where});
+                               where()});
             return true;
         }
         bool failed = false;
@@ -146,7 +149,7 @@ private:
             const std::string found_text = stale->found.describe(context.file_names, context.block_size);
             out.push_back({"fsync_durability", file_name, offset, expected_text, found_text,
                            "file " + file_name + " offset " + std::to_string(offset) + ": expected " +
-                               expected_text + ", found " + found_text + where});
+                               expected_text + ", found " + found_text + where()});
             failed = true;
         });
         return failed;

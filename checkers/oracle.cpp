@@ -8,12 +8,14 @@ namespace checkers {
 
 void Oracle::end_write(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                        std::uint64_t version, std::uint64_t size_bytes) {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     files_[file].contents.assign(start, end, model::disk::Content::data(file, start, version));
     if (size_bytes > files_[file].size_bytes) files_[file].size_bytes = size_bytes;
 }
 
 auto Oracle::begin_zero(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> std::uint64_t {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     const std::uint64_t version = ++last_version_;
     if (start < end) {
@@ -26,6 +28,7 @@ auto Oracle::begin_zero(std::uint32_t file, std::uint64_t start, std::uint64_t e
 
 void Oracle::end_zero(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version,
                       std::uint64_t size_bytes) {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     if (start < end) {
         model::disk::Content zeros = model::disk::Content::zeros();
@@ -41,12 +44,14 @@ auto Oracle::zeroed_version(std::uint32_t file, std::uint64_t block) const -> st
 }
 
 auto Oracle::begin_size(std::uint32_t file, bool sets, std::uint64_t size_bytes) -> std::size_t {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     files_[file].size_changes.push_back({sets, size_bytes, ++sequence_, 0});
     return files_[file].size_changes.size() - 1;
 }
 
 void Oracle::end_size(std::uint32_t file, std::size_t id) {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     SIM_ASSERT(id < files_[file].size_changes.size());
     SizeChange& change = files_[file].size_changes[id];
@@ -63,10 +68,12 @@ constexpr std::uint64_t blocks_end = std::uint64_t{1} << 52;
 
 auto Oracle::begin_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size)
     -> std::uint64_t {
+    revision_++;
     return begin_zero(file, (size_bytes + block_size - 1) / block_size, blocks_end);
 }
 
 void Oracle::end_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size) {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     files_[file].contents.erase((size_bytes + block_size - 1) / block_size, blocks_end);
 }
@@ -138,6 +145,7 @@ auto Oracle::legitimate_sizes(const Promise& promise) const -> std::vector<SizeR
 }
 
 auto Oracle::begin_fsync(std::uint32_t file, std::uint64_t step, std::string what) -> std::size_t {
+    revision_++;
     SIM_ASSERT(file < files_.size());
     Promise promise{file, files_[file].size_bytes, files_[file].contents, step, 0, false,
                     std::move(what), ++sequence_};
@@ -146,6 +154,7 @@ auto Oracle::begin_fsync(std::uint32_t file, std::uint64_t step, std::string wha
 }
 
 void Oracle::end_fsync(std::size_t id, std::uint64_t step) {
+    revision_++;
     SIM_ASSERT(id < promises_.size());
     SIM_ASSERT(!promises_[id].returned);
     promises_[id].returned = true;

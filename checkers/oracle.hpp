@@ -46,7 +46,10 @@ public:
     explicit Oracle(std::size_t files) : files_(files) {}
 
     /// A write starts: its version names its contents.
-    auto begin_write() -> std::uint64_t { return ++last_version_; }
+    auto begin_write() -> std::uint64_t {
+        revision_++;
+        return ++last_version_;
+    }
     /// A write returned: [start, end) (blocks) now holds the version.
     void end_write(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                    std::uint64_t version, std::uint64_t size_bytes);
@@ -84,10 +87,17 @@ public:
     [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
     /// An unlink of `file` began: from now on recovery may find it missing,
     /// which is not lost data (its promises hold only while it exists).
-    void remove_file(std::uint32_t file) { files_[file].removed = true; }
+    void remove_file(std::uint32_t file) {
+        revision_++;
+        files_[file].removed = true;
+    }
     [[nodiscard]] auto removed(std::uint32_t file) const -> bool { return files_[file].removed; }
     /// Bumps when a promise starts to bind.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
+    /// Bumps at every change of anything above (every non-const member):
+    /// within one run, two equal revisions mean the same oracle, which is
+    /// what the runner's memo of crash-state verdicts keys on (issue 13).
+    [[nodiscard]] auto revision() const -> std::uint64_t { return revision_; }
 
 private:
     struct FileRecord {
@@ -101,6 +111,7 @@ private:
     std::vector<Promise> promises_;
     std::uint64_t last_version_ = 0;
     std::uint64_t epoch_ = 0;
+    std::uint64_t revision_ = 0;  // see revision()
     std::uint64_t sequence_ = 0;  // bumps at every size change's begin and end and fsync begin
 };
 

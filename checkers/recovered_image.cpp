@@ -31,17 +31,18 @@ auto extents_error(const model::RecoveredState& state, std::uint32_t file, const
     std::uint64_t previous_end = 0;
     for (std::size_t i = 0; i < recovered.extents.size(); i++) {
         const model::RecoveredExtent& extent = recovered.extents[i];
-        const std::string what = extent_text(name, extent, block_size);
-        if (extent.blocks == 0) return what + " maps no block";
+        // Formatted only for an error: this runs on every extent of every crash state.
+        const auto what = [&] { return extent_text(name, extent, block_size); };
+        if (extent.blocks == 0) return what() + " maps no block";
         if (extent.device_block >= state.device_blocks ||
             extent.blocks > state.device_blocks - extent.device_block) {
-            return what + " ends past the device's " + std::to_string(state.device_blocks) + " blocks";
+            return what() + " ends past the device's " + std::to_string(state.device_blocks) + " blocks";
         }
         if (extent.device_block < state.metadata_end) {
-            return what + " lies in the metadata area [0, " + std::to_string(state.metadata_end) + ")";
+            return what() + " lies in the metadata area [0, " + std::to_string(state.metadata_end) + ")";
         }
         if (i > 0 && extent.file_block < previous_end) {
-            return what + " overlaps the extent before it in the file";
+            return what() + " overlaps the extent before it in the file";
         }
         previous_end = extent.file_block + extent.blocks;
         mappings.push_back({extent.device_block, extent.device_block + extent.blocks, file, i});

@@ -842,6 +842,55 @@ auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pendin
     return text;
 }
 
+/// One segment of a crash image, flattened: the verdict memo's key.
+struct ImageSegment {
+    std::uint64_t start;
+    std::uint64_t end;
+    std::uint64_t sequence;  // DurableBlock::sequence, kept though recovery reads only content
+    std::uint64_t offset;
+    std::uint64_t version;
+    std::uint32_t file;
+    std::uint16_t sectors;
+    model::disk::ContentKind kind;
+    auto operator<=>(const ImageSegment&) const = default;
+};
+
+/// Everything a crash state's verdict depends on within one run (issue 13).
+/// Recovery (FileSystem::recover, recover_with_writes, both const) reads the
+/// crash image, the metadata objects it names and the geometry fixed at
+/// mkfs; the objects are immutable and only appended within a run
+/// (model/metadata_store.hpp; recovery's own are forgotten after each crash
+/// state), so the image names the same objects wherever it recurs in the
+/// run. The checkers read that recovered state, the oracle (one revision:
+/// one oracle, Oracle::revision) and the check context, of which only the
+/// freeze level changes during a run. Crash states inside recovery are
+/// enumerated from the image alone (CutChoice::every, no prng drawn). Hence
+/// equal keys, equal verdicts, judged counts and recovery crash states. Not
+/// across runs: after a schedule's branch point an object id may name
+/// another object.
+struct VerdictKey {
+    std::vector<ImageSegment> image;
+    std::uint64_t oracle_revision = 0;
+    model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
+    auto operator<=>(const VerdictKey&) const = default;
+};
+
+/// What judging one crash state without a violation added to the outcome.
+struct Verdict {
+    std::vector<std::uint64_t> judged;  // per checker, RunOutcome::judged
+    std::uint64_t recovery_crash_states = 0;
+};
+
+auto image_segments(const model::disk::Image& image) -> std::vector<ImageSegment> {
+    std::vector<ImageSegment> segments;
+    segments.reserve(image.blocks().segment_count());
+    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+        const model::disk::Content& c = block.content;
+        segments.push_back({start, end, block.sequence, c.offset, c.version, c.file, c.sectors, c.kind});
+    });
+    return segments;
+}
+
 /// One run's world and the crash states evaluated on it (Simulation::execute).
 struct RunState {
     RunOutcome& outcome;
@@ -870,8 +919,25 @@ struct RunState {
     /// The freeze level the run's events last set: the level at a cut.
     model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
     model::FreezeLevel seen_frozen = model::FreezeLevel::unfrozen;
+    /// Crash states judged in this run without a violation (VerdictKey);
+    /// used where nothing else reaches the outcome: no story asked for, no
+    /// torn write, no lying cache, every cut inside recovery enumerated.
+    bool memo = false;
+    std::map<VerdictKey, Verdict> verdicts{};
+    std::uint64_t memo_hits = 0;
+    std::uint64_t mounts_reused = 0;
+    /// The mounts of the crash state being evaluated, by image: what their
+    /// judge added to RunOutcome::judged (none violated). A power cut inside
+    /// recovery that keeps none of its writes leaves the image it recovered,
+    /// and recover() gives what recover_with_writes() did (model/filesystem.hpp);
+    /// the oracle, freeze level and tears are those of the same crash state,
+    /// and the ids of recovery's own objects stay until forget_recovery().
+    std::map<std::vector<ImageSegment>, std::vector<std::uint64_t>> mounts_judged{};
 
+    /// A story line; dropped unformatted where no trace keeps it (a disabled
+    /// sim::Trace drops every line it is given).
     void tell(const char* who, std::string text) {
+        if (!trace.enabled()) return;
         story.push_back({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
     }
 
@@ -1001,8 +1067,21 @@ struct RunState {
         std::vector<checkers::Violation> found;
         const std::uint32_t levels = choice == CutChoice::recorded ? static_cast<std::uint32_t>(recorded.size())
                                                                    : recovery_crashes;
-        mount_and_judge(faulted_image(keep, faults), levels, "mount", choice, recorded, found);
+        const model::disk::Image image = faulted_image(keep, faults);
+        // No memo where the device has a fault model: a fault's outcome is
+        // counted per state (fault_outcome), and latent errors change the mount.
+        const bool memoized = memo && !narrate && choice == CutChoice::every && device.faults().budget == 0 &&
+                              !device.faults().lying_cache;
+        std::optional<VerdictKey> key;
+        if (memoized) {
+            key = VerdictKey{image_segments(image), oracle.revision(), frozen};
+            if (reuse_verdict(*key)) return false;
+        }
+        const Verdict before{outcome.judged, outcome.recovery_crash_states};
+        mount_and_judge(image, levels, "mount", choice, recorded, found);
+        if (key && found.empty()) keep_verdict(std::move(*key), before);
         fs.forget_recovery();
+        mounts_judged.clear();  // recovery's object ids are free again
         for (auto& line : fault_lines) tell("fault_outcome", std::move(line));
         blame_lies(keep, found);
         if (narrate || !found.empty()) {
@@ -1032,6 +1111,39 @@ struct RunState {
         return true;
     }
 
+    /// A crash state judged before in this run: its counts again, no mount.
+    auto reuse_verdict(const VerdictKey& key) -> bool {
+        const auto it = verdicts.find(key);
+        if (it == verdicts.end()) return false;
+        for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += it->second.judged[i];
+        outcome.recovery_crash_states += it->second.recovery_crash_states;
+        memo_hits++;
+        story.clear();
+        return true;
+    }
+
+    /// Keeps what judging the crash state `key` added since `before`.
+    void keep_verdict(VerdictKey key, const Verdict& before) {
+        Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
+        for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
+        verdicts.emplace(std::move(key), std::move(added));
+    }
+
+    /// A mount of this crash state judged before (mounts_judged): its counts again.
+    auto reuse_mount(const std::vector<ImageSegment>& key) -> bool {
+        const auto it = mounts_judged.find(key);
+        if (it == mounts_judged.end()) return false;
+        for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += it->second[i];
+        mounts_reused++;
+        return true;
+    }
+
+    void keep_mount(std::vector<ImageSegment> key, const std::vector<std::uint64_t>& before) {
+        std::vector<std::uint64_t> added = outcome.judged;
+        for (std::size_t i = 0; i < added.size(); i++) added[i] -= before[i];
+        mounts_judged.emplace(std::move(key), std::move(added));
+    }
+
     /// Every tear set of one kept subset (DFS), saying once when capped.
     auto evaluate_every_tear(const std::vector<bool>& keep) -> bool {
         bool capped = false;
@@ -1058,11 +1170,17 @@ struct RunState {
     auto mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who, CutChoice choice,
                          const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found)
         -> bool {
+        // No story is kept without a trace, so a mount judged before tells nothing new.
+        const bool reusable = memo && choice == CutChoice::every && !trace.enabled();
+        std::vector<ImageSegment> key = reusable ? image_segments(image) : std::vector<ImageSegment>{};
+        if (reusable && levels == 0 && reuse_mount(key)) return false;
+        const std::vector<std::uint64_t> before = reusable ? outcome.judged : std::vector<std::uint64_t>{};
         model::Recovery recovery =
             levels == 0 ? model::Recovery{fs.recover(image), {}} : fs.recover_with_writes(image);
         const bool violated = judge(recovery.state, found);
         for (auto& note : recovery.state.notes) tell(who, std::move(note));
         if (violated) return true;
+        if (reusable) keep_mount(std::move(key), before);
         if (levels == 0) return false;
         // Cut after each write (a cut right after a FLUSH keeps what the cut
         // after the write before it keeps when it keeps everything).
@@ -1078,32 +1196,39 @@ struct RunState {
                                               " request(s) the recovery issues",
                                           "a cut after request " + std::to_string(cut.requests));
             }
-            return cut_and_mount(image, recovery, cut.requests, &cut.keep, levels, choice, recorded, found);
+            return cut_and_mount(issued_device(image, recovery, cut.requests), recovery, cut.requests, &cut.keep,
+                                 levels, choice, recorded, found);
         }
         if (writes.empty()) return false;  // recovery wrote nothing: nothing to cut
         if (choice == CutChoice::draw) {
             const std::size_t issued = writes[recovery_prng.below(writes.size())];
-            return cut_and_mount(image, recovery, issued, nullptr, levels, choice, recorded, found);
+            return cut_and_mount(issued_device(image, recovery, issued), recovery, issued, nullptr, levels, choice,
+                                 recorded, found);
         }
         for (const std::size_t issued : writes) {
-            model::disk::MountDevice device(image);
-            for (std::size_t i = 0; i < issued; i++) device.issue(recovery.requests[i]);
+            const model::disk::MountDevice device = issued_device(image, recovery, issued);
             for (const auto& keep : every_keep(policy, device.pending().size())) {
                 const std::size_t told = story.size();
-                if (cut_and_mount(image, recovery, issued, &keep, levels, choice, recorded, found)) return true;
+                if (cut_and_mount(device, recovery, issued, &keep, levels, choice, recorded, found)) return true;
                 story.resize(told);
             }
         }
         return false;
     }
 
-    /// The power cut after `issued` requests of `recovery` (keeping `keep`,
-    /// or a subset drawn by the policy), then the next mount.
-    auto cut_and_mount(const model::disk::Image& image, const model::Recovery& recovery, std::size_t issued,
-                       const std::vector<bool>* keep, std::uint32_t levels, CutChoice choice,
-                       const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found) -> bool {
+    /// The device under a mount of `image` once it issued the first `issued` requests of `recovery`.
+    static auto issued_device(const model::disk::Image& image, const model::Recovery& recovery, std::size_t issued)
+        -> model::disk::MountDevice {
         model::disk::MountDevice device(image);
         for (std::size_t i = 0; i < issued; i++) device.issue(recovery.requests[i]);
+        return device;
+    }
+
+    /// The power cut on `device`, after `issued` requests of `recovery`
+    /// (keeping `keep`, or a subset drawn by the policy), then the next mount.
+    auto cut_and_mount(const model::disk::MountDevice& device, const model::Recovery& recovery, std::size_t issued,
+                       const std::vector<bool>* keep, std::uint32_t levels, CutChoice choice,
+                       const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found) -> bool {
         const std::vector<bool> kept =
             keep != nullptr ? *keep : draw_keep(policy, device.pending().size(), recovery_prng);
         if (kept.size() != device.pending().size()) {
@@ -1113,9 +1238,11 @@ struct RunState {
                                       std::to_string(kept.size()) + " flags");
         }
         const std::string& after = recovery.requests[issued - 1].description;
-        tell("power", "power cut during log replay after request " + std::to_string(issued) + " of " +
-                          std::to_string(recovery.requests.size()) + ", " + after + ": " +
-                          describe_recovery_kept(device.pending(), kept));
+        if (trace.enabled()) {
+            tell("power", "power cut during log replay after request " + std::to_string(issued) + " of " +
+                              std::to_string(recovery.requests.size()) + ", " + after + ": " +
+                              describe_recovery_kept(device.pending(), kept));
+        }
         outcome.recovery_crash_states++;
         cuts.push_back({issued, after, kept});
         static const char* const mounts[] = {"mount", "mount 2", "mount 3", "mount 4", "mount 5",
@@ -1349,7 +1476,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         const RunAssertContext assert_context(scenario_, variant_, run_label_, scheduler);
         const sim::AssertContextScope assert_scope(assert_context);
         // A knob value that names no real kernel opens the story.
-        for (auto& note : model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)) {
+        for (auto& note : trace_on ? model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)
+                                   : std::vector<std::string>{}) {
             trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
         }
         // Runtime invariants: the model's events, judged after every step.
@@ -1365,6 +1493,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         }
         RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
                      bounds.recovery_crashes, recovery_prng, crash_prng.fork("faults")};
+        run.memo = verdict_memo_;
         ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;
@@ -1375,6 +1504,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
         finish_crash(plan, script, stop, run, crash_prng);
+        outcome.crash_states_reused = run.memo_hits;
+        outcome.mounts_reused = run.mounts_reused;
         outcome.steps = scheduler.steps();
         outcome.choices = scheduler.choices();
         outcome.io_reorders = scheduler.io_reorders_used();
@@ -1388,7 +1519,10 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     outcome.trace = trace.full();
     outcome.lines = trace.lines();
     outcome.trace_hash = trace.hash();
-    outcome.counters = fs->counters();
+    // A search's runs report no counters: nothing reads them there, and
+    // building them was 6% of a btrfs dfs schedule (issue 13).
+    const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
+    if (!searching || trace_on) outcome.counters = fs->counters();
     return outcome;
 }
 

@@ -70,6 +70,12 @@ struct RunOutcome {
     /// Crash states reached by cutting the power inside a recovery
     /// (explore.recovery_crashes), not counted in crash_states.
     std::uint64_t recovery_crash_states = 0;
+    /// Of crash_states: judged earlier in the run, their verdict reused
+    /// (RunState's verdict memo, runner.cpp); counted and judged all the same.
+    std::uint64_t crash_states_reused = 0;
+    /// Mounts inside a crash state's recovery crashes whose image that crash
+    /// state had judged already (a cut that kept none of recovery's writes).
+    std::uint64_t mounts_reused = 0;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
     /// The step bound (explore.steps) when the run was cut there: not
     /// explored past that step, no claim about the rest (not a violation).
@@ -79,6 +85,8 @@ struct RunOutcome {
     std::string trace;  // every line, for --trace-text and hashing
     std::vector<sim::TraceLine> lines;  // the same, structured (Chrome trace export)
     std::uint64_t trace_hash = 0;
+    /// The model's counters at the run's end; not filled by a dfs run
+    /// without a trace (run_dfs, count_dfs), where nothing reads them.
     std::map<std::string, std::uint64_t> counters;
     std::uint32_t io_reorders = 0;     // I/O reorderings the schedule took
     std::uint32_t daemon_wakeups = 0;  // daemon wake-ups it took
@@ -166,6 +174,10 @@ public:
     /// The checkers every crash state goes through, in order: the scenario's,
     /// then mount (unless the scenario's crash.mount is may-fail).
     [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
+    /// Whether a run reuses the verdict of a crash state it already judged
+    /// (RunState's verdict memo in runner.cpp; on by default). Off only to
+    /// show, in tests, that it changes no count and no verdict.
+    void set_verdict_memo(bool on) { verdict_memo_ = on; }
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,
@@ -181,6 +193,7 @@ private:
     std::vector<std::unique_ptr<checkers::Checker>> checkers_;
     std::uint64_t decisions_estimate_ = 1;
     bool decisions_estimated_ = false;
+    bool verdict_memo_ = true;
     std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };
 
