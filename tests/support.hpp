@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,17 @@ inline void check_in_order(const std::string& story, const std::vector<std::stri
         if (found == std::string::npos) return;
         position = found + needle.size();
     }
+}
+
+/// Every bundled scenario file (scenarios/, the schema aside), sorted.
+inline auto bundled_scenarios() -> std::vector<std::string> {
+    std::vector<std::string> paths;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator("scenarios")) {
+        const std::string path = entry.path().string();
+        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos) paths.push_back(path);
+    }
+    std::sort(paths.begin(), paths.end());
+    return paths;
 }
 
 }  // namespace test_support

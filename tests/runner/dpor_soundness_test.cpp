@@ -6,14 +6,13 @@
 // performance scenarios (workloads of hundreds of operations).
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
@@ -44,15 +43,6 @@ auto kinds(const scenarios::FuzzReport& report, bool messages) -> std::set<std::
     return out;
 }
 
-auto bundled() -> std::vector<std::string> {
-    std::vector<std::string> paths;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator("scenarios")) {
-        const std::string path = entry.path().string();
-        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos) paths.push_back(path);
-    }
-    std::sort(paths.begin(), paths.end());
-    return paths;
-}
 
 }  // namespace
 
@@ -60,7 +50,7 @@ auto bundled() -> std::vector<std::string> {
 TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
           doctest::test_suite("slow")) {
     std::uint64_t compared = 0;
-    for (const std::string& path : bundled()) {
+    for (const std::string& path : test_support::bundled_scenarios()) {
         const scenarios::Scenario scenario = scenarios::load_scenario(path);
         if (scenario.perf) {
             MESSAGE("skipped: " << path << " (a performance scenario: its workload is far past a dfs)");

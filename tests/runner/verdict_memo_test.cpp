@@ -8,13 +8,12 @@
 // search with the memo off.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
+#include "tests/support.hpp"
 
 namespace {
 
@@ -71,15 +70,6 @@ auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk 
     return out;
 }
 
-auto bundled() -> std::vector<std::string> {
-    std::vector<std::string> paths;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator("scenarios")) {
-        const std::string path = entry.path().string();
-        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos) paths.push_back(path);
-    }
-    std::sort(paths.begin(), paths.end());
-    return paths;
-}
 
 }  // namespace
 
@@ -123,7 +113,7 @@ TEST_CASE("verdict memo: every bundled scenario reports the same with and withou
           doctest::test_suite("slow")) {
     constexpr std::uint64_t cap = 1'000;  // schedules per search, so the case stays within minutes
     std::uint64_t compared = 0;
-    for (const std::string& path : bundled()) {
+    for (const std::string& path : test_support::bundled_scenarios()) {
         const scenarios::Scenario scenario = scenarios::load_scenario(path);
         if (scenario.perf) continue;  // a workload far past a dfs
         for (const auto& variant : scenario.variants) {

@@ -14,6 +14,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
 #include "sim/sync.hpp"
+#include "tests/model/disk/device_support.hpp"
 
 // Readable failures: content tags print as their description. (The same
 // definition appears in each test file that compares contents.)
@@ -34,11 +35,7 @@ using model::disk::ContentKind;
 
 constexpr std::uint64_t device_blocks = 64;
 
-auto nvme() -> const model::disk::DeviceProfile& {
-    const auto* profile = model::disk::find_profile("nvme");
-    REQUIRE(profile != nullptr);
-    return *profile;
-}
+using test_support::nvme;
 
 auto keep_none(const BlockDevice& device) -> std::vector<bool> {
     return std::vector<bool>(device.pending().size(), false);

@@ -14,6 +14,7 @@
 #include "runner/runner.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
+#include "tests/model/disk/device_support.hpp"
 #include "tests/model/world.hpp"
 #include "tests/support.hpp"
 
@@ -23,23 +24,8 @@ using model::disk::BlockDevice;
 using model::disk::Content;
 using model::disk::MisdirectedWrite;
 
-auto nvme() -> const model::disk::DeviceProfile& {
-    const auto* profile = model::disk::find_profile("nvme");
-    REQUIRE(profile != nullptr);
-    return *profile;
-}
-
-void run_on(BlockDevice& device, const std::function<void(BlockDevice&)>& body) {
-    sim::Scheduler scheduler{{}, nullptr};
-    sim::FirstStrategy first;
-    scheduler.spawn("io", [&device, body] { body(device); });
-    for (int i = 0; i < 10000; i++) {
-        const sim::StepOutcome outcome = scheduler.step(first);
-        if (outcome == sim::StepOutcome::finished) return;
-        REQUIRE(outcome != sim::StepOutcome::deadlock);
-    }
-    FAIL("the device did not settle");
-}
+using test_support::nvme;
+using test_support::run_on;
 
 auto misdirecting(bool on) -> model::disk::FaultSettings {
     model::disk::FaultSettings faults;
