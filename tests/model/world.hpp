@@ -81,6 +81,15 @@ struct ModelWorld {
     }
 };
 
+/// One operation for `world`, its typed id resolved; a range when `length` is set.
+inline auto op_call(const ModelWorld& world, const char* name, std::uint32_t file, std::uint64_t offset = 0,
+                    std::uint64_t length = 0, std::uint64_t version = 0) -> model::OpCall {
+    model::OpCall op{.name = name, .file = file, .offset = offset, .length = length};
+    op.has_range = length != 0;
+    op.version = version;
+    return world.resolved(op);
+}
+
 inline auto block_of(const model::RecoveredFile& file, std::uint64_t offset_bytes)
     -> std::optional<model::disk::Content> {
     return file.blocks.find(offset_bytes / model_block_bytes);

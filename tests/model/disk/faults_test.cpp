@@ -196,20 +196,13 @@ auto newest_meta_block(const model::FileSystem& fs) -> std::uint64_t {
     return at;
 }
 
-auto call(const test_support::ModelWorld& world, const char* name, std::uint32_t file, std::uint64_t offset = 0,
-          std::uint64_t length = 0, std::uint64_t version = 0) -> model::OpCall {
-    model::OpCall op{.name = name, .file = file, .offset = offset, .length = length};
-    op.has_range = length != 0;
-    op.version = version;
-    return world.resolved(op);
-}
 
 }  // namespace
 
 TEST_CASE("faults model: a torn btrfs superblock fails btrfs_check_super_csum; a torn root its tree checksum") {
     test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
                                    {"I"});
-    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
     const model::RecoveredState whole = world.crash(true);
     REQUIRE(whole.mounted);
     const model::RecoveredState super = world.fs->recover(torn_image(*world.fs, 0, 3));
@@ -227,7 +220,7 @@ TEST_CASE("faults model: a torn btrfs superblock fails btrfs_check_super_csum; a
 TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and recovery stops before it") {
     test_support::ModelWorld world("xfs", {{"delalloc_convert", "unwritten"}}, model::Geometry{4096, 1024, "nvme"},
                                    {"I"});
-    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
     const std::uint64_t record = newest_meta_block(*world.fs);
     const model::RecoveredState state = world.fs->recover(torn_image(*world.fs, record, 2));
     CHECK(state.mounted);

@@ -97,20 +97,13 @@ auto misdirected_image(const model::FileSystem& fs, std::uint64_t home, std::uin
     return model::disk::Image(std::move(blocks));
 }
 
-auto call(const test_support::ModelWorld& world, const char* name, std::uint32_t file, std::uint64_t offset = 0,
-          std::uint64_t length = 0, std::uint64_t version = 0) -> model::OpCall {
-    model::OpCall op{.name = name, .file = file, .offset = offset, .length = length};
-    op.has_range = length != 0;
-    op.version = version;
-    return world.resolved(op);
-}
 
 }  // namespace
 
 TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header name another bytenr: refused") {
     test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
                                    {"I"});
-    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
     REQUIRE(world.crash(true).mounted);
     // Block 1 is mkfs's fs tree root, which the durable superblock names.
     const model::RecoveredState super = world.fs->recover(misdirected_image(*world.fs, 1, 0));
@@ -181,7 +174,7 @@ TEST_CASE("latent sector errors: a checked read of an unreadable block is EIO, a
 TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root fails the mount: detected") {
     test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
                                    {"I"});
-    world.run({call(world, "create", 0), call(world, "write", 0, 0, 4096, 1), call(world, "fsync", 0)});
+    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
     const auto& device = world.fs->device();
     const model::disk::Image whole = device.crash_image(std::vector<bool>(device.pending().size(), true));
     REQUIRE(world.fs->recover(whole).mounted);
