@@ -70,7 +70,6 @@ auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk 
     return out;
 }
 
-
 }  // namespace
 
 TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with and without it, and it is used") {

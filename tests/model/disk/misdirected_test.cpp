@@ -34,6 +34,19 @@ auto misdirecting(bool on) -> model::disk::FaultSettings {
     return faults;
 }
 
+/// The faults of random schedules seeds 0..seeds-1, none of which may violate.
+auto random_faults(scenarios::Simulation& simulation, std::uint64_t seeds) -> scenarios::FaultCounts {
+    scenarios::FaultCounts counts;
+    for (std::uint64_t seed = 0; seed < seeds; seed++) {
+        sim::StrategySpec spec;
+        REQUIRE(sim::parse_strategy("random", spec));
+        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
+        CHECK_FALSE(outcome.violated());
+        counts += outcome.faults;
+    }
+    return counts;
+}
+
 }  // namespace
 
 TEST_CASE("misdirected writes: only self-describing one-block writes, onto blocks of the area that hold metadata") {
@@ -121,14 +134,7 @@ TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header
 TEST_CASE("misdirected writes scenario: detected and survived, never silently wrong, on every strategy") {
     const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
     scenarios::Simulation simulation(scenario, scenario.variants.front());
-    scenarios::FaultCounts random;
-    for (std::uint64_t seed = 0; seed < 60; seed++) {
-        sim::StrategySpec spec;
-        REQUIRE(sim::parse_strategy("random", spec));
-        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
-        CHECK_FALSE(outcome.violated());
-        random += outcome.faults;
-    }
+    const scenarios::FaultCounts random = random_faults(simulation, 60);
     CHECK(random.injected > 0);
     CHECK(random.detected > 0);
     CHECK(random.survived > 0);
@@ -197,14 +203,7 @@ TEST_CASE("latent sector errors scenario: detected; a replay with one on the sup
     scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
     {
         scenarios::Simulation simulation(scenario, scenario.variants.front());
-        scenarios::FaultCounts random;
-        for (std::uint64_t seed = 0; seed < 40; seed++) {
-            sim::StrategySpec spec;
-            REQUIRE(sim::parse_strategy("random", spec));
-            const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
-            CHECK_FALSE(outcome.violated());
-            random += outcome.faults;
-        }
+        const scenarios::FaultCounts random = random_faults(simulation, 40);
         CHECK(random.injected > 0);
         CHECK(random.detected == random.injected);  // no redundancy modelled: every one refuses the mount
     }
