@@ -342,6 +342,29 @@ TEST_CASE("parse_scenario: fs_mark's previous_files is an earlier run in the set
     check_op(scenario.tasks[0].ops[3], "create", "d1/t0.f1");
 }
 
+TEST_CASE("parse_scenario: every op that names a file carries that file's index, set-up and tasks alike") {
+    auto document = fs_mark_document({{"files", 3}, {"size", 4096}, {"dirs", 2}, {"previous_files", 2}});
+    document["model"] = "ext4";
+    document["checkers"] = {"journal_integrity"};
+    document["variants"] = {{{"name", "fix"}, {"expect", "holds"}}};
+    const auto scenario = parse(document);
+    std::size_t named = 0;
+    const auto check_index = [&](const scenarios::Op& op) {
+        if (op.file.empty()) {
+            CHECK(op.file_index == scenarios::Op::no_file_index);
+            return;
+        }
+        named++;
+        REQUIRE(op.file_index < scenario.files.size());
+        CHECK(scenario.files[op.file_index] == op.file);
+    };
+    for (const auto& op : scenario.setup) check_index(op);
+    for (const auto& op : scenario.tasks[0].ops) check_index(op);
+    CHECK(named == 2 + 2 * 3 + 2 + 3 * 3);  // mkdirs, the earlier run and its unlinks, the timed run
+    const auto hand = parse(minimal());
+    CHECK(hand.tasks[0].ops[1].file_index == hand.file_id(hand.tasks[0].ops[1].file));
+}
+
 TEST_CASE("parse_scenario: ext4 takes write offsets, lengths and fs_mark sizes in bytes; btrfs in blocks") {
     auto document = minimal();
     document["model"] = "ext4";
