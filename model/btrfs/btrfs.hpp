@@ -72,6 +72,23 @@ inline constexpr sim::Duration reclaim_page = 500;  // ns
 inline constexpr sim::Duration btree_node_search = 200;  // ns
 }  // namespace cpu_cost
 
+/// The CPU costs above as a run uses them: each may be set by a scenario
+/// (`"costs": {"copy_item_ns": ...}`, listed by `crashsim list`) and swept
+/// by `perf --vary copy_item_ns=...`, so a reader sees how far a ratio
+/// depends on an order-of-magnitude figure (issue 9 section 5).
+struct Costs {
+    sim::Duration fsync_entry;
+    sim::Duration log_inode;
+    sim::Duration checksum_lookup;
+    sim::Duration log_commit;
+    sim::Duration checksum_insert;
+    sim::Duration copy_item;
+    sim::Duration log_checksums;
+    sim::Duration btree_node_search;
+    /// The scenario's figures over the defaults above.
+    static auto from(const Geometry& geometry) -> Costs;
+};
+
 /// The checksum tree (csum root) as leaves of csum items keyed by disk
 /// bytenr, each leaf and each internal node with its own extent buffer lock
 /// (v5.7: btrfs_tree_read_lock / btrfs_tree_lock, reader-preferring). Patch
@@ -515,6 +532,7 @@ private:
     // Memory pressure: reclaim keeps the page cache under this many pages.
     std::uint64_t page_cache_limit_ = 0;  // 0: unlimited
     std::uint64_t reclaim_batch_ = 0;     // pages between kswapd's high and low watermarks
+    Costs costs_{};                       // CPU costs of the model's own paths (performance runs)
     sim::WaitQueue kswapd_wait_{"kswapd.wait"};
     Counters counters_;
 };

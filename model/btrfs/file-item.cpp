@@ -198,7 +198,7 @@ auto Btrfs::csum_search_nodes(CsumTree& tree, std::uint64_t disk_block, bool cow
             }
             node.cowed = tree.generation;  // btrfs_cow_block
         }
-        sim::cpu(cpu_cost::btree_node_search);
+        sim::cpu(costs_.btree_node_search);
         if (path.parent != nullptr) drop(*path.parent, path.parent_write);
         path.parent = &node.lock;
         path.parent_write = write;
@@ -265,7 +265,7 @@ void Btrfs::csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
 void Btrfs::insert_checksums(std::uint64_t disk_block, std::uint64_t count) {
     // btrfs_finish_ordered_io -> add_pending_csums: one ordered extent's sums
     // into the checksum tree.
-    csum_insert(csum_tree_, disk_block, count, cpu_cost::checksum_insert, counters_.checksum_lock_waits,
+    csum_insert(csum_tree_, disk_block, count, costs_.checksum_insert, counters_.checksum_lock_waits,
                 counters_.checksum_leaf_waits);
 }
 
@@ -280,7 +280,7 @@ void Btrfs::lookup_checksums(std::uint64_t disk_block, std::uint64_t count) {
         CsumTree::Leaf& leaf = *csum_search(csum_tree_, block, end - block, false, false,
                                             counters_.checksum_lock_waits, counters_.checksum_leaf_waits)
                                     .leaf;
-        sim::cpu(cpu_cost::checksum_lookup);
+        sim::cpu(costs_.checksum_lookup);
         const std::size_t index = csum_tree_.leaf_index(block);
         const std::uint64_t leaf_end =
             index + 1 < csum_tree_.leaves.size() ? csum_tree_.leaves[index + 1]->first : end;
@@ -289,7 +289,7 @@ void Btrfs::lookup_checksums(std::uint64_t disk_block, std::uint64_t count) {
     }
     // log_csums: insert them into the log tree (btrfs_csum_file_blocks on
     // the log root).
-    csum_insert(log_csum_tree_, disk_block, count, cpu_cost::log_checksums, counters_.log_tree_lock_waits,
+    csum_insert(log_csum_tree_, disk_block, count, costs_.log_checksums, counters_.log_tree_lock_waits,
                 counters_.log_tree_leaf_waits);
 }
 

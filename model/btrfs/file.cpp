@@ -117,7 +117,7 @@ void Btrfs::fsync(std::uint32_t file) {
     Inode& inode = inodes_[file];
     const std::uint64_t all = whole_file_end;
     // F1: start writeback of the dirty range.
-    sim::cpu(cpu_cost::fsync_entry);
+    sim::cpu(costs_.fsync_entry);
     writeback(file, 0, all, "fsync: writeback");
     sim::yield(points::fsync_after_start_writeback);
     // F2: the inode lock; log_batch++. F3, widening the range to the whole

@@ -36,6 +36,7 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     ssd_ = !device_.profile().rotational;
     page_cache_limit_ = geometry.page_cache_bytes / block_size_;
     reclaim_batch_ = std::min(page_cache_limit_ / 2, geometry.reclaim_batch_bytes / block_size_);
+    costs_ = Costs::from(geometry);
     root_object_ = store(FsTree{});
     root_block_ = allocate_meta_block();
     device_.format(root_block_, 1, disk::Content::meta(root_object_));

@@ -141,6 +141,41 @@ auto counters() -> std::vector<CounterInfo> {
     };
 }
 
+// The model's own CPU costs (model/btrfs/btrfs.hpp), each a scenario may
+// set: the name, the member, the default and where it comes from.
+struct CostEntry {
+    const char* name;
+    sim::Duration Costs::*member;
+    sim::Duration default_ns;
+    const char* about;
+};
+
+constexpr const char* estimate = ", ns; an order-of-magnitude estimate for a 2020s x86 core, not a measurement";
+
+const std::vector<CostEntry>& cost_table() {
+    static const std::vector<CostEntry> table = {
+        {"fsync_entry_ns", &Costs::fsync_entry, cpu_cost::fsync_entry,
+         "btrfs_sync_file's own work before logging (flags, locks, the skip tests)"},
+        {"log_inode_ns", &Costs::log_inode, cpu_cost::log_inode,
+         "btrfs_log_inode besides its items: the inode item, the log tree's paths, log_batch"},
+        {"checksum_lookup_ns", &Costs::checksum_lookup, cpu_cost::checksum_lookup,
+         "btrfs_lookup_csums_range for one extent, besides the tree's locks and node searches"},
+        {"log_commit_ns", &Costs::log_commit, cpu_cost::log_commit,
+         "btrfs_sync_log's leader work: btrfs_write_marked_extents' set-up, the log root tree"},
+        {"checksum_insert_ns", &Costs::checksum_insert, cpu_cost::checksum_insert,
+         "btrfs_csum_file_blocks for one ordered extent at its completion: search, COW, fill or split a "
+         "leaf, under the leaf's write lock"},
+        {"copy_item_ns", &Costs::copy_item, cpu_cost::copy_item,
+         "copy_items: one file extent item copied from the subvolume tree into the log (full fsync)"},
+        {"log_checksums_ns", &Costs::log_checksums, cpu_cost::log_checksums,
+         "log_csums: one extent's checksums inserted into the log tree, under its write lock"},
+        {"btree_node_search_ns", &Costs::btree_node_search, cpu_cost::btree_node_search,
+         "btrfs_search_slot at one internal node: a binary search over ~500 key pointers, then the "
+         "child's lock"},
+    };
+    return table;
+}
+
 auto info() -> ModelInfo {
     ModelInfo info;
     info.name = "btrfs";
@@ -160,8 +195,24 @@ auto info() -> ModelInfo {
                   jiffy_timer.info(),         commit_interval.info(),  nodesize.info()};
     info.ops = ops();
     info.counters = counters();
+    for (const CostEntry& entry : cost_table()) {
+        info.costs.push_back({entry.name, static_cast<std::uint64_t>(entry.default_ns), std::string(entry.about) + estimate});
+    }
     return info;
 }
+
+}  // namespace
+
+auto Costs::from(const Geometry& geometry) -> Costs {
+    Costs costs{};
+    for (const CostEntry& entry : cost_table()) {
+        costs.*entry.member =
+            static_cast<sim::Duration>(geometry.cost(entry.name, static_cast<std::uint64_t>(entry.default_ns)));
+    }
+    return costs;
+}
+
+namespace {
 
 const ModelRegistrar registrar{{
     info(),

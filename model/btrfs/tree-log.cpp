@@ -51,7 +51,7 @@ auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
              ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
-    sim::cpu(cpu_cost::log_inode);
+    sim::cpu(costs_.log_inode);
     // What this fsync logs, as a layer over what earlier fsyncs logged.
     InodeItems logged;
     if (full) {
@@ -122,7 +122,7 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
         items++;
     });
     for (const auto& [disk_block, blocks] : sums) {
-        sim::cpu(cpu_cost::copy_item);
+        sim::cpu(costs_.copy_item);
         lookup_checksums(disk_block, blocks);
     }
     // Every map of the inode leaves the list of modified extents.
@@ -307,7 +307,7 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     // running one, with no writer left in it.
     SIM_ASSERT(log_root_exists_ && log_transid_ == log_transid);
     SIM_ASSERT(log_writers_ == 0 && log_committing_[index]);
-    sim::cpu(cpu_cost::log_commit);
+    sim::cpu(costs_.log_commit);
     const std::uint64_t object = store(log_tree_);
     const std::uint64_t block = allocate_meta_block();
     sim::Completion written("log");

@@ -201,6 +201,19 @@ TEST_CASE("page release: interleaved jobs' maps stay apart, and before patch 3/3
     CHECK(after.throughput_mib_s > before.throughput_mib_s);
 }
 
+TEST_CASE("btrfs costs: a scenario's copy_item_ns slows the full fsyncs that copy items, and only them") {
+    std::string costly = pressure(4);
+    costly.insert(costly.find("\"config\""), R"("costs": {"copy_item_ns": 200000}, )");
+    const auto base = scenarios::measure(scenarios::parse_scenario(pressure(4), "inline.json"));
+    const auto slow = scenarios::measure(scenarios::parse_scenario(costly, "inline.json"));
+    // Before patch 3/3 page release sends fsyncs down the full path, each
+    // copying every extent item of the transaction; after it only each new
+    // file's first fsync is full, and it has at most one item to copy.
+    CHECK(row_of(slow, "before").throughput_mib_s < 0.8 * row_of(base, "before").throughput_mib_s);
+    CHECK(row_of(slow, "after").throughput_mib_s > 0.95 * row_of(base, "after").throughput_mib_s);
+    CHECK(slow.ratios[0].value > base.ratios[0].value);
+}
+
 TEST_CASE("transaction kthread: commits the running transaction once it is commit_interval old") {
     const auto none = scenarios::measure(scenarios::parse_scenario(pressure(1), "inline.json"));
     std::string longer = pressure(1, "1");  // 72 MiB: over two seconds of virtual time
