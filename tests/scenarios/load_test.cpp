@@ -474,6 +474,9 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "of 6400 blocks"},
         {"costs_unknown", "$.costs.cp_scan_step: expected a cost of model ext4: cp_scan_step_ns, got an unknown key"},
         {"costs_zero", "$.costs.cp_scan_step_ns: expected an unsigned integer from 1 to 1000000000, got 0"},
+        {"btrfs_costs_unknown",
+         "$.costs.copy_item: expected a cost of model btrfs: fsync_entry_ns, log_inode_ns, checksum_lookup_ns, "
+         "log_commit_ns, checksum_insert_ns, copy_item_ns, log_checksums_ns, btree_node_search_ns, got an unknown key"},
         {"fs_mark_user_cpu_string", "$.workload.fs_mark.user_cpu_us: expected a number, got a string"},
         {"perf_ratio_bad_metric",
          "$.perf.ratios[0].metric: expected counter:<name> for a counter of model ext4: counter:commits, "
