@@ -328,6 +328,10 @@ private:
     /// What jbd2_journal_recover leaves to write: the buffers PASS_REPLAY
     /// dirtied (the last logged copy of each home block wins) and
     /// info.end_transaction, the sequence the log restarts at.
+    /// A mount's view of the metadata blocks: each block's contents after
+    /// replay, pointing into meta_objects_ (stored objects never change, and a
+    /// mount stores none), so a mount copies no block.
+    using HomeBlocks = std::map<std::uint64_t, const MetaBlock*>;
     struct ReplayPlan {
         bool needed = false;  // s_start != 0
         std::map<std::uint64_t, std::pair<disk::Content, std::uint64_t>> home;  // block -> copy, its sequence
@@ -338,13 +342,13 @@ private:
         -> std::optional<LoggedTransaction>;
     /// PASS_REVOKE and PASS_REPLAY into `home` and `replayed` (the content
     /// replay leaves in each block it wrote).
-    void recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
+    void recover_journal(const disk::Image& image, HomeBlocks& home,
                          std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                          ReplayPlan* plan) const;
     [[nodiscard]] auto journal_audit(const disk::Image& image, const JournalSuper& super,
                                      const std::vector<LoggedTransaction>& replay) const -> JournalAudit;
-    [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> MetaBlock;
-    void recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
+    [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> const MetaBlock*;
+    void recover_names(const disk::Image& image, const HomeBlocks& home,
                        const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                        std::set<std::uint64_t>& dir_blocks) const;
 

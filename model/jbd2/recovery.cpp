@@ -20,10 +20,10 @@
 
 namespace model::jbd2 {
 
-auto Ext4::home_block(const disk::Image& image, std::uint64_t block) const -> MetaBlock {
+auto Ext4::home_block(const disk::Image& image, std::uint64_t block) const -> const MetaBlock* {
     const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(block));
     SIM_ASSERT(meta != nullptr && meta->block == block);  // mkfs wrote every metadata block
-    return *meta;
+    return meta;
 }
 
 auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
@@ -57,7 +57,7 @@ auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uin
     return found;
 }
 
-void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, MetaBlock>& home,
+void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
                            std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                            ReplayPlan* plan) const {
     const JournalSuper* super = meta_objects_.find<JournalSuper>(image.read(1));
@@ -103,7 +103,7 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
                 skipped++;
                 continue;
             }
-            home[copy->block] = *copy;
+            home[copy->block] = copy;
             replayed[copy->block] = content;
             if (plan != nullptr) plan->home[copy->block] = {content, found.sequence};
         }
@@ -118,18 +118,17 @@ void Ext4::recover_journal(const disk::Image& image, std::map<std::uint64_t, Met
         plan->end_transaction = super->s_sequence + replay.size();
     }
     JournalAudit audit = journal_audit(image, *super, replay);
-    for (const auto& [block, meta] : home) {
-        audit.home_versions[block] = meta.version;
-        audit.block_names[block] = block_name(block);
-    }
-    // A logged block that is neither replayed nor static metadata (a
-    // subdirectory's block, written home by a checkpoint): what its home holds.
+    for (const auto& [block, meta] : home) audit.home_versions[block] = meta->version;
+    // Each logged block: its name, for the checker's message; one neither
+    // replayed nor static metadata (a subdirectory's block, written home by
+    // a checkpoint): what its home holds.
     for (const JournalTransaction& transaction : audit.durable) {
         for (const JournalUpdate& update : transaction.updates) {
+            if (!audit.block_names.emplace(update.block, std::string()).second) continue;
+            audit.block_names[update.block] = block_name(update.block);
             if (audit.home_versions.count(update.block) != 0) continue;
             const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(update.block));
             audit.home_versions[update.block] = meta != nullptr && meta->block == update.block ? meta->version : 0;
-            audit.block_names[update.block] = block_name(update.block);
         }
     }
     state.journal = std::move(audit);
@@ -142,7 +141,14 @@ auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
     JournalAudit audit;
     audit.tail_sequence = super.s_start == 0 ? 0 : super.s_sequence;
     std::map<std::uint64_t, JournalTransaction> durable;
-    for (std::uint64_t at = j_first_; at < j_last_; at++) {
+    // Only a block that starts a metadata object can hold one (MetadataStore::
+    // find): one per run of the image's blocks at most, so the audit visits
+    // the runs, not every block of the log.
+    std::vector<std::uint64_t> starts;
+    image.blocks().for_each(j_first_, j_last_, [&](std::uint64_t start, std::uint64_t, const disk::DurableBlock& block) {
+        if (block.content.kind == disk::ContentKind::meta && block.content.offset == 0) starts.push_back(start);
+    });
+    for (const std::uint64_t at : starts) {
         // A transaction starts at its revoke block, else at its descriptor.
         const disk::Content content = image.read(at);
         const RevokeBlock* revoke = meta_objects_.find<RevokeBlock>(content);
@@ -210,7 +216,7 @@ auto Ext4::mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredS
     state.device_blocks = device_.block_count();
     state.metadata_end = groups_[0].data_start;  // group 0's; later groups' bitmaps and tables lie past it
     state.files.resize(file_names_.size());
-    std::map<std::uint64_t, MetaBlock> home;
+    HomeBlocks home;
     for (const Group& group : groups_) {
         for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++)
             home[block] = home_block(image, block);
@@ -231,7 +237,7 @@ auto Ext4::mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredS
     return state;
 }
 
-void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t, MetaBlock>& home,
+void Ext4::recover_names(const disk::Image& image, const HomeBlocks& home,
                          const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                          std::set<std::uint64_t>& dir_blocks) const {
     // ext4: names in the root directory and its subdirectories, inodes in the
@@ -240,27 +246,28 @@ void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t,
     std::map<std::string, std::uint32_t> by_path;
     for (std::uint32_t file = 0; file < file_names_.size(); file++) by_path[file_names_[file]] = file;
     const auto inode_of = [&](std::uint64_t ino) -> const InodeRecord& {
-        return home.at(inode_block(ino)).inodes[ino % inodes_per_block];
+        return home.at(inode_block(ino))->inodes[ino % inodes_per_block];
     };
     const auto block_free = [&](std::uint64_t device_block) {
         if (device_block < groups_[0].block_bitmap) return true;
         const Group& group = groups_[group_of_block(device_block)];
-        const auto& bits = home.at(group.block_bitmap).bits;
+        const auto& bits = home.at(group.block_bitmap)->bits;
         return device_block < group.data_start || device_block - group.data_start >= bits.size() ||
                !bits[device_block - group.data_start];
     };
-    const auto dir_block = [&](std::uint64_t block) -> MetaBlock {
+    static const MetaBlock never_written;
+    const auto dir_block = [&](std::uint64_t block) -> const MetaBlock* {
         const auto replayed = home.find(block);
         if (replayed != home.end()) return replayed->second;
         const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(block));
-        return meta != nullptr && meta->block == block ? *meta : MetaBlock{};
+        return meta != nullptr && meta->block == block ? meta : &never_written;
     };
-    std::vector<std::pair<std::string, MetaBlock>> directories;  // path prefix, block
+    std::vector<std::pair<std::string, const MetaBlock*>> directories;  // path prefix, block
     for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++)
         directories.emplace_back("", home.at(block));
     for (std::size_t d = 0; d < directories.size(); d++) {
         const std::string prefix = directories[d].first;
-        const auto entries = directories[d].second.entries;  // directories grows below
+        const auto& entries = directories[d].second->entries;  // a stored block: never moves
         for (const auto& [entry, ino] : entries) {
             const InodeRecord& record = inode_of(ino);
             if (!record.used) {
@@ -268,7 +275,7 @@ void Ext4::recover_names(const disk::Image& image, const std::map<std::uint64_t,
                                                    std::to_string(ino) + ", which is not in use");
                 continue;
             }
-            if (!home.at(groups_[ino / inodes_per_group].inode_bitmap).bits[ino % inodes_per_group]) {
+            if (!home.at(groups_[ino / inodes_per_group].inode_bitmap)->bits[ino % inodes_per_group]) {
                 state.consistency_errors.push_back("inode " + std::to_string(ino) + " (" + prefix + entry +
                                                    ") is in use but free in the inode bitmap");
             }
