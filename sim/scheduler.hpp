@@ -279,6 +279,7 @@ private:
         Fiber fiber;   // the suspended task; made when it first runs
         Fiber caller;  // the scheduler, while the task runs
         bool started = false;
+        bool cancelled = false;    // ~Scheduler ends it: its next arrival throws TaskCancelled
         StackBounds stack;         // the fiber's stack
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
@@ -309,9 +310,15 @@ private:
     /// Task side of a switch to the scheduler and back.
     static void leave_for_scheduler(Task& task) {
         asan::start_switch(&task.fake_stack, task.caller_stack);
-        const Arrival arrival{task};
-        task.caller = std::move(task.caller).resume();
+        {
+            const Arrival arrival{task};
+            task.caller = std::move(task.caller).resume();
+        }
+        if (task.cancelled) throw TaskCancelled{};
     }
+    /// Thrown on a suspended task's stack when ~Scheduler ends it; caught
+    /// only by start_fiber (nothing on a task's stack catches everything).
+    struct TaskCancelled {};
     void start_fiber(Task& task);
     enum class TimerKind : std::uint8_t {
         sleep,   // a task's sleep or CPU time, or a model timer (at/after)

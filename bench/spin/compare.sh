@@ -4,6 +4,12 @@
 #
 #   bench/spin/compare.sh            (from the repository root, or from anywhere)
 #   REPS=7 bench/spin/compare.sh     (repetitions per measurement; default 5)
+#   CRASHSIM=/path/to/crashsim ...   (another binary, e.g. main's, for a before/after)
+#   SLOW=0 ...                       (skip the rows without a SPIN model: the xfs
+#                                     race at dfs:1 and dfs:2 and btrfs
+#                                     log-commit-batching at dfs:2; each runs
+#                                     once, stopped by SIGINT after CAP seconds,
+#                                     default 600, and then says so)
 #
 # Installs `spin` (and gcc) with apt-get when missing, builds crashsim when
 # build/crashsim is missing, then times, each REPS times, in wall-clock time
@@ -23,7 +29,9 @@ root="$(cd "$here/../.." && pwd)"
 cd "$root"
 REPS="${REPS:-5}"
 scenario="scenarios/btrfs/fast-fsync-vs-page-release.json"
-crashsim="$root/build/crashsim"
+crashsim="${CRASHSIM:-$root/build/crashsim}"
+SLOW="${SLOW:-1}"
+CAP="${CAP:-600}"
 # pan: depth limit far above the model's ~35 steps; a 2^18-slot hash table
 # (the default 2^24 costs ~0.5 s of allocation alone, for < 60k states).
 pan_flags=(-m10000 -w18 -n)
@@ -58,6 +66,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/crashsim-spin.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # A private copy, so that a rebuild of build/ by someone else cannot swap the
 # binary in the middle of a measurement.
+crashsim_src="$crashsim"
 cp "$crashsim" "$work/crashsim"
 crashsim="$work/crashsim"
 
@@ -79,10 +88,12 @@ build_pan() {
     end=$(now_ns)
     echo $(((end - start) / 1000000)) >"$work/$name/compile_ms"
 }
-spin_configs=(v0_full v0_pb2 v1_full v1_pb2 v1_pb3 v2_pb2 v1_nocrash)
+spin_configs=(v0_full v0_pb1 v0_pb2 v0_pb3 v1_full v1_pb1 v1_pb2 v1_pb3 v2_pb2 v1_nocrash)
 declare -A spin_flags=(
-    [v0_full]="-DVARIANT=0" [v0_pb2]="-DVARIANT=0 -DPB=2"
-    [v1_full]="-DVARIANT=1" [v1_pb2]="-DVARIANT=1 -DPB=2" [v1_pb3]="-DVARIANT=1 -DPB=3"
+    [v0_full]="-DVARIANT=0" [v0_pb1]="-DVARIANT=0 -DPB=1" [v0_pb2]="-DVARIANT=0 -DPB=2"
+    [v0_pb3]="-DVARIANT=0 -DPB=3"
+    [v1_full]="-DVARIANT=1" [v1_pb1]="-DVARIANT=1 -DPB=1" [v1_pb2]="-DVARIANT=1 -DPB=2"
+    [v1_pb3]="-DVARIANT=1 -DPB=3"
     [v2_pb2]="-DVARIANT=2 -DPB=2" [v1_nocrash]="-DVARIANT=1 -DCRASH=0"
 )
 
@@ -111,35 +122,72 @@ run_pan() {
 }
 
 # ---- crashsim ------------------------------------------------------------------
-# run_crashsim ARGS...: REPS runs of crashsim fuzz; sets cs_med cs_best cs_self
-# cs_schedules cs_crash cs_found cs_complete
-run_crashsim() {
-    local times="" i start end out
-    for ((i = 0; i < REPS; i++)); do
-        start=$(now_ns)
-        out=$("$crashsim" fuzz "$scenario" --quiet --out "$work" "$@" 2>&1) || true
-        end=$(now_ns)
-        times+="$((end - start))"$'\n'
-        if ! grep -q '^schedules:' <<<"$out" || ! grep -q -E '^(found|complete:) ' <<<"$out"; then
-            echo "compare.sh: crashsim fuzz $* gave neither a violation nor a complete search:" >&2
-            echo "$out" >&2; exit 1
-        fi
-    done
-    read -r cs_med cs_best < <(printf '%s' "$times" | stats)
-    local line
+# parse_crashsim OUTPUT: sets cs_schedules cs_crash cs_self cs_found cs_complete
+# cs_interrupted cs_estimate from one run's output
+parse_crashsim() {
+    local out="$1" line
     line=$(grep '^schedules:' <<<"$out")
     cs_schedules=$(sed -n 's/^schedules: \([0-9]*\),.*/\1/p' <<<"$line")
     cs_crash=$(sed -n 's/.*crash states checked: \([0-9]*\),.*/\1/p' <<<"$line")
     cs_self=$(sed -n 's/.*steps: [0-9]*, \([0-9.]*\) s,.*/\1/p' <<<"$line")
     cs_found=$(grep -c '^found ' <<<"$out" || true)
     cs_complete=$(grep -c '^complete: ' <<<"$out" || true)
+    cs_interrupted=$(grep -c '^interrupted: ' <<<"$out" || true)
+    cs_estimate=$(sed -n 's/^estimate ([^)]*): about \([0-9]*\) schedules.*/\1/p' <<<"$out" | head -1)
+}
+
+# run_crashsim SCENARIO ARGS...: REPS runs of crashsim fuzz (once only per
+# distinct SCENARIO ARGS; a row that repeats them reuses the figures); sets
+# cs_med cs_best and what parse_crashsim sets
+declare -A cs_memo=()
+run_crashsim() {
+    local key="$*"
+    if [ -n "${cs_memo[$key]:-}" ]; then
+        read -r cs_med cs_best cs_schedules cs_crash cs_self cs_found cs_complete cs_interrupted \
+            cs_estimate <<<"${cs_memo[$key]}"
+        return
+    fi
+    local scen="$1"; shift
+    local times="" i start end out
+    for ((i = 0; i < REPS; i++)); do
+        start=$(now_ns)
+        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" "$@" 2>&1) || true
+        end=$(now_ns)
+        times+="$((end - start))"$'\n'
+        if ! grep -q '^schedules:' <<<"$out" || ! grep -q -E '^(found|complete:) ' <<<"$out"; then
+            echo "compare.sh: crashsim fuzz $scen $* gave neither a violation nor a complete search:" >&2
+            echo "$out" >&2; exit 1
+        fi
+    done
+    read -r cs_med cs_best < <(printf '%s' "$times" | stats)
+    parse_crashsim "$out"
+    cs_memo[$key]="$cs_med $cs_best $cs_schedules $cs_crash $cs_self $cs_found $cs_complete $cs_interrupted ${cs_estimate:--}"
+}
+
+# run_crashsim_capped SCENARIO ARGS...: one run, stopped by SIGINT after CAP
+# seconds (crashsim then prints what it explored and "interrupted:")
+run_crashsim_capped() {
+    local scen="$1"; shift
+    local start end out
+    start=$(now_ns)
+    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" "$@" 2>&1) || true
+    end=$(now_ns)
+    if ! grep -q '^schedules:' <<<"$out"; then
+        echo "compare.sh: crashsim fuzz $scen $* printed no schedules line:" >&2; echo "$out" >&2; exit 1
+    fi
+    cs_med=$(awk -v t="$((end - start))" 'BEGIN {printf "%.1f", t/1e6}')
+    cs_best="$cs_med"
+    parse_crashsim "$out"
 }
 
 # ---- the table -----------------------------------------------------------------
 failures=0
 rows=()
-row() {  # row MEASUREMENT SPIN_CONFIG CRASHSIM_CONFIG EXPECT(found|proof)
+row() {  # row MEASUREMENT SPIN_CONFIG CRASHSIM_CONFIG EXPECT(found|proof|agree)
     local what="$1" spin_cfg="$2" cs_cfg="$3" expect="$4" ok="ok"
+    if [ "$expect" = agree ]; then  # both find the race or both prove its absence
+        if [ "${spin_errors:-0}" -ge 1 ]; then expect=found; else expect=proof; fi
+    fi
     if [ "$expect" = found ]; then
         [ "${spin_errors:-0}" -ge 1 ] || ok="SPIN found nothing"
         [ "$cs_found" -ge 1 ] || ok="crashsim found nothing"
@@ -154,10 +202,28 @@ row() {  # row MEASUREMENT SPIN_CONFIG CRASHSIM_CONFIG EXPECT(found|proof)
     [ "$ok" = ok ] || failures=$((failures + 1))
     local ratio
     ratio=$(awk -v a="$spin_med" -v b="$cs_med" -v c="$spin_best" -v d="$cs_best" \
-        'BEGIN {printf "%.2f (best %.2f)", a/b, c/d}')
+        'BEGIN {printf "%.3f (best %.3f)", a/b, c/d}')
     rows+=("$(printf '%s|%s|%s ms (best %s; pan %ss)|%s|%s|%s ms (best %s; self %ss)|%s|%s|%s' \
         "$what" "$spin_cfg" "$spin_med" "$spin_best" "$spin_self" "$spin_what" \
         "$cs_cfg" "$cs_med" "$cs_best" "$cs_self" "$cs_what" "$ratio" "$ok")")
+}
+# row_alone MEASUREMENT CRASHSIM_CONFIG: a crashsim row without a SPIN model,
+# after run_crashsim_capped; a search cut by CAP says so and how far it got
+row_alone() {
+    local what="$1" cs_cfg="$2" ok="ok" cs_what
+    if [ "$cs_interrupted" -ge 1 ]; then
+        cs_what="NOT complete: stopped after ${CAP} s at $cs_schedules sch, $cs_crash cs (estimate: about ${cs_estimate:-?} sch)"
+        ok="capped"
+    elif [ "$cs_complete" -ge 1 ]; then
+        cs_what="$cs_schedules sch, $cs_crash cs"
+    elif [ "$cs_found" -ge 1 ]; then
+        cs_what="found at #$cs_schedules, $cs_crash cs"
+    else
+        cs_what="neither complete nor a violation"; ok="crashsim incomplete"
+        failures=$((failures + 1))
+    fi
+    rows+=("$(printf '%s|%s|%s|%s|%s|%s ms (1 run; self %ss)|%s|%s|%s' \
+        "$what" "(no SPIN model)" "-" "-" "$cs_cfg" "$cs_med" "$cs_self" "$cs_what" "-" "$ok")")
 }
 
 echo "compare.sh: compiling SPIN verifiers (spin -a, gcc -O2 -DSAFETY; not counted below)" >&2
@@ -175,35 +241,44 @@ for name in "${spin_configs[@]}"; do
 done
 
 echo "compare.sh: measuring, $REPS runs each" >&2
-# First counterexample, before-fix.
+race="$scenario"
+# before-fix and fix-1 at bounds 1, 2 and 3, SPIN with the same bound: before-fix
+# to the first counterexample, fix-1 a complete proof.
+for v in 0 1; do
+    variant=$([ "$v" = 0 ] && echo before-fix || echo fix-1)
+    for pb in 1 2 3; do
+        run_pan "v${v}_pb${pb}"
+        run_crashsim "$race" --variant "$variant" --strategy "dfs:$pb" --no-shrink
+        row "$variant, bound $pb" "spin -DPB=$pb" "dfs:$pb" agree
+    done
+done
+# First counterexample, before-fix, against SPIN without a bound.
 run_pan v0_full
-run_crashsim --variant before-fix --strategy dfs --preemptions 2 --no-shrink
-row "before-fix: first counterexample" "spin all interleavings" "dfs, 2 preemptions" found
-run_pan v0_pb2
-run_crashsim --variant before-fix --strategy dfs --preemptions 2 --no-shrink
-row "before-fix: first counterexample" "spin -DPB=2" "dfs, 2 preemptions" found
-run_pan v0_full
-run_crashsim --variant before-fix --strategy pct:3 --no-shrink
+run_crashsim "$race" --variant before-fix --strategy dfs:2 --no-shrink
+row "before-fix: first counterexample" "spin all interleavings" "dfs:2" found
+run_crashsim "$race" --variant before-fix --strategy pct:3 --no-shrink
 row "before-fix: first counterexample" "spin all interleavings" "pct:3, seed 0" found
-run_pan v0_full
-run_crashsim --variant before-fix --strategy random --no-shrink
+run_crashsim "$race" --variant before-fix --strategy random --no-shrink
 row "before-fix: first counterexample" "spin all interleavings" "random, seed 0" found
-# Exhaustive verification.
-run_pan v1_pb2
-run_crashsim --variant fix-1 --strategy dfs --preemptions 2
-row "fix-1: exhaustive, bound 2" "spin -DPB=2" "dfs, 2 preemptions" proof
-run_pan v1_pb3
-run_crashsim --variant fix-1 --strategy dfs --preemptions 3
-row "fix-1: exhaustive, bound 3" "spin -DPB=3" "dfs, 3 preemptions" proof
+# Exhaustive verification against SPIN without a bound, and fix-2.
 run_pan v1_full
-run_crashsim --variant fix-1 --strategy dfs --preemptions 2
-row "fix-1: exhaustive (spin: no bound)" "spin all interleavings" "dfs, 2 preemptions" proof
+run_crashsim "$race" --variant fix-1 --strategy dfs:2 --no-shrink
+row "fix-1: exhaustive (spin: no bound)" "spin all interleavings" "dfs:2" proof
 run_pan v1_nocrash
-run_crashsim --variant fix-1 --strategy dfs --preemptions 2
-row "fix-1: exhaustive (spin: no bound, no cache)" "spin -DCRASH=0" "dfs, 2 preemptions" proof
+row "fix-1: exhaustive (spin: no bound, no cache)" "spin -DCRASH=0" "dfs:2" proof
 run_pan v2_pb2
-run_crashsim --variant fix-2 --strategy dfs --preemptions 2
-row "fix-2: exhaustive, bound 2" "spin -DPB=2" "dfs, 2 preemptions" proof
+run_crashsim "$race" --variant fix-2 --strategy dfs:2 --no-shrink
+row "fix-2: exhaustive, bound 2" "spin -DPB=2" "dfs:2" proof
+# Scenarios without a SPIN model (issue 13's "Measure"), once each, capped.
+if [ "$SLOW" != 0 ]; then
+    echo "compare.sh: the rows without a SPIN model, once each, at most $CAP s each" >&2
+    for pb in 1 2; do
+        run_crashsim_capped scenarios/xfs/delalloc-writeback-race.json --variant fix --strategy "dfs:$pb"
+        row_alone "xfs delalloc-writeback-race fix, bound $pb" "dfs:$pb"
+    done
+    run_crashsim_capped scenarios/btrfs/log-commit-batching.json --variant jiffy-sleep --strategy dfs:2
+    row_alone "btrfs log-commit-batching jiffy-sleep, bound 2" "dfs:2"
+fi
 
 echo
 echo "SPIN $(spin -V | sed 's/Spin Version //') vs crashsim, $(date -u +%Y-%m-%d), $(nproc) cores; wall time, median of $REPS runs"
@@ -211,6 +286,7 @@ echo "SPIN compile time per verifier (spin -a + gcc -O2 -DSAFETY, two at a time)
 for name in "${spin_configs[@]}"; do
     printf '  %-11s %-28s %s\n' "$name" "${spin_flags[$name]}" "$(cat "$work/$name/compile_ms")"
 done
+echo "crashsim: $crashsim_src ($(cd "$root" && git describe --always --dirty 2>/dev/null || echo "no git"), the checkout of compare.sh)"
 echo "st = states stored, tr = transitions, sch = schedules, cs = crash states checked; ratio = SPIN median / crashsim median (> 1: crashsim faster)"
 echo
 {

@@ -622,6 +622,35 @@ TEST_CASE(
     CHECK_FALSE(sim::has_current_scheduler());
 }
 
+// ~Scheduler ends a suspended task by an exception thrown where it left
+// (TaskCancelled, not a std::exception): the code after its suspension never
+// runs, and a model's catch of std::exception does not stop the unwind.
+TEST_CASE("scheduler: ending a suspended task runs none of its code past the suspension") {
+    bool unwound = false;
+    bool saw_scheduler = false;
+    bool resumed = false;
+    bool caught = false;
+    {
+        sim::Scheduler scheduler({}, nullptr);
+        const sim::Scheduler* self = &scheduler;
+        scheduler.spawn("yielder", [&, self] {
+            UnwindWitness witness{&unwound, &saw_scheduler, self};
+            try {
+                sim::yield(point_a);
+                resumed = true;
+            } catch (const std::exception&) {
+                caught = true;
+            }
+        });
+        run_task(scheduler, 0);
+        CHECK(scheduler.task_state(0) == sim::TaskState::runnable);
+    }
+    CHECK(unwound);
+    CHECK(saw_scheduler);
+    CHECK_FALSE(resumed);
+    CHECK_FALSE(caught);
+}
+
 TEST_CASE("scheduler: a nested scheduler restores the outer one when destroyed") {
     sim::Scheduler outer({}, nullptr);
     CHECK(&sim::current_scheduler() == &outer);
