@@ -494,7 +494,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     repro.crash = *report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.trace_hash = report.failing.trace_hash;
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK(shrunk.changed);
     const auto& violation = shrunk.outcome.violations.front();
     CHECK(violation.checker == "fsync_durability");
