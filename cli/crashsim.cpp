@@ -192,6 +192,7 @@ struct FuzzArgs {
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;
+    std::uint64_t shrink_budget = scenarios::shrink_schedules_total_default;  // --shrink-budget N
     bool all = false;
     std::uint32_t jobs = 1;
     std::string shard;
@@ -320,9 +321,13 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
                       const scenarios::FuzzReport& report) -> bool {
     scenarios::Repro repro = scenarios::make_repro(report, request, args.scenario, text, variant);
     bool interrupted = false;
+    bool budget_spent = false;
     if (!args.no_shrink) {
-        const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+        scenarios::ShrinkOptions options;
+        options.schedules_total = args.shrink_budget;
+        const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, options);
         interrupted = shrunk.interrupted;
+        budget_spent = shrunk.budget_spent;
         for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
         repro = shrunk.repro;
         if (!args.quiet) print_story(shrunk.outcome);
@@ -336,8 +341,11 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
     scenarios::write_repro(repro, path);
     const std::string where = "schedule " + std::to_string(report.index) +
                               (report.unit ? " of dfs unit " + std::to_string(*report.unit) : std::string());
+    const char* how_shrunk = interrupted    ? " (shrinking interrupted: not fully shrunk)"
+                             : budget_spent ? " (shrunk as far as the budget allowed: not minimal)"
+                                            : "";
     say("found %s at %s; repro written to %s%s\nreplay it with: crashsim replay %s\n", repro.checker.c_str(),
-        where.c_str(), path.c_str(), interrupted ? " (shrinking interrupted: not fully shrunk)" : "", path.c_str());
+        where.c_str(), path.c_str(), how_shrunk, path.c_str());
     return !interrupted;
 }
 
@@ -442,6 +450,7 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
 struct ShrinkArgs {
     std::string repro;
     std::string out;
+    std::uint64_t budget = scenarios::shrink_schedules_total_default;  // --budget N
 };
 
 auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
@@ -453,7 +462,9 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
     require_writable("--out", out);
     // Validated as replay validates it: the same function (issue 14).
     const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, scenarios::ShrinkOptions{});
+    scenarios::ShrinkOptions options;
+    options.schedules_total = args.budget;
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, options);
     for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
     print_story(shrunk.outcome);
     scenarios::write_repro(shrunk.repro, out);
@@ -462,7 +473,8 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
             out.c_str());
         return ExitCode::interrupted;
     }
-    say("shrunk repro written to %s\nreplay it with: crashsim replay %s\n", out.c_str(), out.c_str());
+    say("%s repro written to %s\nreplay it with: crashsim replay %s\n",
+        shrunk.budget_spent ? "shrunk (as far as the budget allowed: not minimal)" : "shrunk", out.c_str(), out.c_str());
     return verdict(shrunk.outcome);
 }
 
@@ -805,6 +817,10 @@ void add_fuzz(CLI::App& app, Command& c) {
     c.fuzz->add_option("--out", c.fuzz_args.out, "directory for the repro file");
     c.fuzz->add_flag("--quiet", c.fuzz_args.quiet, "do not print the failing story");
     c.fuzz->add_flag("--no-shrink", c.fuzz_args.no_shrink, "write the violation as found, unshrunk");
+    c.fuzz->add_option("--shrink-budget", c.fuzz_args.shrink_budget,
+                       "schedules shrinking may run in all (default " +
+                           std::to_string(scenarios::shrink_schedules_total_default) + ")")
+        ->check(in_range(1, ~std::uint64_t{0}));
     c.fuzz->add_option("--trace", c.fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
     c.fuzz->add_option("--jobs", c.fuzz_args.jobs, "threads (dfs: sharing the units of a split tree; default 1)")
         ->check(in_range(1, jobs_max));
@@ -835,6 +851,10 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.shrink = app.add_subcommand("shrink", "shrink a repro to the smallest failing story");
     c.shrink->add_option("repro", c.shrink_args.repro, "repro JSON")->required();
     c.shrink->add_option("--out", c.shrink_args.out, "where to write the shrunk repro (default: REPRO-shrunk.json)");
+    c.shrink->add_option("--budget", c.shrink_args.budget,
+                         "schedules shrinking may run in all (default " +
+                             std::to_string(scenarios::shrink_schedules_total_default) + ")")
+        ->check(in_range(1, ~std::uint64_t{0}));
     c.check = app.add_subcommand("check", "check every variant's expectation (the CI gate)");
     c.check->add_option("paths", c.check_args.paths, "scenario files or directories (default: scenarios)");
     c.check->add_option("--junit", c.check_args.junit, "write a JUnit XML report to FILE");

@@ -1,6 +1,7 @@
 #include "runner/shrink.hpp"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <optional>
 
 #include "loader/json_reader.hpp"
@@ -26,6 +27,26 @@ struct Target {
     }
 };
 
+/// The schedules shrinking may still run (ShrinkOptions::schedules_total).
+struct Budget {
+    std::uint64_t total;
+    std::uint64_t spent = 0;
+    [[nodiscard]] auto left() const -> std::uint64_t { return total - std::min(spent, total); }
+};
+
+/// The tries shrink_kept_writes makes on `crash` at most (one schedule
+/// each): kept out of the operations' share of the budget, so that a spent
+/// budget still leaves the crash state's cheap shrinking done.
+auto kept_writes_tries(const std::optional<CrashRecord>& crash) -> std::uint64_t {
+    if (!crash) return 0;
+    std::uint64_t tries = crash->torn.size() + crash->misdirected.size() + crash->unreadable.size();
+    tries += static_cast<std::uint64_t>(std::count(crash->keep.begin(), crash->keep.end(), true));
+    for (const auto& cut : crash->recovery) {
+        tries += static_cast<std::uint64_t>(std::count(cut.keep.begin(), cut.keep.end(), true));
+    }
+    return tries;
+}
+
 /// A failing run of `text` within the options' bounds, fewest preemptions first.
 struct Found {
     RunOutcome outcome;
@@ -40,10 +61,12 @@ struct Search {
     /// (a failure the same way may lie past it; issue 14).
     std::vector<std::uint32_t> capped;
     bool interrupted = false;  // stopped by request_stop()
+    bool budget_spent = false;  // stopped on the total budget before it completed
 };
 
 auto search(const std::string& text, const std::string& path, const std::string& variant_name,
-            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds) -> Search {
+            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds, Budget& budget)
+    -> Search {
     Search result;
     Scenario scenario;
     try {
@@ -61,11 +84,16 @@ auto search(const std::string& text, const std::string& path, const std::string&
         return result;  // the set-up no longer completes
     }
     for (std::uint32_t preemptions = 0; preemptions <= options.preemptions_max; preemptions++) {
+        if (budget.left() == 0) {
+            result.budget_spent = true;
+            return result;
+        }
         FuzzRequest request;
         request.strategy.kind = sim::StrategySpec::Kind::dfs;
         request.strategy.preemptions = preemptions;
-        request.schedules = options.schedules_per_search;
+        request.schedules = std::min(options.schedules_per_search, budget.left());
         const FuzzReport report = explore_exhaustively(*simulation, request);
+        budget.spent += report.schedules;
         if (report.interrupted) {
             result.interrupted = true;
             return result;
@@ -77,6 +105,10 @@ auto search(const std::string& text, const std::string& path, const std::string&
         if (report.found) {  // another failure comes first: not the same story
             result.other = report.failing.violations.front().checker + " at " + std::to_string(preemptions) +
                            " preemption(s)";
+            return result;
+        }
+        if (!report.complete && request.schedules < options.schedules_per_search) {
+            result.budget_spent = true;  // cut by the total budget, not the per-search cap
             return result;
         }
         if (!report.complete) result.capped.push_back(preemptions);
@@ -156,23 +188,25 @@ struct OperationsShrunk {
 
 /// Fewest operations: drops one at a time while the same failure is found.
 auto shrink_operations(const Repro& original, const Target& target, const ShrinkOptions& options,
-                       ShrinkResult& result) -> OperationsShrunk {
+                       Budget& budget, ShrinkResult& result) -> OperationsShrunk {
     OperationsShrunk shrunk;
     shrunk.document = Json::parse(original.scenario_text);
     shrunk.initial = search(original.scenario_text, original.scenario_path, original.variant, target, options,
-                            original.bounds);
+                            original.bounds, budget);
     result.interrupted = shrunk.initial.interrupted;
+    result.budget_spent = shrunk.initial.budget_spent;
     shrunk.best = shrunk.initial.found;
     shrunk.best_capped = shrunk.initial.capped;
     std::uint64_t removals_capped = 0;  // removals rejected by a capped search
-    for (bool removed = true; removed && shrunk.best && !result.interrupted;) {
+    for (bool removed = true; removed && shrunk.best && !result.interrupted && !result.budget_spent;) {
         removed = false;
         for (const auto& [pointer, index] : removable_ops(shrunk.document)) {
             const Json reduced = without(shrunk.document, pointer, index);
             Search found = search(reduced.dump(2), original.scenario_path, original.variant, target, options,
-                                  original.bounds);
-            if (found.interrupted) {
-                result.interrupted = true;
+                                  original.bounds, budget);
+            if (found.interrupted || found.budget_spent) {
+                result.interrupted = found.interrupted;
+                result.budget_spent = found.budget_spent;
                 break;
             }
             if (!found.found) {
@@ -210,6 +244,10 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
         return line;
     }
     if (initial.interrupted) return std::nullopt;
+    if (initial.budget_spent) {
+        return "the total shrink budget ran out before a bounded search failed the same way; kept the original "
+               "schedule";
+    }
     if (!initial.other.empty()) {
         return "a bounded search first fails another way (" + initial.other + "); kept the original schedule";
     }
@@ -226,7 +264,7 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
 /// crash): each dropped in turn while the same failure is found. Leaves the
 /// shrunk run, traced, in `result.outcome`.
 void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, const Repro& original,
-                        const Target& target, ShrinkResult& result) {
+                        const Target& target, Budget& budget, ShrinkResult& result) {
     const Scenario shrunk_scenario = parse_scenario(text, original.scenario_path);
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
     shrunk.set_bounds(original.bounds);
@@ -234,14 +272,21 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
     // A crash whose recovery was cut: another kept subset may change what
     // the recovery writes, so that the recorded cut no longer fits
     // (ReplayDiverged); that subset is not taken.
+    // Each try is one schedule of the total budget; a spent budget keeps
+    // every fault and write still to try.
     const auto still_fails = [&](const CrashRecord& fewer) {
+        if (budget.left() == 0) {
+            result.budget_spent = true;
+            return false;
+        }
+        budget.spent++;
         try {
             return target.matches(shrunk.replay(outcome.choices, fewer, false));
         } catch (const sim::ReplayDiverged&) {
             return false;
         }
     };
-    for (std::size_t i = 0; crash && i < crash->keep.size(); i++) {
+    for (std::size_t i = 0; crash && i < crash->keep.size() && !result.budget_spent; i++) {
         if (!crash->keep[i]) continue;
         if (stop_requested()) {
             result.interrupted = true;
@@ -255,7 +300,7 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
         }
     }
     // Fewer device faults (issue 14): each torn write lost whole instead.
-    for (std::size_t i = 0; crash && i < crash->torn.size() && !result.interrupted;) {
+    for (std::size_t i = 0; crash && i < crash->torn.size() && !result.interrupted && !result.budget_spent;) {
         CrashRecord fewer = *crash;
         fewer.torn.erase(fewer.torn.begin() + static_cast<std::ptrdiff_t>(i));
         if (still_fails(fewer)) {
@@ -266,7 +311,7 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
         }
     }
     // Each misdirected write lost whole instead.
-    for (std::size_t i = 0; crash && i < crash->misdirected.size() && !result.interrupted;) {
+    for (std::size_t i = 0; crash && i < crash->misdirected.size() && !result.interrupted && !result.budget_spent;) {
         CrashRecord fewer = *crash;
         fewer.misdirected.erase(fewer.misdirected.begin() + static_cast<std::ptrdiff_t>(i));
         if (still_fails(fewer)) {
@@ -278,7 +323,7 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
         }
     }
     // Each latent sector error a readable block instead.
-    for (std::size_t i = 0; crash && i < crash->unreadable.size() && !result.interrupted;) {
+    for (std::size_t i = 0; crash && i < crash->unreadable.size() && !result.interrupted && !result.budget_spent;) {
         CrashRecord fewer = *crash;
         fewer.unreadable.erase(fewer.unreadable.begin() + static_cast<std::ptrdiff_t>(i));
         if (still_fails(fewer)) {
@@ -290,7 +335,7 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
     }
     // The same for the writes kept at each power cut inside recovery.
     for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
-        for (std::size_t i = 0; i < crash->recovery[level].keep.size(); i++) {
+        for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {
             if (!crash->recovery[level].keep[i]) continue;
             if (stop_requested()) {
                 result.interrupted = true;
@@ -307,6 +352,9 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
     }
     if (result.interrupted) {
         result.log.push_back("interrupted: shrinking stopped before it finished; this is as far as it got");
+    } else if (result.budget_spent) {
+        result.log.push_back("budget: shrinking stopped on its total budget of " + std::to_string(budget.total) +
+                             " schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal");
     }
     result.outcome = shrunk.replay(outcome.choices, crash, true);
     SIM_ASSERT(target.matches(result.outcome));
@@ -344,7 +392,11 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     const RunOutcome first = replay_original(original);
     const auto& violation = first.violations.front();
     const Target target{violation.checker, violation.file, violation.offset};
-    const OperationsShrunk shrunk = shrink_operations(original, target, options, result);
+    // The operations' searches leave the kept writes' tries over (at most half).
+    const std::uint64_t reserve = std::min(kept_writes_tries(first.crash), options.schedules_total / 2);
+    Budget budget{options.schedules_total - reserve};
+    const OperationsShrunk shrunk = shrink_operations(original, target, options, budget, result);
+    budget.total = options.schedules_total;
     std::string text = original.scenario_text;
     RunOutcome outcome = first;
     if (shrunk.best) {
@@ -354,7 +406,8 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
         outcome = shrunk.best->outcome;
     }
     if (auto line = preemptions_line(shrunk, options)) result.log.push_back(std::move(*line));
-    shrink_kept_writes(text, outcome, original, target, result);
+    shrink_kept_writes(text, outcome, original, target, budget, result);
+    result.schedules = budget.spent;
     record_repro(original, text, result);
     return result;
 }

@@ -12,9 +12,20 @@
 
 namespace scenarios {
 
+/// The default of ShrinkOptions::schedules_total: an ext4 violation
+/// (scenarios/jbd2/relogged-buffer-checkpoint.json, before-2-3) runs about
+/// 100 schedules/s, so shrinking it ends in about half a minute. A small
+/// scenario runs thousands a second and would shrink further with more
+/// (tests/runner/repro_test.cpp's took 248,007 to finish): `--shrink-budget`.
+inline constexpr std::uint64_t shrink_schedules_total_default = 3000;
+
 struct ShrinkOptions {
     std::uint32_t preemptions_max = 3;          // the search tries 0..this
     std::uint64_t schedules_per_search = 50000;  // cap of each search
+    /// Every schedule shrinking runs (the bounded searches and each replay
+    /// of a fewer-writes crash state), summed: shrinking stops when it is
+    /// spent, and the repro is as shrunk as the budget allowed (issue 14).
+    std::uint64_t schedules_total = shrink_schedules_total_default;
 };
 
 struct ShrinkResult {
@@ -25,6 +36,10 @@ struct ShrinkResult {
     /// Stopped by request_stop() (SIGINT, SIGTERM): the repro is as shrunk as
     /// it got, and its log says so.
     bool interrupted = false;
+    /// Stopped on ShrinkOptions::schedules_total: the repro is shrunk as far
+    /// as the budget allowed, not minimal, and its log says so.
+    bool budget_spent = false;
+    std::uint64_t schedules = 0;  // run while shrinking
 };
 
 /// Shrinks `repro`; the result still fails the same checker at the same place.

@@ -465,6 +465,8 @@ bad_flag "scenario explore.recovery_crashes 5" \
     check tests/bad_input/explore_recovery_crashes_too_large.json
 # Every numeric option is range-checked: no sign, no wrap-around past 2^64 (issue 14).
 bad_flag "fuzz --seed -1" "crashsim: --seed: expected an integer from 0 to 18446744073709551615, got \"-1\"" -- fuzz "$SCEN" --seed -1 --out "$TMP/flag"
+bad_flag "fuzz --shrink-budget 0" "crashsim: --shrink-budget: expected an integer from 1 to 18446744073709551615, got \"0\"" -- fuzz "$SCEN" --shrink-budget 0 --out "$TMP/flag"
+bad_flag "shrink --budget -1" "crashsim: --budget: expected an integer from 1 to 18446744073709551615, got \"-1\"" -- shrink "$TMP/flag/none.json" --budget -1
 bad_flag "fuzz --seed 2^64" "crashsim: --seed: expected an integer from 0 to 18446744073709551615" -- fuzz "$SCEN" --seed 18446744073709551616 --out "$TMP/flag"
 bad_flag "run --seed -1" "crashsim: --seed" -- run "$SCEN" --seed -1 --trace-text "$TMP/flag/trace.txt"
 bad_flag "fuzz --schedules -1" "crashsim: --schedules: expected an integer from 1 to" -- fuzz "$SCEN" --schedules -1 --out "$TMP/flag"
@@ -719,6 +721,20 @@ bad_flag "a scenario with explore.steps 0" \
     "crashsim: $TMP/zero-steps.json: \$.explore.steps: expected an unsigned integer from 1 to 1000000000, got 0" -- \
     run "$TMP/zero-steps.json" --trace-text "$TMP/flag/trace.txt"
 
+# ---------------------------------------------------------------- the total shrink budget (issue 14)
+rm -rf "$TMP/budget" && mkdir "$TMP/budget"
+run_cs "$TMP/budget.out" "$TMP/budget.err" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 \
+    --quiet --shrink-budget 5 --out "$TMP/budget"
+expect_rc "fuzz with a shrink budget of 5 schedules" 1 "$TMP/budget.out" "$TMP/budget.err"
+expect_grep "fuzz says where shrinking stopped on its budget" \
+    "shrink: budget: shrinking stopped on its total budget of 5 schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal" \
+    "$TMP/budget.out"
+expect_grep "fuzz never presents a budget-stopped repro as minimal" \
+    "(shrunk as far as the budget allowed: not minimal)" "$TMP/budget.out"
+budget_repro=$(ls "$TMP"/budget/repro-*.json 2>/dev/null | head -n 1)
+run_cs "$TMP/budget-replay.out" "$TMP/budget-replay.err" replay "$budget_repro"
+expect_rc "replay of a budget-stopped repro" 1 "$TMP/budget-replay.out" "$TMP/budget-replay.err"
+
 # ---------------------------------------------------------------- interrupted shrink and check (issue 14)
 # wait_for_handler PID: until SIGTERM (bit 14 of SigCgt) is caught, then a moment more.
 wait_for_handler() {
@@ -733,7 +749,7 @@ rm -rf "$TMP/stop" && mkdir "$TMP/stop"
 "$BIN" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 --no-shrink --quiet \
     --out "$TMP/stop" >/dev/null 2>&1
 raw_repro=$(ls "$TMP"/stop/repro-*.json | head -n 1)
-"$BIN" shrink "$raw_repro" --out "$TMP/stop/shrunk.json" >"$TMP/stop.out" 2>"$TMP/stop.err" &
+"$BIN" shrink "$raw_repro" --budget 1000000000 --out "$TMP/stop/shrunk.json" >"$TMP/stop.out" 2>"$TMP/stop.err" &
 pid=$!
 wait_for_handler "$pid" 1
 kill -TERM "$pid"
@@ -755,6 +771,7 @@ expect_rc "replay of an interrupted shrink's repro" 1 "$TMP/stop-replay.out" "$T
 # here (longer under load): a signal 1 s in lands while it shrinks.
 rm -rf "$TMP/stop2" && mkdir "$TMP/stop2"
 "$BIN" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 --quiet --out "$TMP/stop2" \
+    --shrink-budget 1000000000 \
     >"$TMP/stop2.out" 2>"$TMP/stop2.err" &
 pid=$!
 wait_for_handler "$pid" 1

@@ -250,7 +250,11 @@ private:
     [[nodiscard]] auto find_group_other(std::uint64_t parent_group) const -> std::uint64_t;
     [[nodiscard]] auto is_static_meta(std::uint64_t block) const -> bool;
     [[nodiscard]] auto group_of_block(std::uint64_t block) const -> std::uint64_t;
-    void write(const OpCall& call);
+    /// false: -ENOSPC, nothing changed.
+    auto write(const OpCall& call) -> bool;
+    auto write_once(const OpCall& call) -> bool;
+    auto should_retry_alloc(int& retries) -> bool;
+    [[nodiscard]] auto free_blocks() const -> std::uint64_t;
     void fsync(std::uint32_t file);
     void sync();
     auto write_pages(std::uint32_t file) -> std::uint64_t;  // submits, returns the count

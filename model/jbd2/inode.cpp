@@ -139,7 +139,8 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
                 SIM_NOTE(std::string(call.name) + " " + name(call.file) + ": no such file (its create failed)");
                 result = OpResult::failed;
             } else if (op_of<Op>(call) == Op::write) {
-                write(call);
+                // ENOSPC: the write returns the error and acknowledges nothing (issue 14).
+                if (!write(call)) result = OpResult::failed;
             } else {
                 fsync(call.file);
             }
@@ -545,7 +546,48 @@ auto Ext4::rmdir(std::uint32_t file) -> bool {
     return true;
 }
 
-void Ext4::write(const OpCall& call) {
+auto Ext4::write(const OpCall& call) -> bool {
+    // ext4_da_write_begin: on -ENOSPC, ext4_should_retry_alloc decides
+    // whether to try again (issue 14).
+    for (int retries = 0;;) {
+        if (write_once(call)) return true;
+        if (!should_retry_alloc(retries)) break;
+    }
+    SIM_NOTE("write " + name(call.file) + ": returns -ENOSPC and changes nothing");
+    return false;
+}
+
+auto Ext4::should_retry_alloc(int& retries) -> bool {
+    // ext4_should_retry_alloc (fs/ext4/balloc.c): at most 3 retries; with no
+    // block waiting for a commit to free it (s_mb_free_pending == 0), retry
+    // only while a block is free (a request for more fails again: nothing
+    // runs in between); else jbd2_journal_force_commit_nested (the running
+    // transaction, or the committing one) and retry.
+    if (++retries > 3) return false;
+    if (freed_pending_tid_.empty()) return free_blocks() != 0;
+    const std::uint64_t tid = running_ != 0 ? running_ : committing_;
+    if (tid == 0) return true;
+    SIM_NOTE("ENOSPC: ext4_should_retry_alloc forces the commit of transaction " + std::to_string(tid) +
+             ", which frees " + std::to_string(freed_pending_tid_.size()) + " block(s)");
+    log_start_commit(tid);
+    log_wait_commit(tid);
+    return true;
+}
+
+auto Ext4::free_blocks() const -> std::uint64_t {
+    // ext4_has_free_clusters: the free counter (bitmaps), less blocks a
+    // running transaction freed (not free to the allocator yet).
+    std::uint64_t free = 0;
+    for (const Group& group : groups_) {
+        const auto& bits = live_.at(group.block_bitmap).bits;
+        for (std::uint64_t bit = 0; bit < bits.size(); bit++) {
+            if (!bits[bit] && freed_pending_tid_.count(group.data_start + bit) == 0) free++;
+        }
+    }
+    return free;
+}
+
+auto Ext4::write_once(const OpCall& call) -> bool {
     Inode& inode = inodes_[call.file];
     const BlockRange range = call.blocks(block_size_);
     const std::uint64_t tid = journal_start();
@@ -561,9 +603,15 @@ void Ext4::write(const OpCall& call) {
     if (!holes.empty()) {
         const auto blocks = new_blocks(tid, inode.ino / inodes_per_group, holes.size());
         if (blocks.empty()) {
-            SIM_NOTE("write " + name(call.file) + ": ENOSPC");
+            // ext4_da_write_begin's reservation (ext4_da_reserve_space ->
+            // ext4_claim_free_clusters) fails with -ENOSPC before a page is
+            // dirtied. The model reserves a write's holes at once: it fails
+            // whole (a kernel write that got some pages reserved returns a
+            // short count instead: the model has no short writes).
+            SIM_NOTE("write " + name(call.file) + ": ENOSPC (no free block for " + std::to_string(holes.size()) +
+                     " hole(s))");
             journal_stop(tid);
-            return;
+            return false;
         }
         for (std::size_t i = 0; i < holes.size(); i++) allocated[holes[i]] = blocks[i];
     }
@@ -593,6 +641,7 @@ void Ext4::write(const OpCall& call) {
     inode.i_sync_tid = tid;
     journal_stop(tid);
     sim::yield(points::write_done);
+    return true;
 }
 
 auto Ext4::write_pages(std::uint32_t file) -> std::uint64_t {

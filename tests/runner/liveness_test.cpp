@@ -154,7 +154,7 @@ TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; repl
         CHECK(loaded.replayed.violations.front().checker == "liveness");
         CHECK(loaded.replayed.trace_hash == repro.trace_hash);
 
-        const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, scenarios::ShrinkOptions{});
+        const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
         CHECK_FALSE(shrunk.interrupted);
         CHECK(shrunk.outcome.violations.front().checker == "liveness");
         CHECK_FALSE(shrunk.repro.crash.has_value());

@@ -193,3 +193,25 @@ TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays"
     CHECK(loaded.repro.shrink_log.back().find("interrupted") == 0);
     CHECK(loaded.replayed.violations.front().checker == "fsync_durability");
 }
+
+TEST_CASE("shrink: the total budget stops shrinking, says so and keeps a repro that replays") {
+    const TempDir dir("crashsim-shrink-budget-test");
+    const scenarios::Repro repro = found_repro();
+    const scenarios::ShrinkResult whole = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+    CHECK_FALSE(whole.budget_spent);
+    CHECK(whole.schedules > 3);
+    for (const auto& line : whole.log) CHECK(line.find("budget") == std::string::npos);
+    // Three schedules in all: the first search cannot finish within them.
+    const scenarios::ShrinkResult cut = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, 3});
+    CHECK(cut.budget_spent);
+    CHECK_FALSE(cut.interrupted);
+    CHECK(cut.schedules <= 3);
+    REQUIRE_FALSE(cut.log.empty());
+    CHECK(cut.log.back() == "budget: shrinking stopped on its total budget of 3 schedules (--shrink-budget); shrunk "
+                            "as far as the budget allowed, not minimal");
+    for (const auto& line : cut.log) CHECK(line.find("no schedule with at most") == std::string::npos);
+    const std::string path = dir.file("budget.json");
+    scenarios::write_repro(cut.repro, path);
+    const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+    CHECK(loaded.replayed.violations.front().checker == "fsync_durability");
+}

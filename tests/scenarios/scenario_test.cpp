@@ -494,7 +494,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     repro.crash = *report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.trace_hash = report.failing.trace_hash;
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK(shrunk.changed);
     const auto& violation = shrunk.outcome.violations.front();
     CHECK(violation.checker == "fsync_durability");
@@ -655,4 +655,31 @@ TEST_CASE("scenario: with the transaction kthread running, the fixes still hold 
     request.strategy = pct_spec(3);
     request.schedules = 20000;
     CHECK(scenarios::fuzz(before, request).found);
+}
+
+TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the commit that frees blocks succeeds") {
+    constexpr const char* path = "scenarios/jbd2/enospc-write.json";
+    Json document = Json::parse(scenarios::read_text_file(path));
+    // The shipped schedule: the unlink first, so ext4_should_retry_alloc's
+    // forced commit frees A's blocks and the retried write succeeds.
+    {
+        const auto scenario = scenarios::parse_scenario(document.dump(), path);
+        scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        CHECK_FALSE(outcome.violated());
+        check_in_order(outcome.story, {"write B: ENOSPC (no free block for 2 hole(s))",
+                                       "ext4_should_retry_alloc forces the commit of transaction 2"});
+        CHECK(outcome.story.find("returns -ENOSPC") == std::string::npos);
+    }
+    // The app first: nothing waits for a commit, the write fails, and the
+    // fsync promises B's first block only (before the fix the failed write
+    // was acknowledged: B's size 12288 was promised, a false alarm).
+    document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
+    const auto scenario = scenarios::parse_scenario(document.dump(), path);
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    CHECK_FALSE(outcome.violated());
+    CHECK(outcome.story.find("write B: returns -ENOSPC and changes nothing") != std::string::npos);
+    CHECK(outcome.story.find("forces the commit") == std::string::npos);
+    CHECK(outcome.crash_states >= 1);
 }
