@@ -128,8 +128,11 @@ auto ops() -> std::vector<OpInfo> {
          {"sync",
           "sync(2): the files' dirty pages written and waited, ext4_sync_fs forces the running "
           "transaction's commit and waits, then every dirty metadata buffer is written home and waited "
-          "(the buffers stay on their checkpoint lists, clean)",
-          {}}},
+          "(the buffers stay on their checkpoint lists, clean); once it returns, every file that existed "
+          "when it began is durable",
+          {},
+          false,
+          OracleEffect::sync_all}},
         {Op::rmdir,
          {"rmdir",
           "ext4_rmdir of an empty subdirectory of the root and its final iput, in one handle, under the "

@@ -59,3 +59,25 @@ TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets pr
     // Cut inside recovery too (the scenario's explore.recovery_crashes, 1).
     CHECK(pruned.recovery_crash_states > 0);
 }
+
+TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the transaction kjournald2 is committing") {
+    // scenarios/jbd2/sync-durability.json: A's fsync may have switched the
+    // running transaction to committing when sync begins; a sync that waited
+    // only for a running transaction returned before B's size and data were
+    // durable, and fsync_durability (told of sync's promise) reported it.
+    const auto scenario = scenarios::load_scenario("scenarios/jbd2/sync-durability.json");
+    const scenarios::Variant* found = scenario.find_variant("fix");
+    REQUIRE(found != nullptr);
+    scenarios::Simulation simulation(scenario, *found);
+    scenarios::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::random;
+    request.schedules = 40;
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    CHECK_FALSE(report.found);
+    CHECK(report.schedules == 40);
+    std::uint64_t durability = 0;
+    for (std::size_t i = 0; i < report.checker_names.size(); i++) {
+        if (report.checker_names[i] == "fsync_durability") durability = report.judged[i];
+    }
+    CHECK(durability > 0);
+}
