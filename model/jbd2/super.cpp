@@ -169,6 +169,7 @@ auto info() -> ModelInfo {
         "ext4 on jbd2: metadata buffers (Lock, Dirty, JBDDirty, journal heads), handles, kjournald2's "
         "commit (C1..C11), checkpoint lists and their cleanup, jbd2_log_do_checkpoint, the shrinker, "
         "the flusher, and journal recovery (scan, revoke, replay)";
+    info.model_tasks = {"flusher", "jbd2_commit_timer", "kjournald2"};
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {checkpoint_tree.info(), journal_size.info(), revoke_records.info()};
     info.costs = {{"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),
