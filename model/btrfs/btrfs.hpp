@@ -32,6 +32,7 @@
 #include "model/filesystem_base.hpp"
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
+#include "model/reclaim.hpp"
 #include "model/story.hpp"
 #include "sim/range_map.hpp"
 #include "sim/sync.hpp"
@@ -64,8 +65,6 @@ inline constexpr sim::Duration copy_item = 1 * sim::microseconds;
 // log_csums: one extent's checksums inserted into the log tree (a search and
 // a leaf insert, under the log tree's write lock).
 inline constexpr sim::Duration log_checksums = 6 * sim::microseconds;
-// shrink_page_list for one clean page, besides the release hook.
-inline constexpr sim::Duration reclaim_page = 500;  // ns
 // btrfs_search_slot at one internal node of the checksum tree: a binary
 // search over up to ~500 key pointers of an extent buffer (about 9 key
 // comparisons through read_extent_buffer), then locking the child.
@@ -348,8 +347,6 @@ struct Counters {
     std::uint64_t checksum_leaf_waits = 0;  // of those, at a leaf
     std::uint64_t log_tree_lock_waits = 0;  // log tree locks (any leaf or node) log_csums found taken
     std::uint64_t log_tree_leaf_waits = 0;  // of those, at a leaf
-    std::uint64_t pages_reclaimed = 0;
-    std::uint64_t direct_reclaims = 0;      // writers that had to reclaim themselves
     std::uint64_t direct_writes = 0;
 };
 
@@ -403,10 +400,10 @@ private:
     void try_release_extent_mapping(std::uint32_t file, std::uint64_t page);
     void release_one(std::uint32_t file, ExtentMap& em);
     void try_merge_map(std::uint32_t file, std::uint64_t start);
-    // Memory pressure: kswapd and direct reclaim over the page cache's LRU.
+    // reclaim.cpp: btrfs's hook into page reclaim (model/reclaim.hpp).
+    auto reclaim_target() -> ReclaimTarget;
     void balance_pages();
     void kswapd();
-    auto shrink_page_cache(std::uint64_t pages, const char* who) -> std::uint64_t;
     // file-item.cpp: the checksum tree, leaves and nodes with their own
     // locks (FIDELITY.md 1.4).
     void insert_checksums(std::uint64_t disk_block, std::uint64_t count);
@@ -529,11 +526,9 @@ private:
     // The log tree's csum items, shared by every fsync logging in the same
     // transaction: log_csums inserts them as btrfs_csum_file_blocks does.
     CsumTree log_csum_tree_;
-    // Memory pressure: reclaim keeps the page cache under this many pages.
-    std::uint64_t page_cache_limit_ = 0;  // 0: unlimited
-    std::uint64_t reclaim_batch_ = 0;     // pages between kswapd's high and low watermarks
-    Costs costs_{};                       // CPU costs of the model's own paths (performance runs)
-    sim::WaitQueue kswapd_wait_{"kswapd.wait"};
+    // Memory pressure: kswapd and direct reclaim over the page cache's LRU.
+    PageReclaim reclaim_;
+    Costs costs_{};  // CPU costs of the model's own paths (performance runs)
     Counters counters_;
 };
 

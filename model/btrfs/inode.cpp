@@ -25,7 +25,8 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
       knobs_(knobs),
       inodes_(file_names_.size()),
       csum_tree_(knobs.nodesize, "csum_root.lock"),
-      log_csum_tree_(knobs.nodesize, "log_root.lock") {
+      log_csum_tree_(knobs.nodesize, "log_root.lock"),
+      reclaim_(geometry, geometry.block_size) {
     // mkfs: superblock at block 0, a metadata area, then data.
     meta_area_end_ = metadata_area_end(geometry.blocks);
     SIM_ASSERT(meta_area_end_ < geometry.blocks);
@@ -34,8 +35,6 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     generation_ = 1;
     last_trans_committed_ = 1;
     ssd_ = !device_.profile().rotational;
-    page_cache_limit_ = geometry.page_cache_bytes / block_size_;
-    reclaim_batch_ = std::min(page_cache_limit_ / 2, geometry.reclaim_batch_bytes / block_size_);
     costs_ = Costs::from(geometry);
     root_object_ = store(FsTree{});
     root_block_ = allocate_meta_block();
@@ -63,7 +62,7 @@ void Btrfs::start_daemons() {
     auto& scheduler = sim::current_scheduler();
     // transaction_kthread runs on every mounted btrfs (disk-io.c, open_ctree).
     scheduler.spawn_daemon("transaction_kthread", [this] { transaction_kthread(); });
-    if (page_cache_limit_ > 0) scheduler.spawn_daemon("kswapd", [this] { kswapd(); });
+    if (reclaim_.enabled()) scheduler.spawn_daemon("kswapd", [this] { kswapd(); });
 }
 
 auto Btrfs::execute(const OpCall& call) -> OpResult {
@@ -106,8 +105,8 @@ auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
         {"checksum_leaves", csum_tree_.leaves.size()},
         {"log_tree_lock_waits", counters_.log_tree_lock_waits},
         {"log_tree_leaf_waits", counters_.log_tree_leaf_waits},
-        {"pages_reclaimed", counters_.pages_reclaimed},
-        {"direct_reclaims", counters_.direct_reclaims},
+        {"pages_reclaimed", reclaim_.pages_reclaimed()},
+        {"direct_reclaims", reclaim_.direct_reclaims()},
         {"direct_writes", counters_.direct_writes},
     };
     add_disk_counters(device_.counters(), all);

@@ -43,7 +43,8 @@ void Ext4::flusher() {
         std::uint64_t submitted = 0;
         for (const auto& [block, buffer] : bcache_.buffers()) {
             BufferHead& bh = bcache_.get(block);
-            if (!bh.dirty || sim::now() - bh.dirtied_at < dirty_expire_interval) continue;
+            // A buffer the set-up dirtied carries the set-up's clock: not expired before it.
+            if (!bh.dirty || sim::now() < bh.dirtied_at + dirty_expire_interval) continue;
             if (!BufferCache::trylock_buffer(bh)) continue;
             if (!BufferCache::test_clear_buffer_dirty(bh)) {
                 bcache_.unlock_buffer(bh);

@@ -257,6 +257,8 @@ private:
     [[nodiscard]] auto free_blocks() const -> std::uint64_t;
     void fsync(std::uint32_t file);
     void sync();
+    void sync_fs();
+    [[nodiscard]] auto trans_will_send_data_barrier(std::uint64_t tid) const -> bool;
     auto write_pages(std::uint32_t file) -> std::uint64_t;  // submits, returns the count
     void wait_data();
     auto modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock&;
@@ -396,6 +398,9 @@ private:
     // ext4_process_freed_data).
     std::map<std::uint64_t, std::vector<std::uint64_t>> freed_pending_;
     std::map<std::uint64_t, std::uint64_t> freed_pending_tid_;  // block -> tid
+    // Blocks the buddy handed out whose bit an allocator waiting for write
+    // access has not yet set in the block bitmap buffer (mb_mark_used).
+    std::set<std::uint64_t> buddy_used_;
     std::vector<disk::Content> initial_;  // what mkfs wrote, by metadata block - inode bitmap start
 
     // journal_t.

@@ -265,13 +265,16 @@ auto Ext4::find_group_other(std::uint64_t parent_group) const -> std::uint64_t {
 }
 
 auto Ext4::new_inode(std::uint64_t tid, std::uint64_t group, bool directory) -> std::uint64_t {
-    // __ext4_new_inode: the first free bit of the group's inode bitmap, the
-    // inode in its inode-table block.
+    // __ext4_new_inode: write access to the group's inode bitmap, then its
+    // first free bit, taken under the group lock (ext4_test_and_set_bit; a
+    // bit another task took meanwhile sends find_inode_bit on: the model
+    // looks only once it holds write access, so no task takes it between),
+    // the inode in its inode-table block.
     const std::uint64_t bitmap = groups_[group].inode_bitmap;
-    const auto& bits = live_.at(bitmap).bits;
-    const auto bit = static_cast<std::uint64_t>(std::find(bits.begin(), bits.end(), false) - bits.begin());
+    MetaBlock& bits = modify(tid, bitmap);
+    const auto bit = static_cast<std::uint64_t>(std::find(bits.bits.begin(), bits.bits.end(), false) - bits.bits.begin());
     const std::uint64_t ino = group * inodes_per_group + bit;
-    modify(tid, bitmap).bits[bit] = true;
+    bits.bits[bit] = true;
     dirty_metadata(tid, bitmap);
     MetaBlock& table = modify(tid, inode_block(ino));
     table.inodes[ino % inodes_per_block] = InodeRecord{true, directory, 0, {}};
@@ -289,12 +292,20 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         const auto& bits = live_.at(groups_[g].block_bitmap).bits;
         for (std::uint64_t bit = 0; bit < bits.size() && taken.size() < count; bit++) {
             // A block freed by a transaction that has not committed is not
-            // free to the allocator yet (freed_pending_, ext4_mb_free_metadata).
-            if (!bits[bit] && freed_pending_tid_.count(groups_[g].data_start + bit) == 0) taken.emplace_back(g, bit);
+            // free to the allocator yet (freed_pending_, ext4_mb_free_metadata);
+            // one another allocator holds in the buddy is not free either.
+            const std::uint64_t block = groups_[g].data_start + bit;
+            if (!bits[bit] && freed_pending_tid_.count(block) == 0 && buddy_used_.count(block) == 0) {
+                taken.emplace_back(g, bit);
+            }
         }
     }
     std::vector<std::uint64_t> found;
     if (taken.size() < count) return found;
+    // The buddy marks the blocks used under the group lock (mb_mark_used)
+    // before ext4_mb_mark_diskspace_used takes write access to the bitmap
+    // buffer, which may wait: no other allocator gets them meanwhile.
+    for (const auto& [g, bit] : taken) buddy_used_.insert(groups_[g].data_start + bit);
     for (std::size_t i = 0; i < taken.size(); i++) {
         const Group& group = groups_[taken[i].first];
         const bool first_of_group = i == 0 || taken[i - 1].first != taken[i].first;
@@ -303,6 +314,7 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         MetaBlock& bitmap = live_.at(group.block_bitmap);
         if (first_of_group) bitmap.version++;
         bitmap.bits[taken[i].second] = true;
+        buddy_used_.erase(group.data_start + taken[i].second);
         found.push_back(group.data_start + taken[i].second);
         if (last_of_group) dirty_metadata(tid, group.block_bitmap);
     }
@@ -685,8 +697,8 @@ void Ext4::fsync(std::uint32_t file) {
 
 void Ext4::sync() {
     // ksys_sync (fs/sync.c): the files' dirty pages are written and waited
-    // (sync_inodes_sb), ext4_sync_fs forces the running transaction's commit
-    // and waits for it, then the block device's dirty buffers are written and
+    // (sync_inodes_sb), ext4_sync_fs (sync_fs below) commits the running or
+    // committing transaction and waits for it, then the block device's dirty buffers are written and
     // waited (sync_bdevs: filemap_fdatawrite, filemap_fdatawait). The clean
     // buffers stay on their checkpoint lists until a cleanup or a checkpoint
     // removes them.
@@ -694,11 +706,7 @@ void Ext4::sync() {
         if (inodes_[file].ino != 0) write_pages(file);
     }
     wait_data();
-    if (running_ != 0) {
-        const std::uint64_t tid = running_;
-        log_start_commit(tid);
-        log_wait_commit(tid);
-    }
+    sync_fs();
     std::vector<std::uint64_t> dirty;
     for (const auto& [block, buffer] : bcache_.buffers()) {
         if (buffer.dirty) dirty.push_back(block);
@@ -718,6 +726,31 @@ void Ext4::sync() {
         bcache_.unlock_buffer(bh);
     }
     SIM_NOTE("sync: " + std::to_string(dirty.size()) + " dirty metadata buffers written home");
+}
+
+void Ext4::sync_fs() {
+    // ext4_sync_fs (wait = 1): the target is jbd2_get_latest_transaction's
+    // (the running transaction, else the committing one, else the last
+    // committed); jbd2_journal_start_commit asks for the running one's
+    // commit or names the committing one, and jbd2_log_wait_commit waits for
+    // it. The data sync_inodes_sb wrote needs a FLUSH of its own unless that
+    // commit's commit block (PREFLUSH) is still to come
+    // (jbd2_trans_will_send_data_barrier; the journal is internal and
+    // JBD2_BARRIER is set, ext4's default).
+    const std::uint64_t target = running_ != 0 ? running_ : committing_ != 0 ? committing_ : j_commit_sequence_;
+    const bool needs_barrier = !trans_will_send_data_barrier(target);
+    if (running_ != 0 || committing_ != 0) {
+        log_start_commit(target);
+        log_wait_commit(target);
+    }
+    if (needs_barrier) device_.flush_and_wait();
+}
+
+auto Ext4::trans_will_send_data_barrier(std::uint64_t tid) const -> bool {
+    // jbd2_trans_will_send_data_barrier (fs/jbd2/journal.c), j_fs_dev == j_dev.
+    if (j_commit_sequence_ >= tid) return false;  // already committed
+    if (committing_ != tid) return true;          // its commit is still to start
+    return transactions_.at(tid).state < TState::commit_jflush;
 }
 
 auto Ext4::counters() const -> std::map<std::string, std::uint64_t> {

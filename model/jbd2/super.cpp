@@ -128,8 +128,11 @@ auto ops() -> std::vector<OpInfo> {
          {"sync",
           "sync(2): the files' dirty pages written and waited, ext4_sync_fs forces the running "
           "transaction's commit and waits, then every dirty metadata buffer is written home and waited "
-          "(the buffers stay on their checkpoint lists, clean)",
-          {}}},
+          "(the buffers stay on their checkpoint lists, clean); once it returns, every file that existed "
+          "when it began is durable",
+          {},
+          false,
+          OracleEffect::sync_all}},
         {Op::rmdir,
          {"rmdir",
           "ext4_rmdir of an empty subdirectory of the root and its final iput, in one handle, under the "
@@ -166,6 +169,7 @@ auto info() -> ModelInfo {
         "ext4 on jbd2: metadata buffers (Lock, Dirty, JBDDirty, journal heads), handles, kjournald2's "
         "commit (C1..C11), checkpoint lists and their cleanup, jbd2_log_do_checkpoint, the shrinker, "
         "the flusher, and journal recovery (scan, revoke, replay)";
+    info.model_tasks = {"flusher", "jbd2_commit_timer", "kjournald2"};
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {checkpoint_tree.info(), journal_size.info(), revoke_records.info()};
     info.costs = {{"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),

@@ -59,3 +59,47 @@ TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets pr
     // Cut inside recovery too (the scenario's explore.recovery_crashes, 1).
     CHECK(pruned.recovery_crash_states > 0);
 }
+
+TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the transaction kjournald2 is committing") {
+    // scenarios/jbd2/sync-durability.json: A's fsync may have switched the
+    // running transaction to committing when sync begins; a sync that waited
+    // only for a running transaction returned before B's size and data were
+    // durable, and fsync_durability (told of sync's promise) reported it.
+    const auto scenario = scenarios::load_scenario("scenarios/jbd2/sync-durability.json");
+    const scenarios::Variant* found = scenario.find_variant("fix");
+    REQUIRE(found != nullptr);
+    scenarios::Simulation simulation(scenario, *found);
+    scenarios::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::random;
+    request.schedules = 40;
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    CHECK_FALSE(report.found);
+    CHECK(report.schedules == 40);
+    std::uint64_t durability = 0;
+    for (std::size_t i = 0; i < report.checker_names.size(); i++) {
+        if (report.checker_names[i] == "fsync_durability") durability = report.judged[i];
+    }
+    CHECK(durability > 0);
+}
+
+TEST_CASE("ext4 flusher: buffers dirty for 30 s are written home by background writeback; the checkpoint then drops their transaction") {
+    // scenarios/jbd2/flusher-writeback.json in task order: the app's FLUSHes
+    // (1 s each) let the flusher's 5 s timer fire; at 35 s transaction 1's
+    // buffers, dirty since its commit at 1 s, have expired.
+    const auto scenario = scenarios::load_scenario("scenarios/jbd2/flusher-writeback.json");
+    const scenarios::Variant* variant = scenario.find_variant("fix");
+    REQUIRE(variant != nullptr);
+    scenarios::Simulation simulation(scenario, *variant);
+    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    CHECK_FALSE(outcome.violated());
+    const auto submitted = outcome.story.find("flusher: 4 expired metadata buffers submitted");
+    const auto dropped = outcome.story.find("transaction 1's checkpoint list is empty: transaction dropped");
+    const auto flush = outcome.story.find("jbd2_cleanup_journal_tail: FLUSH before moving the tail");
+    REQUIRE(submitted != std::string::npos);
+    REQUIRE(dropped != std::string::npos);
+    REQUIRE(flush != std::string::npos);
+    CHECK(submitted < dropped);
+    CHECK(dropped < flush);
+    // The checkpoint found nothing left to write home itself.
+    CHECK(outcome.story.find("jbd2_log_do_checkpoint: 4 buffers submitted home") == std::string::npos);
+}

@@ -636,6 +636,9 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "unlinks its files), got 2"},
         {"ext4_unlink_without_file", "$.tasks[0].ops[1].file: expected a required key, got nothing"},
         {"ext4_sync_with_file", "$.tasks[0].ops[1].file: expected one of the keys op, got an unknown key"},
+        {"ext4_task_named_kjournald2",
+         "$.tasks[0].name: expected a name other than the model's own tasks flusher, jbd2_commit_timer, kjournald2, "
+         "got \"kjournald2\""},
         {"fs_mark_zero_files",
          "$.workload.fs_mark.files: expected an unsigned integer from 1 to 1000000, got 0"},
         {"fs_mark_zero_size", "$.workload.fs_mark.size: expected a positive multiple of 4096, got 0"},
