@@ -299,40 +299,30 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             result.log.push_back("dropped kept unflushed write " + std::to_string(i));
         }
     }
-    // Fewer device faults (issue 14): each torn write lost whole instead.
-    for (std::size_t i = 0; crash && i < crash->torn.size() && !result.interrupted && !result.budget_spent;) {
-        CrashRecord fewer = *crash;
-        fewer.torn.erase(fewer.torn.begin() + static_cast<std::ptrdiff_t>(i));
-        if (still_fails(fewer)) {
-            result.log.push_back("dropped torn write of unflushed write " + std::to_string(crash->torn[i].write));
-            crash = fewer;
-        } else {
-            i++;
+    // Fewer device faults (issue 14), each dropped in turn: a torn or a
+    // misdirected write lost whole instead, a latent sector error a readable
+    // block. `faults` names the CrashRecord list.
+    const auto drop_faults = [&](auto faults, const auto& describe) {
+        for (std::size_t i = 0;
+             crash && i < ((*crash).*faults).size() && !result.interrupted && !result.budget_spent;) {
+            CrashRecord fewer = *crash;
+            auto& list = fewer.*faults;
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+            if (still_fails(fewer)) {
+                result.log.push_back("dropped " + describe(((*crash).*faults)[i]));
+                crash = fewer;
+            } else {
+                i++;
+            }
         }
-    }
-    // Each misdirected write lost whole instead.
-    for (std::size_t i = 0; crash && i < crash->misdirected.size() && !result.interrupted && !result.budget_spent;) {
-        CrashRecord fewer = *crash;
-        fewer.misdirected.erase(fewer.misdirected.begin() + static_cast<std::ptrdiff_t>(i));
-        if (still_fails(fewer)) {
-            result.log.push_back("dropped misdirected write of unflushed write " +
-                                 std::to_string(crash->misdirected[i].write));
-            crash = fewer;
-        } else {
-            i++;
-        }
-    }
-    // Each latent sector error a readable block instead.
-    for (std::size_t i = 0; crash && i < crash->unreadable.size() && !result.interrupted && !result.budget_spent;) {
-        CrashRecord fewer = *crash;
-        fewer.unreadable.erase(fewer.unreadable.begin() + static_cast<std::ptrdiff_t>(i));
-        if (still_fails(fewer)) {
-            result.log.push_back("dropped latent sector error of block " + std::to_string(crash->unreadable[i]));
-            crash = fewer;
-        } else {
-            i++;
-        }
-    }
+    };
+    drop_faults(&CrashRecord::torn,
+                [](const auto& torn) { return "torn write of unflushed write " + std::to_string(torn.write); });
+    drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
+        return "misdirected write of unflushed write " + std::to_string(misdirected.write);
+    });
+    drop_faults(&CrashRecord::unreadable,
+                [](std::uint64_t block) { return "latent sector error of block " + std::to_string(block); });
     // The same for the writes kept at each power cut inside recovery.
     for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
         for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {

@@ -13,8 +13,9 @@
 namespace scenarios {
 
 /// The default of ShrinkOptions::schedules_total: an ext4 violation
-/// (scenarios/jbd2/relogged-buffer-checkpoint.json, before-2-3) runs about
-/// 100 schedules/s, so shrinking it ends in about half a minute. A small
+/// (scenarios/jbd2/relogged-buffer-checkpoint.json, before-2-3) ran about
+/// 100 schedules/s when this was chosen, so shrinking it ended in about half
+/// a minute (4.7 s since the jbd2 mount copies no metadata block). A small
 /// scenario runs thousands a second and would shrink further with more
 /// (tests/runner/repro_test.cpp's took 248,007 to finish): `--shrink-budget`.
 inline constexpr std::uint64_t shrink_schedules_total_default = 3000;

@@ -124,7 +124,7 @@ void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
     // a checkpoint): what its home holds.
     for (const JournalTransaction& transaction : audit.durable) {
         for (const JournalUpdate& update : transaction.updates) {
-            if (!audit.block_names.emplace(update.block, std::string()).second) continue;
+            if (audit.block_names.count(update.block) != 0) continue;
             audit.block_names[update.block] = block_name(update.block);
             if (audit.home_versions.count(update.block) != 0) continue;
             const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(update.block));
