@@ -185,6 +185,7 @@ struct FuzzArgs {
     std::uint32_t preemptions = 2;
     bool preemptions_given = false;
     bool schedules_given = false;
+    bool walks_given = false;
     bool no_reduction = false;
     bool dpor = false;
     std::uint64_t seed = 0;
@@ -280,6 +281,13 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     }
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
+    // The line a dfs run prints first costs a few walks (issue 13: the first
+    // counterexample within 10 ms); --estimate, --walks and a split depth
+    // chosen from the estimate (the same for every J and N) take them all.
+    const bool picks_split = args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1);
+    if (dfs && !args.estimate && !args.walks_given && !picks_split) {
+        request.estimate_runs = scenarios::estimate_first_line_runs;
+    }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
@@ -764,6 +772,7 @@ struct Command {
     CLI::App* fuzz = nullptr;
     CLI::Option* preemptions = nullptr;
     CLI::Option* schedules = nullptr;
+    CLI::Option* walks = nullptr;
     CLI::App* replay = nullptr;
     CLI::App* shrink = nullptr;
     CLI::App* check = nullptr;
@@ -828,9 +837,10 @@ void add_fuzz(CLI::App& app, Command& c) {
                      "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
     c.fuzz->add_flag("--estimate", c.fuzz_args.estimate,
                      "print an estimate of the schedules, crash states and time, run nothing");
-    c.fuzz->add_option("--walks", c.fuzz_args.walks,
+    c.walks = c.fuzz->add_option("--walks", c.fuzz_args.walks,
                        "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
-                           std::to_string(scenarios::estimate_walks_default) + ")")
+                           std::to_string(scenarios::estimate_walks_default) + "; the line a dfs run prints first "
+                           "stops at " + std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
         ->check(in_range(1, walks_max));
     c.fuzz->add_option("--split-depth", c.fuzz_args.split_depth,
                        "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
@@ -920,6 +930,7 @@ auto main(int argc, char** argv) -> int {
         app.parse(argc, argv);
         c.fuzz_args.preemptions_given = c.preemptions->count() > 0;
         c.fuzz_args.schedules_given = c.schedules->count() > 0;
+        c.fuzz_args.walks_given = c.walks->count() > 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {

@@ -238,6 +238,14 @@ expect_rc "fuzz --strategy dfs:1 (no dpor)" 0 "$TMP/nodpor.out" "$TMP/nodpor.err
 expect_grep "dfs without --dpor says it takes every interleaving" \
     "reduction: sleep sets only: every interleaving within the bound" "$TMP/nodpor.out"
 expect_grep "dfs without --dpor completes" "complete: " "$TMP/nodpor.out"
+# The line a dfs run prints first walks within a run cap (issue 13: the first
+# counterexample within 10 ms) and says so; --walks takes them all.
+expect_egrep "a dfs run's first line stops its walks at the run cap and says its precision" \
+    '^estimate \([0-9]+ Knuth walks, seed 0\): about .* \(standard error [0-9]+%\).* \(walks stopped at [0-9]+ runs: --walks 256 or --estimate for more\)' \
+    "$TMP/nodpor.out"
+run_cs "$TMP/walks.out" "$TMP/walks.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --walks 8 --quiet --out "$TMP/fix1"
+expect_egrep "fuzz --walks 8 takes its 8 walks in a dfs run's first line" '^estimate \(8 Knuth walks, seed 0\)' "$TMP/walks.out"
+if grep -q "walks stopped at" "$TMP/walks.out"; then not_ok "fuzz --walks 8 is not capped" "$(show "$TMP/walks.out")"; else ok "fuzz --walks 8 is not capped"; fi
 dpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/dpor.out")
 nodpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/nodpor.out")
 if [ -n "$dpor_n" ] && [ -n "$nodpor_n" ] && [ "$dpor_n" -lt "$nodpor_n" ]; then
