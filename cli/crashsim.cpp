@@ -27,7 +27,7 @@
 #include "runner/shrink.hpp"
 #include "sim/yield_point.hpp"
 
-auto run_bench(const std::string& scenario_path) -> int;
+auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap) -> int;
 
 extern "C" void on_stop_signal(int /*signal*/);
 
@@ -768,6 +768,9 @@ struct Command {
     std::vector<std::string> list_scenarios;
     std::string merge_out;
     std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
+    bool bench_search = false;
+    std::uint32_t bench_bound_max = 3;
+    std::uint64_t bench_cap = 0;
     CLI::App* run = nullptr;
     CLI::App* fuzz = nullptr;
     CLI::Option* preemptions = nullptr;
@@ -890,7 +893,13 @@ void add_other_verbs(CLI::App& app, Command& c) {
     app.add_subcommand("list", "models, knobs, operations, checkers and yield points")
         ->add_option("scenarios", c.list_scenarios, "scenario JSON files whose machine profiles to list too");
     c.bench = app.add_subcommand("bench", "engine and exploration speed");
-    c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s");
+    c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s and the search table");
+    c.bench->add_flag("--search", c.bench_search, "print only the search table (dfs rows, issue 13)");
+    c.bench->add_option("--bound-max", c.bench_bound_max, "the search table's highest preemption bound (default 3)")
+        ->check(in_range(1, 3));
+    c.bench->add_option("--cap", c.bench_cap, "schedules of the xfs and log-commit rows at most (default: xfs dfs:1 to its end, the dfs:2 rows "
+                      "20000)")
+        ->check(in_range(1, 100'000'000));
 }
 
 auto run_perf_verb(const Command& c) -> ExitCode {
@@ -937,7 +946,7 @@ auto main(int argc, char** argv) -> int {
         std::fprintf(stderr, "crashsim: %s (see crashsim --help)\n", error.what());
         return static_cast<int>(ExitCode::input);
     }
-    if (*c.bench) return run_bench(c.bench_scenario);
+    if (*c.bench) return run_bench(c.bench_scenario, c.bench_search, c.bench_bound_max, c.bench_cap);
     try {
         const ExitCode code = run_verb(app, c);
         std::fputs(output().c_str(), stdout);
