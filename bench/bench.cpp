@@ -4,9 +4,12 @@
 //     strategy (candidate collection, the choice, its record, the switch);
 //  3. their ratio;
 //  4. schedules/s and crash states/s on the btrfs race (fuzz, random and pct:3);
-//  5. bounded exhaustive search (dfs, 2 preemptions) on the race: time to the
-//     first counterexample on before-fix, and to the complete proof of fix-1,
-//     with schedules/s and crash states (recovery plus every checker) per second.
+//  5. the search table (issue 13 "Measure"; --search prints only it): the
+//     first counterexample on before-fix as fuzz dfs:2 reaches it (estimate
+//     line and search), then dfs at bounds 1..3 on before-fix and fix-1
+//     (schedules, crash states, time, complete or where it stopped), the xfs
+//     race at 1 and 2 and log-commit batching at 2, the last capped in
+//     schedules (--cap) and saying so. SPIN's side: bench/spin/compare.sh.
 #include <boost/context/fiber.hpp>
 #include <chrono>
 #include <cstdio>
@@ -73,29 +76,97 @@ void schedules_per_second(const std::string& path, const char* variant_name, con
                 static_cast<double>(report.steps) / static_cast<double>(report.schedules));
 }
 
-void exhaustive(const std::string& path, const char* variant_name) {
-    const std::string text = scenarios::read_text_file(path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, path);
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+/// One row of the search table: a dfs search of `variant` at `bound`
+/// preemptions, capped at `cap` schedules (0: none), stopping at its first
+/// violation (what fuzz does). Sleep sets, no dpor: fuzz's default.
+struct SearchRow {
+    const char* path;
+    const char* variant;
+    std::uint32_t bound;
+    std::uint64_t cap;
+};
+
+auto load_row(const std::string& path, const char* variant_name, scenarios::Scenario& scenario)
+    -> const scenarios::Variant* {
+    scenario = scenarios::parse_scenario(scenarios::read_text_file(path), path);
+    return scenario.find_variant(variant_name);
+}
+
+void search_row(const SearchRow& row) {
+    scenarios::Scenario scenario;
+    const scenarios::Variant* variant = load_row(row.path, row.variant, scenario);
     if (variant == nullptr) return;
     scenarios::Simulation simulation(scenario, *variant);
     scenarios::FuzzRequest request;
-    sim::parse_strategy("dfs:2", request.strategy);
-    request.schedules = 10'000'000;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = row.bound;
+    request.schedules = row.cap != 0 ? row.cap : 100'000'000;
     const double start = now_seconds();
     const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
     const double elapsed = now_seconds() - start;
-    std::printf("%-34s %-10s dfs:2   %9.0f schedules/s %10.0f crash states/s %8.4f s to %s (%llu schedules, %llu crash states)\n",
-                scenario.name.c_str(), variant_name, report.schedules / elapsed, report.crash_states / elapsed,
-                elapsed, report.found ? "the first counterexample" : report.complete ? "a complete proof" : "the cap",
-                static_cast<unsigned long long>(report.schedules),
-                static_cast<unsigned long long>(report.crash_states));
+    const std::string what = report.found      ? "violation at schedule " + std::to_string(report.index)
+                             : report.complete ? std::string("complete proof")
+                                               : "capped at " + std::to_string(row.cap) + " schedules: not complete";
+    std::printf("search %-34s %-11s dfs:%u %10llu schedules %11llu crash states %9.3f s  %s\n",
+                scenario.name.c_str(), row.variant, row.bound, static_cast<unsigned long long>(report.schedules),
+                static_cast<unsigned long long>(report.crash_states), elapsed, what.c_str());
+}
+
+/// What `crashsim fuzz --strategy dfs:2` spends before it reports the race
+/// (process start and the report aside): loading the scenario, the set-up,
+/// the estimate line (walks capped at estimate_first_line_runs) and the
+/// search to its first violation.
+void first_counterexample(const std::string& path) {
+    const double start = now_seconds();
+    scenarios::Scenario scenario;
+    const scenarios::Variant* variant = load_row(path, "before-fix", scenario);
+    if (variant == nullptr) return;
+    scenarios::Simulation simulation(scenario, *variant);
+    scenarios::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = 2;
+    request.schedules = 100'000'000;
+    request.estimate_runs = scenarios::estimate_first_line_runs;
+    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, now_seconds);
+    const double estimated = now_seconds();
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const double end = now_seconds();
+    std::printf("first counterexample %-34s before-fix  dfs:2 %9.3f ms in all: estimate %.3f ms (%llu walks, %llu "
+                "runs), search %.3f ms (%llu schedules, %s)\n",
+                scenario.name.c_str(), (end - start) * 1e3, (estimated - start) * 1e3,
+                static_cast<unsigned long long>(estimate.walks), static_cast<unsigned long long>(estimate.runs),
+                (end - estimated) * 1e3, static_cast<unsigned long long>(report.schedules),
+                report.found ? "found" : "not found");
+}
+
+/// The search table of issue 13's "Measure": the btrfs race at bounds 1 to
+/// `bound_max`, before-fix and fix-1; the xfs race at 1 (and 2, capped);
+/// log-commit batching at 2, capped. Caps are schedules, never time.
+/// `cap` 0: the xfs race at 1 runs to its end (170,615 schedules, about 9 s),
+/// the two rows that do not finish in minutes stop at slow_rows_cap.
+void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_t cap) {
+    constexpr std::uint64_t slow_rows_cap = 20'000;
+    first_counterexample(race);
+    for (const char* variant : {"before-fix", "fix-1"}) {
+        for (std::uint32_t bound = 1; bound <= bound_max; bound++) search_row({race.c_str(), variant, bound, 0});
+    }
+    search_row({"scenarios/xfs/delalloc-writeback-race.json", "fix", 1, cap});
+    if (bound_max >= 2) {
+        const std::uint64_t slow = cap != 0 ? cap : slow_rows_cap;
+        search_row({"scenarios/xfs/delalloc-writeback-race.json", "fix", 2, slow});
+        search_row({"scenarios/btrfs/log-commit-batching.json", "jiffy-sleep", 2, slow});
+    }
 }
 
 }  // namespace
 
-auto run_bench(const std::string& scenario_path) -> int {
+auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap)
+    -> int {
     try {
+        if (search_only) {
+            search_table(scenario_path, bound_max, cap);
+            return 0;
+        }
         double raw = 1e9;
         double step = 1e9;
         for (int repeat = 0; repeat < 5; repeat++) {
@@ -108,8 +179,7 @@ auto run_bench(const std::string& scenario_path) -> int {
         schedules_per_second(scenario_path, "before-fix", "random");
         schedules_per_second(scenario_path, "fix-1", "random");
         schedules_per_second(scenario_path, "fix-2", "pct:3");
-        exhaustive(scenario_path, "before-fix");
-        exhaustive(scenario_path, "fix-1");
+        search_table(scenario_path, bound_max, cap);
         return 0;
     } catch (const scenarios::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());

@@ -27,7 +27,7 @@
 #include "runner/shrink.hpp"
 #include "sim/yield_point.hpp"
 
-auto run_bench(const std::string& scenario_path) -> int;
+auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap) -> int;
 
 extern "C" void on_stop_signal(int /*signal*/);
 
@@ -185,6 +185,7 @@ struct FuzzArgs {
     std::uint32_t preemptions = 2;
     bool preemptions_given = false;
     bool schedules_given = false;
+    bool walks_given = false;
     bool no_reduction = false;
     bool dpor = false;
     std::uint64_t seed = 0;
@@ -280,6 +281,13 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     }
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
+    // The line a dfs run prints first costs a few walks (issue 13: the first
+    // counterexample within 10 ms); --estimate, --walks and a split depth
+    // chosen from the estimate (the same for every J and N) take them all.
+    const bool picks_split = args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1);
+    if (dfs && !args.estimate && !args.walks_given && !picks_split) {
+        request.estimate_runs = scenarios::estimate_first_line_runs;
+    }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
@@ -760,10 +768,14 @@ struct Command {
     std::vector<std::string> list_scenarios;
     std::string merge_out;
     std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
+    bool bench_search = false;
+    std::uint32_t bench_bound_max = 3;
+    std::uint64_t bench_cap = 0;
     CLI::App* run = nullptr;
     CLI::App* fuzz = nullptr;
     CLI::Option* preemptions = nullptr;
     CLI::Option* schedules = nullptr;
+    CLI::Option* walks = nullptr;
     CLI::App* replay = nullptr;
     CLI::App* shrink = nullptr;
     CLI::App* check = nullptr;
@@ -828,9 +840,10 @@ void add_fuzz(CLI::App& app, Command& c) {
                      "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
     c.fuzz->add_flag("--estimate", c.fuzz_args.estimate,
                      "print an estimate of the schedules, crash states and time, run nothing");
-    c.fuzz->add_option("--walks", c.fuzz_args.walks,
+    c.walks = c.fuzz->add_option("--walks", c.fuzz_args.walks,
                        "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
-                           std::to_string(scenarios::estimate_walks_default) + ")")
+                           std::to_string(scenarios::estimate_walks_default) + "; the line a dfs run prints first "
+                           "stops at " + std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
         ->check(in_range(1, walks_max));
     c.fuzz->add_option("--split-depth", c.fuzz_args.split_depth,
                        "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
@@ -880,7 +893,13 @@ void add_other_verbs(CLI::App& app, Command& c) {
     app.add_subcommand("list", "models, knobs, operations, checkers and yield points")
         ->add_option("scenarios", c.list_scenarios, "scenario JSON files whose machine profiles to list too");
     c.bench = app.add_subcommand("bench", "engine and exploration speed");
-    c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s");
+    c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s and the search table");
+    c.bench->add_flag("--search", c.bench_search, "print only the search table (dfs rows, issue 13)");
+    c.bench->add_option("--bound-max", c.bench_bound_max, "the search table's highest preemption bound (default 3)")
+        ->check(in_range(1, 3));
+    c.bench->add_option("--cap", c.bench_cap, "schedules of the xfs and log-commit rows at most (default: xfs dfs:1 to its end, the dfs:2 rows "
+                      "20000)")
+        ->check(in_range(1, 100'000'000));
 }
 
 auto run_perf_verb(const Command& c) -> ExitCode {
@@ -920,13 +939,14 @@ auto main(int argc, char** argv) -> int {
         app.parse(argc, argv);
         c.fuzz_args.preemptions_given = c.preemptions->count() > 0;
         c.fuzz_args.schedules_given = c.schedules->count() > 0;
+        c.fuzz_args.walks_given = c.walks->count() > 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {
         std::fprintf(stderr, "crashsim: %s (see crashsim --help)\n", error.what());
         return static_cast<int>(ExitCode::input);
     }
-    if (*c.bench) return run_bench(c.bench_scenario);
+    if (*c.bench) return run_bench(c.bench_scenario, c.bench_search, c.bench_bound_max, c.bench_cap);
     try {
         const ExitCode code = run_verb(app, c);
         std::fputs(output().c_str(), stdout);

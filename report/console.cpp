@@ -132,6 +132,10 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
                 static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
                 estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
                 about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        if (estimate.walks < estimate.walks_asked) {
+            appendf(out, " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
+                    static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
+        }
         if (request.dpor) out += " without dpor (dpor takes fewer)";
         out += split_text(estimate, request);
     } else {

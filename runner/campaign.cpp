@@ -392,7 +392,11 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     };
     std::vector<std::vector<double>> units;
     double squares = 0;
-    for (std::uint64_t walk = 0; walk < estimate.walks; walk++) {
+    const std::uint64_t asked = estimate.walks;
+    estimate.walks_asked = asked;
+    std::uint64_t walk = 0;
+    for (; walk < asked; walk++) {
+        if (walk >= 2 && request.estimate_runs != 0 && estimate.runs >= request.estimate_runs) break;
         const sim::ProbeWalk probe = sim::knuth_probe(request.strategy.preemptions, request.sleep_sets, prng, run);
         estimate.schedules += probe.schedules;
         squares += probe.schedules * probe.schedules;
@@ -402,6 +406,7 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
         estimate.run_steps += probe.run_steps;
         units.push_back(probe.units);
     }
+    estimate.walks = walk;
     const auto walks = static_cast<double>(estimate.walks);
     estimate.schedules /= walks;
     estimate.crash_states /= walks;

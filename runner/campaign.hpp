@@ -27,6 +27,15 @@ struct FuzzProgress {
 
 /// Walks of a dfs estimate unless asked otherwise.
 inline constexpr std::uint32_t estimate_walks_default = 256;
+/// The runs the estimate printed first by a dfs run may take (FuzzRequest::
+/// estimate_runs) unless it picks the split depth or --walks is given: a
+/// walk of the btrfs race takes about 25 runs of 30-40 us, so 64 is two or
+/// three walks, about 3 ms, where 256 walks took 146 ms before a search
+/// that finds the race in 2 ms (issue 13: the first counterexample within
+/// 10 ms). The line says its walks, its standard error and that it is a
+/// rough figure: two walks of fix-1 at dfs:2 say 73,900 schedules (standard
+/// error 87%) for a search of 37,610; 256 say 14,400 (40%).
+inline constexpr std::uint64_t estimate_first_line_runs = 64;
 
 struct FuzzRequest {
     sim::StrategySpec strategy;
@@ -46,6 +55,11 @@ struct FuzzRequest {
     std::size_t split_depth = 0;
     /// Random walks of a dfs estimate (estimate_search); seeded by `seed`.
     std::uint32_t estimate_walks = estimate_walks_default;
+    /// dfs: the runs the estimate's walks may take, summed (0: no cap); the
+    /// walks stop at the first walk that reaches it, after two at least (a
+    /// standard error needs two). Counted in runs, never in time, so the
+    /// same request walks the same way (estimate_first_line_runs).
+    std::uint64_t estimate_runs = 0;
     /// --verify-determinism: every schedule whose index is a multiple of this
     /// runs twice more with a trace; 0: none (verify_schedule).
     std::uint64_t verify_every = 0;
@@ -114,6 +128,7 @@ struct FuzzReport {
 struct SearchEstimate {
     bool dfs = false;
     std::uint64_t walks = 0;
+    std::uint64_t walks_asked = 0;  // dfs: fewer walks were taken when the run cap came first
     std::uint64_t seed = 0;
     double schedules = 0;
     double schedules_error = 0;  // standard error of the mean (dfs)

@@ -132,3 +132,29 @@ TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (
     CHECK(again.schedules == estimate.schedules);
     CHECK(scenarios::fuzz(simulation, request).schedules == report.schedules);
 }
+
+TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time") {
+    const scenarios::Scenario scenario =
+        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    scenarios::FuzzRequest request;
+    request.strategy = test_support::spec_of("dfs:2");
+    const scenarios::SearchEstimate whole = scenarios::estimate_search(simulation, request);
+    CHECK(whole.walks == scenarios::estimate_walks_default);
+    CHECK(whole.walks_asked == scenarios::estimate_walks_default);
+    request.estimate_runs = scenarios::estimate_first_line_runs;
+    const scenarios::SearchEstimate capped = scenarios::estimate_search(simulation, request);
+    CHECK(capped.walks >= 2);
+    CHECK(capped.walks < whole.walks);
+    CHECK(capped.walks_asked == scenarios::estimate_walks_default);
+    CHECK(capped.schedules_error > 0);
+    // Walks stop once their runs reach the cap, not before.
+    CHECK(capped.runs >= scenarios::estimate_first_line_runs);
+    const scenarios::SearchEstimate again = scenarios::estimate_search(simulation, request);
+    CHECK(again.walks == capped.walks);
+    CHECK(again.runs == capped.runs);
+    CHECK(again.schedules == capped.schedules);
+    // A cap of one run still takes two walks (a standard error needs two).
+    request.estimate_runs = 1;
+    CHECK(scenarios::estimate_search(simulation, request).walks == 2);
+}
