@@ -12,7 +12,8 @@
 //
 // Left out on purpose (FIDELITY.md 1.5): compression, NOCOW, prealloc and
 // reflink; xattrs, directories and new names; hole items
-// (NO_HOLES); delayed refs and space reservation; several subvolumes; the log
+// (NO_HOLES); delayed refs and metadata space reservation (data space is
+// reserved: delalloc-space.cpp); several subvolumes; the log
 // root tree as a separate level. A transaction commit and a log commit never
 // overlap. Every tree is written as one metadata block per commit.
 #include <algorithm>
