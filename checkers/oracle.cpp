@@ -61,6 +61,15 @@ void Oracle::end_size(std::uint32_t file, std::size_t id) {
     record.size_bytes = change.sets ? change.size_bytes : std::max(record.size_bytes, change.size_bytes);
 }
 
+void Oracle::end_size(std::uint32_t file, std::size_t id, std::uint64_t size_bytes) {
+    SIM_ASSERT(file < files_.size());
+    SIM_ASSERT(id < files_[file].size_changes.size());
+    SizeChange& change = files_[file].size_changes[id];
+    SIM_ASSERT(!change.sets && size_bytes <= change.size_bytes);
+    change.size_bytes = size_bytes;
+    end_size(file, id);
+}
+
 namespace {
 /// Blocks past any file: the end of a truncate's zeroed range.
 constexpr std::uint64_t blocks_end = std::uint64_t{1} << 52;

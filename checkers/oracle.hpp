@@ -66,6 +66,9 @@ public:
     auto begin_size(std::uint32_t file, bool sets, std::uint64_t size_bytes) -> std::size_t;
     /// It returned successfully: the oracle's size follows it.
     void end_size(std::uint32_t file, std::size_t id);
+    /// It returned having changed the size to `size_bytes` only (a short
+    /// write: no more than it announced).
+    void end_size(std::uint32_t file, std::size_t id, std::uint64_t size_bytes);
     /// A truncate to `size_bytes` starts: from now on zeros past it are newer
     /// than what was written there before (a later extension reads zeros).
     auto begin_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uint32_t block_size)

@@ -45,6 +45,10 @@ struct OpCall {
     bool has_range = false;
     std::uint64_t version = 0;  // write: the oracle's version for its contents
     const std::map<std::string, bool>* flags = nullptr;
+    /// A write that returned OpResult::short_write: the bytes it copied
+    /// before the error (generic_perform_write's and btrfs_buffered_write's
+    /// return value), set by the model (issue 14).
+    mutable std::uint64_t copied = 0;
     /// A boolean field (keep_size, direct): false when the op does not set it.
     [[nodiscard]] auto flag(const std::string& field) const -> bool {
         if (flags == nullptr) return false;
@@ -200,8 +204,10 @@ struct Recovery {
 };
 
 /// How an operation ended: an operation that failed (EIO after a shutdown,
-/// ENOSPC) acknowledges nothing, so the oracle records no promise for it.
-enum class OpResult : std::uint8_t { ok, failed };
+/// ENOSPC) acknowledges nothing, so the oracle records no promise for it. A
+/// short write acknowledges the OpCall::copied bytes from its offset only
+/// (it ran out of space after copying some: the kernel returns that count).
+enum class OpResult : std::uint8_t { ok, failed, short_write };
 
 class FileSystem {
 public:

@@ -79,6 +79,8 @@ public:
     }
     /// Pages cached, over every file.
     [[nodiscard]] auto pages() const -> std::uint64_t { return pages_; }
+    /// Dirty pages, over every file (btrfs's delalloc bytes_may_use).
+    [[nodiscard]] auto dirty_pages() const -> std::uint64_t { return dirty_pages_; }
     /// The oldest run of pages on the LRU list, taken off it; reclaim looks
     /// at what is still cached there and puts back (put_back) what it could
     /// not free. Runs of pages removed meanwhile are skipped.
@@ -138,9 +140,11 @@ private:
         while (it != runs.end() && it->first <= end) {
             start = std::min(start, it->first);
             end = std::max(end, it->second);
+            dirty_pages_ -= it->second - it->first;
             it = runs.erase(it);
         }
         runs.emplace(start, end);
+        dirty_pages_ += end - start;
     }
     void clear_dirty(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
         Runs& runs = dirty_[file];
@@ -149,8 +153,15 @@ private:
         while (it != runs.end() && it->first < end) {
             const auto [s, e] = *it;
             it = runs.erase(it);
-            if (s < start) runs.emplace(s, start);
-            if (e > end) runs.emplace(end, e);
+            dirty_pages_ -= e - s;
+            if (s < start) {
+                runs.emplace(s, start);
+                dirty_pages_ += start - s;
+            }
+            if (e > end) {
+                runs.emplace(end, e);
+                dirty_pages_ += e - end;
+            }
         }
     }
 
@@ -168,6 +179,7 @@ private:
     std::vector<sim::RangeMap<Page>> files_;
     std::vector<Runs> dirty_;  // the dirty pages of each file, as runs
     std::uint64_t pages_ = 0;
+    std::uint64_t dirty_pages_ = 0;  // the pages in dirty_
     std::deque<LruRun> lru_;
 };
 

@@ -183,11 +183,16 @@ struct Workload {
     void run_write(const Op& op, model::OpCall& call) {
         call.version = oracle.begin_write();
         const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
-        if (fs.execute(call) != model::OpResult::ok) return;
-        oracle.end_size(call.file, size_id);
-        oracle.end_write(call.file, first_block(op), end_block(op), call.version, op.offset + op.length);
+        const model::OpResult result = fs.execute(call);
+        if (result == model::OpResult::failed) return;
+        // A short write (ENOSPC partway) promises only the bytes it copied.
+        const std::uint64_t length = result == model::OpResult::short_write ? call.copied : op.length;
+        const std::uint32_t block_size = scenario.device.block_size;
+        oracle.end_size(call.file, size_id, op.offset + length);
+        oracle.end_write(call.file, first_block(op), (op.offset + length + block_size - 1) / block_size,
+                         call.version, op.offset + length);
         if (perf != nullptr) {
-            perf->bytes_written += op.length;
+            perf->bytes_written += length;
             perf->writes++;
         }
     }

@@ -12,7 +12,8 @@
 //
 // Left out on purpose (FIDELITY.md 1.5): compression, NOCOW, prealloc and
 // reflink; xattrs, directories and new names; hole items
-// (NO_HOLES); delayed refs and space reservation; several subvolumes; the log
+// (NO_HOLES); delayed refs and metadata space reservation (data space is
+// reserved: delalloc-space.cpp); several subvolumes; the log
 // root tree as a separate level. A transaction commit and a log commit never
 // overlap. Every tree is written as one metadata block per commit.
 #include <algorithm>
@@ -379,10 +380,21 @@ private:
     void finish_ordered_io(std::uint64_t ordered_id);
     void sync_all();
     // file.cpp: buffered and O_DIRECT writes, the extent map cache, fsync
-    void buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version);
-    void direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                      std::uint64_t version);
+    /// The bytes copied (less than `length`: a short write; 0: -ENOSPC).
+    auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                        std::uint64_t version) -> std::uint64_t;
+    /// The pages [start, end) of a buffered write dirtied and marked delalloc.
+    void dirty_range(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version);
+    /// False: -ENOSPC, nothing written.
+    auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                      std::uint64_t version) -> bool;
+    // delalloc-space.cpp: the data space_info (issue 14)
+    /// bytes_used + bytes_may_use + `pages` fit in total_bytes.
+    [[nodiscard]] auto data_space_fits(std::uint64_t pages) const -> bool;
+    /// btrfs_alloc_data_chunk_ondemand: flush and commit until `pages` fit,
+    /// else false (-ENOSPC).
+    auto alloc_data_ondemand(std::uint32_t file, std::uint64_t pages) -> bool;
+    void start_delalloc_roots();
     void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void fsync(std::uint32_t file);
     /// Why btrfs_sync_file found nothing to log (the note of its early return).

@@ -12,8 +12,17 @@
 
 namespace model::btrfs {
 
-void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                           std::uint64_t version) {
+namespace {
+// btrfs_buffered_write (v5.7) copies at most nrptrs pages per pass:
+// min(pages left, PAGE_SIZE / sizeof(struct page *) = 512,
+// current->nr_dirtied_pause - current->nr_dirtied), at least 8. The model
+// leaves out dirty throttling: nr_dirtied_pause keeps its value from fork
+// (128 >> (PAGE_SHIFT - 10) = 32 pages) and nr_dirtied is 0.
+constexpr std::uint64_t write_chunk_pages = 32;
+}  // namespace
+
+auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                           std::uint64_t version) -> std::uint64_t {
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
@@ -24,24 +33,60 @@ void Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     wait_ordered_range(file, start, end);
     // Allocating the pages may have to wait for reclaim (memory pressure).
     balance_pages();
-    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
-    sim::cpu(model::cpu_cost::page_copy * (end - start));
-    const bool extends = offset + length > inode.size_bytes;
-    if (extends) inode.size_bytes = offset + length;
-    SIM_NOTE("write " + range_text(offset, offset + length) + " of inode " + name(file) + ": " +
-             std::to_string(end - start) + " page(s) from " + std::to_string(start) +
+    // Each pass reserves its pages (btrfs_check_data_free_space) before it
+    // copies them; a pass that cannot reserve ends the write, which returns
+    // the bytes copied so far, or -ENOSPC if none (issue 14).
+    const std::uint64_t size_before = inode.size_bytes;
+    std::uint64_t dirtied = start;   // pages copied into the page cache
+    std::uint64_t reserved = start;  // pages whose pass reserved its space
+    while (reserved < end) {
+        const std::uint64_t chunk = std::min(end - reserved, write_chunk_pages);
+        std::uint64_t pending = reserved - dirtied;  // reserved, not copied yet: not counted dirty
+        for (auto [s, e] : page_cache_.runs(file, dirtied, reserved, PageState::dirty)) pending -= e - s;
+        if (!data_space_fits(chunk + pending)) {
+            // The passes before this one have copied their pages already,
+            // and btrfs_dirty_pages raised i_size to their end.
+            if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
+            if (reserved > start) inode.size_bytes = std::max(inode.size_bytes, bytes(reserved));
+            dirtied = reserved;
+            if (!alloc_data_ondemand(file, chunk)) break;
+        }
+        reserved += chunk;
+    }
+    if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
+    const std::uint64_t copied = reserved == end ? length : (reserved - start) * block_size_;
+    sim::cpu(model::cpu_cost::page_copy * (reserved - start));
+    const bool extends = copied > 0 && offset + copied > size_before;
+    if (extends) inode.size_bytes = std::max(inode.size_bytes, offset + copied);
+    if (copied == 0) {
+        SIM_NOTE("write " + range_text(offset, offset + length) + " of inode " + name(file) +
+                 ": returns -ENOSPC and changes nothing");
+        inode.inode_lock.unlock();
+        sim::yield(points::write_enospc);
+        return 0;
+    }
+    SIM_NOTE("write " + range_text(offset, offset + copied) + " of inode " + name(file) + ": " +
+             std::to_string(reserved - start) + " page(s) from " + std::to_string(start) +
              " dirtied and marked delalloc" +
-             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()));
+             (extends ? ", i_size " + std::to_string(inode.size_bytes) : std::string()) +
+             (copied < length ? "; short write: " + std::to_string(copied) + " of " + std::to_string(length) +
+                                    " bytes (-ENOSPC for the rest)"
+                              : std::string()));
     // btrfs_file_write_iter (v5.7) ends with last_sub_trans = root->log_transid,
     // "otherwise subsequent syncs to a file that's been synced in this
     // transaction will appear to have already occurred".
     inode.last_sub_trans = static_cast<std::int64_t>(log_transid_);
     inode.inode_lock.unlock();
-    sim::yield(points::write_after_dirty);
+    sim::yield(copied < length ? points::write_enospc : points::write_after_dirty);
+    return copied;
 }
 
-void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t version) {
+void Btrfs::dirty_range(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version) {
+    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
+}
+
+auto Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
+                         std::uint64_t version) -> bool {
     // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
     // lock: generic_file_direct_write writes back and drops the cached pages
     // of the range; btrfs_direct_IO locks the range in the io tree, reserves
@@ -58,6 +103,15 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
         writeback(file, start, end, "direct I/O: filemap_write_and_wait_range");
         wait_ordered_range(file, start, end);
     });
+    // btrfs_direct_IO: btrfs_delalloc_reserve_space for the whole write
+    // (btrfs_check_data_free_space); -ENOSPC returns before any I/O.
+    if (!alloc_data_ondemand(file, end - start)) {
+        SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
+                 ": returns -ENOSPC and writes nothing");
+        inode.inode_lock.unlock();
+        sim::yield(points::write_enospc);
+        return false;
+    }
     lock_extent(file, start, end);
     const std::uint64_t ordered_id = cow_file_range(file, start, end);
     if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
@@ -74,6 +128,7 @@ void Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     counters_.direct_writes++;
     inode.inode_lock.unlock();
     sim::yield(points::direct_write_done);
+    return true;
 }
 
 void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end) {

@@ -69,13 +69,20 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
     const auto [start, end] = call.blocks(block_size_);
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
-        case Op::write:
+        case Op::write: {
             if (call.flag("direct")) {
-                direct_write(call.file, call.offset, call.length, call.version);
-            } else {
-                buffered_write(call.file, call.offset, call.length, call.version);
+                return direct_write(call.file, call.offset, call.length, call.version) ? OpResult::ok
+                                                                                        : OpResult::failed;
+            }
+            // -ENOSPC acknowledges nothing; a short write only what it copied.
+            const std::uint64_t copied = buffered_write(call.file, call.offset, call.length, call.version);
+            if (copied == 0) return OpResult::failed;
+            if (copied < call.length) {
+                call.copied = copied;
+                return OpResult::short_write;
             }
             break;
+        }
         case Op::writeback: writeback(call.file, start, end, "writeback not triggered by fsync"); break;
         case Op::release_pages: release_pages(call.file, start, end); break;
         case Op::fsync: fsync(call.file); break;
@@ -130,7 +137,9 @@ void Btrfs::create(std::uint32_t file) {
 auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end)
     -> std::uint64_t {
     Inode& inode = inodes_[file];
-    // FL1: run delalloc: reserve a disk extent.
+    // FL1: run delalloc: reserve a disk extent. Every page it allocates was
+    // reserved by its write (bytes_may_use, delalloc-space.cpp): the
+    // allocator cannot find the device full.
     const std::uint64_t length = end - start;
     SIM_ASSERT(data_cursor_ + length <= device_.block_count());
     const std::uint64_t disk_block = data_cursor_;

@@ -81,6 +81,10 @@ inline const sim::YieldPoint commit_after_tree_write = register_yield_point(
 inline const sim::YieldPoint commit_super_durable = register_yield_point(
     "btrfs.commit.super_durable", "FLUSH then superblock FUA: the transaction is committed",
     {"btrfs.transaction", "btrfs.meta", "btrfs.log"});
+inline const sim::YieldPoint write_enospc = register_yield_point(
+    "btrfs.write.enospc",
+    "a write could not reserve data space after flushing delalloc and committing: -ENOSPC or a short write",
+    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.allocator"});
 
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {
@@ -91,6 +95,6 @@ inline const sim::YieldPoint* const all[] = {
     &fsync_before_changed_extents_lock, &fsync_logging_extent, &sync_log_root_released,
     &sync_log_after_log_write,
     &sync_log_super_durable,   &commit_after_writers,    &commit_after_tree_write,
-    &commit_super_durable,
+    &commit_super_durable,     &write_enospc,
 };
 }  // namespace model::btrfs::points

@@ -250,11 +250,18 @@ private:
     [[nodiscard]] auto find_group_other(std::uint64_t parent_group) const -> std::uint64_t;
     [[nodiscard]] auto is_static_meta(std::uint64_t block) const -> bool;
     [[nodiscard]] auto group_of_block(std::uint64_t block) const -> std::uint64_t;
-    /// false: -ENOSPC, nothing changed.
-    auto write(const OpCall& call) -> bool;
-    auto write_once(const OpCall& call) -> bool;
+    /// The bytes copied: `call.length`, fewer (a short write), or 0
+    /// (-ENOSPC, nothing changed).
+    auto write(const OpCall& call) -> std::uint64_t;
+    /// Writes the call's blocks from `from` on: the block it stopped at
+    /// (the first hole it found no block for), or the range's end.
+    auto write_once(const OpCall& call, std::uint64_t from) -> std::uint64_t;
     auto should_retry_alloc(int& retries) -> bool;
     [[nodiscard]] auto free_blocks() const -> std::uint64_t;
+    /// The block `bit` of group `g` is free to ext4_mb_new_blocks.
+    [[nodiscard]] auto allocatable(std::uint64_t g, std::uint64_t bit) const -> bool;
+    /// How many of `count` blocks new_blocks would find.
+    [[nodiscard]] auto allocatable_blocks(std::uint64_t count) const -> std::uint64_t;
     void fsync(std::uint32_t file);
     void sync();
     void sync_fs();

@@ -139,8 +139,14 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
                 SIM_NOTE(std::string(call.name) + " " + name(call.file) + ": no such file (its create failed)");
                 result = OpResult::failed;
             } else if (op_of<Op>(call) == Op::write) {
-                // ENOSPC: the write returns the error and acknowledges nothing (issue 14).
-                if (!write(call)) result = OpResult::failed;
+                // ENOSPC: the write returns the error and acknowledges
+                // nothing, or the bytes it copied before it (issue 14).
+                const std::uint64_t copied = write(call);
+                if (copied == 0) result = OpResult::failed;
+                if (copied > 0 && copied < call.length) {
+                    call.copied = copied;
+                    result = OpResult::short_write;
+                }
             } else {
                 fsync(call.file);
             }
@@ -289,15 +295,12 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
     std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;  // group, bit
     for (std::uint64_t i = 0; i < groups_.size() && taken.size() < count; i++) {
         const std::uint64_t g = (goal_group + i) % groups_.size();
-        const auto& bits = live_.at(groups_[g].block_bitmap).bits;
-        for (std::uint64_t bit = 0; bit < bits.size() && taken.size() < count; bit++) {
+        const std::size_t bits = live_.at(groups_[g].block_bitmap).bits.size();
+        for (std::uint64_t bit = 0; bit < bits && taken.size() < count; bit++) {
             // A block freed by a transaction that has not committed is not
             // free to the allocator yet (freed_pending_, ext4_mb_free_metadata);
             // one another allocator holds in the buddy is not free either.
-            const std::uint64_t block = groups_[g].data_start + bit;
-            if (!bits[bit] && freed_pending_tid_.count(block) == 0 && buddy_used_.count(block) == 0) {
-                taken.emplace_back(g, bit);
-            }
+            if (allocatable(g, bit)) taken.emplace_back(g, bit);
         }
     }
     std::vector<std::uint64_t> found;
@@ -317,6 +320,24 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         buddy_used_.erase(group.data_start + taken[i].second);
         found.push_back(group.data_start + taken[i].second);
         if (last_of_group) dirty_metadata(tid, group.block_bitmap);
+    }
+    return found;
+}
+
+auto Ext4::allocatable(std::uint64_t g, std::uint64_t bit) const -> bool {
+    // A block freed by a transaction that has not committed is not free to
+    // the allocator yet (freed_pending_, ext4_mb_free_metadata); one another
+    // allocator holds in the buddy is not free either.
+    const std::uint64_t block = groups_[g].data_start + bit;
+    return !live_.at(groups_[g].block_bitmap).bits[bit] && freed_pending_tid_.count(block) == 0 &&
+           buddy_used_.count(block) == 0;
+}
+
+auto Ext4::allocatable_blocks(std::uint64_t count) const -> std::uint64_t {
+    std::uint64_t found = 0;
+    for (std::uint64_t g = 0; g < groups_.size() && found < count; g++) {
+        const std::size_t bits = live_.at(groups_[g].block_bitmap).bits.size();
+        for (std::uint64_t bit = 0; bit < bits && found < count; bit++) found += allocatable(g, bit) ? 1 : 0;
     }
     return found;
 }
@@ -558,15 +579,28 @@ auto Ext4::rmdir(std::uint32_t file) -> bool {
     return true;
 }
 
-auto Ext4::write(const OpCall& call) -> bool {
-    // ext4_da_write_begin: on -ENOSPC, ext4_should_retry_alloc decides
-    // whether to try again (issue 14).
+auto Ext4::write(const OpCall& call) -> std::uint64_t {
+    // generic_perform_write, page by page: ext4_da_write_begin's -ENOSPC
+    // goes to ext4_should_retry_alloc, which decides whether to try that
+    // page again (issue 14); when it gives up, the write returns the bytes
+    // copied before that page, or -ENOSPC if none.
+    const BlockRange range = call.blocks(block_size_);
+    std::uint64_t done = range.start;
     for (int retries = 0;;) {
-        if (write_once(call)) return true;
-        if (!should_retry_alloc(retries)) break;
+        const std::uint64_t reached = write_once(call, done);
+        if (reached > done) retries = 0;  // the page that failed is a new write_begin
+        done = reached;
+        if (done == range.end || !should_retry_alloc(retries)) break;
     }
-    SIM_NOTE("write " + name(call.file) + ": returns -ENOSPC and changes nothing");
-    return false;
+    if (done == range.start) {
+        SIM_NOTE("write " + name(call.file) + ": returns -ENOSPC and changes nothing");
+        return 0;
+    }
+    if (done == range.end) return call.length;
+    const std::uint64_t copied = done * block_size_ - call.offset;
+    SIM_NOTE("write " + name(call.file) + ": short write: " + std::to_string(copied) + " of " +
+             std::to_string(call.length) + " bytes");
+    return copied;
 }
 
 auto Ext4::should_retry_alloc(int& retries) -> bool {
@@ -587,21 +621,27 @@ auto Ext4::should_retry_alloc(int& retries) -> bool {
 }
 
 auto Ext4::free_blocks() const -> std::uint64_t {
-    // ext4_has_free_clusters: the free counter (bitmaps), less blocks a
-    // running transaction freed (not free to the allocator yet).
+    // ext4_has_free_clusters: s_freeclusters_counter less
+    // s_dirtyclusters_counter. ext4_free_blocks adds a freed block to the
+    // free counter at once, even one ext4_mb_free_metadata keeps from the
+    // allocator until its transaction commits (freed_pending_); a block
+    // another allocator holds in the buddy (buddy_used_) was claimed into
+    // the dirty counter (ext4_claim_free_clusters) and leaves the free
+    // counter only in ext4_mb_mark_diskspace_used: free less dirty leaves it
+    // out. The watermark and root reservation are left out (none set).
     std::uint64_t free = 0;
     for (const Group& group : groups_) {
         const auto& bits = live_.at(group.block_bitmap).bits;
         for (std::uint64_t bit = 0; bit < bits.size(); bit++) {
-            if (!bits[bit] && freed_pending_tid_.count(group.data_start + bit) == 0) free++;
+            if (!bits[bit] && buddy_used_.count(group.data_start + bit) == 0) free++;
         }
     }
     return free;
 }
 
-auto Ext4::write_once(const OpCall& call) -> bool {
+auto Ext4::write_once(const OpCall& call, std::uint64_t from) -> std::uint64_t {
     Inode& inode = inodes_[call.file];
-    const BlockRange range = call.blocks(block_size_);
+    const BlockRange range{from, call.blocks(block_size_).end};
     const std::uint64_t tid = journal_start();
     const std::uint64_t table_block = inode_block(inode.ino);
     // ext4_da_write_begin/ext4_map_blocks: allocate the holes in the block
@@ -612,20 +652,27 @@ auto Ext4::write_once(const OpCall& call) -> bool {
         if (current.blocks.count(block) == 0) holes.push_back(block);
     }
     std::map<std::uint64_t, std::uint64_t> allocated;
+    std::uint64_t reached = range.end;
     if (!holes.empty()) {
-        const auto blocks = new_blocks(tid, inode.ino / inodes_per_group, holes.size());
+        auto blocks = new_blocks(tid, inode.ino / inodes_per_group, holes.size());
         if (blocks.empty()) {
             // ext4_da_write_begin's reservation (ext4_da_reserve_space ->
-            // ext4_claim_free_clusters) fails with -ENOSPC before a page is
-            // dirtied. The model reserves a write's holes at once: it fails
-            // whole (a kernel write that got some pages reserved returns a
-            // short count instead: the model has no short writes).
-            SIM_NOTE("write " + name(call.file) + ": ENOSPC (no free block for " + std::to_string(holes.size()) +
-                     " hole(s))");
-            journal_stop(tid);
-            return false;
+            // ext4_claim_free_clusters) fails with -ENOSPC before its page is
+            // dirtied; the pages before it were copied. The model allocates
+            // the holes that have a block in one transaction and stops at
+            // the first that has none.
+            const std::uint64_t free = allocatable_blocks(holes.size());
+            if (free > 0) blocks = new_blocks(tid, inode.ino / inodes_per_group, free);
+            SIM_NOTE("write " + name(call.file) + ": ENOSPC (no free block for " +
+                     std::to_string(holes.size() - blocks.size()) + " hole(s)" +
+                     (blocks.empty() ? std::string() : " of " + std::to_string(holes.size())) + ")");
+            if (blocks.empty()) {
+                journal_stop(tid);
+                return from;
+            }
+            reached = holes[blocks.size()];
         }
-        for (std::size_t i = 0; i < holes.size(); i++) allocated[holes[i]] = blocks[i];
+        for (std::size_t i = 0; i < blocks.size(); i++) allocated[holes[i]] = blocks[i];
     }
     for (const auto& [file_block, device_block] : allocated) {
         // clean_bdev_aliases (mpage_map_one_extent, a new mapping): the block
@@ -638,9 +685,10 @@ auto Ext4::write_once(const OpCall& call) -> bool {
     }
     InodeRecord& record = modify(tid, table_block).inodes[inode.ino % inodes_per_block];
     for (const auto& [file_block, device_block] : allocated) record.blocks[file_block] = device_block;
-    record.size = std::max(record.size, call.offset + call.length);
+    const std::uint64_t copied_end = reached == range.end ? call.offset + call.length : reached * block_size_;
+    record.size = std::max(record.size, copied_end);
     dirty_metadata(tid, table_block);
-    for (std::uint64_t block = range.start; block < range.end; block++) {
+    for (std::uint64_t block = range.start; block < reached; block++) {
         inode.dirty_pages[block] = disk::Content::data(call.file, block, call.version);
         sim::cpu(model::cpu_cost::page_copy);
     }
@@ -653,7 +701,7 @@ auto Ext4::write_once(const OpCall& call) -> bool {
     inode.i_sync_tid = tid;
     journal_stop(tid);
     sim::yield(points::write_done);
-    return true;
+    return reached;
 }
 
 auto Ext4::write_pages(std::uint32_t file) -> std::uint64_t {

@@ -26,54 +26,112 @@
 namespace model::xfs {
 
 auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                         std::uint64_t version) -> bool {
+                         std::uint64_t version) -> std::uint64_t {
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     if (shutdown_) {
         SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
                  " fails with EIO: the file system is shut down");
-        return false;
+        return 0;
     }
-    // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
-    inode.iolock.lock();
-    sim::cpu(model::cpu_cost::page_copy * (end - start));
-    wait_writeback(file, start, end);
-    std::string mapped;
+    for (bool enospc = false;; enospc = true) {
+        // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
+        inode.iolock.lock();
+        if (!enospc) sim::cpu(model::cpu_cost::page_copy * (end - start));
+        wait_writeback(file, start, end);
+        std::string mapped;
+        const std::uint64_t mapped_end = buffered_write_map(file, start, end, mapped);
+        if (mapped_end > start) {
+            // iomap_file_buffered_write returns what it copied before a
+            // mapping failed (a short write), or -ENOSPC if nothing.
+            const std::uint64_t copied = mapped_end == end ? length : bytes(mapped_end) - offset;
+            page_cache_.dirty(file, start, mapped_end, disk::Content::data(file, start, version));
+            const bool extends = offset + copied > inode.size_bytes;
+            if (extends) inode.size_bytes = offset + copied;
+            SIM_NOTE("write " + range_text(start, mapped_end) + " of inode " + name(file) + ": " + mapped + "; " +
+                     std::to_string(mapped_end - start) + " page(s) dirtied; i_size " +
+                     std::to_string(inode.size_bytes) + ", di_size " + std::to_string(inode.di_size) +
+                     (copied < length ? "; short write: " + std::to_string(copied) + " of " +
+                                            std::to_string(length) + " bytes (-ENOSPC for the rest)"
+                                      : std::string()));
+            inode.iolock.unlock();
+            sim::yield(copied < length ? points::write_enospc : points::write_after_dirty);
+            return copied;
+        }
+        if (enospc || shutdown_) {
+            inode.iolock.unlock();
+            SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
+                     (shutdown_ ? " fails: the file system is shut down" : ": returns -ENOSPC and changes nothing"));
+            if (!shutdown_) sim::yield(points::write_enospc);
+            return 0;
+        }
+        // xfs_file_buffered_aio_write (v5.7): on the first -ENOSPC,
+        // xfs_flush_inodes (sync_inodes_sb, under IOLOCK), drop IOLOCK, free
+        // the speculative preallocations past EOF and the COW blocks (none in
+        // the model), and try the write once more.
+        SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) + ": " + mapped +
+                 "; -ENOSPC: xfs_flush_inodes writes back every inode, then the write is tried again");
+        flush_inodes();
+        inode.iolock.unlock();
+    }
+}
+
+auto Xfs::buffered_write_map(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::string& mapped)
+    -> std::uint64_t {
+    Inode& inode = inodes_[file];
     if (inode.extsize_blocks > 0) {
         // "we can't use delayed allocations when using extent size hints"
         if (!write_iomap_direct(file, start, end)) {
-            inode.iolock.unlock();
-            SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
-                     " fails: no space or shut down");
-            return false;
+            mapped = "no space for the unwritten extents (extent size hint)";
+            return start;
         }
         mapped = "unwritten extents allocated at write time (extent size hint " +
                  std::to_string(bytes(inode.extsize_blocks)) + ")";
-    } else {
-        // xfs_bmapi_reserve_delalloc over the holes of the range: an in-core
-        // record with no disk block; adjacent reservations merge.
-        inode.ilock.lock();
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;
-        inode.data_fork.for_each_hole(start, end, [&](std::uint64_t s, std::uint64_t e) {
-            holes.emplace_back(s, e);
-        });
-        for (auto [s, e] : holes) inode.data_fork.assign(s, e, Extent{ExtentState::delalloc, 0});
-        if (!holes.empty()) inode.if_seq++;
-        const Record record = lookup(inode.data_fork, start);
-        inode.ilock.unlock();
-        mapped = holes.empty() ? "over existing " + record_text(record)
-                               : "xfs_bmapi_reserve_delalloc: " + record_text(record);
+        return end;
     }
-    page_cache_.dirty(file, start, end, disk::Content::data(file, start, version));
-    const bool extends = offset + length > inode.size_bytes;
-    if (extends) inode.size_bytes = offset + length;
-    SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) + ": " + mapped + "; " +
-             std::to_string(end - start) + " page(s) dirtied; i_size " +
-             std::to_string(inode.size_bytes) + ", di_size " + std::to_string(inode.di_size));
-    inode.iolock.unlock();
-    sim::yield(points::write_after_dirty);
-    return true;
+    // xfs_bmapi_reserve_delalloc over the holes of the range: an in-core
+    // record with no disk block; adjacent reservations merge.
+    inode.ilock.lock();
+    bool holes = false;
+    const std::uint64_t reserved_end = reserve_delalloc(file, start, end, holes);
+    const Record record = lookup(inode.data_fork, start);
+    inode.ilock.unlock();
+    if (reserved_end == start) {
+        mapped = "xfs_bmapi_reserve_delalloc: xfs_mod_fdblocks finds " + std::to_string(fdblocks()) +
+                 " free block(s) (-ENOSPC)";
+    } else {
+        mapped = holes ? "xfs_bmapi_reserve_delalloc: " + record_text(record) : "over existing " + record_text(record);
+    }
+    return reserved_end;
+}
+
+auto Xfs::reserve_delalloc(std::uint32_t file, std::uint64_t start, std::uint64_t end, bool& reserved_any)
+    -> std::uint64_t {
+    Inode& inode = inodes_[file];
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;
+    inode.data_fork.for_each_hole(start, end, [&](std::uint64_t s, std::uint64_t e) { holes.emplace_back(s, e); });
+    reserved_any = false;
+    std::uint64_t reserved_end = end;
+    for (auto [s, e] : holes) {
+        // xfs_mod_fdblocks(mp, -alen): -ENOSPC when fewer blocks are free;
+        // iomap_apply stops at that mapping, after copying the ones before.
+        if (e - s > fdblocks()) {
+            reserved_end = s;
+            break;
+        }
+        inode.data_fork.assign(s, e, Extent{ExtentState::delalloc, 0});
+        delalloc_blocks_ += e - s;
+        reserved_any = true;
+    }
+    if (reserved_any) inode.if_seq++;
+    return reserved_end;
+}
+
+void Xfs::flush_inodes() {
+    for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        if (inodes_[file].exists) write_and_wait(file, 0, whole_file_end, "ENOSPC: xfs_flush_inodes");
+    }
 }
 
 void Xfs::wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end) {

@@ -96,11 +96,18 @@ void Xfs::lock_agf(Transaction& tp) {
     tp.holds_agf = true;
 }
 
-auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length)
+auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length, bool wasdel)
     -> std::pair<std::uint64_t, std::uint64_t> {
     SIM_ASSERT(length > 0);
     // Reading the AGF fails with -EIO once the file system is shut down.
     if (shutdown_) return {0, 0};
+    // A delalloc record's blocks were taken from m_fdblocks when it was
+    // reserved; any other allocation reserves from m_fdblocks (xfs_trans_reserve,
+    // -ENOSPC), so it never takes blocks a delalloc record holds (issue 14).
+    // The model caps the allocation at fdblocks where the kernel reserves
+    // the transaction's blocks before it allocates.
+    if (!wasdel) length = std::min(length, fdblocks());
+    if (length == 0) return {0, 0};
     lock_agf(tp);
     for (int attempt = 0; attempt < 2; attempt++) {
         // Busy extents (freed by a transaction not yet on disk) are skipped.
@@ -112,6 +119,7 @@ auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length)
         });
         if (found.second > 0) {
             free_space_.erase(found.first, found.first + found.second);
+            free_blocks_ -= found.second;
             return found;
         }
         if (busy_.empty()) break;
@@ -127,6 +135,7 @@ void Xfs::free_extent(Transaction& tp, std::uint64_t start, std::uint64_t count)
     SIM_ASSERT(start + count <= device_.block_count());
     lock_agf(tp);
     free_space_.assign(start, start + count, Free{});
+    free_blocks_ += count;
     tp.free_space = true;
     tp.busy.emplace_back(start, start + count);
 }
@@ -138,8 +147,9 @@ auto Xfs::bmapi_allocate_delalloc(Transaction& tp, std::uint32_t file, const Rec
     // xfs_bmapi_allocate with wasdel: the whole delalloc record, whatever
     // offset the caller asked for (capped at MAXEXTLEN).
     const std::uint64_t length = std::min(record.end - record.start, extent_blocks_max);
-    const auto [disk_block, count] = alloc_extent(tp, length);
+    const auto [disk_block, count] = alloc_extent(tp, length, true);
     if (count == 0) return std::nullopt;
+    delalloc_blocks_ -= count;  // the reservation becomes the allocation
     // Before the fix a wasdel extent of the data fork stays XFS_EXT_NORM even
     // with XFS_BMAPI_PREALLOC; after it, XFS_BMAPI_PREALLOC means unwritten
     // (and xfs_bmapi_convert_delalloc passes it).
@@ -215,7 +225,7 @@ auto Xfs::bmapi_write_prealloc(Transaction& tp, std::uint32_t file, std::uint64_
         // xfs_bmapi_allocate without wasdel: XFS_BMAPI_PREALLOC makes it
         // unwritten, before the fix as after it.
         const std::uint64_t length = std::min({record.end, end}) - block;
-        const auto [disk_block, count] = alloc_extent(tp, std::min(length, extent_blocks_max));
+        const auto [disk_block, count] = alloc_extent(tp, std::min(length, extent_blocks_max), false);
         if (count == 0) return std::nullopt;
         const Record got{block, block + count, {ExtentState::unwritten, disk_block}, false};
         inode.data_fork.assign(got.start, got.end, got.extent);
@@ -279,6 +289,8 @@ auto Xfs::bunmapi(Transaction& tp, std::uint32_t file, std::uint64_t start, std:
         inode.data_fork.erase(piece.start, piece.end);
         if (piece.extent.state != ExtentState::delalloc) {
             free_extent(tp, piece.extent.start_block, piece.end - piece.start);
+        } else {
+            delalloc_blocks_ -= piece.end - piece.start;  // xfs_bmap_del_extent_delay
         }
         freed += (freed.empty() ? "" : ", ") + record_text(piece);
     }

@@ -30,6 +30,7 @@ Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> 
     data_start_ = data_area_start(geometry.blocks);
     log_blocks_ = data_start_ - log_start_;
     free_space_.assign(data_start_, geometry.blocks, Free{});
+    free_blocks_ = geometry.blocks - data_start_;
     durable_meta_.inodes.resize(file_names_.size());
     durable_meta_.free_space = free_space_;
     const std::uint64_t home = store(durable_meta_);
@@ -60,6 +61,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     counters_.by_op[task_op_[task]].ops++;
     const auto [start, end] = call.blocks(block_size_);
     bool ok = true;  // false: the operation returned an error (ENOSPC)
+    bool short_write = false;  // a write copied call.copied bytes only
     // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
     const bool write_protected = takes_write_protection(op_of<Op>(call));
     if (write_protected) sb_.start(WriteLevel::write);
@@ -69,7 +71,10 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
             if (call.flag("direct")) {
                 ok = direct_write(call.file, call.offset, call.length, call.version);
             } else {
-                ok = buffered_write(call.file, call.offset, call.length, call.version);
+                const std::uint64_t copied = buffered_write(call.file, call.offset, call.length, call.version);
+                ok = copied > 0;
+                short_write = ok && copied < call.length;
+                if (short_write) call.copied = copied;
             }
             break;
         case Op::writeback: writepages(call.file, start, end, "background writeback (WB_SYNC_NONE)"); break;
@@ -96,7 +101,8 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     if (write_protected) sb_.end(WriteLevel::write);
     task_op_.erase(task);
     // An fsync or write that raced with godown reports EIO.
-    return !ok || (shutdown_ && op_of<Op>(call) != Op::shutdown) ? OpResult::failed : OpResult::ok;
+    if (!ok || (shutdown_ && op_of<Op>(call) != Op::shutdown)) return OpResult::failed;
+    return short_write ? OpResult::short_write : OpResult::ok;
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {

@@ -89,6 +89,11 @@ inline const sim::YieldPoint freeze_complete = register_yield_point(
     "xfs.freeze.complete",
     "xfs_fs_freeze logged the superblock after the unmount record (Z3); SB_FREEZE_COMPLETE (Z4)");
 
+inline const sim::YieldPoint write_enospc = register_yield_point(
+    "xfs.write.enospc",
+    "a buffered write found no free blocks for its delalloc reservation after xfs_flush_inodes: "
+    "-ENOSPC or a short write");
+
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {
     &create_after_commit,     &write_after_dirty,          &direct_write_done,          &wb_map_lookup,
@@ -99,5 +104,6 @@ inline const sim::YieldPoint* const all[] = {
     &shutdown_done,           &truncate_after_size_commit,
     &logworker_after_need_covered, &logworker_in_trans, &freeze_write, &freeze_fs,
     &quiesce_drained,         &quiesce_sbcount,            &quiesce_unmount_record,     &freeze_complete,
+    &write_enospc,
 };
 }  // namespace model::xfs::points

@@ -321,8 +321,22 @@ private:
     void dio_write_end_io(std::uint32_t file, std::uint64_t offset, std::uint64_t length, bool unwritten);
     void iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     // aops.cpp: buffered writes, writeback, I/O completion
+    /// The bytes copied (less than `length`: a short write; 0: an error).
     auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
-                        std::uint64_t version) -> bool;
+                        std::uint64_t version) -> std::uint64_t;
+    /// xfs_buffered_write_iomap_begin over [start, end) under IOLOCK: the
+    /// block where the first mapping failed (`end` if none did) and the
+    /// story's text for what was mapped.
+    auto buffered_write_map(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::string& mapped)
+        -> std::uint64_t;
+    /// xfs_bmapi_reserve_delalloc over the holes of [start, end), in order:
+    /// the start of the first hole whose blocks xfs_mod_fdblocks refused
+    /// (`end` if none); `reserved_any`: a hole was reserved.
+    auto reserve_delalloc(std::uint32_t file, std::uint64_t start, std::uint64_t end, bool& reserved_any)
+        -> std::uint64_t;
+    /// m_fdblocks: free blocks less those delalloc records reserve.
+    [[nodiscard]] auto fdblocks() const -> std::uint64_t { return free_blocks_ - delalloc_blocks_; }
+    void flush_inodes();
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
         -> std::optional<Mapping>;
@@ -355,7 +369,8 @@ private:
                                  std::uint64_t end) -> std::uint64_t;
     auto bunmapi(Transaction& tp, std::uint32_t file, std::uint64_t start, std::uint64_t end)
         -> bool;
-    auto alloc_extent(Transaction& tp, std::uint64_t length)
+    /// `wasdel`: for a delalloc record, whose blocks are reserved already.
+    auto alloc_extent(Transaction& tp, std::uint64_t length, bool wasdel)
         -> std::pair<std::uint64_t, std::uint64_t>;
     void lock_agf(Transaction& tp);
     void free_extent(Transaction& tp, std::uint64_t start, std::uint64_t count);
@@ -449,6 +464,12 @@ private:
     std::uint64_t data_start_ = 0;
     sim::RangeMap<Free> free_space_;  // in core
     std::vector<BusyExtent> busy_;
+    // The superblock's free block counter (issue 14): the blocks in
+    // free_space_, and those the data forks' delalloc records reserve
+    // (xfs_bmapi_reserve_delalloc's xfs_mod_fdblocks). Indirect-block
+    // reservations (indlen) and m_alloc_set_aside are left out.
+    std::uint64_t free_blocks_ = 0;
+    std::uint64_t delalloc_blocks_ = 0;
 
     // The log: the CIL collects committed transactions; a force writes them.
     std::uint64_t next_transaction_id_ = 1;
