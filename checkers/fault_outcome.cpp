@@ -5,6 +5,11 @@
 // reads a torn block and the model verifies no data checksum that would turn
 // the read into EIO (btrfs_check_data_csum does; xfs and ext4 verify none).
 // The runner tells survived and detected in the story, fault by fault.
+// A write I/O error (faults.write_errors) leaves no faulty block: what the
+// failed write held is simply not on the media. It is silently wrong only
+// when a promise breaks (an fsync returned 0 with no error reported on the
+// file since the write), which fsync_durability reports: the oracle takes no
+// promise for what the kernel reported lost (Oracle::error_reported).
 #include "checkers/checker.hpp"
 
 namespace checkers {

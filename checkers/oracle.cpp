@@ -144,7 +144,11 @@ auto Oracle::legitimate_sizes(const Promise& promise) const -> std::vector<SizeR
             if (raise.sets) continue;
             const bool before_x = raise.ended != 0 && raise.ended < x.began;
             if (!before_x) range.high = std::max(range.high, raise.size_bytes);
-            if (!racing_truncate && returned_before_fsync(raise) && raise.began > x_ended) {
+            // A raise that began before a reported writeback error may be lost
+            // with it (its pages may have been in the failed writeback, even
+            // when the write returned after the report).
+            const bool after_error = raise.began > promise.error_sequence;
+            if (!racing_truncate && returned_before_fsync(raise) && raise.began > x_ended && after_error) {
                 range.low = std::max(range.low, raise.size_bytes);
             }
         }
@@ -158,8 +162,26 @@ auto Oracle::begin_fsync(std::uint32_t file, std::uint64_t step, std::string wha
     SIM_ASSERT(file < files_.size());
     Promise promise{file, files_[file].size_bytes, files_[file].contents, step, 0, false,
                     std::move(what), ++sequence_};
+    const FileRecord& record = files_[file];
+    if (record.reported_sequence != 0) {
+        // After a reported writeback error nothing written before it is promised.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> lost;
+        promise.contents.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& content) {
+            if (content.version <= record.reported_version) lost.emplace_back(start, end);
+        });
+        for (auto [start, end] : lost) promise.contents.erase(start, end);
+        promise.error_sequence = record.reported_sequence;
+    }
     promises_.push_back(std::move(promise));
     return promises_.size() - 1;
+}
+
+void Oracle::error_reported(std::uint32_t file) {
+    revision_++;
+    SIM_ASSERT(file < files_.size());
+    errors_reported_++;
+    files_[file].reported_version = last_version_;
+    files_[file].reported_sequence = ++sequence_;
 }
 
 void Oracle::end_fsync(std::size_t id, std::uint64_t step) {

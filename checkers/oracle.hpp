@@ -39,6 +39,10 @@ struct Promise {
     std::string what;  // "fsync #2 of I"
     std::uint64_t began_sequence = 0;     // Oracle::sequence when the fsync began
     std::uint64_t returned_sequence = 0;  // and when it returned
+    /// Oracle::sequence of the last writeback error reported on the file
+    /// before the fsync began (0: none): size raises that began before it
+    /// are not promised (their writeback may have failed).
+    std::uint64_t error_sequence = 0;
 };
 
 class Oracle {
@@ -88,6 +92,16 @@ public:
 
     [[nodiscard]] auto promises() const -> const std::vector<Promise>& { return promises_; }
     [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
+    /// A writeback error was reported on `file` (issue 14): an operation on
+    /// it returned an error on a scenario with faults.write_errors. The
+    /// kernel reports a failed writeback once per open file and then leaves
+    /// the pages clean: a later fsync returns 0 without writing them
+    /// ("fsyncgate"). So no later fsync promises what had been written (by
+    /// version) or the sizes raised by writes begun before this report; a
+    /// write that begins later is promised again.
+    void error_reported(std::uint32_t file);
+    /// Errors reported to the workload so far (error_reported calls).
+    [[nodiscard]] auto errors_reported() const -> std::uint64_t { return errors_reported_; }
     /// An unlink of `file` began: from now on recovery may find it missing,
     /// which is not lost data (its promises hold only while it exists).
     void remove_file(std::uint32_t file) {
@@ -109,12 +123,15 @@ private:
         sim::RangeMap<model::disk::Content> zeroed;    // newest zeroing started, by block
         std::vector<SizeChange> size_changes;          // in the order they began
         bool removed = false;                          // an unlink began (remove_file)
+        std::uint64_t reported_version = 0;            // last_version_ at the last error_reported
+        std::uint64_t reported_sequence = 0;           // sequence_ at it (0: none)
     };
     std::vector<FileRecord> files_;
     std::vector<Promise> promises_;
     std::uint64_t last_version_ = 0;
     std::uint64_t epoch_ = 0;
     std::uint64_t revision_ = 0;  // see revision()
+    std::uint64_t errors_reported_ = 0;
     std::uint64_t sequence_ = 0;  // bumps at every size change's begin and end and fsync begin
 };
 

@@ -1031,7 +1031,8 @@ void Loader::read_device(const Json& value) {
 // Issue 14: the device's fault budget and kinds; only for a model whose
 // checksums detect them or whose recovery survives them (ModelInfo::faults).
 void Loader::read_faults(const Json& value) {
-    check_keys(value, "$.faults", {"budget", "torn_writes", "misdirected_writes", "latent_errors"}, {"budget"});
+    check_keys(value, "$.faults", {"budget", "torn_writes", "misdirected_writes", "latent_errors", "write_errors"},
+               {"budget"});
     scenario_.faults.budget =
         static_cast<std::uint32_t>(read_unsigned_in(value.at("budget"), "$.faults.budget", 1, fault_budget_max));
     if (value.contains("torn_writes")) scenario_.faults.torn_writes = read_bool(value.at("torn_writes"), "$.faults.torn_writes");
@@ -1041,9 +1042,20 @@ void Loader::read_faults(const Json& value) {
     if (value.contains("latent_errors")) {
         scenario_.faults.latent_errors = read_bool(value.at("latent_errors"), "$.faults.latent_errors");
     }
-    if (!scenario_.faults.torn_writes && !scenario_.faults.misdirected_writes && !scenario_.faults.latent_errors) {
-        fail("$.faults", "at least one fault kind enabled (torn_writes, misdirected_writes or latent_errors: true)",
+    if (value.contains("write_errors")) {
+        scenario_.faults.write_errors = read_bool(value.at("write_errors"), "$.faults.write_errors");
+    }
+    if (!scenario_.faults.torn_writes && !scenario_.faults.misdirected_writes && !scenario_.faults.latent_errors &&
+        !scenario_.faults.write_errors) {
+        fail("$.faults",
+             "at least one fault kind enabled (torn_writes, misdirected_writes, latent_errors or write_errors: true)",
              "none");
+    }
+    // A model reports a failed data write only where ModelInfo::write_errors
+    // says how (its sync(2), if any, would have to report it too: none does).
+    if (scenario_.faults.write_errors && model_->write_errors.empty()) {
+        fail("$.faults.write_errors", "a model that reports a failed data write to the application (xfs)",
+             "model " + scenario_.model);
     }
     if (scenario_.faults.misdirected_writes && model_->misdirected_writes.empty()) {
         fail("$.faults.misdirected_writes", "a model whose metadata blocks name their own block in a verified header (btrfs)",

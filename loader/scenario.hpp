@@ -209,6 +209,9 @@ struct Faults {
     bool torn_writes = false;
     bool misdirected_writes = false;  // only where ModelInfo::misdirected_writes says why
     bool latent_errors = false;       // a block a mount reads returns EIO
+    /// A data writeback write completes with EIO while the workload runs
+    /// (a schedule's choice, at most `budget` per run; ModelInfo::write_errors).
+    bool write_errors = false;
 };
 
 /// The machine a performance run models (`machine`): CPUs shared by every

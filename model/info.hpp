@@ -103,6 +103,10 @@ struct ModelInfo {
     /// self-describing blocks (disk::SelfDescribing); empty: the model
     /// verifies no block's own address, and no scenario may inject them.
     std::string misdirected_writes;
+    /// How the model reports a data write that completes with EIO to the
+    /// application (issue 14, faults.write_errors); empty: not modelled, and
+    /// no scenario may inject them.
+    std::string write_errors;
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order
 };
 

@@ -528,15 +528,19 @@ auto list_text() -> std::string {
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "device faults (opt-in; issue 14):\n";
     out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
-           ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true}   at most budget faults per "
-           "crash state, each a choice of the power cut, each on a different write the cut loses:\n"
+           ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, \"write_errors\": true}   "
+           "at most budget faults per crash state, each a choice of the power cut, each on a different write the cut "
+           "loses (write_errors: at most budget per run, each a choice of the schedule):\n"
            "    torn_writes         a write the cut loses is partly on the media: its first sectors (512 bytes) new, "
            "the rest old\n"
            "    misdirected_writes  a write the cut loses landed on another block of the same area: its own block "
            "keeps its old contents, the victim holds the new (only self-describing blocks, see below)\n"
            "    latent_errors       one block the first mount reads through a checked path (the superblock; btrfs: the "
            "fs tree and log tree roots it names) is unreadable: the read returns EIO and the mount fails with it "
-           "(at most one per crash state: the mount stops at the first)\n";
+           "(at most one per crash state: the mount stops at the first)\n"
+           "    write_errors        while the workload runs, a data writeback write completes with EIO: it is not "
+           "durable, the file system reports it to the application (see below); an fsync that returned EIO promises "
+           "nothing, and no later fsync promises what was written before an error was reported (fsyncgate)\n";
     out += "  device.write_cache: \"lies-about-flush\"   a write cache that acknowledges FLUSH without making "
            "earlier writes durable (FUA writes are honoured); a violation it causes is blamed on the device\n";
     out += "  what each model's checksums detect or its recovery survives:\n";
@@ -547,6 +551,9 @@ auto list_text() -> std::string {
                     info.misdirected_writes.empty()
                         ? "none offered: the model verifies no block's own address in its header"
                         : info.misdirected_writes.c_str());
+            appendf(out, "           write errors: %s\n",
+                    info.write_errors.empty() ? "none offered: the model does not report a failed data write"
+                                              : info.write_errors.c_str());
         }
     }
     out += "strategies: random, pct:D (D in 1..16)\n";

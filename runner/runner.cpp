@@ -111,6 +111,16 @@ struct Workload {
         run_phase(generated.unlink_op, false);
     }
 
+    /// The model runs `call`. An error returned to the task, on a scenario
+    /// with write errors, may be a writeback error reported to it: the
+    /// oracle is told (Oracle::error_reported; over-telling only promises less).
+    auto execute(const model::OpCall& call) -> model::OpResult {
+        const model::OpResult result = fs.execute(call);
+        // A short write returns a count, not an error: nothing was reported.
+        if (result == model::OpResult::failed && scenario.faults.write_errors) oracle.error_reported(call.file);
+        return result;
+    }
+
     /// The model's call for `op` (the loader validated its fields).
     [[nodiscard]] auto make_call(const Op& op) const -> model::OpCall {
         model::OpCall call;
@@ -158,13 +168,13 @@ struct Workload {
             case model::OracleEffect::remove_file:
                 // Told before the call: the unlink may be durable before it returns.
                 oracle.remove_file(call.file);
-                if (fs.execute(call) == model::OpResult::ok) {
+                if (execute(call) == model::OpResult::ok) {
                     created[call.file] = false;
                     if (perf != nullptr) perf->unlinks++;
                 }
                 break;
             case model::OracleEffect::none: {
-                const bool ok = fs.execute(call) == model::OpResult::ok;
+                const bool ok = execute(call) == model::OpResult::ok;
                 if (ok && is_create(op)) created[call.file] = true;
                 if (ok && is_create(op) && perf != nullptr) perf->creates++;
                 break;
@@ -183,7 +193,7 @@ struct Workload {
     void run_write(const Op& op, model::OpCall& call) {
         call.version = oracle.begin_write();
         const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
-        const model::OpResult result = fs.execute(call);
+        const model::OpResult result = execute(call);
         if (result == model::OpResult::failed) return;
         // A short write (ENOSPC partway) promises only the bytes it copied.
         const std::uint64_t length = result == model::OpResult::short_write ? call.copied : op.length;
@@ -204,7 +214,7 @@ struct Workload {
                              (keep_size == op.flags.end() || !keep_size->second);
         call.version = oracle.begin_zero(call.file, first_block(op), end_block(op));
         const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
-        if (fs.execute(call) != model::OpResult::ok) return;
+        if (execute(call) != model::OpResult::ok) return;
         if (extends) oracle.end_size(call.file, size_id);
         oracle.end_zero(call.file, first_block(op), end_block(op), call.version, extends ? op.offset + op.length : 0);
     }
@@ -214,7 +224,7 @@ struct Workload {
         const std::uint32_t block_size = scenario.device.block_size;
         call.version = oracle.begin_truncate(call.file, op.length, block_size);
         const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
-        if (fs.execute(call) != model::OpResult::ok) return;
+        if (execute(call) != model::OpResult::ok) return;
         oracle.end_size(call.file, size_id);
         oracle.end_truncate(call.file, op.length, block_size);
     }
@@ -224,7 +234,7 @@ struct Workload {
         const auto keep_size = op.flags.find("keep_size");
         const bool extends = keep_size == op.flags.end() || !keep_size->second;
         const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
-        if (fs.execute(call) == model::OpResult::ok && extends) oracle.end_size(call.file, size_id);
+        if (execute(call) == model::OpResult::ok && extends) oracle.end_size(call.file, size_id);
     }
 
     void run_fsync(const Op& op, const model::OpCall& call, sim::Scheduler& scheduler) {
@@ -232,7 +242,7 @@ struct Workload {
         if (perf != nullptr) {
             // No crash is checked in a performance run: no promise
             // (it would copy the file's contents at every fsync).
-            if (fs.execute(call) == model::OpResult::ok) {
+            if (execute(call) == model::OpResult::ok) {
                 perf->fsyncs++;
                 perf->fsync_latencies_ns.push_back(scheduler.now() - began);
             }
@@ -240,7 +250,7 @@ struct Workload {
         }
         const std::size_t id =
             oracle.begin_fsync(call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
-        if (fs.execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
+        if (execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
     }
 
     /// sync(2) promises every file that exists when it starts.
@@ -250,7 +260,7 @@ struct Workload {
             if (!created[file]) continue;
             ids.push_back(oracle.begin_fsync(file, scheduler.steps(), "sync of " + scenario.files[file]));
         }
-        if (fs.execute(call) == model::OpResult::ok) {
+        if (execute(call) == model::OpResult::ok) {
             for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
         }
     }
@@ -389,7 +399,8 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
     // Device faults (issue 14) from the tasks on: the set-up's writes are
     // the quiescent start every run copies.
     prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache,
-                                     scenario.faults.misdirected_writes, scenario.faults.latent_errors});
+                                     scenario.faults.misdirected_writes, scenario.faults.latent_errors,
+                                     scenario.faults.write_errors});
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {
@@ -948,7 +959,8 @@ struct RunState {
 
     /// Every checker on one mount's result; true on a violation.
     auto judge(model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
-        state.faults_injected = static_cast<std::uint32_t>(faults.size());
+        // The crash's faults and the run's write errors so far (issue 14).
+        state.faults_injected = static_cast<std::uint32_t>(faults.size() + fs.device().counters().write_errors);
         checkers::CheckContext at_cut = context;
         at_cut.frozen = frozen;
         for (std::size_t i = 0; i < checkers.size(); i++) {
@@ -967,8 +979,27 @@ struct RunState {
             for (const std::uint64_t block : faults.unreadable) {
                 fault_lines.push_back(fault_outcome(describe_unreadable(block), block, 1, state, found));
             }
+            if (device.counters().write_errors > 0) fault_lines.push_back(write_error_outcome(found));
         }
         return !found.empty();
+    }
+
+    /// What became of the run's write errors so far (issue 14,
+    /// faults.write_errors), counted together: detected once an error was
+    /// returned to the application (an fsync's EIO), else survived when
+    /// every checker holds (nothing promised what the failed writes held).
+    auto write_error_outcome(const std::vector<checkers::Violation>& found) -> std::string {
+        const std::uint64_t errors = fs.device().counters().write_errors;
+        outcome.faults.injected += errors;
+        const std::string what = std::to_string(errors) + " data write(s) completed with EIO before the cut: ";
+        if (!found.empty()) return what + "not survived: " + found.front().checker + " is violated";
+        if (oracle.errors_reported() > 0) {
+            outcome.faults.detected += errors;
+            return what + "detected: the application was told (" + std::to_string(oracle.errors_reported()) +
+                   " operation(s) returned EIO), and no later fsync promised the lost writes";
+        }
+        outcome.faults.survived += errors;
+        return what + "survived: no error reported yet, and no checker is violated (nothing promised them)";
     }
 
     static auto describe_unreadable(std::uint64_t block) -> std::string {
@@ -1476,7 +1507,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         sim::Scheduler scheduler({.timers_race_tasks = true,
                                   .steps_max = bounds.steps + 1,
                                   .io_reorders = bounds.io_reorders,
-                                  .daemon_wakeups = bounds.daemon_wakeups},
+                                  .daemon_wakeups = bounds.daemon_wakeups,
+                                  .io_errors = scenario_.faults.write_errors ? scenario_.faults.budget : 0},
                                  &trace);
         const RunAssertContext assert_context(scenario_, variant_, run_label_, scheduler);
         const sim::AssertContextScope assert_scope(assert_context);

@@ -254,13 +254,14 @@ void Scheduler::at(Instant when, std::function<void()> callback) {
     add_timer(when, TimerKind::sleep, no_task, std::move(callback));
 }
 
-void Scheduler::io_after(Duration delay, std::function<void()> callback) {
-    add_timer(now_ + delay, TimerKind::io, no_task, std::move(callback));
+void Scheduler::io_after(Duration delay, std::function<void()> callback, bool failable) {
+    add_timer(now_ + delay, TimerKind::io, no_task, std::move(callback), failable);
 }
 
-void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback) {
+void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
+                          bool failable) {
     SIM_ASSERT(when >= now_);
-    timers_.push_back(Timer{when, timer_sequence_++, kind, owner, std::move(callback)});
+    timers_.push_back(Timer{when, timer_sequence_++, kind, owner, std::move(callback), failable});
     std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
     if (kind != TimerKind::daemon) live_timers_++;
 }
@@ -275,9 +276,29 @@ auto Scheduler::fires_before_tasks(const Timer& timer, std::size_t tasks) const 
 }
 
 auto Scheduler::list_candidates() -> std::span<const Candidate> {
+    list_timers();
+    if (io_errors_used_ < options_.io_errors) list_io_errors();
+    return candidates_;
+}
+
+void Scheduler::list_io_errors() {
+    // Only the completion listed free of charge, the next timer in time
+    // order: a reordered completion's twin would spend two budgets.
+    const std::size_t tasks = runnable_count();
+    for (std::size_t i = tasks; i < candidates_.size(); i++) {
+        const Candidate& candidate = candidates_[i];
+        if (candidate.charge != Charge::none || !timers_.front().failable) continue;
+        SIM_ASSERT(candidate.timer == timers_.front().sequence);
+        candidates_.push_back(Candidate{no_task, Charge::io_error, candidate.timer});
+        break;
+    }
+    timers_listed_ = candidates_.size() - tasks;
+}
+
+void Scheduler::list_timers() {
     candidates_.resize(runnable_count());
     timers_listed_ = 0;
-    if (timers_.empty()) return candidates_;
+    if (timers_.empty()) return;
     const std::size_t tasks = candidates_.size();
     const Timer& next = timers_.front();
     // The next timer in time order, free of charge. A daemon's wake-up
@@ -287,10 +308,10 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
         tasks == 0 || (options_.timers_race_tasks && !next.daemon() && fires_before_tasks(next, tasks));
     if (next_listed) candidates_.push_back(Candidate{no_task, Charge::none, next.sequence});
     timers_listed_ = candidates_.size() - tasks;
-    if (!options_.timers_race_tasks) return candidates_;
+    if (!options_.timers_race_tasks) return;
     const bool reorders_left = io_reorders_used_ < options_.io_reorders;
     const bool wakeups_left = daemon_wakeups_used_ < options_.daemon_wakeups && unfinished_ > 0;
-    if (!reorders_left && !wakeups_left) return candidates_;
+    if (!reorders_left && !wakeups_left) return;
     // Charged: every other in-flight device completion and the earliest
     // sleep (the device completing late: sleeps keep their time order among
     // themselves), each one I/O reordering; every daemon's timer not listed,
@@ -315,7 +336,6 @@ auto Scheduler::list_candidates() -> std::span<const Candidate> {
                                         timer->sequence});
     }
     timers_listed_ = candidates_.size() - tasks;
-    return candidates_;
 }
 
 void Scheduler::fire_timer(const Candidate& candidate) {
@@ -334,6 +354,10 @@ void Scheduler::fire_timer(const Candidate& candidate) {
             SIM_ASSERT(daemon_wakeups_used_ < options_.daemon_wakeups);
             daemon_wakeups_used_++;
             break;
+        case Charge::io_error:
+            SIM_ASSERT(io_errors_used_ < options_.io_errors && timer.failable);
+            io_errors_used_++;
+            break;
     }
     if (tracing_ && candidate.charge != Charge::none) {
         trace_->add({TraceLine::Kind::note, steps_, std::max(now_, timer.when), "engine",
@@ -342,7 +366,9 @@ void Scheduler::fire_timer(const Candidate& candidate) {
     // A timer fired ahead of earlier ones moves time to its own instant; the
     // earlier ones then fire late, at the new now (time never goes back).
     now_ = std::max(now_, timer.when);
+    io_failing_ = candidate.charge == Charge::io_error;
     timer.callback();
+    io_failing_ = false;
 }
 
 auto Scheduler::take_timer(const Candidate& candidate) -> Timer {
@@ -372,6 +398,10 @@ auto Scheduler::take_timer(const Candidate& candidate) -> Timer {
 auto Scheduler::charged_timer_text(const Candidate& candidate, const Timer& timer) const -> std::string {
     std::size_t earlier = 0;
     for (const Timer& other : timers_) earlier += other > timer ? 0 : 1;
+    if (candidate.charge == Charge::io_error) {
+        return "a device completion fails: the device returns EIO for the write (write error " +
+               std::to_string(io_errors_used_) + " of at most " + std::to_string(options_.io_errors) + ")";
+    }
     if (candidate.charge == Charge::io_reorder) {
         return std::string(timer.kind == TimerKind::io ? "a device completion" : "a sleep") +
                " fires ahead of " + std::to_string(earlier) + " earlier timer(s) (I/O reordering " +

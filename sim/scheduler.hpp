@@ -34,6 +34,7 @@ enum class Charge : std::uint8_t {
     none,          // a task, or the next timer in time order
     io_reorder,    // a device completion (or the next sleep) ahead of an earlier timer
     daemon_wakeup, // a daemon's timer while tasks can run, or ahead of time order
+    io_error,      // a listed device completion that fails: the device returns EIO (issue 14)
 };
 
 /// Something the strategy may pick: a runnable task, or a timer. The next
@@ -48,6 +49,7 @@ struct Candidate {
     /// Stable identity across schedules sharing a prefix (DFS sleep sets):
     /// the task id, or the timer's sequence number with the top bit set.
     [[nodiscard]] auto key() const -> std::uint64_t {
+        if (charge == Charge::io_error) return (std::uint64_t{3} << 62) | timer;  // its twin's own key
         return is_timer() ? (std::uint64_t{1} << 63) | timer : task;
     }
 };
@@ -153,6 +155,11 @@ public:
         /// sleep) may fire while tasks can run. 0: daemons wake only when no
         /// task can run and their timer is the next one.
         std::uint32_t daemon_wakeups = 0;
+        /// Write I/O errors (issue 14, faults.write_errors): per run, how many
+        /// listed device completions of failable writes (io_after's
+        /// `failable`) may instead complete with an error, each a twin
+        /// candidate of its completion. 0: none, and no twin is listed.
+        std::uint32_t io_errors = 0;
     };
 
     Scheduler(Options options, Trace* trace);
@@ -221,7 +228,10 @@ public:
     void after(Duration delay, std::function<void()> callback) { at(now_ + delay, std::move(callback)); }
     /// A device completion: like after(), but within Options::io_reorders it
     /// may fire ahead of earlier timers (model/disk/block_device.cpp).
-    void io_after(Duration delay, std::function<void()> callback);
+    void io_after(Duration delay, std::function<void()> callback, bool failable = false);
+    /// Inside a device completion's callback: whether the strategy picked
+    /// its failing twin (Charge::io_error), so the request ends with EIO.
+    [[nodiscard]] auto io_failing() const -> bool { return io_failing_; }
 
     // ---- Driving. ----
     /// One step: collect candidates, let the strategy choose, run it.
@@ -258,6 +268,7 @@ public:
     /// Charged choices taken so far this run (see Options).
     [[nodiscard]] auto io_reorders_used() const -> std::uint32_t { return io_reorders_used_; }
     [[nodiscard]] auto daemon_wakeups_used() const -> std::uint32_t { return daemon_wakeups_used_; }
+    [[nodiscard]] auto io_errors_used() const -> std::uint32_t { return io_errors_used_; }
     [[nodiscard]] auto choices() const -> const std::vector<std::uint32_t>& { return choices_; }
     [[nodiscard]] auto hits() const -> const std::vector<std::uint64_t>& { return hits_; }
     [[nodiscard]] auto tracing() const -> bool { return tracing_; }
@@ -331,6 +342,7 @@ private:
         TimerKind kind;
         TaskId owner;  // the sleeping task, or no_task
         std::function<void()> callback;
+        bool failable = false;  // io: may complete with an error (Options::io_errors)
         auto operator>(const Timer& other) const -> bool {
             return when != other.when ? when > other.when : sequence > other.sequence;
         }
@@ -339,6 +351,12 @@ private:
 
     void switch_to_scheduler();
     auto list_candidates() -> std::span<const Candidate>;
+    /// The tasks, the next timer and the charged timers (list_candidates'
+    /// list before the failing twins).
+    void list_timers();
+    /// Appends the failing twin of every listed failable completion while
+    /// Options::io_errors lasts.
+    void list_io_errors();
     /// Whether `timer` may fire while `tasks` candidates are runnable: a
     /// sleep may not end later than sched_latency after the longest-waiting
     /// of them became runnable (sim/time.hpp).
@@ -349,7 +367,8 @@ private:
     /// The trace note of a timer fired by a charged choice.
     [[nodiscard]] auto charged_timer_text(const Candidate& candidate, const Timer& timer) const
         -> std::string;
-    void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback);
+    void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
+                   bool failable = false);
     /// Blocks the current task until a timer of `kind` fires `duration` from now.
     void block_for(Duration duration, TimerKind kind, const char* what);
 
@@ -373,6 +392,8 @@ private:
     std::uint64_t timer_sequence_ = 0;
     std::uint32_t io_reorders_used_ = 0;
     std::uint32_t daemon_wakeups_used_ = 0;
+    std::uint32_t io_errors_used_ = 0;
+    bool io_failing_ = false;
     std::vector<std::uint32_t> choices_;
     std::vector<std::uint64_t> hits_;
     Instant now_ = 0;

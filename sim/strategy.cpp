@@ -24,7 +24,9 @@ auto PctStrategy::priority_of(const Candidate& candidate) -> std::uint64_t& {
     // i (priority depth_ - i) runs only when nothing initial is runnable.
     auto fresh = [this] { return depth_ + 1 + (prng_.next() >> 8); };
     if (candidate.is_timer() && candidate.charge != Charge::none) {
-        auto& priority = charged_priorities_[candidate.timer];
+        // A failing twin (io_error) has a priority of its own, apart from its completion's.
+        auto& priority =
+            charged_priorities_[candidate.charge == Charge::io_error ? candidate.key() : candidate.timer];
         if (priority == 0) priority = fresh();
         return priority;
     }

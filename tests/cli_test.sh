@@ -279,7 +279,8 @@ done
 expect_grep "list shows the counters a model declares" "checksum_lock_waits" "$TMP/list.out"
 for word in "device faults" torn_writes lies-about-flush fault_outcome btrfs_check_super_csum xlog_verify_head \
     "ext4   none: no faults may be injected" misdirected_writes "bad tree block start" \
-    "misdirected writes: none offered" latent_errors; do
+    "misdirected writes: none offered" latent_errors write_errors file_check_and_advance_wb_err \
+    "write errors: none offered"; do
     expect_grep "list shows the fault model: $word" "$word" "$TMP/list.out"
 done
 # The toy model of the unit tests (tests/model/toy/) is linked into them only.
@@ -356,6 +357,17 @@ if grep -q "device faults: .* 0 detected" "$TMP/torn.out"; then
     not_ok "fuzz faults/btrfs-torn-superblock detects a torn superblock" "$(show "$TMP/torn.out")"
 else
     ok "fuzz faults/btrfs-torn-superblock detects a torn superblock"
+fi
+# Write I/O errors (issue 14): dfs enumerates the failing completion; detected and survived, no violation.
+WERR=scenarios/faults/xfs-write-error-fsync.json
+mkdir -p "$TMP/werr"
+run_cs "$TMP/werr.out" "$TMP/werr.err" fuzz "$WERR" --strategy dfs:0 --schedules 2000 --out "$TMP/werr"
+expect_rc "fuzz dfs:0 faults/xfs-write-error-fsync holds" 0 "$TMP/werr.out" "$TMP/werr.err"
+if grep -q "device faults: [1-9][0-9]* injected into crash states: [1-9][0-9]* survived, [1-9][0-9]* detected, 0 neither" \
+    "$TMP/werr.out"; then
+    ok "fuzz dfs:0 faults/xfs-write-error-fsync: write errors detected and survived"
+else
+    not_ok "fuzz dfs:0 faults/xfs-write-error-fsync: write errors detected and survived" "$(show "$TMP/werr.out")"
 fi
 # Misdirected writes (issue 14): detected and survived, never silently wrong; check --junit carries the counts.
 MIS=scenarios/faults/btrfs-misdirected-tree-block.json

@@ -118,6 +118,49 @@ void BlockDevice::format(std::uint64_t block, std::uint64_t count, Content conte
 
 void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content content,
                                bool fua, const char* what, std::function<void()> on_complete) {
+    const std::uint64_t sequence = enqueue(block, count, content, fua, what);
+    // A device completion: within the run's io_reorders it may complete
+    // ahead of requests submitted earlier (issue 9 section 3).
+    sim::current_scheduler().io_after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
+        complete_write(sequence);
+        sim::current_scheduler().io_event(false, sequence, "");
+        if (done) done();
+    });
+}
+
+void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count, Content content,
+                                        const char* what, std::function<void(bool)> on_end) {
+    const std::uint64_t sequence = enqueue(block, count, content, false, what);
+    // Failable only with faults.write_errors: the scheduler then lists the
+    // completion's failing twin (sim::Charge::io_error) while the budget lasts.
+    sim::current_scheduler().io_after(
+        transfer(count) + latency(profile_.write_latency),
+        [this, sequence, done = std::move(on_end)] {
+            const bool failed = sim::current_scheduler().io_failing();
+            if (failed) {
+                fail_write(sequence);
+            } else {
+                complete_write(sequence);
+            }
+            sim::current_scheduler().io_event(false, sequence, failed ? "EIO" : "");
+            done(!failed);
+        },
+        faults_.write_errors);
+}
+
+void BlockDevice::fail_write(std::uint64_t sequence) {
+    // The request ends with an error: it is not in the cache, nothing of it
+    // is durable, and no crash keeps it (issue 14's write I/O error).
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [sequence](const PendingWrite& w) { return w.sequence == sequence; });
+    SIM_ASSERT(it != pending_.end() && !it->completed);
+    pending_.erase(it);
+    counters_.write_errors++;
+    epoch_++;
+}
+
+auto BlockDevice::enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua, const char* what)
+    -> std::uint64_t {
     SIM_ASSERT(count > 0);
     SIM_ASSERT(block + count <= blocks_);
     sim::current_scheduler().touch(disk_resource());
@@ -133,13 +176,7 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
                            std::string("W(") + what + (fua ? ", FUA" : "") + ") " +
                                std::to_string(count) + " block(s) at " + std::to_string(block));
     }
-    // A device completion: within the run's io_reorders it may complete
-    // ahead of requests submitted earlier (issue 9 section 3).
-    scheduler.io_after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
-        complete_write(sequence);
-        sim::current_scheduler().io_event(false, sequence, "");
-        if (done) done();
-    });
+    return sequence;
 }
 
 void BlockDevice::complete_write(std::uint64_t sequence) {

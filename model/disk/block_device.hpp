@@ -73,6 +73,10 @@ struct FaultSettings {
     /// A block a mount reads through a checked path (Image::read_checked)
     /// may be unreadable: the read returns EIO.
     bool latent_errors = false;
+    /// A data write the model submits as failable (submit_failable_write)
+    /// may complete with EIO while the workload runs: a choice of the
+    /// schedule (sim::Charge::io_error), at most `budget` per run.
+    bool write_errors = false;
     auto operator==(const FaultSettings&) const -> bool = default;
 };
 
@@ -176,6 +180,7 @@ struct DeviceCounters {
     std::uint64_t blocks_written = 0;
     std::uint64_t flushes = 0;
     std::uint64_t fua_writes = 0;
+    std::uint64_t write_errors = 0;  // writes that completed with EIO (faults.write_errors)
 };
 
 class BlockDevice {
@@ -189,6 +194,12 @@ public:
     /// `on_complete` runs in timer context when it completes.
     void submit_write(std::uint64_t block, std::uint64_t count, Content content, bool fua,
                       const char* what, std::function<void()> on_complete);
+    /// A write whose completion may fail (faults.write_errors, issue 14):
+    /// `on_end(true)` when it completed as submit_write's would,
+    /// `on_end(false)` when the device returned EIO: then it is neither in
+    /// the cache nor durable, and no crash keeps it.
+    void submit_failable_write(std::uint64_t block, std::uint64_t count, Content content, const char* what,
+                               std::function<void(bool)> on_end);
     /// Submits a cache flush: at its completion every write that had completed
     /// when it was submitted is durable.
     void submit_flush(std::function<void()> on_complete);
@@ -245,6 +256,10 @@ public:
 
 private:
     void complete_write(std::uint64_t sequence);
+    void fail_write(std::uint64_t sequence);
+    /// A submitted write, in flight: its sequence number.
+    auto enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua, const char* what)
+        -> std::uint64_t;
 
     std::uint64_t blocks_;
     DeviceProfile profile_;

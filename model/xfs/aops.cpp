@@ -263,8 +263,8 @@ void Xfs::submit_ioend(Ioend ioend) {
     // B4: W(data) of the flushed pages; the device takes one write per run of
     // contents (the kernel sends the ioend as one bio).
     ioends_[submitted.id].bios_pending =
-        submit_writeback_pages(page_cache_, device_, submitted.file, submitted.start, end, submitted.disk_block,
-                               [this, id = submitted.id] { end_bio(id); });
+        submit_failable_writeback_pages(page_cache_, device_, submitted.file, submitted.start, end,
+                                        submitted.disk_block, [this, id = submitted.id](bool ok) { end_bio(id, ok); });
     counters_.data_ios++;
     counters_.data_blocks_written += submitted.length;
     op_counters().data_ios++;
@@ -288,9 +288,11 @@ void Xfs::submit_ioend(Ioend ioend) {
     sim::yield(points::wb_submit);
 }
 
-void Xfs::end_bio(std::uint64_t ioend_id) {
+void Xfs::end_bio(std::uint64_t ioend_id, bool ok) {
     Ioend& ioend = ioends_[ioend_id];
     SIM_ASSERT(ioend.bios_pending > 0);
+    // The ioend's bios are chained to its io_bio: one failing fails it.
+    if (!ok) ioend.failed = true;
     if (--ioend.bios_pending > 0) return;
     // B5, xfs_end_bio: unwritten conversion and size updates need a
     // transaction, so they go to the workqueue; anything else ends here.
@@ -304,12 +306,20 @@ void Xfs::end_bio(std::uint64_t ioend_id) {
         return;
     }
     finish_ioend_pages(ioend);
-    SIM_NOTE("bio of ioend #" + std::to_string(ioend_id) + " completes: page(s) " +
-             range_text(ioend.start, ioend.start + ioend.length) + " of inode " +
+    SIM_NOTE("bio of ioend #" + std::to_string(ioend_id) + " completes" + (ioend.failed ? " with EIO" : "") +
+             ": page(s) " + range_text(ioend.start, ioend.start + ioend.length) + " of inode " +
              name(ioend.file) + " clean");
 }
 
 void Xfs::finish_ioend_pages(const Ioend& ioend) {
+    // xfs_finish_page_writeback (v5.7): on an error, SetPageError and
+    // mapping_set_error(mapping, -EIO); the page ends writeback clean all
+    // the same (its data is in no durable place and nothing rewrites it).
+    if (ioend.failed) {
+        inodes_[ioend.file].errors.set_eio();
+        SIM_NOTE("ioend #" + std::to_string(ioend.id) + " of inode " + name(ioend.file) +
+                 " failed: mapping_set_error(-EIO), wb_err " + std::to_string(inodes_[ioend.file].errors.wb_err.value()));
+    }
     // end_page_writeback
     page_cache_.set_state(ioend.file, ioend.start, ioend.start + ioend.length, PageState::clean);
     writeback_wait_.wake_all();
@@ -326,6 +336,13 @@ void Xfs::end_ioend(std::uint64_t ioend_id) {
         if (ioends_[ioend_id].size_transaction) trans_cancel(*ioends_[ioend_id].size_transaction);
         SIM_NOTE("ioend #" + std::to_string(ioend_id) + " of inode " + name(file) +
                  ": the file system is shut down: -EIO, no conversion, no size update");
+    } else if (ioends_[ioend_id].failed) {
+        // "error = blk_status_to_errno(ioend->io_bio->bi_status); if
+        // (unlikely(error)) goto done;": no unwritten conversion;
+        // xfs_setfilesize_ioend cancels the size transaction.
+        if (ioends_[ioend_id].size_transaction) trans_cancel(*ioends_[ioend_id].size_transaction);
+        SIM_NOTE("ioend #" + std::to_string(ioend_id) + " of inode " + name(file) +
+                 " failed with EIO: no unwritten conversion, no size update");
     } else if (ioends_[ioend_id].unwritten) {
         iomap_write_unwritten(file, start, end);
     } else if (ioends_[ioend_id].size_transaction) {

@@ -60,6 +60,8 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     task_op_[task] = std::string(call.name);
     counters_.by_op[task_op_[task]].ops++;
     const auto [start, end] = call.blocks(block_size_);
+    // The task's open file samples wb_err at its first operation (do_dentry_open).
+    if (device_.faults().write_errors) open_files_.cursor(call.file, inodes_[call.file].errors.wb_err);
     bool ok = true;  // false: the operation returned an error (ENOSPC)
     bool short_write = false;  // a write copied call.copied bytes only
     // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
@@ -253,6 +255,16 @@ auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> b
     return false;
 }
 
+auto Xfs::check_wb_err(std::uint32_t file, const std::string& who) -> bool {
+    if (!device_.faults().write_errors) return true;  // no wb_err is ever set
+    MappingErrors& errors = inodes_[file].errors;
+    if (file_check_and_advance_wb_err(errors, open_files_.cursor(file, errors.wb_err)) == 0) return true;
+    SIM_NOTE(who + " of inode " + name(file) + " fails with EIO: a data write of its writeback failed " +
+             "(file_check_and_advance_wb_err reports it once to this open file; the pages stay clean, " +
+             "nothing rewrites them)");
+    return false;
+}
+
 auto Xfs::fsync(std::uint32_t file) -> bool {
     // xfs_file_fsync, v5.7.
     Inode& inode = inodes_[file];
@@ -265,6 +277,7 @@ auto Xfs::fsync(std::uint32_t file) -> bool {
     write_and_wait(file, 0, whole_file_end, "fsync");
     sim::yield(points::fsync_after_writeback);
     if (!check_writeback_error(file, "fsync")) return false;
+    if (!check_wb_err(file, "fsync")) return false;
     // "if (XFS_FORCED_SHUTDOWN(mp)) return -EIO;"
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
@@ -308,6 +321,8 @@ auto Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t
     // SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: data only, no log force.
     write_and_wait(file, start, end, "sync_file_range");
     if (!check_writeback_error(file, "sync_file_range")) return false;
+    // file_fdatawait_range: file_check_and_advance_wb_err too.
+    if (!check_wb_err(file, "sync_file_range")) return false;
     SIM_NOTE("sync_file_range " + range_text(start, end) + " of inode " + name(file) +
              " returns: written back and waited for, no log force");
     return true;
@@ -360,6 +375,12 @@ auto Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64
     // the rounding to max(block, PAGE_SIZE) changes nothing.
     write_and_wait(file, start, end, "xfs_flush_unmap_range");
     if (!check_writeback_error(file, "xfs_flush_unmap_range")) return false;
+    // filemap_check_errors: the legacy AS_EIO flag, not this file's wb_err.
+    if (inodes_[file].errors.check_legacy()) {
+        SIM_NOTE("xfs_flush_unmap_range of inode " + name(file) +
+                 " fails with EIO: AS_EIO, a data write of its writeback failed (filemap_check_errors)");
+        return false;
+    }
     page_cache_.remove(file, start, end);
     SIM_NOTE("xfs_flush_unmap_range: " + range_text(start, end) + " of inode " + name(file) +
              " written back and dropped from the page cache");

@@ -39,6 +39,7 @@
 #include "model/delayed_work.hpp"
 #include "model/freeze.hpp"
 #include "model/disk/block_device.hpp"
+#include "model/errseq.hpp"
 #include "model/filesystem.hpp"
 #include "model/filesystem_base.hpp"
 #include "model/metadata_store.hpp"
@@ -191,6 +192,7 @@ struct Inode {
     std::uint64_t if_seq = 0;         // bumped on every fork change
     std::uint64_t last_commit_seq = 0;  // CIL checkpoint of the last transaction logging it
     bool writeback_error = false;       // mapping_set_error(AS_ENOSPC) by a failed writeback
+    MappingErrors errors;               // wb_err and AS_EIO: data write I/O errors (faults.write_errors)
     sim::RwLock iolock{"IOLOCK"};     // i_rwsem (and MMAPLOCK, folded in)
     sim::RwLock ilock{"ILOCK"};
 };
@@ -221,6 +223,7 @@ struct Ioend {
     std::string op;
     std::uint64_t mapping_start = 0;  // the mapping it was cut from, for the story
     std::uint64_t mapping_end = 0;
+    bool failed = false;  // a bio ended with EIO (chained bios fail the ioend's io_bio)
 };
 
 /// A block range freed by a transaction that may not be on disk yet: the
@@ -341,7 +344,10 @@ private:
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
         -> std::optional<Mapping>;
     void submit_ioend(Ioend ioend);
-    void end_bio(std::uint64_t ioend_id);
+    void end_bio(std::uint64_t ioend_id, bool ok);
+    /// The errseq part of file_write_and_wait_range and file_fdatawait_range
+    /// (faults.write_errors only): false when it reports EIO to this open file.
+    auto check_wb_err(std::uint32_t file, const std::string& who) -> bool;
     void end_ioend(std::uint64_t ioend_id);
     void finish_ioend_pages(const Ioend& ioend);
     void setfilesize(std::uint64_t ioend_id);
@@ -488,6 +494,7 @@ private:
     sim::WaitQueue writeback_wait_{"page.writeback"};
     /// The operation each running task executes, for per-operation counters.
     std::map<sim::TaskId, std::string> task_op_;
+    OpenFiles open_files_;  // f_wb_err cursors (faults.write_errors only)
     Counters counters_;
 };
 

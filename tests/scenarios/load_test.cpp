@@ -724,13 +724,20 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"faults_budget_zero", "$.faults.budget: expected an unsigned integer from 1 to 8, got 0"},
         {"faults_budget_too_large", "$.faults.budget: expected an unsigned integer from 1 to 8, got 9"},
         {"faults_no_kind",
-         "$.faults: expected at least one fault kind enabled (torn_writes, misdirected_writes or latent_errors: true), "
-         "got none"},
+         "$.faults: expected at least one fault kind enabled (torn_writes, misdirected_writes, latent_errors or "
+         "write_errors: true), got none"},
         {"faults_latent_errors_not_boolean", "$.faults.latent_errors: expected a boolean, got a string"},
         {"faults_torn_writes_not_boolean", "$.faults.torn_writes: expected a boolean, got a string"},
         {"faults_unknown_key",
-         "$.faults.bit_rot: expected one of the keys budget, torn_writes, misdirected_writes, latent_errors, got an "
-         "unknown key"},
+         "$.faults.bit_rot: expected one of the keys budget, torn_writes, misdirected_writes, latent_errors, "
+         "write_errors, got an unknown key"},
+        {"faults_write_errors_not_boolean", "$.faults.write_errors: expected a boolean, got a number"},
+        {"faults_write_errors_on_btrfs",
+         "$.faults.write_errors: expected a model that reports a failed data write to the application (xfs), got "
+         "model btrfs"},
+        {"faults_write_errors_on_ext4",
+         "$.faults.write_errors: expected a model that reports a failed data write to the application (xfs), got "
+         "model ext4"},
         {"faults_misdirected_writes_not_boolean", "$.faults.misdirected_writes: expected a boolean, got a number"},
         {"faults_misdirected_on_xfs",
          "$.faults.misdirected_writes: expected a model whose metadata blocks name their own block in a verified "
