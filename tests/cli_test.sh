@@ -803,8 +803,13 @@ rm -rf "$TMP/stop" && mkdir "$TMP/stop"
 # shrinks for more than a minute without a budget: a signal 1 s in lands
 # while it shrinks.
 SLOW_SHRINK=scenarios/jbd2/relogged-buffer-checkpoint.json
+found_start=$(date +%s%N)
 "$BIN" fuzz "$SLOW_SHRINK" --variant before-2-3 --seed 0 --no-shrink --quiet \
     --out "$TMP/stop" >/dev/null 2>&1
+# How long this binary on this machine takes to find the violation (a
+# sanitized build takes ten times longer): the fuzz below is signalled at
+# twice that and a second more, while it shrinks.
+found_ms=$((($(date +%s%N) - found_start) / 1000000))
 raw_repro=$(ls "$TMP"/stop/repro-*.json | head -n 1)
 "$BIN" shrink "$raw_repro" --budget 1000000000 --out "$TMP/stop/shrunk.json" >"$TMP/stop.out" 2>"$TMP/stop.err" &
 pid=$!
@@ -824,15 +829,15 @@ run_cs "$TMP/stop-replay.out" "$TMP/stop-replay.err" replay "$TMP/stop/shrunk.js
 expect_rc "replay of an interrupted shrink's repro" 1 "$TMP/stop-replay.out" "$TMP/stop-replay.err"
 
 # fuzz interrupted while shrinking: the repro is written as far as it got, exit 130.
-# The fuzz finds its ext4 violation at schedule 10 in under 2 s even under
-# heavy load (0.5 s idle) and shrinking it without a budget takes more than a
-# minute: a signal 6 s in lands while it shrinks.
+# The fuzz finds its ext4 violation at schedule 10 (0.5 s idle, found_ms
+# above on this machine) and shrinking it without a budget takes more than a
+# minute: a signal at twice found_ms and a second more lands while it shrinks.
 rm -rf "$TMP/stop2" && mkdir "$TMP/stop2"
 "$BIN" fuzz "$SLOW_SHRINK" --variant before-2-3 --seed 0 --quiet --out "$TMP/stop2" \
     --shrink-budget 1000000000 \
     >"$TMP/stop2.out" 2>"$TMP/stop2.err" &
 pid=$!
-wait_for_handler "$pid" 6
+wait_for_handler "$pid" $((2 * found_ms / 1000 + 1))
 kill -TERM "$pid"
 wait "$pid"
 RC=$?
