@@ -22,7 +22,8 @@
 // speculative preallocation beyond EOF, CIL internals (a commit appends to
 // the CIL; a force writes it as one log record with PREFLUSH + FUA), intents
 // (EFI/EFD: a free is logged in the transaction that unmaps), directories and
-// names, timestamps, extent size hint alignment in fallocate. A write that
+// names (a file's one name is its di_nlink; the AGI unlinked list is the
+// allocated inodes with nlink 0: InodeImage::nlink), timestamps, extent size hint alignment in fallocate. A write that
 // would land on a page under writeback waits for it (stable pages), so a page
 // is never dirty and under writeback at once.
 #include <algorithm>
