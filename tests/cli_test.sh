@@ -1016,7 +1016,7 @@ if campaigns "check scenarios/ (the gate) and its reports"; then
 
     # ---------------------------------------------------------------- no vacuous verdicts
     expect_grep "check prints each variant's stake counts" "judged: fsync_durability " "$TMP/check.out"
-    expect_grep "check prints each variant's yield-point coverage" "yield points: 17 of 21 reached; never reached: " "$TMP/check.out"
+    expect_grep "check prints each variant's yield-point coverage" "yield points: 17 of 22 reached; never reached: " "$TMP/check.out"
     expect_grep "check --json carries the stake counts" "\"judged\": {" "$TMP/check.json"
     expect_grep "check --json carries each row's exploration bounds" "\"explore\": {" "$TMP/check.json"
     expect_grep "check --json says where daemon wake-ups were not explored" "\"daemon_wakeups\": 0" "$TMP/check.json"

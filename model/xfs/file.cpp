@@ -149,6 +149,7 @@ void Xfs::create(std::uint32_t file) {
     }
     dialloc(*tp, file);
     inode.exists = true;
+    inode.nlink = 1;  // xfs_init_new_inode: nlink 1, then xfs_dir_createname
     inode.extsize_blocks = knobs_.extent_size_hint_blocks;  // inherited (XFS_DIFLAG_EXTSZINHERIT)
     tp->inodes.push_back(file);
     const std::uint64_t id = tp->id;
@@ -193,10 +194,14 @@ void Xfs::unlink(std::uint32_t file) {
         SIM_NOTE("unlink " + name(file) + " fails with EIO: the file system is shut down");
         return;
     }
-    // The directory entry and the unlinked list are not modelled: the inode
-    // stays whole on disk until xfs_inactive frees it (a crash in between
-    // recovers it whole; the kernel's xlog_recover_process_iunlinks would
-    // free it: either way no promised data is lost, the oracle allows both).
+    // xfs_droplink: drop_nlink, xfs_trans_log_inode(XFS_ILOG_CORE), and at
+    // nlink 0 xfs_iunlink (the AGI unlinked list); xfs_dir_removename takes
+    // the name in the same transaction. The model keeps no directory or AGI:
+    // the logged inode's nlink 0 stands for all three (InodeImage::nlink).
+    // Durable, the name is gone and log recovery's
+    // xlog_recover_process_iunlinks truncates and frees the inode
+    // (model/xfs/log_recover.cpp).
+    inodes_[file].nlink = 0;
     tp->inodes.push_back(file);
     const std::uint64_t id = tp->id;
     trans_commit(*tp);

@@ -33,7 +33,7 @@ void replay(MetaState& state, const LogRecord& record) {
 
 auto Xfs::image_of(std::uint32_t file) const -> InodeImage {
     const Inode& inode = inodes_[file];
-    InodeImage image{inode.exists, inode.di_size, inode.extsize_blocks, {}};
+    InodeImage image{inode.exists, inode.nlink, inode.di_size, inode.extsize_blocks, {}};
     // xfs_iextents_copy: delalloc records never reach the disk.
     inode.data_fork.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
         if (extent.state != ExtentState::delalloc) image.extents.assign(start, end, extent);

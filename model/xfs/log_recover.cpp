@@ -30,8 +30,13 @@
 // metadata in place at block 0 carries a CRC too (xfs_sb_read_verify,
 // xfs_buf_verify_cksum): torn, the mount refuses it.
 //
+// Unlinked inodes (xlog_recover_process_iunlinks, after the replay of a log
+// that needed recovery): an inode whose xfs_remove is durable but whose
+// xfs_inactive_ifree is not is truncated and freed at mount; its name is gone
+// in any case.
+//
 // Left out on purpose: the log tail in record headers (the metadata in place
-// names the last record it reflects), unlinked-inode processing, quotacheck.
+// names the last record it reflects), quotacheck.
 #include <algorithm>
 
 #include "model/xfs/xfs.hpp"
@@ -83,11 +88,23 @@ auto Xfs::mount(const disk::Image& image, std::optional<MetaState>* recovered) c
         meta_objects_.read_superblock<MetaState>(image, file_names_, block_size_, state, "xfs_sb_read_verify");
     if (home == nullptr) return state;
     MetaState meta = *home;
-    const bool replayed = replay_log(image, meta, state);
+    bool recovery_needed = false;
+    const bool replayed = replay_log(image, meta, state, recovery_needed);
     if (!state.mount_error.empty()) return state;  // a CRC failure past the head's torn-write window
+    // xfs_log_mount_finish -> xlog_recover_finish: "if (log->l_flags &
+    // XLOG_RECOVERY_NEEDED)" (set by xlog_recover when the head is not the
+    // tail) it processes the unlinked lists; a clean log's are left alone.
+    if (recovery_needed) process_iunlinks(meta, state);
     for (std::uint32_t file = 0; file < file_names_.size(); file++) {
         const InodeImage& inode = meta.inodes[file];
         if (!inode.exists) continue;
+        if (inode.nlink == 0) {
+            // xfs_remove's transaction is durable: the name is gone, a lookup
+            // finds no file (the inode stays allocated, on the unlinked list).
+            state.notes.push_back("inode " + name(file) + ": di_nlink 0 (on the AGI unlinked list), no name: "
+                                  "the file is gone");
+            continue;
+        }
         read_file(image, inode, state.files[file]);
         describe_file(inode, file, image, state);
     }
@@ -110,7 +127,8 @@ auto Xfs::found_record(const LogRecord& record) -> LogRecordFound {
     return found;
 }
 
-auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool {
+auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state,
+                     bool& recovery_needed) const -> bool {
     // xlog_find_tail: every log record still in the log, by lsn; a torn one
     // is there, but its CRC fails.
     std::map<std::uint64_t, const LogRecord*> records;
@@ -130,6 +148,10 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
     std::uint64_t head = tail;
     while (records.contains(head + 1)) head++;
     if (!trim_torn_head(torn, tail, head, state)) return false;
+    // xlog_find_tail: an unmount record at the head moves the tail past it
+    // (xlog_check_unmount_rec), so the log is clean; xlog_recover sets
+    // XLOG_RECOVERY_NEEDED only "if (tail_blk != head_blk)".
+    recovery_needed = head > tail && !records.at(head)->unmount;
     state.notes.push_back(
         "mount: metadata in place reflects lsn " + std::to_string(tail) + "; " +
         (head == tail ? std::string("no log record after it, nothing to replay")
@@ -156,6 +178,35 @@ auto Xfs::replay_log(const disk::Image& image, MetaState& meta, RecoveredState& 
                               state.log_records->back().kinds + ")");
     }
     return changed;
+}
+
+void Xfs::process_iunlinks(MetaState& meta, RecoveredState& state) const {
+    // xlog_recover_process_iunlinks: every inode on an AGI unlinked bucket
+    // (the model: allocated with nlink 0, InodeImage::nlink), by
+    // xlog_recover_process_one_iunlink: xfs_iget, then xfs_irele, whose
+    // last reference evicts it into xfs_inactive: "if (VFS_I(ip)->i_nlink
+    // != 0)" it would only trim post-EOF blocks; at nlink 0 a regular file
+    // with di_size or extents goes through xfs_inactive_truncate (di_size 0,
+    // xfs_itruncate_extents frees every extent), then xfs_inactive_ifree
+    // (xfs_iunlink_remove and xfs_difree: the inode is free). These run as
+    // ordinary transactions during mount; the model folds their result into
+    // the recovered metadata that recover_with_writes writes home, so a cut
+    // before that write replays and processes the same list again.
+    for (std::uint32_t file = 0; file < meta.inodes.size(); file++) {
+        InodeImage& inode = meta.inodes[file];
+        if (!inode.exists || inode.nlink != 0) continue;
+        std::uint64_t freed = 0;
+        inode.extents.for_each([&](std::uint64_t start, std::uint64_t end, const Extent& extent) {
+            SIM_ASSERT(extent.state != ExtentState::delalloc);  // xfs_iextents_copy logs none
+            meta.free_space.assign(extent.start_block, extent.start_block + (end - start), Free{});
+            freed += end - start;
+        });
+        state.notes.push_back("xlog_recover_process_iunlinks: inode " + name(file) +
+                              " is on the AGI unlinked list (di_nlink 0); xfs_inactive truncates it (di_size " +
+                              std::to_string(inode.di_size) + " -> 0, " + std::to_string(freed) +
+                              " block(s) back to free space) and xfs_inactive_ifree frees it");
+        inode = InodeImage{};
+    }
 }
 
 auto Xfs::trim_torn_head(const std::map<std::uint64_t, std::uint64_t>& torn, std::uint64_t tail,

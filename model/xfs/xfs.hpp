@@ -22,7 +22,8 @@
 // speculative preallocation beyond EOF, CIL internals (a commit appends to
 // the CIL; a force writes it as one log record with PREFLUSH + FUA), intents
 // (EFI/EFD: a free is logged in the transaction that unmaps), directories and
-// names, timestamps, extent size hint alignment in fallocate. A write that
+// names (a file's one name is its di_nlink; the AGI unlinked list is the
+// allocated inodes with nlink 0: InodeImage::nlink), timestamps, extent size hint alignment in fallocate. A write that
 // would land on a page under writeback waits for it (stable pages), so a page
 // is never dirty and under writeback at once.
 #include <algorithm>
@@ -150,7 +151,16 @@ struct Record {
 /// The on-disk inode as an inode log item carries it: the core (di_size) and,
 /// for an extents-format fork, every real extent (never a delalloc record).
 struct InodeImage {
-    bool exists = false;
+    bool exists = false;  // allocated (di_mode != 0): xfs_ifree clears it
+    /// di_nlink. The model keeps no directories: a file's one name is in
+    /// its directory while nlink is 1. xfs_remove's transaction logs nlink 0
+    /// (xfs_droplink) and, in the same transaction, puts the inode on the
+    /// AGI unlinked list (xfs_iunlink) and removes the name
+    /// (xfs_dir_removename); xfs_inactive_ifree takes it off the list
+    /// (xfs_iunlink_remove) in the transaction that frees it. So an
+    /// allocated inode with nlink 0 is on the unlinked list, in every
+    /// committed state (no O_TMPFILE, no links: left out).
+    std::uint32_t nlink = 0;
     std::uint64_t di_size = 0;
     std::uint64_t extsize_blocks = 0;
     sim::RangeMap<Extent> extents;
@@ -185,6 +195,7 @@ using MetaObject = std::variant<MetaState, LogRecord>;
 /// The in-core inode.
 struct Inode {
     bool exists = false;
+    std::uint32_t nlink = 0;       // i_nlink: 1 from create, 0 after xfs_droplink
     std::uint64_t size_bytes = 0;  // i_size (VFS)
     std::uint64_t di_size = 0;     // ip->i_d.di_size: what the log carries
     std::uint64_t extsize_blocks = 0;
@@ -424,7 +435,11 @@ private:
     // log_recover.cpp
     /// xlog_find_tail and xlog_recover over the metadata in place.
     /// True when it replayed at least one record.
-    auto replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state) const -> bool;
+    /// `recovery_needed`: XLOG_RECOVERY_NEEDED, the log's head is not its tail.
+    auto replay_log(const disk::Image& image, MetaState& meta, RecoveredState& state,
+                    bool& recovery_needed) const -> bool;
+    /// xlog_recover_finish's xlog_recover_process_iunlinks over `meta`.
+    void process_iunlinks(MetaState& meta, RecoveredState& state) const;
     static auto found_record(const LogRecord& record) -> LogRecordFound;
     /// xlog_verify_head over the torn records (lsn -> block): the head walks
     /// back before a torn record near it; false: the mount fails.

@@ -105,7 +105,7 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
     CHECK_FALSE(outcome.violated());
     CHECK(contains(outcome.story, "short write: 32768 of 98304 bytes (-ENOSPC for the rest)"));
     CHECK_FALSE(contains(outcome.story, "writeback could not allocate"));
-    // The truncate first: A's blocks are free to the reservation, the write is whole.
+    // The unlink first: its blocks are free to the reservation, the write is whole.
     // fsync's writeback submits three ioends; the two over unwritten extents
     // complete in the ioend workqueue.
     document["schedule"] = Json::array({Json{{"run", "cleaner"}},

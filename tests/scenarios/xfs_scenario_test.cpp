@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 #include "loader/scenario.hpp"
@@ -269,4 +271,54 @@ TEST_CASE("oracle: operations that fail after godown promise nothing") {
     // The write never reached the file and the fsync returned an error: the
     // fsynced 16 KiB from the set-up must survive, nothing more is owed.
     CHECK_FALSE(outcome.violated());
+}
+
+namespace {
+
+/// An fsynced file A that a task unlinks while the log worker forces the
+/// log: `cut` is where the cleaner stops before the force and the power cut.
+auto unlink_cut(const char* until) -> scenarios::RunOutcome {
+    nlohmann::json document = nlohmann::json::parse(R"({
+      "name": "xfs/unlink-cut",
+      "model": "xfs",
+      "device": {"block_size": 4096, "blocks": 64, "profile": "nvme"},
+      "setup": [{"op": "create", "file": "A"}, {"op": "write", "file": "A", "offset": 0, "length": 40960},
+                {"op": "fsync", "file": "A"}],
+      "tasks": [{"name": "cleaner", "ops": [{"op": "unlink", "file": "A"}]},
+                {"name": "logworker", "ops": [{"op": "log_force"}]}],
+      "schedule": [],
+      "checkers": ["fsync_durability", "no_stale_data", "fs_consistency"],
+      "variants": [{"name": "fix", "config": {}, "expect": "holds"}]
+    })");
+    nlohmann::json schedule = nlohmann::json::array();
+    if (until != nullptr) schedule.push_back({{"run", "cleaner"}, {"until", until}});
+    else schedule.push_back({{"run", "cleaner"}});
+    schedule.push_back({{"run", "logworker"}});
+    schedule.push_back({{"crash", "none"}});
+    document["schedule"] = schedule;
+    const auto scenario = scenarios::parse_scenario(document.dump(), "unlink-cut.json");
+    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    return simulation.run_scripted(true);
+}
+
+}  // namespace
+
+TEST_CASE("xfs scenario: a cut between xfs_inactive's truncate and its ifree recovers no file A") {
+    // The log force lands after xfs_inactive_truncate committed (di_size 0,
+    // extents freed) and before xfs_inactive_ifree: xfs_remove is durable,
+    // so A's name is gone and A is on the AGI unlinked list;
+    // xlog_recover_process_iunlinks frees it. Before the model kept nlink,
+    // this recovered A at size 0: a false fsync_durability alarm.
+    const scenarios::RunOutcome truncated = unlink_cut("xfs.truncate.after_size_commit");
+    CHECK_FALSE(truncated.violated());
+    check_in_order(truncated.story,
+                   {"log recovery replays record", "(xfs_remove, xfs_setattr_size)",
+                    "xlog_recover_process_iunlinks: inode A is on the AGI unlinked list (di_nlink 0); "
+                    "xfs_inactive truncates it (di_size 0 -> 0, 0 block(s) back to free space)"});
+    CHECK(truncated.story.find("a read of inode A") == std::string::npos);
+    // The whole unlink durable: nothing on the list, no A.
+    const scenarios::RunOutcome whole = unlink_cut(nullptr);
+    CHECK_FALSE(whole.violated());
+    CHECK(whole.story.find("xlog_recover_process_iunlinks") == std::string::npos);
+    CHECK(whole.story.find("a read of inode A") == std::string::npos);
 }
