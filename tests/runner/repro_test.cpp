@@ -36,13 +36,13 @@ struct TempDir {
     [[nodiscard]] auto file(const std::string& name) const -> std::string { return (path / name).string(); }
 };
 
-/// The before-fix race as pct:3 seed 0 finds it, unshrunk.
-auto found_repro() -> scenarios::Repro {
+/// The before-fix race as `strategy` (seed 0) finds it, unshrunk.
+auto found_repro(const char* strategy = "pct:3") -> scenarios::Repro {
     const std::string text = scenarios::read_text_file(btrfs_path);
     const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     scenarios::FuzzRequest request;
-    request.strategy = test_support::spec_of("pct:3");
+    request.strategy = test_support::spec_of(strategy);
     request.schedules = 10000;
     const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
     REQUIRE(report.found);
@@ -222,15 +222,7 @@ TEST_CASE("shrink: the btrfs race found by dfs:2 shrinks to its three tasks well
     // at the story's preemptions only (runner/shrink.cpp removable_ops,
     // search): before, rejecting the set-up fsync's removal spent the whole
     // budget of 3,000 and the shrink stopped short of minimal.
-    const std::string text = scenarios::read_text_file(btrfs_path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest request;
-    request.strategy = test_support::spec_of("dfs:2");
-    request.schedules = 10000;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
-    REQUIRE(report.found);
-    const scenarios::Repro repro = scenarios::make_repro(report, request, btrfs_path, text, "before-fix");
+    const scenarios::Repro repro = found_repro("dfs:2");
     const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
     CHECK_FALSE(shrunk.budget_spent);
     CHECK_FALSE(shrunk.interrupted);
