@@ -297,9 +297,6 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         const std::uint64_t g = (goal_group + i) % groups_.size();
         const std::size_t bits = live_.at(groups_[g].block_bitmap).bits.size();
         for (std::uint64_t bit = 0; bit < bits && taken.size() < count; bit++) {
-            // A block freed by a transaction that has not committed is not
-            // free to the allocator yet (freed_pending_, ext4_mb_free_metadata);
-            // one another allocator holds in the buddy is not free either.
             if (allocatable(g, bit)) taken.emplace_back(g, bit);
         }
     }
