@@ -194,4 +194,41 @@ void Oracle::end_fsync(std::size_t id, std::uint64_t step) {
     epoch_++;
 }
 
+namespace {
+
+void encode_contents(std::vector<std::uint64_t>& out, const sim::RangeMap<model::disk::Content>& map) {
+    out.push_back(map.segment_count());
+    map.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& c) {
+        out.insert(out.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.version,
+                               c.sectors, std::uint64_t{c.misdirected}, c.home});
+    });
+}
+
+}  // namespace
+
+// Left out: revision_ (a per-run counter; the words are what it stands for)
+// and, of each Promise, started_step, returned_step, what and size_bytes:
+// fsync_durability reads them only to word a violation (its where() and the
+// Violation's offset), never to decide one or its at_stake, and no other
+// checker reads them; a memoized verdict is always one without a violation.
+void Oracle::encode(std::vector<std::uint64_t>& out) const {
+    out.insert(out.end(), {last_version_, epoch_, errors_reported_, sequence_, files_.size()});
+    for (const FileRecord& file : files_) {
+        out.insert(out.end(), {file.size_bytes, std::uint64_t{file.removed}, file.reported_version,
+                               file.reported_sequence});
+        encode_contents(out, file.contents);
+        encode_contents(out, file.zeroed);
+        out.push_back(file.size_changes.size());
+        for (const SizeChange& change : file.size_changes) {
+            out.insert(out.end(), {std::uint64_t{change.sets}, change.size_bytes, change.began, change.ended});
+        }
+    }
+    out.push_back(promises_.size());
+    for (const Promise& promise : promises_) {
+        out.insert(out.end(), {promise.file, std::uint64_t{promise.returned}, promise.began_sequence,
+                               promise.returned_sequence, promise.error_sequence});
+        encode_contents(out, promise.contents);
+    }
+}
+
 }  // namespace checkers

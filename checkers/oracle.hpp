@@ -115,6 +115,11 @@ public:
     /// within one run, two equal revisions mean the same oracle, which is
     /// what the runner's memo of crash-state verdicts keys on (issue 13).
     [[nodiscard]] auto revision() const -> std::uint64_t { return revision_; }
+    /// Appends, as words, everything of the oracle a checker's verdict or
+    /// at-stake count reads: two oracles of one Simulation's runs with equal
+    /// words judge every recovered state alike (the runner's verdict memo
+    /// across schedules, issue 13). A member added above goes here too.
+    void encode(std::vector<std::uint64_t>& out) const;
 
 private:
     struct FileRecord {

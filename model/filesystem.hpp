@@ -209,6 +209,8 @@ struct Recovery {
 /// (it ran out of space after copying some: the kernel returns that count).
 enum class OpResult : std::uint8_t { ok, failed, short_write };
 
+class MetadataIndex;  // model/metadata_store.hpp
+
 class FileSystem {
 public:
     virtual ~FileSystem() = default;
@@ -234,6 +236,13 @@ public:
     /// Drops what recover_with_writes() kept for its requests; the engine
     /// calls it once a crash state and every nested one are judged.
     virtual void forget_recovery() {}
+    /// The metadata objects recover() reads through the image's
+    /// Content::meta ids, by content (the runner's verdict memo across
+    /// schedules, issue 13); nullptr: its crash states are not memoized. A
+    /// model returns its
+    /// store only if recover() and recover_with_writes() read nothing else
+    /// of the run than the image (geometry fixed at mkfs aside).
+    [[nodiscard]] virtual auto metadata_index() const -> const MetadataIndex* { return nullptr; }
     /// Mechanism counters for summaries (transactions, log commits, full fsyncs...).
     [[nodiscard]] virtual auto counters() const -> std::map<std::string, std::uint64_t> = 0;
 };

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -32,13 +34,132 @@ inline void refuse_mount(RecoveredState& state, std::uint64_t block, std::string
     state.checksum_failed.push_back(block);
 }
 
+// --- Canonical ids: the runner's verdict memo across schedules (issue 13) ---
+//
+// An object id names an object only within one run: after a schedule's
+// branch point the same id may name another object. The memo of crash-state
+// verdicts shared by the runs of one Simulation (runner.cpp, VerdictMemo)
+// therefore keys a metadata block by the CONTENT of the object it names: each
+// object type has an encode_object() that appends every member that takes
+// part in what the object is (a model's recovery may read any of them) as
+// words, and an object_references() for members that are themselves object
+// ids (btrfs's Superblock names its trees by id), which the key encodes by
+// the pattern of ids, not by their values. Two objects with the same words
+// are the same object; the words are the interned key, so equal canonical
+// ids are never a hash's guess.
+
+/// An encoding in words: a key of the memo, or an object's content.
+using KeyWords = std::vector<std::uint64_t>;
+
+/// A hash of words for the memo's maps (equality always compares all words).
+struct KeyWordsHash {
+    auto operator()(const KeyWords& words) const noexcept -> std::size_t {
+        std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ words.size();
+        for (const std::uint64_t w : words) {
+            h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+            h *= 0xff51afd7ed558ccdULL;
+        }
+        return static_cast<std::size_t>(h ^ (h >> 33));
+    }
+};
+
+inline void encode_word(KeyWords& out, std::uint64_t word) { out.push_back(word); }
+/// Length, then the bytes eight to a word (a const char* kind by content).
+inline void encode_string(KeyWords& out, std::string_view text) {
+    out.push_back(text.size());
+    for (std::size_t i = 0; i < text.size(); i += 8) {
+        std::uint64_t word = 0;
+        for (std::size_t j = i; j < text.size() && j < i + 8; j++) {
+            word |= std::uint64_t{static_cast<unsigned char>(text[j])} << (8 * (j - i));
+        }
+        out.push_back(word);
+    }
+}
+inline void encode_bits(KeyWords& out, const std::vector<bool>& bits) {
+    out.push_back(bits.size());
+    for (std::size_t i = 0; i < bits.size(); i += 64) {
+        std::uint64_t word = 0;
+        for (std::size_t j = i; j < bits.size() && j < i + 64; j++) word |= std::uint64_t{bits[j]} << (j - i);
+        out.push_back(word);
+    }
+}
+/// A sim::RangeMap segment by segment, as stored (`value` encodes one value).
+template <typename Map, typename Fn>
+void encode_range_map(KeyWords& out, const Map& map, Fn&& value) {
+    out.push_back(map.segment_count());
+    map.for_each([&](std::uint64_t start, std::uint64_t end, const auto& v) {
+        out.push_back(start);
+        out.push_back(end);
+        value(v);
+    });
+}
+
+/// Contents interned to canonical ids, shared by a Simulation's prototype and
+/// every clone of it (MetadataStore copies share it). Lookups only: nothing
+/// iterates it. Bounded: past `words_max` words of keys it interns no more
+/// (intern() returns none), and a crash state naming such an object is not
+/// memoized (judged as usual).
+class ContentTable {
+public:
+    static constexpr std::uint64_t none = ~std::uint64_t{0};
+    static constexpr std::uint64_t words_max = std::uint64_t{16} << 20;  // 128 MiB of keys
+
+    auto intern(KeyWords words) -> std::uint64_t {
+        if (const auto it = ids_.find(words); it != ids_.end()) return it->second;
+        if (words_ + words.size() > words_max) return none;
+        words_ += words.size();
+        const std::uint64_t id = ids_.size();
+        ids_.emplace(std::move(words), id);
+        return id;
+    }
+    [[nodiscard]] auto size() const -> std::size_t { return ids_.size(); }
+
+private:
+    std::unordered_map<KeyWords, std::uint64_t, KeyWordsHash> ids_;
+    std::uint64_t words_ = 0;
+};
+
+/// What the runner's cross-run memo asks of a model's metadata objects
+/// (FileSystem::metadata_index).
+class MetadataIndex {
+public:
+    virtual ~MetadataIndex() = default;
+    /// The canonical id of object `id`'s content (equal content: equal id),
+    /// ContentTable::none when `id` names no object or the table is full.
+    [[nodiscard]] virtual auto canonical(std::uint64_t id) const -> std::uint64_t = 0;
+    /// The object ids object `id` holds, in member order.
+    virtual void references(std::uint64_t id, std::vector<std::uint64_t>& out) const = 0;
+
+protected:
+    MetadataIndex() = default;
+    MetadataIndex(const MetadataIndex&) = default;
+    auto operator=(const MetadataIndex&) -> MetadataIndex& = default;
+};
+
 template <typename Object>  // a std::variant of the model's metadata objects
-class MetadataStore {
+class MetadataStore final : public MetadataIndex {
 public:
     /// Keeps `object` and returns its id, the version of its Content::meta tag.
     auto store(Object object) -> std::uint64_t {
-        objects_.push_back(std::make_shared<const Object>(std::move(object)));
+        objects_.push_back(std::make_shared<const Slot>(std::move(object)));
         return objects_.size() - 1;
+    }
+
+    /// Computed once per object, on first use (clones share the slot, so
+    /// the prototype's objects are encoded once per Simulation).
+    [[nodiscard]] auto canonical(std::uint64_t id) const -> std::uint64_t override {
+        if (id >= objects_.size()) return ContentTable::none;
+        const Slot& slot = *objects_[id];
+        if (slot.canonical == unknown) {
+            KeyWords words{slot.object.index()};
+            std::visit([&](const auto& object) { encode_object(words, object); }, slot.object);
+            slot.canonical = table_->intern(std::move(words));
+        }
+        return slot.canonical;
+    }
+    void references(std::uint64_t id, std::vector<std::uint64_t>& out) const override {
+        SIM_ASSERT(id < objects_.size());
+        std::visit([&](const auto& object) { object_references(object, out); }, objects_[id]->object);
     }
 
     /// The object of type T that a metadata block read from the image holds,
@@ -47,7 +168,7 @@ public:
     [[nodiscard]] auto find(const disk::Content& content) const -> const T* {
         if (content.kind != disk::ContentKind::meta || content.offset != 0) return nullptr;
         SIM_ASSERT(content.version < objects_.size());
-        return std::get_if<T>(objects_[content.version].get());
+        return std::get_if<T>(&objects_[content.version]->object);
     }
 
     /// Superblock validation at mount: block 0 must hold a whole `Super`
@@ -84,18 +205,18 @@ public:
         }
         if (home.kind != disk::ContentKind::meta || home.offset != 0 ||
             home.version >= objects_.size() ||
-            !std::holds_alternative<Super>(*objects_[home.version])) {
+            !std::holds_alternative<Super>(objects_[home.version]->object)) {
             fail_mount(state, "no valid superblock at block 0: it holds " +
                                   home.describe(file_names, block_size));
             return nullptr;
         }
-        return &std::get<Super>(*objects_[home.version]);
+        return &std::get<Super>(objects_[home.version]->object);
     }
 
     /// Object `id`, which a caller has checked exists.
     [[nodiscard]] auto at(std::uint64_t id) const -> const Object& {
         SIM_ASSERT(id < objects_.size());
-        return *objects_[id];
+        return objects_[id]->object;
     }
     [[nodiscard]] auto size() const -> std::uint64_t { return objects_.size(); }
     /// A mount's recovery is about to store its writes: the first mark since
@@ -115,7 +236,17 @@ public:
     }
 
 private:
-    std::vector<std::shared_ptr<const Object>> objects_;
+    static constexpr std::uint64_t unknown = ContentTable::none - 1;
+    /// An object and, once asked, its canonical id (ContentTable::none when
+    /// the table was full). Single-threaded: a Simulation's runs share it,
+    /// and each job of a campaign has its own Simulation.
+    struct Slot {
+        explicit Slot(Object in) : object(std::move(in)) {}
+        Object object;
+        mutable std::uint64_t canonical = unknown;
+    };
+    std::vector<std::shared_ptr<const Slot>> objects_;
+    std::shared_ptr<ContentTable> table_ = std::make_shared<ContentTable>();
     /// size() at the first mark_recovery() since the last forget_recovery().
     std::optional<std::uint64_t> recovery_mark_;
 };

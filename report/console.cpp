@@ -241,6 +241,10 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
             static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
             static_cast<ull>(report.steps), elapsed, static_cast<double>(report.schedules) / elapsed,
             static_cast<double>(report.crash_states) / elapsed);
+    if (report.crash_states_reused > 0) {
+        appendf(out, "verdict memo: %llu of the %llu crash states judged before in this search, their verdict reused\n",
+                static_cast<ull>(report.crash_states_reused), static_cast<ull>(report.crash_states));
+    }
     if (dfs) {
         appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),

@@ -25,6 +25,7 @@ constexpr std::uint64_t batch_per_job = 256;
 
 struct ScheduleResult {
     std::uint64_t crash_states = 0;
+    std::uint64_t crash_states_reused = 0;
     std::uint64_t recovery_crash_states = 0;
     FaultCounts faults;
     std::uint64_t steps = 0;
@@ -43,6 +44,7 @@ struct ScheduleResult {
 auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     ScheduleResult result;
     result.crash_states = outcome.crash_states;
+    result.crash_states_reused = outcome.crash_states_reused;
     result.recovery_crash_states = outcome.recovery_crash_states;
     result.faults = outcome.faults;
     result.steps = outcome.steps;
@@ -98,6 +100,7 @@ void tally(FuzzReport& report, const ScheduleResult& result) {
     report.schedules++;
     if (result.verified) report.verified++;
     report.crash_states += result.crash_states;
+    report.crash_states_reused += result.crash_states_reused;
     report.recovery_crash_states += result.recovery_crash_states;
     report.faults += result.faults;
     report.steps += result.steps;
@@ -339,6 +342,7 @@ auto DfsSearch::fold() -> FuzzReport {
         const FuzzReport& part = unit.part;
         report.schedules += part.schedules;
         report.crash_states += part.crash_states;
+        report.crash_states_reused += part.crash_states_reused;
         report.recovery_crash_states += part.recovery_crash_states;
         report.faults += part.faults;
         report.steps += part.steps;

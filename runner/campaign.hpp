@@ -87,6 +87,10 @@ struct FoundViolation {
 struct FuzzReport {
     std::uint64_t schedules = 0;  // run
     std::uint64_t crash_states = 0;
+    /// Of crash_states: their verdict taken from the verdict memo (judged
+    /// before by a run of the same Simulation: RunOutcome::crash_states_reused).
+    /// Depends on the jobs (each has its own memo), unlike every other count.
+    std::uint64_t crash_states_reused = 0;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
     FaultCounts faults;  // device faults (issue 14) in the crash states judged

@@ -1,8 +1,10 @@
 #include "runner/runner.hpp"
 
 #include "runner/campaign.hpp"
+#include "runner/verdict_memo.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "checkers/event_watch.hpp"
 #include "model/events.hpp"
@@ -365,7 +367,7 @@ private:
 };
 
 Simulation::Simulation(const Scenario& scenario, const Variant& variant)
-    : scenario_(scenario), variant_(variant), bounds_(scenario.explore) {
+    : scenario_(scenario), variant_(variant), bounds_(scenario.explore), verdicts_(std::make_unique<VerdictMemo>()) {
     model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
                              scenario.device.profile, scenario.machine.page_cache_bytes,
                              scenario.machine.reclaim_batch_bytes};
@@ -858,7 +860,8 @@ auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pendin
     return text;
 }
 
-/// One segment of a crash image, flattened: the verdict memo's key.
+/// One segment of a crash image, flattened: a key of the mounts of one
+/// crash state (RunState::mounts_judged).
 struct ImageSegment {
     std::uint64_t start;
     std::uint64_t end;
@@ -869,32 +872,6 @@ struct ImageSegment {
     std::uint16_t sectors;
     model::disk::ContentKind kind;
     auto operator<=>(const ImageSegment&) const = default;
-};
-
-/// Everything a crash state's verdict depends on within one run (issue 13).
-/// Recovery (FileSystem::recover, recover_with_writes, both const) reads the
-/// crash image, the metadata objects it names and the geometry fixed at
-/// mkfs; the objects are immutable and only appended within a run
-/// (model/metadata_store.hpp; recovery's own are forgotten after each crash
-/// state), so the image names the same objects wherever it recurs in the
-/// run. The checkers read that recovered state, the oracle (one revision:
-/// one oracle, Oracle::revision) and the check context, of which only the
-/// freeze level changes during a run. Crash states inside recovery are
-/// enumerated from the image alone (CutChoice::every, no prng drawn). Hence
-/// equal keys, equal verdicts, judged counts and recovery crash states. Not
-/// across runs: after a schedule's branch point an object id may name
-/// another object.
-struct VerdictKey {
-    std::vector<ImageSegment> image;
-    std::uint64_t oracle_revision = 0;
-    model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
-    auto operator<=>(const VerdictKey&) const = default;
-};
-
-/// What judging one crash state without a violation added to the outcome.
-struct Verdict {
-    std::vector<std::uint64_t> judged;  // per checker, RunOutcome::judged
-    std::uint64_t recovery_crash_states = 0;
 };
 
 auto image_segments(const model::disk::Image& image) -> std::vector<ImageSegment> {
@@ -935,11 +912,18 @@ struct RunState {
     /// The freeze level the run's events last set: the level at a cut.
     model::FreezeLevel frozen = model::FreezeLevel::unfrozen;
     model::FreezeLevel seen_frozen = model::FreezeLevel::unfrozen;
-    /// Crash states judged in this run without a violation (VerdictKey);
-    /// used where nothing else reaches the outcome: no story asked for, no
-    /// torn write, no lying cache, every cut inside recovery enumerated.
+    /// Crash states judged by this Simulation's runs without a violation
+    /// (memo_key); used where nothing else reaches the outcome: no story
+    /// asked for, no device fault, no lying cache, every cut inside recovery
+    /// enumerated.
     bool memo = false;
-    std::map<VerdictKey, Verdict> verdicts{};
+    VerdictMemo* verdicts = nullptr;
+    /// The oracle's canonical id at oracle_revision (Oracle::encode is
+    /// redone only when the oracle changed).
+    std::uint64_t oracle_revision = ~std::uint64_t{0};
+    std::uint64_t oracle_id = model::ContentTable::none;
+    std::unordered_map<std::uint64_t, std::uint64_t> key_ids{};  // memo_key's scratch: object id -> position
+    std::vector<std::uint64_t> key_objects{};                     // and the ids by position
     std::uint64_t memo_hits = 0;
     std::uint64_t mounts_reused = 0;
     /// The mounts of the crash state being evaluated, by image: what their
@@ -1106,12 +1090,15 @@ struct RunState {
         const model::disk::Image image = faulted_image(keep, faults);
         // No memo where the device has a fault model: a fault's outcome is
         // counted per state (fault_outcome), and latent errors change the mount.
-        const bool memoized = memo && !narrate && choice == CutChoice::every && device.faults().budget == 0 &&
-                              !device.faults().lying_cache;
-        std::optional<VerdictKey> key;
+        // Nor in a traced run (a story, --verify-determinism's reruns): it
+        // judges every crash state itself, so a rerun repeats the work.
+        const bool memoized = memo && !narrate && !trace.enabled() && choice == CutChoice::every &&
+                              device.faults().budget == 0 && !device.faults().lying_cache &&
+                              device.counters().write_errors == 0;
+        std::optional<model::KeyWords> key;
         if (memoized) {
-            key = VerdictKey{image_segments(image), oracle.revision(), frozen};
-            if (reuse_verdict(*key)) return false;
+            key = memo_key(image);
+            if (key && reuse_verdict(*key)) return false;
         }
         const Verdict before{outcome.judged, outcome.recovery_crash_states};
         mount_and_judge(image, levels, "mount", choice, recorded, found);
@@ -1147,22 +1134,86 @@ struct RunState {
         return true;
     }
 
-    /// A crash state judged before in this run: its counts again, no mount.
-    auto reuse_verdict(const VerdictKey& key) -> bool {
-        const auto it = verdicts.find(key);
-        if (it == verdicts.end()) return false;
-        for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += it->second.judged[i];
-        outcome.recovery_crash_states += it->second.recovery_crash_states;
+    /// The key of a crash state in the verdict memo across schedules (issue
+    /// 13), or none where it cannot be formed (a model without a metadata
+    /// index, a full content table). What a verdict depends on:
+    /// - recovery (FileSystem::recover, recover_with_writes) reads the image
+    ///   and the metadata objects its blocks name, besides geometry fixed at
+    ///   mkfs (FileSystem::metadata_index says which models qualify). The
+    ///   key holds every segment's content but DurableBlock::sequence (no
+    ///   model reads it; MountDevice only orders recovery's writes after
+    ///   every block of the image), segment boundaries kept as they are.
+    ///   An object id is a per-run name: the key holds its position among
+    ///   the ids the image names, first seen first, and after the segments
+    ///   each named object's canonical id (its content, MetadataStore::
+    ///   canonical) and the positions of the ids it holds (btrfs's
+    ///   Superblock names its trees). Recovery compares ids only for
+    ///   equality (read_meta's "parent transid verify failed") and follows
+    ///   them, so equal keys mean images alike up to renaming the objects.
+    ///   Recovery's own objects (mark_recovery) are never in a key: it is
+    ///   made before the mount, from the run's image.
+    /// - the checkers read the recovered state, the oracle by content
+    ///   (Oracle::encode: interned, its id cached per revision) and the
+    ///   check context, of which only the freeze level changes between runs.
+    /// - the cuts inside recovery (CutChoice::every) come from the image,
+    ///   the policy and the recovery_crashes bound, which set_bounds may
+    ///   change between runs: both in the key. No prng is drawn.
+    /// - judge()'s faults_injected: no fault, no write error (evaluate's
+    ///   condition for the memo).
+    auto memo_key(const model::disk::Image& image) -> std::optional<model::KeyWords> {
+        const model::MetadataIndex* index = fs.metadata_index();
+        if (index == nullptr || verdicts == nullptr) return std::nullopt;
+        if (oracle.revision() != oracle_revision) {
+            model::KeyWords words;
+            oracle.encode(words);
+            oracle_id = verdicts->oracles.intern(std::move(words));
+            oracle_revision = oracle.revision();
+        }
+        if (oracle_id == model::ContentTable::none) return std::nullopt;
+        model::KeyWords key{oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
+                            static_cast<std::uint64_t>(policy), image.blocks().segment_count()};
+        key_ids.clear();
+        key_objects.clear();
+        const auto position = [&](std::uint64_t id) -> std::uint64_t {
+            const auto [it, added] = key_ids.emplace(id, key_objects.size());
+            if (added) key_objects.push_back(id);
+            return it->second;
+        };
+        image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+            const model::disk::Content& c = block.content;
+            const bool meta = c.kind == model::disk::ContentKind::meta;
+            key.insert(key.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.sectors,
+                                   std::uint64_t{c.misdirected}, c.home, meta ? position(c.version) : c.version});
+        });
+        std::vector<std::uint64_t> held;
+        for (std::size_t i = 0; i < key_objects.size(); i++) {  // grows as objects name others
+            const std::uint64_t canonical = index->canonical(key_objects[i]);
+            if (canonical == model::ContentTable::none) return std::nullopt;
+            held.clear();
+            index->references(key_objects[i], held);
+            key.push_back(canonical);
+            key.push_back(held.size());
+            for (const std::uint64_t id : held) key.push_back(position(id));
+        }
+        return key;
+    }
+
+    /// A crash state judged before by this Simulation: its counts again, no mount.
+    auto reuse_verdict(const model::KeyWords& key) -> bool {
+        const Verdict* verdict = verdicts->find(key);
+        if (verdict == nullptr) return false;
+        for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += verdict->judged[i];
+        outcome.recovery_crash_states += verdict->recovery_crash_states;
         memo_hits++;
         story.clear();
         return true;
     }
 
     /// Keeps what judging the crash state `key` added since `before`.
-    void keep_verdict(VerdictKey key, const Verdict& before) {
+    void keep_verdict(model::KeyWords key, const Verdict& before) {
         Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
         for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
-        verdicts.emplace(std::move(key), std::move(added));
+        verdicts->keep(std::move(key), std::move(added));
     }
 
     /// A mount of this crash state judged before (mounts_judged): its counts again.
@@ -1531,6 +1582,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
                      bounds.recovery_crashes, recovery_prng, crash_prng.fork("faults")};
         run.memo = verdict_memo_;
+        run.verdicts = verdicts_.get();
         ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;

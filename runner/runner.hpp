@@ -132,6 +132,8 @@ struct CrashPlan {
     CrashRecord recorded;  // at_step
 };
 
+class VerdictMemo;  // runner/verdict_memo.hpp
+
 class Simulation {
 public:
     /// Runs the set-up; throws InputError if the set-up cannot complete.
@@ -174,9 +176,10 @@ public:
     /// The checkers every crash state goes through, in order: the scenario's,
     /// then mount (unless the scenario's crash.mount is may-fail).
     [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
-    /// Whether a run reuses the verdict of a crash state it already judged
-    /// (RunState's verdict memo in runner.cpp; on by default). Off only to
-    /// show, in tests, that it changes no count and no verdict.
+    /// Whether a run reuses the verdict of a crash state this Simulation's
+    /// runs already judged (VerdictMemo, RunState::memo_key in runner.cpp;
+    /// on by default). Off only to show, in tests, that it changes no count
+    /// and no verdict.
     void set_verdict_memo(bool on) { verdict_memo_ = on; }
 
 private:
@@ -194,6 +197,8 @@ private:
     std::uint64_t decisions_estimate_ = 1;
     bool decisions_estimated_ = false;
     bool verdict_memo_ = true;
+    /// The verdicts of crash states judged by any run so far (issue 13).
+    std::unique_ptr<VerdictMemo> verdicts_;
     std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };
 

@@ -297,6 +297,45 @@ struct Superblock {
 
 using MetaObject = std::variant<Superblock, FsTree, LogTree>;
 
+// Every member of the objects above, for the runner's verdict memo across
+// schedules (model/metadata_store.hpp): a member added to them goes here too.
+// A Superblock's root_object and log_object are object ids: references, not
+// content. A LogTree's layers are encoded by content, down each chain.
+inline void encode_items(KeyWords& out, const InodeItems& items) {
+    out.push_back(items.size_bytes);
+    encode_range_map(out, items.extents, [&](const FileExtentItem& item) {
+        out.insert(out.end(), {item.disk_block, item.generation, item.item});
+    });
+}
+inline void encode_object(KeyWords& out, const Superblock& super) {
+    out.insert(out.end(), {super.generation, super.root_block, std::uint64_t{super.has_log}, super.log_block,
+                           super.log_transid});
+}
+inline void encode_object(KeyWords& out, const FsTree& tree) {
+    out.push_back(tree.inodes.size());
+    for (const auto& [ino, items] : tree.inodes) {
+        out.push_back(ino);
+        encode_items(out, items);
+    }
+}
+inline void encode_object(KeyWords& out, const LogTree& log) {
+    out.push_back(log.inodes.size());
+    for (const auto& [ino, top] : log.inodes) {
+        out.push_back(ino);
+        for (const LogLayer* layer = top.get(); layer != nullptr; layer = layer->below.get()) {
+            out.push_back(1);  // one more layer
+            encode_items(out, layer->items);
+        }
+        out.push_back(0);
+    }
+}
+inline void object_references(const Superblock& super, std::vector<std::uint64_t>& out) {
+    out.push_back(super.root_object);
+    out.push_back(super.log_object);
+}
+inline void object_references(const FsTree&, std::vector<std::uint64_t>&) {}
+inline void object_references(const LogTree&, std::vector<std::uint64_t>&) {}
+
 struct OrderedExtent {
     std::uint64_t id;
     std::uint32_t file;
@@ -361,6 +400,7 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     void forget_recovery() override { meta_objects_.forget_recovery(); }
+    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:

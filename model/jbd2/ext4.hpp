@@ -136,6 +136,40 @@ struct CommitBlock {
 };
 using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock, RevokeBlock>;
 
+// Every member of the objects above, for the runner's verdict memo across
+// schedules (model/metadata_store.hpp): a member added to them goes here too.
+// None holds an object id (a descriptor's tags are home block numbers).
+inline void encode_object(KeyWords& out, const JournalSuper& super) {
+    out.insert(out.end(), {super.s_start, super.s_sequence});
+}
+inline void encode_object(KeyWords& out, const Descriptor& descriptor) {
+    out.push_back(descriptor.sequence);
+    out.push_back(descriptor.tags.size());
+    out.insert(out.end(), descriptor.tags.begin(), descriptor.tags.end());
+}
+inline void encode_object(KeyWords& out, const MetaBlock& meta) {
+    out.insert(out.end(), {static_cast<std::uint64_t>(meta.kind), meta.block, meta.version, meta.inodes.size()});
+    for (const InodeRecord& inode : meta.inodes) {
+        out.insert(out.end(), {std::uint64_t{inode.used}, std::uint64_t{inode.directory}, inode.size,
+                               inode.blocks.size()});
+        for (const auto& [file_block, device_block] : inode.blocks) out.insert(out.end(), {file_block, device_block});
+    }
+    out.push_back(meta.entries.size());
+    for (const auto& [name, ino] : meta.entries) {
+        encode_string(out, name);
+        out.push_back(ino);
+    }
+    encode_bits(out, meta.bits);
+}
+inline void encode_object(KeyWords& out, const CommitBlock& commit) { out.push_back(commit.sequence); }
+inline void encode_object(KeyWords& out, const RevokeBlock& revoke) {
+    out.push_back(revoke.sequence);
+    out.push_back(revoke.blocks.size());
+    out.insert(out.end(), revoke.blocks.begin(), revoke.blocks.end());
+}
+template <typename T>
+void object_references(const T&, std::vector<std::uint64_t>&) {}
+
 /// t_state.
 enum class TState : std::uint8_t {
     running,
@@ -215,6 +249,7 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     void forget_recovery() override { meta_objects_.forget_recovery(); }
+    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.

@@ -192,6 +192,43 @@ struct MetaState {
 
 using MetaObject = std::variant<MetaState, LogRecord>;
 
+// Every member of the objects above, for the runner's verdict memo across
+// schedules (model/metadata_store.hpp): a member added to them goes here too.
+// None holds an object id; a transaction's kind is encoded by its text.
+inline void encode_inode(KeyWords& out, const InodeImage& inode) {
+    out.insert(out.end(), {std::uint64_t{inode.exists}, inode.nlink, inode.di_size, inode.extsize_blocks});
+    encode_range_map(out, inode.extents, [&](const Extent& extent) {
+        out.insert(out.end(), {static_cast<std::uint64_t>(extent.state), extent.start_block});
+    });
+}
+inline void encode_free(KeyWords& out, const sim::RangeMap<Free>& free) {
+    encode_range_map(out, free, [](const Free&) {});
+}
+inline void encode_object(KeyWords& out, const MetaState& meta) {
+    out.push_back(meta.applied_lsn);
+    out.push_back(meta.inodes.size());
+    for (const InodeImage& inode : meta.inodes) encode_inode(out, inode);
+    encode_free(out, meta.free_space);
+}
+inline void encode_object(KeyWords& out, const LogRecord& record) {
+    out.insert(out.end(), {record.lsn, std::uint64_t{record.unmount}, record.transactions.size()});
+    for (const LoggedTransaction& transaction : record.transactions) {
+        out.push_back(transaction.id);
+        encode_string(out, transaction.kind == nullptr ? std::string_view{} : std::string_view{transaction.kind});
+        out.push_back(transaction.kind == nullptr);
+        out.push_back(transaction.inodes.size());
+        for (const auto& [ino, inode] : transaction.inodes) {
+            out.push_back(ino);
+            encode_inode(out, inode);
+        }
+        out.push_back(transaction.free_space.has_value());
+        if (transaction.free_space) encode_free(out, *transaction.free_space);
+        out.push_back(transaction.superblock);
+    }
+}
+template <typename T>
+void object_references(const T&, std::vector<std::uint64_t>&) {}
+
 /// The in-core inode.
 struct Inode {
     bool exists = false;
@@ -294,6 +331,7 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     void forget_recovery() override { meta_objects_.forget_recovery(); }
+    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
     /// The log worker's kernel thread (l_work, armed at mount by
     /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks

@@ -1,5 +1,6 @@
-// The verdict memo (issue 13; RunState in runner/runner.cpp): a crash state
-// judged earlier in the same run, with the same image, oracle revision and
+// The verdict memo (issue 13; RunState::memo_key in runner/runner.cpp): a
+// crash state judged earlier by any run of the same Simulation, with the same
+// image (object ids by the content they name), oracle (by content) and
 // freeze level, reuses that verdict instead of mounting again; so does a
 // mount inside one crash state's recovery crashes whose image that crash
 // state judged already. It must change
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "loader/scenario.hpp"
+#include "model/btrfs/btrfs.hpp"
+#include "model/metadata_store.hpp"
 #include "runner/campaign.hpp"
 #include "tests/support.hpp"
 
@@ -76,25 +79,81 @@ TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with a
     const scenarios::Scenario scenario = scenarios::load_scenario(race);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     const scenarios::FuzzReport with = search(simulation, 1, true, 100'000);
-    const scenarios::FuzzReport without = search(simulation, 1, false, 100'000);
+    scenarios::Simulation fresh(scenario, *scenario.find_variant("fix-1"));
+    const scenarios::FuzzReport without = search(fresh, 1, false, 100'000);
     REQUIRE(with.complete);
     CHECK_FALSE(with.found);
     same_search(with, without);
-    // Reuse happens (a kept subset at one step recurs at the next when only
-    // a write was added), and only with the memo on.
-    simulation.set_verdict_memo(true);
-    const Walk on = walk(simulation, 1);
-    simulation.set_verdict_memo(false);
-    const Walk off = walk(simulation, 1);
+    // Different schedules reach the same crash states: most are reused.
+    CHECK(with.crash_states_reused * 2 > with.crash_states);
+    CHECK(without.crash_states_reused == 0);
+    // Reuse happens, and only with the memo on.
+    scenarios::Simulation on_world(scenario, *scenario.find_variant("fix-1"));
+    on_world.set_verdict_memo(true);
+    const Walk on = walk(on_world, 1);
+    scenarios::Simulation off_world(scenario, *scenario.find_variant("fix-1"));
+    off_world.set_verdict_memo(false);
+    const Walk off = walk(off_world, 1);
     CHECK(on.schedules == with.schedules);
     CHECK(on.crash_states == with.crash_states);
     CHECK(off.crash_states == on.crash_states);
-    CHECK(on.reused > 0);
+    CHECK(on.reused == with.crash_states_reused);
     CHECK(off.reused == 0);
     // A cut inside recovery that keeps none of its writes mounts the image
     // recovery started from (the race's scenario explores one such cut).
     CHECK(on.mounts_reused > 0);
     CHECK(off.mounts_reused == 0);
+    // The memo outlives the runs: the same search again on the same world
+    // judges nothing itself.
+    const Walk again = walk(on_world, 1);
+    CHECK(again.crash_states == on.crash_states);
+    CHECK(again.reused == again.crash_states);
+    CHECK(again.mounts_reused == 0);
+}
+
+// The canonical ids behind the memo's keys (model/metadata_store.hpp): a
+// clone's objects are named by content, so two runs whose images hold the
+// same object id for different objects never share a verdict, and two ids
+// of equal objects are the same object to the memo.
+TEST_CASE("verdict memo: an object id is keyed by the object it names, shared across clones") {
+    using model::btrfs::FsTree;
+    using model::btrfs::MetaObject;
+    using model::btrfs::Superblock;
+    model::MetadataStore<MetaObject> prototype;
+    const std::uint64_t mkfs = prototype.store(FsTree{});
+    auto tree_of = [](std::uint64_t size) {
+        FsTree tree;
+        tree.inodes[0].size_bytes = size;
+        return tree;
+    };
+    // Two runs branch: each stores its own tree under the same next id.
+    model::MetadataStore<MetaObject> run_a = prototype;
+    model::MetadataStore<MetaObject> run_b = prototype;
+    const std::uint64_t id_a = run_a.store(tree_of(4096));
+    const std::uint64_t id_b = run_b.store(tree_of(8192));
+    REQUIRE(id_a == id_b);
+    CHECK(run_a.canonical(id_a) != run_b.canonical(id_b));
+    CHECK(run_a.canonical(mkfs) == run_b.canonical(mkfs));
+    // A third run stores a's tree under another id: the same object.
+    model::MetadataStore<MetaObject> run_c = prototype;
+    (void)run_c.store(Superblock{1, 1, mkfs, false, 0, 0, 0});
+    const std::uint64_t id_c = run_c.store(tree_of(4096));
+    CHECK(id_c != id_a);
+    CHECK(run_c.canonical(id_c) == run_a.canonical(id_a));
+    // A member in the object's every field takes part: the extent items too.
+    FsTree mapped = tree_of(4096);
+    mapped.inodes[0].extents.assign(0, 1, model::btrfs::FileExtentItem{100, 1, 0});
+    const std::uint64_t id_mapped = run_c.store(mapped);
+    CHECK(run_c.canonical(id_mapped) != run_a.canonical(id_a));
+    // A superblock's tree ids are references, not content.
+    const std::uint64_t super_a = run_a.store(Superblock{2, 5, id_a, false, 0, 0, 1});
+    const std::uint64_t super_c = run_c.store(Superblock{2, 5, id_c, false, 0, 0, 1});
+    CHECK(run_a.canonical(super_a) == run_c.canonical(super_c));
+    std::vector<std::uint64_t> held;
+    run_c.references(super_c, held);
+    CHECK(held == std::vector<std::uint64_t>{id_c, 0});
+    // No object behind an id: no canonical id (the memo then judges the state).
+    CHECK(run_a.canonical(1000) == model::ContentTable::none);
 }
 
 TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same violations at the same schedules") {
@@ -116,13 +175,16 @@ TEST_CASE("verdict memo: every bundled scenario reports the same with and withou
         const scenarios::Scenario scenario = scenarios::load_scenario(path);
         if (scenario.perf) continue;  // a workload far past a dfs
         for (const auto& variant : scenario.variants) {
+            // One world each for all three bounds: the memo carries verdicts
+            // from one search to the next, as it does between schedules.
+            scenarios::Simulation with_memo(scenario, variant);
+            scenarios::Simulation without_memo(scenario, variant);
             for (std::uint32_t preemptions = 0; preemptions <= 2; preemptions++) {
                 CAPTURE(path);
                 CAPTURE(variant.name);
                 CAPTURE(preemptions);
-                scenarios::Simulation simulation(scenario, variant);
-                const scenarios::FuzzReport with = search(simulation, preemptions, true, cap);
-                same_search(with, search(simulation, preemptions, false, cap));
+                const scenarios::FuzzReport with = search(with_memo, preemptions, true, cap);
+                same_search(with, search(without_memo, preemptions, false, cap));
                 compared++;
                 if (!with.complete) break;  // capped: a higher bound only repeats the first 300
             }
