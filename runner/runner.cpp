@@ -922,8 +922,6 @@ struct RunState {
     /// redone only when the oracle changed).
     std::uint64_t oracle_revision = ~std::uint64_t{0};
     std::uint64_t oracle_id = model::ContentTable::none;
-    std::unordered_map<std::uint64_t, std::uint64_t> key_ids{};  // memo_key's scratch: object id -> position
-    std::vector<std::uint64_t> key_objects{};                     // and the ids by position
     std::uint64_t memo_hits = 0;
     std::uint64_t mounts_reused = 0;
     /// The mounts of the crash state being evaluated, by image: what their
@@ -1171,30 +1169,8 @@ struct RunState {
         }
         if (oracle_id == model::ContentTable::none) return std::nullopt;
         model::KeyWords key{oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
-                            static_cast<std::uint64_t>(policy), image.blocks().segment_count()};
-        key_ids.clear();
-        key_objects.clear();
-        const auto position = [&](std::uint64_t id) -> std::uint64_t {
-            const auto [it, added] = key_ids.emplace(id, key_objects.size());
-            if (added) key_objects.push_back(id);
-            return it->second;
-        };
-        image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-            const model::disk::Content& c = block.content;
-            const bool meta = c.kind == model::disk::ContentKind::meta;
-            key.insert(key.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.sectors,
-                                   std::uint64_t{c.misdirected}, c.home, meta ? position(c.version) : c.version});
-        });
-        std::vector<std::uint64_t> held;
-        for (std::size_t i = 0; i < key_objects.size(); i++) {  // grows as objects name others
-            const std::uint64_t canonical = index->canonical(key_objects[i]);
-            if (canonical == model::ContentTable::none) return std::nullopt;
-            held.clear();
-            index->references(key_objects[i], held);
-            key.push_back(canonical);
-            key.push_back(held.size());
-            for (const std::uint64_t id : held) key.push_back(position(id));
-        }
+                            static_cast<std::uint64_t>(policy)};
+        if (!image_key(image, *index, key)) return std::nullopt;
         return key;
     }
 

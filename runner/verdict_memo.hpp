@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/disk/block_device.hpp"
 #include "model/metadata_store.hpp"
 
 namespace scenarios {
@@ -47,5 +48,40 @@ private:
     std::unordered_map<model::KeyWords, Verdict, model::KeyWordsHash> verdicts_;
     std::uint64_t words_ = 0;
 };
+
+/// Appends the image part of a memo key (RunState::memo_key says why it is
+/// sound): every segment's content but DurableBlock::sequence, a metadata
+/// block's object id replaced by its position among the ids the image names
+/// (first seen first), then per position the object's canonical id and the
+/// positions of the ids it holds. False when an object has no canonical id
+/// (the state is then judged, not memoized).
+inline auto image_key(const model::disk::Image& image, const model::MetadataIndex& index, model::KeyWords& key)
+    -> bool {
+    std::unordered_map<std::uint64_t, std::uint64_t> positions;  // lookups only
+    std::vector<std::uint64_t> objects;                           // ids by position
+    const auto position = [&](std::uint64_t id) -> std::uint64_t {
+        const auto [it, added] = positions.emplace(id, objects.size());
+        if (added) objects.push_back(id);
+        return it->second;
+    };
+    key.push_back(image.blocks().segment_count());
+    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+        const model::disk::Content& c = block.content;
+        const bool meta = c.kind == model::disk::ContentKind::meta;
+        key.insert(key.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.sectors,
+                               std::uint64_t{c.misdirected}, c.home, meta ? position(c.version) : c.version});
+    });
+    std::vector<std::uint64_t> held;
+    for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
+        const std::uint64_t canonical = index.canonical(objects[i]);
+        if (canonical == model::ContentTable::none) return false;
+        held.clear();
+        index.references(objects[i], held);
+        key.push_back(canonical);
+        key.push_back(held.size());
+        for (const std::uint64_t id : held) key.push_back(position(id));
+    }
+    return true;
+}
 
 }  // namespace scenarios
