@@ -51,15 +51,26 @@ inline void refuse_mount(RecoveredState& state, std::uint64_t block, std::string
 /// An encoding in words: a key of the memo, or an object's content.
 using KeyWords = std::vector<std::uint64_t>;
 
-/// A hash of words for the memo's maps (equality always compares all words).
+/// A hash of words for the memo's maps (equality always compares all words):
+/// four independent lanes, so a long key hashes at several words a cycle,
+/// then murmur3's fmix64.
 struct KeyWordsHash {
     auto operator()(const KeyWords& words) const noexcept -> std::size_t {
-        std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ words.size();
-        for (const std::uint64_t w : words) {
-            h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-            h *= 0xff51afd7ed558ccdULL;
+        constexpr std::uint64_t k = 0x9e3779b97f4a7c15ULL;
+        std::uint64_t lane[4] = {words.size(), k, k << 1, k << 2};
+        std::size_t i = 0;
+        for (; i + 4 <= words.size(); i += 4) {
+            for (std::size_t j = 0; j < 4; j++) lane[j] = (lane[j] ^ words[i + j]) * k;
         }
-        return static_cast<std::size_t>(h ^ (h >> 33));
+        for (; i < words.size(); i++) lane[0] = (lane[0] ^ words[i]) * k;
+        std::uint64_t h = lane[0] ^ (lane[1] << 17 | lane[1] >> 47) ^ (lane[2] << 31 | lane[2] >> 33) ^
+                          (lane[3] << 47 | lane[3] >> 17);
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        return static_cast<std::size_t>(h);
     }
 };
 

@@ -922,6 +922,8 @@ struct RunState {
     /// redone only when the oracle changed).
     std::uint64_t oracle_revision = ~std::uint64_t{0};
     std::uint64_t oracle_id = model::ContentTable::none;
+    model::KeyWords memo_words{};  // memo_key's key, reused: a key allocates nothing once warm
+    KeyObjects key_objects{};      // memo_key's scratch
     std::uint64_t memo_hits = 0;
     std::uint64_t mounts_reused = 0;
     /// The mounts of the crash state being evaluated, by image: what their
@@ -1093,14 +1095,11 @@ struct RunState {
         const bool memoized = memo && !narrate && !trace.enabled() && choice == CutChoice::every &&
                               device.faults().budget == 0 && !device.faults().lying_cache &&
                               device.counters().write_errors == 0;
-        std::optional<model::KeyWords> key;
-        if (memoized) {
-            key = memo_key(image);
-            if (key && reuse_verdict(*key)) return false;
-        }
+        const bool keyed = memoized && memo_key(image);
+        if (keyed && reuse_verdict(memo_words)) return false;
         const Verdict before{outcome.judged, outcome.recovery_crash_states};
         mount_and_judge(image, levels, "mount", choice, recorded, found);
-        if (key && found.empty()) keep_verdict(std::move(*key), before);
+        if (keyed && found.empty()) keep_verdict(memo_words, before);
         fs.forget_recovery();
         mounts_judged.clear();  // recovery's object ids are free again
         for (auto& line : fault_lines) tell("fault_outcome", std::move(line));
@@ -1132,8 +1131,8 @@ struct RunState {
         return true;
     }
 
-    /// The key of a crash state in the verdict memo across schedules (issue
-    /// 13), or none where it cannot be formed (a model without a metadata
+    /// Sets memo_words to the key of a crash state in the verdict memo across
+    /// schedules (issue 13); false where it cannot be formed (a model without a metadata
     /// index, a full content table). What a verdict depends on:
     /// - recovery (FileSystem::recover, recover_with_writes) reads the image
     ///   and the metadata objects its blocks name, besides geometry fixed at
@@ -1158,20 +1157,19 @@ struct RunState {
     ///   change between runs: both in the key. No prng is drawn.
     /// - judge()'s faults_injected: no fault, no write error (evaluate's
     ///   condition for the memo).
-    auto memo_key(const model::disk::Image& image) -> std::optional<model::KeyWords> {
+    auto memo_key(const model::disk::Image& image) -> bool {
         const model::MetadataIndex* index = fs.metadata_index();
-        if (index == nullptr || verdicts == nullptr) return std::nullopt;
+        if (index == nullptr || verdicts == nullptr) return false;
         if (oracle.revision() != oracle_revision) {
             model::KeyWords words;
             oracle.encode(words);
             oracle_id = verdicts->oracles.intern(std::move(words));
             oracle_revision = oracle.revision();
         }
-        if (oracle_id == model::ContentTable::none) return std::nullopt;
-        model::KeyWords key{oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
-                            static_cast<std::uint64_t>(policy)};
-        if (!image_key(image, *index, key)) return std::nullopt;
-        return key;
+        if (oracle_id == model::ContentTable::none) return false;
+        memo_words.assign({oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
+                           static_cast<std::uint64_t>(policy)});
+        return image_key(image, *index, memo_words, key_objects);
     }
 
     /// A crash state judged before by this Simulation: its counts again, no mount.
@@ -1186,10 +1184,10 @@ struct RunState {
     }
 
     /// Keeps what judging the crash state `key` added since `before`.
-    void keep_verdict(model::KeyWords key, const Verdict& before) {
+    void keep_verdict(const model::KeyWords& key, const Verdict& before) {
         Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
         for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
-        verdicts->keep(std::move(key), std::move(added));
+        verdicts->keep(key, std::move(added));
     }
 
     /// A mount of this crash state judged before (mounts_judged): its counts again.

@@ -49,37 +49,66 @@ private:
     std::uint64_t words_ = 0;
 };
 
+/// The object ids an image names, by position (first seen first); reused
+/// from one key to the next so that a key allocates nothing once warm.
+class KeyObjects {
+public:
+    void clear() {
+        ids_.clear();
+        positions_.clear();
+    }
+    /// The position of `id`, given it if new. A few ids (btrfs: a superblock
+    /// and its trees) are searched in order, more through a map.
+    auto position(std::uint64_t id) -> std::uint64_t {
+        if (ids_.size() <= linear_max) {
+            for (std::size_t i = 0; i < ids_.size(); i++) {
+                if (ids_[i] == id) return i;
+            }
+            ids_.push_back(id);
+            if (ids_.size() > linear_max) {
+                for (std::size_t i = 0; i < ids_.size(); i++) positions_.emplace(ids_[i], i);
+            }
+            return ids_.size() - 1;
+        }
+        const auto [it, added] = positions_.emplace(id, ids_.size());
+        if (added) ids_.push_back(id);
+        return it->second;
+    }
+    [[nodiscard]] auto size() const -> std::size_t { return ids_.size(); }
+    [[nodiscard]] auto operator[](std::size_t i) const -> std::uint64_t { return ids_[i]; }
+    std::vector<std::uint64_t> held;  // scratch for MetadataIndex::references
+
+private:
+    static constexpr std::size_t linear_max = 16;
+    std::vector<std::uint64_t> ids_;
+    std::unordered_map<std::uint64_t, std::uint64_t> positions_;  // past linear_max; lookups only
+};
+
 /// Appends the image part of a memo key (RunState::memo_key says why it is
 /// sound): every segment's content but DurableBlock::sequence, a metadata
 /// block's object id replaced by its position among the ids the image names
 /// (first seen first), then per position the object's canonical id and the
 /// positions of the ids it holds. False when an object has no canonical id
 /// (the state is then judged, not memoized).
-inline auto image_key(const model::disk::Image& image, const model::MetadataIndex& index, model::KeyWords& key)
-    -> bool {
-    std::unordered_map<std::uint64_t, std::uint64_t> positions;  // lookups only
-    std::vector<std::uint64_t> objects;                           // ids by position
-    const auto position = [&](std::uint64_t id) -> std::uint64_t {
-        const auto [it, added] = positions.emplace(id, objects.size());
-        if (added) objects.push_back(id);
-        return it->second;
-    };
+inline auto image_key(const model::disk::Image& image, const model::MetadataIndex& index, model::KeyWords& key,
+                      KeyObjects& objects) -> bool {
+    objects.clear();
+    key.reserve(key.size() + 1 + 9 * image.blocks().segment_count() + 8);
     key.push_back(image.blocks().segment_count());
     image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
         const model::disk::Content& c = block.content;
         const bool meta = c.kind == model::disk::ContentKind::meta;
         key.insert(key.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.sectors,
-                               std::uint64_t{c.misdirected}, c.home, meta ? position(c.version) : c.version});
+                               std::uint64_t{c.misdirected}, c.home, meta ? objects.position(c.version) : c.version});
     });
-    std::vector<std::uint64_t> held;
     for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
         const std::uint64_t canonical = index.canonical(objects[i]);
         if (canonical == model::ContentTable::none) return false;
-        held.clear();
-        index.references(objects[i], held);
+        objects.held.clear();
+        index.references(objects[i], objects.held);
         key.push_back(canonical);
-        key.push_back(held.size());
-        for (const std::uint64_t id : held) key.push_back(position(id));
+        key.push_back(objects.held.size());
+        for (const std::uint64_t id : objects.held) key.push_back(objects.position(id));
     }
     return true;
 }

@@ -180,7 +180,8 @@ auto meta_image(const std::vector<std::uint64_t>& ids) -> model::disk::Image {
 
 auto key_of(const model::disk::Image& image, const model::MetadataIndex& index) -> model::KeyWords {
     model::KeyWords key;
-    REQUIRE(scenarios::image_key(image, index, key));
+    scenarios::KeyObjects objects;
+    REQUIRE(scenarios::image_key(image, index, key, objects));
     return key;
 }
 
