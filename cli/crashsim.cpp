@@ -46,6 +46,8 @@ constexpr std::uint64_t schedules_max = 1'000'000'000'000;
 constexpr std::uint64_t jobs_max = 256;
 /// The most walks an estimate may take, and the deepest split.
 constexpr std::uint64_t walks_max = 100'000;
+/// The most stratified probes (each takes hundreds to thousands of runs).
+constexpr std::uint64_t probes_max = 1'000;
 constexpr std::uint64_t split_depth_max = 10'000;
 
 /// A numeric option: decimal digits only (no sign), within [min, max];
@@ -205,6 +207,8 @@ struct FuzzArgs {
     std::uint64_t verify_every = 0;  // --verify-determinism N
     bool estimate = false;           // --estimate: print the estimate, run nothing
     std::uint32_t walks = scenarios::estimate_walks_default;
+    std::uint32_t probes = scenarios::estimate_probes_default;  // --probes N (dfs --estimate)
+    bool probes_given = false;
     std::size_t split_depth = 0;     // --split-depth D (dfs with --jobs or --shard)
 };
 
@@ -287,6 +291,19 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     const bool picks_split = args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1);
     if (dfs && !args.estimate && !args.walks_given && !picks_split) {
         request.estimate_runs = scenarios::estimate_first_line_runs;
+    }
+    // --estimate alone on dfs: heuristic sampling, close where Knuth's walks
+    // read low (README, Speed); --walks N asks for N Knuth walks instead.
+    if (dfs && args.estimate && !args.walks_given) {
+        request.estimate_stratified = true;
+        request.estimate_walks = args.probes;
+    }
+    if (args.probes_given && !(dfs && args.estimate && !args.walks_given)) {
+        const std::string got = !dfs ? "with --strategy " + args.strategy
+                                : !args.estimate ? std::string("without --estimate")
+                                                 : std::string("with --walks");
+        throw scenarios::InputError("--probes: expected only with --strategy dfs and --estimate, without --walks, got it " +
+                                    got);
     }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
@@ -776,6 +793,7 @@ struct Command {
     CLI::Option* preemptions = nullptr;
     CLI::Option* schedules = nullptr;
     CLI::Option* walks = nullptr;
+    CLI::Option* probes = nullptr;
     CLI::App* replay = nullptr;
     CLI::App* shrink = nullptr;
     CLI::App* check = nullptr;
@@ -845,6 +863,10 @@ void add_fuzz(CLI::App& app, Command& c) {
                            std::to_string(scenarios::estimate_walks_default) + "; the line a dfs run prints first "
                            "stops at " + std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
         ->check(in_range(1, walks_max));
+    c.probes = c.fuzz->add_option("--probes", c.fuzz_args.probes,
+                                  "dfs --estimate: stratified probes (heuristic sampling; default " +
+                                      std::to_string(scenarios::estimate_probes_default) + ")")
+                   ->check(in_range(1, probes_max));
     c.fuzz->add_option("--split-depth", c.fuzz_args.split_depth,
                        "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
                        "the estimate, 64 units per shard or job)")
@@ -940,6 +962,7 @@ auto main(int argc, char** argv) -> int {
         c.fuzz_args.preemptions_given = c.preemptions->count() > 0;
         c.fuzz_args.schedules_given = c.schedules->count() > 0;
         c.fuzz_args.walks_given = c.walks->count() > 0;
+        c.fuzz_args.probes_given = c.probes->count() > 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {

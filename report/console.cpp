@@ -127,15 +127,18 @@ auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std:
 auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
     std::string out;
     if (estimate.dfs) {
-        appendf(out, "estimate (%llu Knuth walks, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
+        appendf(out, "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
                      "%s steps",
-                static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
+                static_cast<ull>(estimate.walks),
+                estimate.stratified ? (estimate.walks == 1 ? "stratified probe" : "stratified probes") : "Knuth walks",
+                static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
                 estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
                 about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
         if (estimate.walks < estimate.walks_asked) {
             appendf(out, " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
                     static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
         }
+        if (estimate.stratified) appendf(out, " (%llu runs)", static_cast<ull>(estimate.runs));
         if (request.dpor) out += " without dpor (dpor takes fewer)";
         out += split_text(estimate, request);
     } else {

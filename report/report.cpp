@@ -281,7 +281,7 @@ auto dfs_json(const DfsResult& dfs) -> Json {
 }
 
 auto estimate_json(const SearchEstimate& estimate) -> Json {
-    Json json = {{"method", estimate.dfs ? "knuth" : "sample"},
+    Json json = {{"method", !estimate.dfs ? "sample" : estimate.stratified ? "stratified" : "knuth"},
                  {"walks", estimate.walks},
                  {"seed", estimate.seed},
                  {"schedules", estimate.schedules},
@@ -409,7 +409,9 @@ auto read_estimate(const Json& value, const JsonReader& in) -> SearchEstimate {
     allowed.insert(allowed.end(), timed.begin(), timed.end());
     in.check_keys(value, "$.estimate", allowed, required);
     SearchEstimate estimate;
-    estimate.dfs = in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "sample"}, "") == "knuth";
+    const std::string method = in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "stratified", "sample"}, "");
+    estimate.dfs = method != "sample";
+    estimate.stratified = method == "stratified";
     estimate.walks = in.read_unsigned(value.at("walks"), "$.estimate.walks");
     estimate.seed = in.read_unsigned(value.at("seed"), "$.estimate.seed");
     estimate.schedules = read_figure(value, "schedules", in);

@@ -387,7 +387,8 @@ auto DfsSearch::fold() -> FuzzReport {
 
 namespace {
 
-/// The Knuth walks of a dfs estimate (sim::knuth_probe), means and spread.
+/// The Knuth walks (sim::knuth_probe) or stratified probes
+/// (sim::stratified_probe) of a dfs estimate, means and spread.
 void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate) {
     sim::Prng prng = sim::Prng(request.seed).fork("dfs estimate");
     auto run = [&simulation](sim::DfsTree& tree) {
@@ -398,10 +399,12 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     double squares = 0;
     const std::uint64_t asked = estimate.walks;
     estimate.walks_asked = asked;
+    estimate.stratified = request.estimate_stratified;
     std::uint64_t walk = 0;
     for (; walk < asked; walk++) {
         if (walk >= 2 && request.estimate_runs != 0 && estimate.runs >= request.estimate_runs) break;
-        const sim::ProbeWalk probe = sim::knuth_probe(request.strategy.preemptions, request.sleep_sets, prng, run);
+        const sim::ProbeWalk probe = (request.estimate_stratified ? sim::stratified_probe : sim::knuth_probe)(
+            request.strategy.preemptions, request.sleep_sets, prng, run);
         estimate.schedules += probe.schedules;
         squares += probe.schedules * probe.schedules;
         estimate.crash_states += probe.crash_states;

@@ -36,6 +36,12 @@ inline constexpr std::uint32_t estimate_walks_default = 256;
 /// rough figure: two walks of fix-1 at dfs:2 say 73,900 schedules (standard
 /// error 87%) for a search of 37,610; 256 say 14,400 (40%).
 inline constexpr std::uint64_t estimate_first_line_runs = 64;
+/// Probes of a stratified dfs estimate (fuzz --estimate without --walks):
+/// one probe of heuristic sampling (sim::stratified_probe) read within 10%
+/// of every search issue 13 measures (the btrfs race's fix-1 at dfs:1-3, the
+/// xfs race at dfs:1-2, log-commit-batching at dfs:2; README, Speed); two
+/// give a standard error.
+inline constexpr std::uint32_t estimate_probes_default = 2;
 
 struct FuzzRequest {
     sim::StrategySpec strategy;
@@ -60,6 +66,9 @@ struct FuzzRequest {
     /// standard error needs two). Counted in runs, never in time, so the
     /// same request walks the same way (estimate_first_line_runs).
     std::uint64_t estimate_runs = 0;
+    /// dfs: heuristic sampling (sim::stratified_probe) in place of Knuth's
+    /// walks, `estimate_walks` probes (fuzz --estimate without --walks).
+    bool estimate_stratified = false;
     /// --verify-determinism: every schedule whose index is a multiple of this
     /// runs twice more with a trace; 0: none (verify_schedule).
     std::uint64_t verify_every = 0;
@@ -124,13 +133,15 @@ struct FuzzReport {
 };
 
 /// A search's size before it runs (fuzz --estimate; issue 13 item 3). dfs:
-/// the mean of `walks` Knuth walks (sim::knuth_probe, seeded by the
+/// the mean of `walks` Knuth walks (sim::knuth_probe) or stratified probes
+/// (sim::stratified_probe, FuzzRequest::estimate_stratified), seeded by the
 /// request's seed; crash states counted, not evaluated, so a run a violation
 /// would end is walked on: a bound on a search that stops at its first).
 /// random, pct: the schedules are the request's, the rest from the first
 /// `walks` of them. Times only when estimated with a clock.
 struct SearchEstimate {
     bool dfs = false;
+    bool stratified = false;  // dfs: `walks` are stratified probes, not Knuth walks
     std::uint64_t walks = 0;
     std::uint64_t walks_asked = 0;  // dfs: fewer walks were taken when the run cap came first
     std::uint64_t seed = 0;

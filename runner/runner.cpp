@@ -1517,6 +1517,29 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
     run.evaluate(keep, run.draw_crash_faults(keep), true, CutChoice::draw);
 }
 
+/// A knob value that names no real kernel opens the story.
+void tell_hypothetical(const Scenario& scenario, const Variant& variant, sim::Trace& trace) {
+    for (auto& note : model::hypothetical_notes(*model::find_model(scenario.model), variant.config)) {
+        trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
+    }
+}
+
+/// After a run's last step: what its scheduler, memo and watches counted.
+void record_run(const sim::Scheduler& scheduler, RunState& run,
+                const std::vector<std::unique_ptr<checkers::EventWatch>>& watches) {
+    RunOutcome& outcome = run.outcome;
+    outcome.crash_states_reused = run.memo_hits;
+    outcome.mounts_reused = run.mounts_reused;
+    outcome.steps = scheduler.steps();
+    outcome.choices = scheduler.choices();
+    outcome.io_reorders = scheduler.io_reorders_used();
+    outcome.daemon_wakeups = scheduler.daemon_wakeups_used();
+    outcome.hits = scheduler.hits();
+    for (std::size_t i = 0; i < watches.size(); i++) {
+        if (watches[i] != nullptr) outcome.judged[i] += watches[i]->at_stake();
+    }
+}
+
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
@@ -1537,11 +1560,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
                                  &trace);
         const RunAssertContext assert_context(scenario_, variant_, run_label_, scheduler);
         const sim::AssertContextScope assert_scope(assert_context);
-        // A knob value that names no real kernel opens the story.
-        for (auto& note : trace_on ? model::hypothetical_notes(*model::find_model(scenario_.model), variant_.config)
-                                   : std::vector<std::string>{}) {
-            trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
-        }
+        if (trace_on) tell_hypothetical(scenario_, variant_, trace);
         // Runtime invariants: the model's events, judged after every step.
         model::EventChannel channel;
         const model::EventChannelScope channel_scope(channel);
@@ -1567,16 +1586,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
         }
         finish_crash(plan, script, stop, run, crash_prng);
-        outcome.crash_states_reused = run.memo_hits;
-        outcome.mounts_reused = run.mounts_reused;
-        outcome.steps = scheduler.steps();
-        outcome.choices = scheduler.choices();
-        outcome.io_reorders = scheduler.io_reorders_used();
-        outcome.daemon_wakeups = scheduler.daemon_wakeups_used();
-        outcome.hits = scheduler.hits();
-        for (std::size_t i = 0; i < watches.size(); i++) {
-            if (watches[i] != nullptr) outcome.judged[i] += watches[i]->at_stake();
-        }
+        record_run(scheduler, run, watches);
     }
     outcome.story = trace.story();
     outcome.trace = trace.full();

@@ -1,6 +1,7 @@
 #include "sim/dfs.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "sim/assert.hpp"
 
@@ -161,11 +162,35 @@ auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> 
     return node.chosen;
 }
 
+namespace {
+
+auto mix(std::uint64_t hash, std::uint64_t value) -> std::uint64_t {
+    hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+    return hash;
+}
+
+}  // namespace
+
+auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
+                            std::uint32_t preemptions) -> std::uint64_t {
+    std::uint64_t hash = mix(preemptions, running);
+    for (TaskId task = 0; task < scheduler.task_count(); task++) {
+        const YieldPoint* point = scheduler.last_point(task);
+        hash = mix(hash, static_cast<std::uint64_t>(scheduler.task_state(task)));
+        hash = mix(hash, point == nullptr ? ~std::uint64_t{0} : point->id);
+    }
+    // Timers by count and charge: their sequence numbers differ between paths.
+    for (const Candidate& candidate : candidates) {
+        if (candidate.is_timer()) hash = mix(hash, 1 + static_cast<std::uint64_t>(candidate.charge));
+    }
+    return hash;
+}
+
 auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running)
     -> std::size_t {
-    static_cast<void>(scheduler);
     DfsTree::Node node;
     for (const auto& candidate : candidates) node.candidates.push_back(candidate.key());
+    node.signature = signature(scheduler, candidates, running, preemptions_);
     node.current = running;
     node.preemptions = preemptions_;
     node.sleep = tree_.sleep_sets_ ? sleep_ : std::vector<DfsTree::Explored>{};
@@ -256,6 +281,85 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
     }
     walk.schedules = weight;
     walk.steps = weight * static_cast<double>(last.steps);
+    return walk;
+}
+
+auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
+                      const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk {
+    struct Kept {
+        DfsTree tree;
+        double weight;
+    };
+    ProbeWalk walk;
+    auto go = [&](DfsTree& tree, std::size_t cut) {
+        tree.cut_at_ = cut;
+        const ProbeRun counted = run(tree);
+        walk.runs++;
+        walk.run_steps += counted.steps;
+        return counted;
+    };
+    DfsTree root(preemptions_max, sleep_sets);
+    const ProbeRun first = go(root, 0);
+    walk.crash_states += static_cast<double>(first.crash_states);
+    std::vector<Kept> level;
+    double ended = 0;  // weight of the schedules that ended above this depth
+    if (root.cut_) {
+        level.push_back({root, 1});
+    } else {
+        walk.schedules = 1;
+        walk.steps = static_cast<double>(first.steps);
+        ended = 1;
+    }
+    for (std::size_t depth = 0; !level.empty(); depth++) {
+        double here = ended;
+        for (const Kept& kept : level) here += kept.weight;
+        walk.units.push_back(here);
+        // stratum -> the children in it (kept index among `children`)
+        std::map<std::uint64_t, std::vector<std::size_t>> strata;
+        std::vector<Kept> children;
+        for (Kept& kept : level) {
+            DfsTree& tree = kept.tree;
+            const std::vector<std::size_t> order = tree.branches(tree.nodes_[depth]);
+            tree.prefix_ = depth + 1;
+            for (std::size_t k = 0; k < order.size(); k++) {
+                if (k > 0) {
+                    tree.nodes_.resize(depth + 1);
+                    tree.cut_ = false;
+                    const bool more = tree.backtrack();
+                    SIM_ASSERT(more && tree.nodes_.size() == depth + 1 && tree.nodes_[depth].chosen == order[k]);
+                }
+                const ProbeRun counted = go(tree, depth + 1);
+                walk.crash_states += kept.weight * static_cast<double>(counted.crash_states);
+                if (!tree.cut_) {
+                    walk.schedules += kept.weight;
+                    walk.steps += kept.weight * static_cast<double>(counted.steps);
+                    ended += kept.weight;
+                    continue;
+                }
+                const DfsTree::Node& node = tree.nodes_[depth + 1];
+                strata[node.signature].push_back(children.size());
+                children.push_back({tree, kept.weight});
+            }
+        }
+        std::vector<Kept> next;
+        for (const auto& [stratum, members] : strata) {
+            double total = 0;
+            for (const std::size_t i : members) total += children[i].weight;
+            // One member, drawn in proportion to its weight (a draw in
+            // millionths of the total: weights are products of small counts).
+            double point = total * static_cast<double>(prng.below(1000000)) / 1e6;
+            std::size_t pick = members.back();
+            for (const std::size_t i : members) {
+                if (point < children[i].weight) {
+                    pick = i;
+                    break;
+                }
+                point -= children[i].weight;
+            }
+            next.push_back({std::move(children[pick].tree), total});
+        }
+        level = std::move(next);
+    }
     return walk;
 }
 

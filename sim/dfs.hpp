@@ -91,6 +91,10 @@ public:
         std::vector<std::uint64_t> backtrack;  // dpor: the keys to explore here
         std::size_t chosen = 0;
         bool chosen_recorded = false;
+        /// Where every task stands at this decision (its state and last
+        /// yield point), the timers listed and the preemptions spent: the
+        /// strata of stratified_probe.
+        std::uint64_t signature = 0;
     };
 
     /// One step of the current schedule, for dpor's race analysis.
@@ -177,6 +181,7 @@ private:
     bool cut_ = false;             // the last run stopped there
 
     friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
+    friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
 };
 
 /// Runs one schedule of a DfsTree: replays the tree's prefix, then extends it
@@ -201,6 +206,8 @@ private:
         -> std::size_t;
     /// dpor: notes the step about to run, and which tasks it made runnable.
     void record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node);
+    [[nodiscard]] static auto signature(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                                        std::uint64_t running, std::uint32_t preemptions) -> std::uint64_t;
     std::vector<std::uint64_t> previous_keys_;  // the last step's candidates
     bool recorded_ = false;  // the step running now is in the tree's events
     std::vector<std::pair<std::uint64_t, std::size_t>> wakers_;  // task key, the step that made it runnable
@@ -239,5 +246,18 @@ struct ProbeWalk {
 
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
                  const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
+
+/// Heuristic sampling (Chen 1992, "Heuristic sampling: a method for
+/// predicting the performance of tree searching programs", SIAM J.
+/// Computing 21(2)): Knuth's walk widened to one node per stratum and
+/// depth. Every child of every kept node is run (the branches the search
+/// takes, sleep sets built as in knuth_probe); the children are grouped by
+/// stratum (the preemptions spent and the number of candidates at the
+/// child's decision), one child per stratum is kept, drawn with probability
+/// proportional to its weight, and carries the stratum's whole weight. The
+/// sums are unbiased as Knuth's are, with far less spread where nodes of one
+/// stratum have subtrees of like size. `runs` counts every run it took.
+auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
+                      const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
 
 }  // namespace sim

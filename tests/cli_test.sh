@@ -259,6 +259,17 @@ expect_egrep "a dfs run's first line stops its walks at the run cap and says its
 run_cs "$TMP/walks.out" "$TMP/walks.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --walks 8 --quiet --out "$TMP/fix1"
 expect_egrep "fuzz --walks 8 takes its 8 walks in a dfs run's first line" '^estimate \(8 Knuth walks, seed 0\)' "$TMP/walks.out"
 if grep -q "walks stopped at" "$TMP/walks.out"; then not_ok "fuzz --walks 8 is not capped" "$(show "$TMP/walks.out")"; else ok "fuzz --walks 8 is not capped"; fi
+# fuzz --estimate on dfs: stratified probes (heuristic sampling), close to the
+# search (4,056 schedules at dfs:1); --walks N asks for Knuth's walks instead.
+run_cs "$TMP/strat.out" "$TMP/strat.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate
+expect_rc "fuzz --estimate on dfs" 0 "$TMP/strat.out" "$TMP/strat.err"
+expect_egrep "fuzz --estimate on dfs takes two stratified probes and says its runs" \
+    '^estimate \(2 stratified probes, seed 0\): about (3[6-9][0-9]{2}|4[0-4][0-9]{2}) schedules \(standard error [0-9]+%\).* \([0-9]+ runs\)' \
+    "$TMP/strat.out"
+run_cs "$TMP/strat1.out" "$TMP/strat1.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate --probes 1
+expect_egrep "fuzz --estimate --probes 1" '^estimate \(1 stratified probe, seed 0\)' "$TMP/strat1.out"
+run_cs "$TMP/knuthw.out" "$TMP/knuthw.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate --walks 4
+expect_egrep "fuzz --estimate --walks 4 takes Knuth's walks" '^estimate \(4 Knuth walks, seed 0\)' "$TMP/knuthw.out"
 dpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/dpor.out")
 nodpor_n=$(sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$TMP/nodpor.out")
 if [ -n "$dpor_n" ] && [ -n "$nodpor_n" ] && [ "$dpor_n" -lt "$nodpor_n" ]; then
@@ -487,6 +498,12 @@ bad_flag "fuzz --split-depth without dfs" "crashsim: --split-depth: expected onl
 bad_flag "fuzz --split-depth 0" "crashsim: --split-depth" -- fuzz "$SCEN" --strategy dfs --split-depth 0 --out "$TMP/flag"
 bad_flag "fuzz --walks 0" "crashsim: --walks" -- fuzz "$SCEN" --strategy dfs --estimate --walks 0 --out "$TMP/flag"
 bad_flag "fuzz --walks 100001" "crashsim: --walks" -- fuzz "$SCEN" --strategy dfs --estimate --walks 100001 --out "$TMP/flag"
+bad_flag "fuzz --probes 0" "crashsim: --probes" -- fuzz "$SCEN" --strategy dfs --estimate --probes 0 --out "$TMP/flag"
+bad_flag "fuzz --probes 1001" "crashsim: --probes" -- fuzz "$SCEN" --strategy dfs --estimate --probes 1001 --out "$TMP/flag"
+bad_flag "fuzz --probes without --estimate" "crashsim: --probes: expected only with --strategy dfs and --estimate" -- \
+    fuzz "$SCEN" --strategy dfs --probes 2 --out "$TMP/flag"
+bad_flag "fuzz --probes with --walks" "crashsim: --probes: expected only with --strategy dfs and --estimate" -- \
+    fuzz "$SCEN" --strategy dfs --estimate --walks 4 --probes 2 --out "$TMP/flag"
 bad_flag "bench --bound-max 4" "crashsim: --bound-max" -- bench --search --bound-max 4
 bad_flag "bench --cap 0" "crashsim: --cap" -- bench --search --cap 0
 bad_flag "bench --scenario /nonexistent.json" "crashsim: /nonexistent.json" -- bench --search --scenario /nonexistent.json

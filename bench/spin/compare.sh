@@ -20,7 +20,9 @@
 # apart and NOT included in its figures; crashsim's figures include its whole
 # process (loading the scenario, running the set-up, the PCT probes). Both
 # tools' own clocks are shown too (pan's "elapsed time", crashsim's schedules
-# line). Everything SPIN writes (pan.*, pan, *.trail) and crashsim's repro
+# line). crashsim's schedules, crash states, verdict and estimate come from
+# its result JSON (fuzz --result, read with jq, installed when missing); only
+# its own clock comes from the console. Everything SPIN writes (pan.*, pan, *.trail) and crashsim's repro
 # files go to a temporary directory that is removed on exit.
 set -euo pipefail
 
@@ -52,6 +54,7 @@ apt_install() {
 }
 command -v spin >/dev/null 2>&1 || { echo "compare.sh: installing spin" >&2; apt_install spin; }
 command -v gcc >/dev/null 2>&1 || { echo "compare.sh: installing gcc" >&2; apt_install gcc libc6-dev; }
+command -v jq >/dev/null 2>&1 || { echo "compare.sh: installing jq" >&2; apt_install jq; }
 if [ ! -x "$crashsim" ]; then
     echo "compare.sh: building crashsim" >&2
     if [ -f tools/setup.sh ]; then
@@ -122,18 +125,22 @@ run_pan() {
 }
 
 # ---- crashsim ------------------------------------------------------------------
-# parse_crashsim OUTPUT: sets cs_schedules cs_crash cs_self cs_found cs_complete
-# cs_interrupted cs_estimate from one run's output
+# parse_crashsim OUTPUT RESULT: sets cs_schedules cs_crash cs_found cs_complete
+# cs_interrupted cs_estimate from the run's result JSON (fuzz --result, read
+# with jq) and cs_self from its console output (the result carries no clock:
+# it is deterministic)
 parse_crashsim() {
-    local out="$1" line
-    line=$(grep '^schedules:' <<<"$out")
-    cs_schedules=$(sed -n 's/^schedules: \([0-9]*\),.*/\1/p' <<<"$line")
-    cs_crash=$(sed -n 's/.*crash states checked: \([0-9]*\),.*/\1/p' <<<"$line")
-    cs_self=$(sed -n 's/.*steps: [0-9]*, \([0-9.]*\) s,.*/\1/p' <<<"$line")
-    cs_found=$(grep -c '^found ' <<<"$out" || true)
-    cs_complete=$(grep -c '^complete: ' <<<"$out" || true)
-    cs_interrupted=$(grep -c '^interrupted: ' <<<"$out" || true)
-    cs_estimate=$(sed -n 's/^estimate ([^)]*): about \([0-9]*\) schedules.*/\1/p' <<<"$out" | head -1)
+    local out="$1" result="$2"
+    if ! jq -e '.crashsim_result' "$result" >/dev/null 2>&1; then
+        echo "compare.sh: crashsim wrote no result JSON at $result:" >&2; echo "$out" >&2; exit 1
+    fi
+    cs_schedules=$(jq -r '.schedules_run' "$result")
+    cs_crash=$(jq -r '.crash_states' "$result")
+    cs_found=$(jq -r '.violations | length' "$result")
+    cs_complete=$(jq -r 'if .dfs.complete == true then 1 else 0 end' "$result")
+    cs_interrupted=$(jq -r 'if .interrupted then 1 else 0 end' "$result")
+    cs_estimate=$(jq -r '.estimate.schedules // empty | floor' "$result")
+    cs_self=$(sed -n 's/^schedules: .*steps: [0-9]*, \([0-9.]*\) s,.*/\1/p' <<<"$out")
 }
 
 # run_crashsim SCENARIO ARGS...: REPS runs of crashsim fuzz (once only per
@@ -151,16 +158,17 @@ run_crashsim() {
     local times="" i start end out
     for ((i = 0; i < REPS; i++)); do
         start=$(now_ns)
-        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" "$@" 2>&1) || true
+        rm -f "$work/result.json"
+        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" 2>&1) || true
         end=$(now_ns)
         times+="$((end - start))"$'\n'
-        if ! grep -q '^schedules:' <<<"$out" || ! grep -q -E '^(found|complete:) ' <<<"$out"; then
+        parse_crashsim "$out" "$work/result.json"
+        if [ "$cs_found" -eq 0 ] && [ "$cs_complete" -eq 0 ]; then
             echo "compare.sh: crashsim fuzz $scen $* gave neither a violation nor a complete search:" >&2
             echo "$out" >&2; exit 1
         fi
     done
     read -r cs_med cs_best < <(printf '%s' "$times" | stats)
-    parse_crashsim "$out"
     cs_memo[$key]="$cs_med $cs_best $cs_schedules $cs_crash $cs_self $cs_found $cs_complete $cs_interrupted ${cs_estimate:--}"
 }
 
@@ -170,14 +178,13 @@ run_crashsim_capped() {
     local scen="$1"; shift
     local start end out
     start=$(now_ns)
-    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" "$@" 2>&1) || true
+    rm -f "$work/result.json"
+    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" 2>&1) ||
+        true
     end=$(now_ns)
-    if ! grep -q '^schedules:' <<<"$out"; then
-        echo "compare.sh: crashsim fuzz $scen $* printed no schedules line:" >&2; echo "$out" >&2; exit 1
-    fi
     cs_med=$(awk -v t="$((end - start))" 'BEGIN {printf "%.1f", t/1e6}')
     cs_best="$cs_med"
-    parse_crashsim "$out"
+    parse_crashsim "$out" "$work/result.json"
 }
 
 # ---- the table -----------------------------------------------------------------
@@ -195,7 +202,7 @@ row() {  # row MEASUREMENT SPIN_CONFIG CRASHSIM_CONFIG EXPECT(found|proof|agree)
         local cs_what="found at #$cs_schedules, $cs_crash cs"
     else
         [ "${spin_errors:-1}" -eq 0 ] || ok="SPIN reported errors"
-        [ "$cs_complete" -ge 1 ] || ok="crashsim incomplete or violated"
+        [ "$cs_complete" -ge 1 ] && [ "$cs_found" -eq 0 ] || ok="crashsim incomplete or violated"
         local spin_what="0 err, $spin_states st, $spin_trans tr"
         local cs_what="$cs_schedules sch, $cs_crash cs"
     fi

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -157,4 +158,30 @@ TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same 
     // A cap of one run still takes two walks (a standard error needs two).
     request.estimate_runs = 1;
     CHECK(scenarios::estimate_search(simulation, request).walks == 2);
+}
+
+TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not") {
+    const scenarios::Scenario scenario =
+        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+    scenarios::FuzzRequest request;
+    request.strategy = test_support::spec_of("dfs:1");
+    request.estimate_stratified = true;
+    request.estimate_walks = scenarios::estimate_probes_default;
+    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request);
+    CHECK(estimate.stratified);
+    CHECK(estimate.walks == 2);
+    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    REQUIRE(report.complete);
+    CHECK(estimate.schedules > 0.9 * static_cast<double>(report.schedules));
+    CHECK(estimate.schedules < 1.1 * static_cast<double>(report.schedules));
+    CHECK(estimate.crash_states > 0.9 * static_cast<double>(report.crash_states));
+    CHECK(estimate.crash_states < 1.1 * static_cast<double>(report.crash_states));
+    // Seeded: the same again.
+    CHECK(scenarios::estimate_search(simulation, request).schedules == estimate.schedules);
+    // Knuth's two walks with the same seed read far off (the figure in the README).
+    request.estimate_stratified = false;
+    const scenarios::SearchEstimate knuth = scenarios::estimate_search(simulation, request);
+    CHECK(std::abs(knuth.schedules - static_cast<double>(report.schedules)) >
+          std::abs(estimate.schedules - static_cast<double>(report.schedules)));
 }

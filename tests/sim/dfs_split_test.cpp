@@ -184,3 +184,29 @@ TEST_CASE("dfs estimate: the mean over walks approaches the count where paths di
     CHECK(mean > 0.7 * static_cast<double>(whole.runs));
     CHECK(mean < 1.3 * static_cast<double>(whole.runs));
 }
+
+TEST_CASE("dfs stratified estimate: exact where paths have one shape, unbiased where they differ") {
+    // Two independent tasks of one step, P = 0, no sleep sets: every path has
+    // the same shape, so one probe is exact, as a Knuth walk is.
+    const TaskSet same{3, 1, false};
+    const Tally exact = search(same, 0, false);
+    sim::Prng prng(3);
+    const sim::ProbeWalk probe =
+        sim::stratified_probe(0, false, prng, [&](sim::DfsTree& tree) { return run_once(same, tree); });
+    CHECK(probe.schedules == static_cast<double>(exact.runs));
+    CHECK(probe.crash_states == static_cast<double>(exact.fresh_steps));
+    // Paths that differ (sleep sets on, P = 2): a probe keeps one node per
+    // stratum (the tasks' positions), so its mean approaches the count with
+    // far fewer probes than Knuth's walks need (400 above).
+    const TaskSet differ{2, 3, false};
+    const Tally whole = search(differ, 2, true);
+    double schedules = 0;
+    constexpr int probes = 20;
+    for (int i = 0; i < probes; i++) {
+        schedules +=
+            sim::stratified_probe(2, true, prng, [&](sim::DfsTree& tree) { return run_once(differ, tree); }).schedules;
+    }
+    const double mean = schedules / probes;
+    CHECK(mean > 0.8 * static_cast<double>(whole.runs));
+    CHECK(mean < 1.2 * static_cast<double>(whole.runs));
+}
