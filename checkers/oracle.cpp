@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/key_words.hpp"
 #include "sim/assert.hpp"
 
 namespace checkers {
@@ -197,11 +198,7 @@ void Oracle::end_fsync(std::size_t id, std::uint64_t step) {
 namespace {
 
 void encode_contents(std::vector<std::uint64_t>& out, const sim::RangeMap<model::disk::Content>& map) {
-    out.push_back(map.segment_count());
-    map.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& c) {
-        out.insert(out.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.version,
-                               c.sectors, std::uint64_t{c.misdirected}, c.home});
-    });
+    model::encode_range_map(out, map, [&](const model::disk::Content& c) { model::encode_content(out, c); });
 }
 
 }  // namespace

@@ -4,11 +4,11 @@
 #include "runner/verdict_memo.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "checkers/event_watch.hpp"
 #include "model/events.hpp"
 #include "model/info.hpp"
+#include "model/key_words.hpp"
 
 #include "sim/assert.hpp"
 #include "sim/scheduler.hpp"
@@ -860,28 +860,17 @@ auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pendin
     return text;
 }
 
-/// One segment of a crash image, flattened: a key of the mounts of one
-/// crash state (RunState::mounts_judged).
-struct ImageSegment {
-    std::uint64_t start;
-    std::uint64_t end;
-    std::uint64_t sequence;  // DurableBlock::sequence, kept though recovery reads only content
-    std::uint64_t offset;
-    std::uint64_t version;
-    std::uint32_t file;
-    std::uint16_t sectors;
-    model::disk::ContentKind kind;
-    auto operator<=>(const ImageSegment&) const = default;
-};
-
-auto image_segments(const model::disk::Image& image) -> std::vector<ImageSegment> {
-    std::vector<ImageSegment> segments;
-    segments.reserve(image.blocks().segment_count());
+/// A crash image as words, a key of the mounts of one crash state
+/// (RunState::mounts_judged): every segment, DurableBlock::sequence kept
+/// though recovery reads only content, object ids as they are (one run's).
+auto image_words(const model::disk::Image& image) -> model::KeyWords {
+    model::KeyWords words;
+    words.reserve(9 * image.blocks().segment_count());
     image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-        const model::disk::Content& c = block.content;
-        segments.push_back({start, end, block.sequence, c.offset, c.version, c.file, c.sectors, c.kind});
+        words.insert(words.end(), {start, end, block.sequence});
+        model::encode_content(words, block.content);
     });
-    return segments;
+    return words;
 }
 
 /// One run's world and the crash states evaluated on it (Simulation::execute).
@@ -932,7 +921,7 @@ struct RunState {
     /// and recover() gives what recover_with_writes() did (model/filesystem.hpp);
     /// the oracle, freeze level and tears are those of the same crash state,
     /// and the ids of recovery's own objects stay until forget_recovery().
-    std::map<std::vector<ImageSegment>, std::vector<std::uint64_t>> mounts_judged{};
+    std::map<model::KeyWords, std::vector<std::uint64_t>> mounts_judged{};
 
     /// A story line; dropped unformatted where no trace keeps it (a disabled
     /// sim::Trace drops every line it is given).
@@ -1191,7 +1180,7 @@ struct RunState {
     }
 
     /// A mount of this crash state judged before (mounts_judged): its counts again.
-    auto reuse_mount(const std::vector<ImageSegment>& key) -> bool {
+    auto reuse_mount(const model::KeyWords& key) -> bool {
         const auto it = mounts_judged.find(key);
         if (it == mounts_judged.end()) return false;
         for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += it->second[i];
@@ -1199,7 +1188,7 @@ struct RunState {
         return true;
     }
 
-    void keep_mount(std::vector<ImageSegment> key, const std::vector<std::uint64_t>& before) {
+    void keep_mount(model::KeyWords key, const std::vector<std::uint64_t>& before) {
         std::vector<std::uint64_t> added = outcome.judged;
         for (std::size_t i = 0; i < added.size(); i++) added[i] -= before[i];
         mounts_judged.emplace(std::move(key), std::move(added));
@@ -1233,7 +1222,7 @@ struct RunState {
         -> bool {
         // No story is kept without a trace, so a mount judged before tells nothing new.
         const bool reusable = memo && choice == CutChoice::every && !trace.enabled();
-        std::vector<ImageSegment> key = reusable ? image_segments(image) : std::vector<ImageSegment>{};
+        model::KeyWords key = reusable ? image_words(image) : model::KeyWords{};
         if (reusable && levels == 0 && reuse_mount(key)) return false;
         const std::vector<std::uint64_t> before = reusable ? outcome.judged : std::vector<std::uint64_t>{};
         model::Recovery recovery =

@@ -96,10 +96,10 @@ inline auto image_key(const model::disk::Image& image, const model::MetadataInde
     key.reserve(key.size() + 1 + 9 * image.blocks().segment_count() + 8);
     key.push_back(image.blocks().segment_count());
     image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-        const model::disk::Content& c = block.content;
-        const bool meta = c.kind == model::disk::ContentKind::meta;
-        key.insert(key.end(), {start, end, static_cast<std::uint64_t>(c.kind), c.file, c.offset, c.sectors,
-                               std::uint64_t{c.misdirected}, c.home, meta ? objects.position(c.version) : c.version});
+        model::disk::Content c = block.content;
+        if (c.kind == model::disk::ContentKind::meta) c.version = objects.position(c.version);
+        key.insert(key.end(), {start, end});
+        model::encode_content(key, c);
     });
     for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
         const std::uint64_t canonical = index.canonical(objects[i]);
