@@ -244,17 +244,28 @@ void DfsStrategy::after_step(const Scheduler& scheduler) {
     std::erase_if(sleep_, [footprint](const DfsTree::Explored& e) { return !independent(e.footprint, footprint); });
 }
 
+void DfsTree::to_sibling(std::size_t depth, std::size_t expected) {
+    // The sibling the search takes next, found the way its backtrack finds it.
+    nodes_.resize(depth + 1);
+    cut_ = false;
+    const bool more = backtrack();
+    SIM_ASSERT(more && nodes_.size() == depth + 1 && nodes_[depth].chosen == expected);
+}
+
+auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run, ProbeWalk& walk)
+    -> ProbeRun {
+    tree.cut_at_ = cut;
+    const ProbeRun counted = run(tree);
+    walk.runs++;
+    walk.run_steps += counted.steps;
+    return counted;
+}
+
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
                  const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk {
     DfsTree tree(preemptions_max, sleep_sets);
     ProbeWalk walk;
-    auto go = [&](std::size_t cut) {
-        tree.cut_at_ = cut;
-        const ProbeRun counted = run(tree);
-        walk.runs++;
-        walk.run_steps += counted.steps;
-        return counted;
-    };
+    auto go = [&](std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk); };
     double weight = 1;  // branching factors multiplied down to this depth
     ProbeRun last = go(0);
     walk.crash_states += last.crash_states;  // before the first decision: shared by all
@@ -267,13 +278,7 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
         weight *= static_cast<double>(order.size());
         tree.prefix_ = depth + 1;
         for (std::size_t k = 0; k <= drawn; k++) {
-            if (k > 0) {
-                // The sibling the search takes next, found the way its backtrack finds it.
-                tree.nodes_.resize(depth + 1);
-                tree.cut_ = false;
-                const bool more = tree.backtrack();
-                SIM_ASSERT(more && tree.nodes_.size() == depth + 1 && tree.nodes_[depth].chosen == order[k]);
-            }
+            if (k > 0) tree.to_sibling(depth, order[k]);
             last = go(depth + 1);
         }
         // This edge's crash states, as many times as the tree has such edges.
@@ -291,13 +296,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
         double weight;
     };
     ProbeWalk walk;
-    auto go = [&](DfsTree& tree, std::size_t cut) {
-        tree.cut_at_ = cut;
-        const ProbeRun counted = run(tree);
-        walk.runs++;
-        walk.run_steps += counted.steps;
-        return counted;
-    };
+    auto go = [&](DfsTree& tree, std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk); };
     DfsTree root(preemptions_max, sleep_sets);
     const ProbeRun first = go(root, 0);
     walk.crash_states += static_cast<double>(first.crash_states);
@@ -322,12 +321,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
             const std::vector<std::size_t> order = tree.branches(tree.nodes_[depth]);
             tree.prefix_ = depth + 1;
             for (std::size_t k = 0; k < order.size(); k++) {
-                if (k > 0) {
-                    tree.nodes_.resize(depth + 1);
-                    tree.cut_ = false;
-                    const bool more = tree.backtrack();
-                    SIM_ASSERT(more && tree.nodes_.size() == depth + 1 && tree.nodes_[depth].chosen == order[k]);
-                }
+                if (k > 0) tree.to_sibling(depth, order[k]);
                 const ProbeRun counted = go(tree, depth + 1);
                 walk.crash_states += kept.weight * static_cast<double>(counted.crash_states);
                 if (!tree.cut_) {

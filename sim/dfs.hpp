@@ -180,6 +180,12 @@ private:
     std::size_t cut_at_ = no_cut;  // the fresh decision at which a run stops
     bool cut_ = false;             // the last run stopped there
 
+    // The estimators' probes (knuth_probe, stratified_probe): back up to the
+    // decision at `depth` and take its next branch, which must be `expected`;
+    // one run of `tree` stopped at the fresh decision `cut`, counted in `walk`.
+    void to_sibling(std::size_t depth, std::size_t expected);
+    static auto probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run,
+                          ProbeWalk& walk) -> ProbeRun;
     friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
     friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
 };
