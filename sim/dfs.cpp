@@ -179,7 +179,7 @@ auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidat
         hash = mix(hash, static_cast<std::uint64_t>(scheduler.task_state(task)));
         hash = mix(hash, point == nullptr ? ~std::uint64_t{0} : point->id);
     }
-    // Timers by count and charge: their sequence numbers differ between paths.
+    // Timers by count and charge: their ids differ between paths.
     for (const Candidate& candidate : candidates) {
         if (candidate.is_timer()) hash = mix(hash, 1 + static_cast<std::uint64_t>(candidate.charge));
     }

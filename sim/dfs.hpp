@@ -13,8 +13,11 @@
 // was explored; tests compare pruned and unpruned searches.
 //
 // Candidates are known by Candidate::key(): a task by its id, a timer by its
-// sequence number, the same in every schedule that shares the prefix. Timer
-// steps touch everything (footprint_all), so a timer never stays asleep past
+// id (who added it and that adder's count: Scheduler::Timer::id), the same in
+// every schedule that shares the prefix and in every schedule of one class:
+// the id, not the order of additions, breaks ties between timers due at one
+// instant, so two commuting task steps that each add one cannot decide which
+// fires first by the order they ran in. Timer steps touch everything (footprint_all), so a timer never stays asleep past
 // another step and nothing stays asleep past a timer: the I/O-reordering and
 // daemon-wake-up budgets (spent only by timers, enforced by the scheduler,
 // which lists a charged timer only while its budget lasts) are the same

@@ -261,9 +261,17 @@ void Scheduler::io_after(Duration delay, std::function<void()> callback, bool fa
 void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
                           bool failable) {
     SIM_ASSERT(when >= now_);
-    timers_.push_back(Timer{when, timer_sequence_++, kind, owner, std::move(callback), failable});
+    timers_.push_back(Timer{when, next_timer_id(), kind, owner, std::move(callback), failable});
     std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
     if (kind != TimerKind::daemon) live_timers_++;
+}
+
+auto Scheduler::next_timer_id() -> std::uint64_t {
+    std::uint64_t& added = current_ == no_task ? engine_timers_added_ : tasks_[current_]->timers_added;
+    const std::uint64_t slot = current_ == no_task ? 0 : std::uint64_t{current_} + 1;
+    // The id must leave Candidate::key()'s two top bits free.
+    SIM_ASSERT(added < (std::uint64_t{1} << timer_count_bits) && slot < (std::uint64_t{1} << (62 - timer_count_bits)));
+    return (slot << timer_count_bits) | added++;
 }
 
 auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
@@ -288,7 +296,7 @@ void Scheduler::list_io_errors() {
     for (std::size_t i = tasks; i < candidates_.size(); i++) {
         const Candidate& candidate = candidates_[i];
         if (candidate.charge != Charge::none || !timers_.front().failable) continue;
-        SIM_ASSERT(candidate.timer == timers_.front().sequence);
+        SIM_ASSERT(candidate.timer == timers_.front().id);
         candidates_.push_back(Candidate{no_task, Charge::io_error, candidate.timer});
         break;
     }
@@ -306,7 +314,7 @@ void Scheduler::list_timers() {
     // unbounded, a strategy could fire it forever and starve every task.
     const bool next_listed =
         tasks == 0 || (options_.timers_race_tasks && !next.daemon() && fires_before_tasks(next, tasks));
-    if (next_listed) candidates_.push_back(Candidate{no_task, Charge::none, next.sequence});
+    if (next_listed) candidates_.push_back(Candidate{no_task, Charge::none, next.id});
     timers_listed_ = candidates_.size() - tasks;
     if (!options_.timers_race_tasks) return;
     const bool reorders_left = io_reorders_used_ < options_.io_reorders;
@@ -321,11 +329,11 @@ void Scheduler::list_timers() {
     for (const Timer& timer : timers_) {
         // The earliest sleep overall, listed or not: no later sleep overtakes it.
         if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
-        if (next_listed && timer.sequence == next.sequence) continue;
+        if (next_listed && timer.id == next.id) continue;
         if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
         if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
     }
-    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->sequence == next.sequence) &&
+    if (first_sleep != nullptr && reorders_left && !(next_listed && first_sleep->id == next.id) &&
         fires_before_tasks(*first_sleep, tasks)) {
         charged_scratch_.push_back(first_sleep);
     }
@@ -333,7 +341,7 @@ void Scheduler::list_timers() {
               [](const Timer* a, const Timer* b) { return *b > *a; });
     for (const Timer* timer : charged_scratch_) {
         candidates_.push_back(Candidate{no_task, timer->daemon() ? Charge::daemon_wakeup : Charge::io_reorder,
-                                        timer->sequence});
+                                        timer->id});
     }
     timers_listed_ = candidates_.size() - tasks;
 }
@@ -378,7 +386,7 @@ auto Scheduler::take_timer(const Candidate& candidate) -> Timer {
     auto it = candidate.charge == Charge::none
                   ? timers_.begin()
                   : std::find_if(timers_.begin(), timers_.end(),
-                                 [&](const Timer& t) { return t.sequence == candidate.timer; });
+                                 [&](const Timer& t) { return t.id == candidate.timer; });
     SIM_ASSERT(it != timers_.end());
     if (it == timers_.begin()) {
         std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});

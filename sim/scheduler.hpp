@@ -44,10 +44,10 @@ enum class Charge : std::uint8_t {
 struct Candidate {
     TaskId task;                   // no_task for a timer
     Charge charge = Charge::none;
-    std::uint64_t timer = 0;       // a timer's sequence number (its identity across schedules)
+    std::uint64_t timer = 0;       // a timer's id (Scheduler::Timer::id: its identity across schedules)
     [[nodiscard]] auto is_timer() const -> bool { return task == no_task; }
     /// Stable identity across schedules sharing a prefix (DFS sleep sets):
-    /// the task id, or the timer's sequence number with the top bit set.
+    /// the task id, or the timer's id with the top bit set.
     [[nodiscard]] auto key() const -> std::uint64_t {
         if (charge == Charge::io_error) return (std::uint64_t{3} << 62) | timer;  // its twin's own key
         return is_timer() ? (std::uint64_t{1} << 63) | timer : task;
@@ -237,7 +237,7 @@ public:
     /// One step: collect candidates, let the strategy choose, run it.
     auto step(Strategy& strategy) -> StepOutcome;
     /// The candidates of the next step, in a stable order: tasks by id, the
-    /// next timer, then the charged timers by (time, sequence).
+    /// next timer, then the charged timers by (time, id).
     auto candidates() -> std::span<const Candidate> {
         if (timers_listed_ == 0 && timers_.empty()) return candidates_;  // the common case, inline
         return list_candidates();
@@ -296,6 +296,7 @@ private:
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
         std::uint32_t cpu = no_cpu;  // the CPU it holds or last held (Options::cpus)
         Instant waiting_since = 0;   // runnable and not run since then (sched_latency)
+        std::uint64_t timers_added = 0;  // by its own steps (next_timer_id)
     };
     /// Notes a task's arrival back on its own stack: on return from the switch
     /// and on the forced unwind that destroys a suspended task.
@@ -336,15 +337,28 @@ private:
         io,      // a device completion
         daemon,  // a daemon's sleep: does not keep the run going
     };
+    /// A timer's id: who added it and how many that adder had added before.
+    /// The adder is the task whose step added it (slot = its id + 1), or the
+    /// engine (slot 0: a timer's callback, or the set-up before the first
+    /// step). The id is also the tie-break between timers due at the same
+    /// instant, so which of two fires first never depends on the order in
+    /// which two tasks' steps ran: sleep sets and dpor take two task steps
+    /// whose footprints do not meet as commuting, and a global count of
+    /// additions made their order decide the tie (found by the timer
+    /// footprint experiment, issue 13; tests/sim/dfs_test.cpp). A task's own
+    /// steps run in program order and timer steps touch everything, so an id
+    /// is the same in every schedule of one class.
+    static constexpr unsigned timer_count_bits = 40;
+    [[nodiscard]] auto next_timer_id() -> std::uint64_t;
     struct Timer {
         Instant when;
-        std::uint64_t sequence;
+        std::uint64_t id;
         TimerKind kind;
         TaskId owner;  // the sleeping task, or no_task
         std::function<void()> callback;
         bool failable = false;  // io: may complete with an error (Options::io_errors)
         auto operator>(const Timer& other) const -> bool {
-            return when != other.when ? when > other.when : sequence > other.sequence;
+            return when != other.when ? when > other.when : id > other.id;
         }
         [[nodiscard]] auto daemon() const -> bool { return kind == TimerKind::daemon; }
     };
@@ -385,11 +399,11 @@ private:
     std::vector<Candidate> candidates_;
     std::size_t timers_listed_ = 0;
     [[nodiscard]] auto runnable_count() const -> std::size_t { return candidates_.size() - timers_listed_; }
-    /// A min-heap on (when, sequence) (std::push_heap with std::greater), so
+    /// A min-heap on (when, id) (std::push_heap with std::greater), so
     /// the charged candidates can be listed without popping.
     std::vector<Timer> timers_;
     std::vector<const Timer*> charged_scratch_;
-    std::uint64_t timer_sequence_ = 0;
+    std::uint64_t engine_timers_added_ = 0;  // outside any task's step (next_timer_id)
     std::uint32_t io_reorders_used_ = 0;
     std::uint32_t daemon_wakeups_used_ = 0;
     std::uint32_t io_errors_used_ = 0;

@@ -44,7 +44,7 @@ private:
     std::vector<std::uint64_t> change_points_;  // decision numbers, ascending
     std::vector<std::uint64_t> task_priorities_;  // by task id; 0 = not yet seen
     std::uint64_t timer_priority_ = 0;
-    std::map<std::uint64_t, std::uint64_t> charged_priorities_;  // by timer sequence
+    std::map<std::uint64_t, std::uint64_t> charged_priorities_;  // by timer id
     std::uint64_t decisions_ = 0;
 };
 

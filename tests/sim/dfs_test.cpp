@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "sim/dfs.hpp"
@@ -121,4 +122,60 @@ TEST_CASE("dfs: sleep sets prune reorderings of independent steps, and stop grow
     // Unbounded, 20 interleavings of 2 x 3 independent steps come down to 4.
     CHECK(explore(2, false, 8, false).complete == 20);
     CHECK(explore(2, false, 8, true).complete == 4);
+}
+
+namespace {
+
+/// What a search saw of two timers due at one instant: the order their
+/// callbacks ran in, over every schedule it explored.
+auto tie_outcomes(std::uint32_t preemptions, bool sleep_sets, bool dpor) -> std::set<std::string> {
+    sim::DfsTree tree(preemptions, sleep_sets, dpor);
+    std::set<std::string> outcomes;
+    std::uint64_t schedules = 0;
+    do {
+        // Timers fire only once no task can run, so both are in the queue
+        // when the first fires.
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = 1000}, nullptr);
+        std::string fired;
+        // Each task's second step adds a timer due 10 ns on: the two tasks'
+        // steps touch nothing in common, so every reduction takes them as
+        // commuting (and after them, with both tasks still to run, a
+        // schedule whose every choice is asleep is cut).
+        for (int task = 0; task < 2; task++) {
+            const std::string name = task == 0 ? "a" : "b";
+            const sim::YieldPoint& point = task == 0 ? own_a : own_b;
+            scheduler.spawn(name, [&scheduler, &fired, &point, name] {
+                sim::yield(point);
+                scheduler.after(10, [&fired, name] { fired += name; });
+                sim::yield(point);
+                sim::yield(point);
+            });
+        }
+        sim::DfsStrategy strategy(tree);
+        bool abandoned = false;
+        while (scheduler.step(strategy) != sim::StepOutcome::finished) {
+            strategy.after_step(scheduler);
+            if ((abandoned = strategy.abandoned())) break;
+        }
+        if (!abandoned) outcomes.insert(fired);
+        REQUIRE(++schedules < 10000);
+    } while (tree.backtrack());
+    return outcomes;
+}
+
+}  // namespace
+
+TEST_CASE("dfs: two commuting steps that each add a timer due at one instant decide nothing by their order") {
+    // With ties broken by the global order of additions, running a's step
+    // first fired a's timer first and b's first fired b's: the unreduced
+    // search saw both outcomes, sleep sets and dpor (one order of two
+    // commuting steps) only one. Ties now go by adder and its own count.
+    for (std::uint32_t preemptions : {0U, 1U, 2U, sim::unbounded}) {
+        CAPTURE(preemptions);
+        const std::set<std::string> every = tie_outcomes(preemptions, false, false);
+        CHECK(every == std::set<std::string>{"ab"});
+        CHECK(tie_outcomes(preemptions, true, false) == every);
+        CHECK(tie_outcomes(preemptions, true, true) == every);
+        CHECK(tie_outcomes(preemptions, false, true) == every);
+    }
 }
