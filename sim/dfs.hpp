@@ -17,8 +17,9 @@
 // every schedule that shares the prefix and in every schedule of one class:
 // the id, not the order of additions, breaks ties between timers due at one
 // instant, so two commuting task steps that each add one cannot decide which
-// fires first by the order they ran in. Timer steps touch everything (footprint_all), so a timer never stays asleep past
-// another step and nothing stays asleep past a timer: the I/O-reordering and
+// fires first by the order they ran in. Timer steps touch everything
+// (footprint_all), so a timer never stays asleep past another step and
+// nothing stays asleep past a timer: the I/O-reordering and
 // daemon-wake-up budgets (spent only by timers, enforced by the scheduler,
 // which lists a charged timer only while its budget lasts) are the same
 // wherever a sleeping transition prunes and where it was explored.
