@@ -109,10 +109,15 @@ auto DfsTree::backtrack() -> bool {
 DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0) {
     tree_.cut_ = false;
     tree_.events_.clear();
+    tree_.last_keys_.clear();
+    tree_.wakers_.clear();
+    tree_.unfinished_ = false;
 }
 
 void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node) {
     std::vector<DfsTree::Event>& events = tree_.events_;
+    std::vector<std::uint64_t>& previous_keys = tree_.last_keys_;
+    std::vector<std::pair<std::uint64_t, std::size_t>>& wakers = tree_.wakers_;
     // A candidate listed now and not before the last step: that step made it
     // runnable (a task's wake-up, hand-off or spawn; a timer's creation, or
     // the timers or tasks ahead of it gone), so it happens before the
@@ -120,19 +125,19 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     for (const Candidate& candidate : candidates) {
         const std::uint64_t key = candidate.key();
         if (events.empty() ||
-            std::find(previous_keys_.begin(), previous_keys_.end(), key) != previous_keys_.end()) {
+            std::find(previous_keys.begin(), previous_keys.end(), key) != previous_keys.end()) {
             continue;
         }
-        std::erase_if(wakers_, [key](const auto& waker) { return waker.first == key; });
-        wakers_.emplace_back(key, events.size() - 1);
+        std::erase_if(wakers, [key](const auto& waker) { return waker.first == key; });
+        wakers.emplace_back(key, events.size() - 1);
     }
-    previous_keys_.clear();
-    for (const Candidate& candidate : candidates) previous_keys_.push_back(candidate.key());
+    previous_keys.clear();
+    for (const Candidate& candidate : candidates) previous_keys.push_back(candidate.key());
     DfsTree::Event event{candidates[pick].key(), 0, node, no_cut};
-    const auto waker = std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == event.key; });
-    if (waker != wakers_.end()) {
+    const auto waker = std::find_if(wakers.begin(), wakers.end(), [&](const auto& w) { return w.first == event.key; });
+    if (waker != wakers.end()) {
         event.waker = waker->second;
-        wakers_.erase(waker);
+        wakers.erase(waker);
     }
     events.push_back(event);
     recorded_ = true;
@@ -233,6 +238,7 @@ void DfsStrategy::after_step(const Scheduler& scheduler) {
     if (tree_.dpor_ && (footprint & tree_.visible_) != 0) footprint |= tree_.visible_;
     if (recorded_) tree_.events_.back().footprint = footprint;
     recorded_ = false;
+    tree_.unfinished_ = !scheduler.all_finished();
     if (scheduler.last_ran() != no_task) current_ = scheduler.last_ran();
     if (pending_ != nullptr && !pending_->chosen_recorded) {
         const std::uint64_t task = pending_->candidates[pending_->chosen];

@@ -173,6 +173,13 @@ private:
     bool dpor_;
     Footprint visible_;
     std::vector<Event> events_;  // the current schedule's steps (dpor)
+    // dpor, the current schedule (DfsStrategy::record_event): the candidates
+    // of its last step, and per task key listed but not run since, the step
+    // that made it runnable. A run that ends at a violation ends with tasks
+    // still listed; analyze_races gives each of them its next step.
+    std::vector<std::uint64_t> last_keys_;
+    bool unfinished_ = false;  // tasks (not daemons) had not finished after its last step
+    std::vector<std::pair<std::uint64_t, std::size_t>> wakers_;
     std::vector<Node> nodes_;
     std::size_t prefix_ = 0;  // decisions the next schedule replays
     DfsStats stats_;
@@ -218,9 +225,7 @@ private:
     void record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node);
     [[nodiscard]] static auto signature(const Scheduler& scheduler, std::span<const Candidate> candidates,
                                         std::uint64_t running, std::uint32_t preemptions) -> std::uint64_t;
-    std::vector<std::uint64_t> previous_keys_;  // the last step's candidates
     bool recorded_ = false;  // the step running now is in the tree's events
-    std::vector<std::pair<std::uint64_t, std::size_t>> wakers_;  // task key, the step that made it runnable
     TaskId current_ = no_task;               // last task that ran a task step
     std::uint32_t preemptions_ = 0;
     bool abandoned_ = false;
