@@ -68,8 +68,6 @@ auto signature(const std::vector<std::pair<std::string, sim::Footprint>>& steps)
     return out;
 }
 
-/// `stop_at_x`: a run ends after its first step on x, as a run ends at its
-/// first violation (its class: causal_signature).
 /// The class of a run ended at a violation (its last step): the signature of
 /// the steps that happen before that step (program order and footprints),
 /// that step included. Independent steps that happened to run before it do
@@ -88,6 +86,8 @@ auto causal_signature(const std::vector<std::pair<std::string, sim::Footprint>>&
     return signature(past);
 }
 
+/// `stop_at_x`: a run ends after its first step on x, as a run ends at its
+/// first violation (its class: causal_signature).
 auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sleep_sets, bool dpor,
              bool stop_at_x = false) -> Result {
     sim::DfsTree tree(preemptions, sleep_sets, dpor);
