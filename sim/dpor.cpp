@@ -165,8 +165,7 @@ void DfsTree::analyze_races() {
     // are not followed (what the unreduced search takes there and dpor does
     // not is an open question; bench/dpor-soundness.md).
     if (n == 0 || !unfinished_) return;
-    const std::vector<std::uint64_t> listed = last_keys_;
-    for (const std::uint64_t key : listed) {
+    for (const std::uint64_t key : last_keys_) {
         if (key == events_.back().key) continue;
         const auto waker = std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == key; });
         events_.push_back(Event{key, footprint_all, no_cut, waker != wakers_.end() ? waker->second : no_cut});
