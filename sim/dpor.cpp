@@ -163,7 +163,12 @@ void DfsTree::analyze_races() {
     // everything, as a step of unknown footprint must be. A run whose tasks
     // all finished is left as before: daemons and timers still listed then
     // are not followed (what the unreduced search takes there and dpor does
-    // not is an open question; bench/dpor-soundness.md).
+    // not is an open question; bench/dpor-soundness.md). A task the last
+    // step made runnable was not listed before it and gets none: its next
+    // step can run only after that step, which ends every run it is in (a
+    // violation found at a step is found again wherever the steps before it
+    // in happens-before order ran first), so no class puts it earlier
+    // (tests/sim/dpor_test.cpp, the lock handed over by the last step).
     if (n == 0 || !unfinished_) return;
     for (const std::uint64_t key : last_keys_) {
         if (key == events_.back().key) continue;
