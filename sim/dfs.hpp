@@ -32,7 +32,7 @@
 // it claims, and runs into the others only to depth D (no counts). The
 // counts of the units sum to the unsplit search's.
 //
-// Dynamic partial-order reduction (dpor, the default for dfs): source-set
+// Dynamic partial-order reduction (dpor, opt-in: --dpor): source-set
 // DPOR (Abdulla, Aronis, Jonsson, Sagonas, JACM 2017) over the same step
 // footprints. After each schedule, the happens-before order of its steps
 // (footprint dependence, program order, and the step that made a task

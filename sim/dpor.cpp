@@ -167,8 +167,9 @@ void DfsTree::analyze_races() {
     // step made runnable was not listed before it and gets none: its next
     // step can run only after that step, which ends every run it is in (a
     // violation found at a step is found again wherever the steps before it
-    // in happens-before order ran first), so no class puts it earlier
-    // (tests/sim/dpor_test.cpp, the lock handed over by the last step).
+    // in happens-before order ran first; a cut at the step bound claims
+    // nothing past it), so no class puts it earlier (tests/sim/dpor_test.cpp,
+    // the lock handed over by the last step).
     if (n == 0 || !unfinished_) return;
     for (const std::uint64_t key : last_keys_) {
         if (key == events_.back().key) continue;
