@@ -17,8 +17,11 @@
 #   scenario | variant | P | unreduced schedules, verdict | dpor schedules, verdict
 #   | checkers violated (unreduced) | checkers violated (dpor) | AGREE / DISAGREE / SKIPPED
 #   | the distinct first messages, step numbers masked: same or differ (not part of AGREE)
-# AGREE: both complete, same verdict (violated or holds) and the same set of
-# checkers in the schedules' first violations. SKIPPED (cap): the unreduced
+#   | milliseconds | distinct crash states without a violation (unreduced / dpor)
+# AGREE: both complete, same verdict (violated or holds), the same set of
+# checkers in the schedules' first violations, and the same number of
+# distinct crash states without a violation (fuzz's "distinct crash states"
+# line; "-" on both sides where the verdict memo is not used). SKIPPED (cap): the unreduced
 # search passed CAP (the higher bounds of that variant are then skipped
 # too, without running: a larger bound only adds schedules); SKIPPED (dpor
 # cap): dpor passed 10*CAP. Performance scenarios (a "perf" section) are
@@ -59,7 +62,7 @@ run() {
     if ! jq -e '.crashsim_result' "$result" >/dev/null 2>&1; then
         echo "dpor-soundness.sh: no result for $scen $variant dfs:$p $*:" >&2
         tail -5 "$work/out.txt" >&2
-        echo "error 0 error - 0"
+        echo "error 0 error - 0 -"
         return
     fi
     # The distinct first messages, step numbers masked ("returned at step 29"
@@ -67,19 +70,23 @@ run() {
     # before it shift it), for the messages column.
     jq -r '.violations[].message' "$result" | sed -E 's/step [0-9]+/step N/g; s/steps [0-9]+ to [0-9]+/steps N to N/g' |
         sort -u >"$work/messages$tag"
-    jq -r --arg secs "$(( (t1 - t0) / 1000000 ))" '
+    # The distinct crash states without a violation fuzz prints (one job:
+    # the verdict memo's keys), "-" where it prints none.
+    local distinct
+    distinct=$(sed -nE 's/^distinct crash states without a violation: ([0-9]+).*/\1/p' "$work/out.txt")
+    jq -r --arg secs "$(( (t1 - t0) / 1000000 ))" --arg distinct "${distinct:--}" '
         [ (if .dfs.complete == true then "complete" else "capped" end),
           (.schedules_run | tostring),
           (if (.violations | length) > 0 then "violated" else "holds" end),
           ((.violations | map(.checker) | unique | join(",")) | if . == "" then "-" else . end),
-          $secs ] | join(" ")' "$result"
+          $secs, $distinct ] | join(" ")' "$result"
 }
 
 agree=0 disagree=0 skipped=0 dpor_capped=0
 skipped_perf=()
 messages_differ=()
-echo "| scenario | variant | P | unreduced | dpor | checkers (unreduced) | checkers (dpor) | | first messages, steps masked | ms (unreduced / dpor) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| scenario | variant | P | unreduced | dpor | checkers (unreduced) | checkers (dpor) | | first messages, steps masked | ms (unreduced / dpor) | distinct crash states (unreduced / dpor) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for scen in scenarios/*/*.json; do
     case "$scen" in scenarios/schema/*) continue ;; esac
     name="${scen#scenarios/}"
@@ -98,22 +105,22 @@ for scen in scenarios/*/*.json; do
         capped_at=""
         for p in $BOUNDS; do
             if [ -n "$capped_at" ]; then
-                echo "| $name | $variant | $p | not run | not run | | | SKIPPED (cap at P=$capped_at) | | |"
+                echo "| $name | $variant | $p | not run | not run | | | SKIPPED (cap at P=$capped_at) | | | |"
                 skipped=$((skipped + 1))
                 continue
             fi
-            read -r u_done u_sch u_verdict u_checkers u_ms < <(run "$scen" "$variant" "$p" "$CAP")
+            read -r u_done u_sch u_verdict u_checkers u_ms u_states < <(run "$scen" "$variant" "$p" "$CAP")
             if [ "$u_done" != complete ]; then
-                echo "| $name | $variant | $p | >$u_sch ($u_done) | not run | $u_checkers | | SKIPPED (cap) | | $u_ms / |"
+                echo "| $name | $variant | $p | >$u_sch ($u_done) | not run | $u_checkers | | SKIPPED (cap) | | $u_ms / | |"
                 skipped=$((skipped + 1))
                 capped_at="$p"
                 continue
             fi
-            read -r d_done d_sch d_verdict d_checkers d_ms < <(run "$scen" "$variant" "$p" "$((10 * CAP))" --dpor)
+            read -r d_done d_sch d_verdict d_checkers d_ms d_states < <(run "$scen" "$variant" "$p" "$((10 * CAP))" --dpor)
             if [ "$d_done" != complete ]; then
                 status="SKIPPED (dpor cap)"
                 dpor_capped=$((dpor_capped + 1))
-            elif [ "$u_verdict" = "$d_verdict" ] && [ "$u_checkers" = "$d_checkers" ]; then
+            elif [ "$u_verdict" = "$d_verdict" ] && [ "$u_checkers" = "$d_checkers" ] && [ "$u_states" = "$d_states" ]; then
                 status="AGREE"
                 agree=$((agree + 1))
             else
@@ -128,7 +135,7 @@ for scen in scenarios/*/*.json; do
                 messages="differ ($u_n / $d_n)"
                 messages_differ+=("$name $variant dfs:$p")
             fi
-            echo "| $name | $variant | $p | $u_sch $u_verdict | $d_sch $d_verdict | $u_checkers | $d_checkers | $status | $messages | $u_ms / $d_ms |"
+            echo "| $name | $variant | $p | $u_sch $u_verdict | $d_sch $d_verdict | $u_checkers | $d_checkers | $status | $messages | $u_ms / $d_ms | $u_states / $d_states |"
         done
     done
 done

@@ -248,6 +248,10 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
         appendf(out, "verdict memo: %llu of the %llu crash states judged before in this search, their verdict reused\n",
                 static_cast<ull>(report.crash_states_reused), static_cast<ull>(report.crash_states));
     }
+    if (report.crash_states_distinct) {
+        appendf(out, "distinct crash states without a violation: %llu (image, promises and freeze level by content)\n",
+                static_cast<ull>(*report.crash_states_distinct));
+    }
     if (dfs) {
         appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),

@@ -530,7 +530,9 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
                     : split_depth_for(estimate_search(simulation, request), split_units_wanted(request));
     }
     DfsSearch search(simulation, request, depth);
-    return search.run();
+    FuzzReport report = search.run();
+    if (request.jobs == 1 && request.shard_count == 1) report.crash_states_distinct = simulation.crash_states_distinct();
+    return report;
 }
 
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport {

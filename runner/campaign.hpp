@@ -100,6 +100,11 @@ struct FuzzReport {
     /// before by a run of the same Simulation: RunOutcome::crash_states_reused).
     /// Depends on the jobs (each has its own memo), unlike every other count.
     std::uint64_t crash_states_reused = 0;
+    /// dfs, one job and one shard: the distinct crash states without a
+    /// violation judged (Simulation::crash_states_distinct); none otherwise.
+    /// A reduction that loses a class shows here first: the same verdict can
+    /// hide crash states it never reached (bench/dpor-soundness.sh).
+    std::optional<std::uint64_t> crash_states_distinct;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
     FaultCounts faults;  // device faults (issue 14) in the crash states judged

@@ -425,6 +425,13 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
 
 Simulation::~Simulation() = default;
 
+auto Simulation::crash_states_distinct() const -> std::optional<std::uint64_t> {
+    // Empty: no crash state was memoized (none judged, or the memo is not
+    // used for this scenario: device faults, a lying cache), so nothing to say.
+    if (!verdict_memo_ || verdicts_->dropped() || verdicts_->size() == 0) return std::nullopt;
+    return verdicts_->size();
+}
+
 auto Simulation::checker_names() const -> std::vector<std::string> {
     std::vector<std::string> names;
     for (const auto& checker : checkers_) names.emplace_back(checker->name());

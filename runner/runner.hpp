@@ -181,6 +181,12 @@ public:
     /// on by default). Off only to show, in tests, that it changes no count
     /// and no verdict.
     void set_verdict_memo(bool on) { verdict_memo_ = on; }
+    /// The distinct crash states without a violation this Simulation's runs
+    /// judged so far (the verdict memo's keys: image, oracle and freeze level
+    /// by content), or none when the memo was not used or dropped its keys
+    /// at its bound. Two searches of one scenario and variant that reach the
+    /// same crash states have the same count (tests/runner/dpor_soundness_test.cpp).
+    [[nodiscard]] auto crash_states_distinct() const -> std::optional<std::uint64_t>;
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,

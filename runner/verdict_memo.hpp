@@ -37,16 +37,23 @@ public:
         if (words_ + key.size() > words_max) {
             verdicts_.clear();
             words_ = 0;
+            dropped_ = true;
         }
         words_ += key.size();
         verdicts_.emplace(std::move(key), std::move(verdict));
     }
+    /// The crash states kept (each judged once, without a violation).
+    [[nodiscard]] auto size() const -> std::size_t { return verdicts_.size(); }
+    /// Whether the bound dropped the verdicts kept before (size() then
+    /// counts only those kept since).
+    [[nodiscard]] auto dropped() const -> bool { return dropped_; }
     /// Oracle contents (Oracle::encode) to canonical ids.
     model::ContentTable oracles;
 
 private:
     std::unordered_map<model::KeyWords, Verdict, model::KeyWordsHash> verdicts_;
     std::uint64_t words_ = 0;
+    bool dropped_ = false;
 };
 
 /// The object ids an image names, by position (first seen first); reused

@@ -111,7 +111,6 @@ DfsStrategy::DfsStrategy(DfsTree& tree) : tree_(tree), fresh_(tree.prefix_ == 0)
     tree_.events_.clear();
     tree_.last_keys_.clear();
     tree_.wakers_.clear();
-    tree_.unfinished_ = false;
 }
 
 void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_t pick, std::size_t node) {
@@ -238,7 +237,6 @@ void DfsStrategy::after_step(const Scheduler& scheduler) {
     if (tree_.dpor_ && (footprint & tree_.visible_) != 0) footprint |= tree_.visible_;
     if (recorded_) tree_.events_.back().footprint = footprint;
     recorded_ = false;
-    tree_.unfinished_ = !scheduler.all_finished();
     if (scheduler.last_ran() != no_task) current_ = scheduler.last_ran();
     if (pending_ != nullptr && !pending_->chosen_recorded) {
         const std::uint64_t task = pending_->candidates[pending_->chosen];

@@ -175,10 +175,10 @@ private:
     std::vector<Event> events_;  // the current schedule's steps (dpor)
     // dpor, the current schedule (DfsStrategy::record_event): the candidates
     // of its last step, and per task key listed but not run since, the step
-    // that made it runnable. A run that ends at a violation ends with tasks
-    // still listed; analyze_races gives each of them its next step.
+    // that made it runnable. A run ends with candidates still listed (at a
+    // violation, a bound, or with only daemons left); analyze_races gives
+    // each of them its next step.
     std::vector<std::uint64_t> last_keys_;
-    bool unfinished_ = false;  // tasks (not daemons) had not finished after its last step
     std::vector<std::pair<std::uint64_t, std::size_t>> wakers_;
     std::vector<Node> nodes_;
     std::size_t prefix_ = 0;  // decisions the next schedule replays

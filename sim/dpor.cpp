@@ -154,23 +154,25 @@ void DfsTree::analyze_races() {
             last_of_key.emplace_back(event.key, j);
         }
     }
-    // A run that ended before its tasks did (at a violation, a deadlock or
-    // a bound) left tasks listed whose next steps never ran, so no race with
-    // them was seen: their reversals with the steps before would be lost,
-    // and with them every class whose prefix takes such a task first
+    // A run ends with candidates still listed whose next steps never ran,
+    // so no race with them was seen: their reversals with the steps before
+    // would be lost, and with them every class whose prefix takes such a
+    // candidate first. A run ends so at a violation, a deadlock or a bound
     // (xfs/freeze-vs-log-worker: the freezer's own superblock transaction
-    // before the log worker's). Each is given its next step touching
-    // everything, as a step of unknown footprint must be. A run whose tasks
-    // all finished is left as before: daemons and timers still listed then
-    // are not followed (what the unreduced search takes there and dpor does
-    // not is an open question; bench/dpor-soundness.md). A task the last
+    // before the log worker's), and whenever its tasks have all finished
+    // while daemons or their timers are listed (the scheduler does not run
+    // daemons on their own: xfs/falloc-k-over-sized-file fix, where dpor took
+    // no daemon wake-up and judged 3 of the unreduced search's 15 distinct
+    // crash states at dfs:1). Each is given its next step touching
+    // everything, as a step of unknown footprint must be. A task the last
     // step made runnable was not listed before it and gets none: its next
     // step can run only after that step, which ends every run it is in (a
     // violation found at a step is found again wherever the steps before it
     // in happens-before order ran first; a cut at the step bound claims
-    // nothing past it), so no class puts it earlier (tests/sim/dpor_test.cpp,
-    // the lock handed over by the last step).
-    if (n == 0 || !unfinished_) return;
+    // nothing past it; a run whose tasks finished ends at that step), so no
+    // class puts it earlier (tests/sim/dpor_test.cpp, the lock handed over
+    // by the last step).
+    if (n == 0) return;
     for (const std::uint64_t key : last_keys_) {
         if (key == events_.back().key) continue;
         const auto waker = std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == key; });
