@@ -41,10 +41,6 @@ private:
     std::vector<std::uint64_t> bits_;
 };
 
-void insert_unique(std::vector<std::size_t>& set, std::size_t value) {
-    if (value != no_cut && std::find(set.begin(), set.end(), value) == set.end()) set.push_back(value);
-}
-
 auto contains(const std::vector<std::uint64_t>& keys, std::uint64_t key) -> bool {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
@@ -122,18 +118,36 @@ void DfsTree::analyze_races() {
     std::array<std::size_t, 64> last{};  // per footprint bit: the last step that touched it
     last.fill(no_cut);
     std::vector<std::pair<std::uint64_t, std::size_t>> last_of_key;  // program order
+    Footprint touched = 0;  // the bits some step touched: last[bit] is a step
     std::vector<std::size_t> dependent;
     std::vector<std::size_t> before;
+    // Set membership in O(1): mark[i] == stamp while step i is in `before`
+    // (the stand-in steps below share one index, so a stamp per call).
+    std::vector<std::uint64_t> mark(n, 0);
+    std::uint64_t stamp = 0;
     auto races = [&](std::size_t j) {
         const Event& event = events_[j];
+        stamp++;
         dependent.clear();
         // Steps touching one bit are mutually dependent, so they are ordered:
         // the last one stands for all the earlier ones.
-        for (Footprint bits = event.footprint; bits != 0; bits &= bits - 1) insert_unique(dependent, last[std::countr_zero(bits)]);
+        for (Footprint bits = event.footprint & touched; bits != 0; bits &= bits - 1) {
+            const std::size_t i = last[std::countr_zero(bits)];
+            if (mark[i] != stamp) {
+                mark[i] = stamp;
+                dependent.push_back(i);
+            }
+        }
         before = dependent;
+        auto add_before = [&](std::size_t i) {
+            if (i != no_cut && mark[i] != stamp) {
+                mark[i] = stamp;
+                before.push_back(i);
+            }
+        };
         const auto own = std::find_if(last_of_key.begin(), last_of_key.end(), [&](const auto& k) { return k.first == event.key; });
-        if (own != last_of_key.end()) insert_unique(before, own->second);
-        insert_unique(before, event.waker);
+        if (own != last_of_key.end()) add_before(own->second);
+        add_before(event.waker);
         for (const std::size_t d : before) past.join(j, d);
         for (const std::size_t i : dependent) {
             // A race: dependent, of different tasks, not ordered through a
@@ -148,6 +162,7 @@ void DfsTree::analyze_races() {
         const Event& event = events_[j];
         const auto own = races(j);
         for (Footprint bits = event.footprint; bits != 0; bits &= bits - 1) last[std::countr_zero(bits)] = j;
+        touched |= event.footprint;
         if (own != last_of_key.end()) {
             own->second = j;
         } else {
