@@ -139,7 +139,7 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
                     static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
         }
         if (estimate.stratified) appendf(out, " (%llu runs)", static_cast<ull>(estimate.runs));
-        if (request.dpor) out += " without dpor (dpor takes fewer)";
+        if (request.dpor) out += " for the search without dpor (dpor may take fewer, or under a bound more)";
         out += split_text(estimate, request);
     } else {
         appendf(out, "estimate (from the first %llu schedules, seed %llu): %s schedules (--schedules), about %s crash "
