@@ -5,6 +5,7 @@
 #   bench/spin/compare.sh            (from the repository root, or from anywhere)
 #   REPS=7 bench/spin/compare.sh     (repetitions per measurement; default 5)
 #   CRASHSIM=/path/to/crashsim ...   (another binary, e.g. main's, for a before/after)
+#   CRASHSIM_ARGS=--dpor ...         (more options for every crashsim fuzz, e.g. dpor)
 #   SLOW=0 ...                       (skip the rows without a SPIN model: the xfs
 #                                     race at dfs:1 and dfs:2 and btrfs
 #                                     log-commit-batching at dfs:2; each runs
@@ -159,7 +160,7 @@ run_crashsim() {
     for ((i = 0; i < REPS; i++)); do
         start=$(now_ns)
         rm -f "$work/result.json"
-        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" 2>&1) || true
+        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" ${CRASHSIM_ARGS:-} 2>&1) || true
         end=$(now_ns)
         times+="$((end - start))"$'\n'
         parse_crashsim "$out" "$work/result.json"
@@ -179,7 +180,7 @@ run_crashsim_capped() {
     local start end out
     start=$(now_ns)
     rm -f "$work/result.json"
-    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" 2>&1) ||
+    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" ${CRASHSIM_ARGS:-} 2>&1) ||
         true
     end=$(now_ns)
     cs_med=$(awk -v t="$((end - start))" 'BEGIN {printf "%.1f", t/1e6}')
@@ -293,7 +294,7 @@ echo "SPIN compile time per verifier (spin -a + gcc -O2 -DSAFETY, two at a time)
 for name in "${spin_configs[@]}"; do
     printf '  %-11s %-28s %s\n' "$name" "${spin_flags[$name]}" "$(cat "$work/$name/compile_ms")"
 done
-echo "crashsim: $crashsim_src ($(cd "$root" && git describe --always --dirty 2>/dev/null || echo "no git"), the checkout of compare.sh)"
+echo "crashsim: $crashsim_src ($(cd "$root" && git describe --always --dirty 2>/dev/null || echo "no git"), the checkout of compare.sh)${CRASHSIM_ARGS:+, with $CRASHSIM_ARGS}"
 echo "st = states stored, tr = transitions, sch = schedules, cs = crash states checked; ratio = SPIN median / crashsim median (> 1: crashsim faster)"
 echo
 {
