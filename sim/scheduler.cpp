@@ -121,6 +121,10 @@ void Scheduler::block(const char* what) {
 void Scheduler::wake(TaskId id) {
     SIM_ASSERT(id < tasks_.size());
     Task& task = *tasks_[id];
+    // ~Scheduler: a task it already ended may still be queued on a lock or a
+    // wait queue that a later task's unwinding releases (a lower task waiting
+    // for a mutex a higher one holds when a run stops); it stays ended.
+    if (task.cancelled) return;
     SIM_ASSERT(task.state == TaskState::blocked);
     task.state = TaskState::runnable;
     task.blocked_on = "";

@@ -651,6 +651,35 @@ TEST_CASE("scheduler: ending a suspended task runs none of its code past the sus
     CHECK_FALSE(caught);
 }
 
+TEST_CASE("scheduler: ending a run while a lower task waits for a mutex a higher one holds") {
+    // ~Scheduler ends tasks in id order: the waiter first, still queued on
+    // the mutex; the holder's unwinding then unlocks it and hands it over to
+    // the ended waiter, which must stay ended (it asserted "blocked" before).
+    bool holder_unwound = false;
+    bool saw_scheduler = false;
+    {
+        sim::Scheduler scheduler({}, nullptr);
+        const sim::Scheduler* self = &scheduler;
+        sim::Mutex mutex("test.scheduler_test.mutex");
+        scheduler.spawn("waiter", [&] {
+            sim::yield(point_a);  // lets the holder take the mutex first
+            const sim::MutexGuard guard(mutex);
+        });
+        scheduler.spawn("holder", [&, self] {
+            const sim::MutexGuard guard(mutex);
+            UnwindWitness witness{&holder_unwound, &saw_scheduler, self};
+            sim::yield(point_a);
+        });
+        run_task(scheduler, 0);  // waiter: to point_a
+        run_task(scheduler, 1);  // holder: takes the mutex, to point_a
+        run_task(scheduler, 0);  // waiter: blocks on the mutex
+        CHECK(scheduler.task_state(0) == sim::TaskState::blocked);
+        CHECK(mutex.holder() == 1);
+    }
+    CHECK(holder_unwound);
+    CHECK(saw_scheduler);
+}
+
 TEST_CASE("scheduler: a nested scheduler restores the outer one when destroyed") {
     sim::Scheduler outer({}, nullptr);
     CHECK(&sim::current_scheduler() == &outer);
