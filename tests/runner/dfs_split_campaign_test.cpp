@@ -120,6 +120,7 @@ TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");
+    request.schedules = 1'000'000;  // complete (16,972 schedules)
     request.dpor = false;  // the estimate is the unreduced search's (an upper bound on dpor's)
     const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request);
     const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
@@ -166,6 +167,7 @@ TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's df
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");
+    request.schedules = 1'000'000;  // complete (16,972 schedules)
     request.estimate_stratified = true;
     request.estimate_walks = scenarios::estimate_probes_default;
     const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request);

@@ -680,6 +680,29 @@ TEST_CASE("scheduler: ending a run while a lower task waits for a mutex a higher
     CHECK(saw_scheduler);
 }
 
+TEST_CASE("scheduler: a first step that blocks before any yield point touches everything, unless it reports") {
+    sim::Scheduler scheduler({}, nullptr);
+    sim::WaitQueue queue("test.scheduler_test.first_step_queue");
+    scheduler.spawn("raw", [&scheduler] { scheduler.block("raw"); });
+    scheduler.spawn("queued", [&queue] { queue.wait(); });
+    scheduler.spawn("sleeper", [&scheduler] { scheduler.sleep(10); });
+    scheduler.spawn("other_sleeper", [&scheduler] { scheduler.sleep(10); });
+    run_task(scheduler, 0);  // no yield point declares its code, nothing reported
+    CHECK(scheduler.last_footprint() == sim::footprint_all);
+    run_task(scheduler, 1);  // the wait queue reports itself
+    CHECK(scheduler.last_footprint() == sim::resource("test.scheduler_test.first_step_queue"));
+    // A sleep reads the clock and adds a timer: its own task's clock bit,
+    // which orders it with timer steps (everything) and not with another
+    // task's sleep.
+    run_task(scheduler, 2);
+    const sim::Footprint sleeper = scheduler.last_footprint();
+    run_task(scheduler, 3);
+    CHECK(sleeper != 0);
+    CHECK(sleeper != sim::footprint_all);
+    CHECK(sim::independent(sleeper, scheduler.last_footprint()));
+    CHECK_FALSE(sim::independent(sleeper, sim::footprint_all));
+}
+
 TEST_CASE("scheduler: a nested scheduler restores the outer one when destroyed") {
     sim::Scheduler outer({}, nullptr);
     CHECK(&sim::current_scheduler() == &outer);
