@@ -1376,7 +1376,7 @@ void Loader::read_checkers(const Json& value) {
 }
 
 auto Loader::read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget {
-    check_keys(value, json_path, {"strategies", "schedules", "seed"}, {"strategies", "schedules"});
+    check_keys(value, json_path, {"strategies", "schedules", "dfs_schedules", "seed"}, {"strategies", "schedules"});
     FuzzBudget budget;
     const auto& strategies = value.at("strategies");
     const auto strategies_path = json_path + ".strategies";
@@ -1391,6 +1391,12 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
         budget.strategies.push_back(std::move(strategy));
     }
     budget.schedules = read_positive(value.at("schedules"), json_path + ".schedules");
+    if (value.contains("dfs_schedules")) {
+        budget.dfs_schedules = read_positive(value.at("dfs_schedules"), json_path + ".dfs_schedules");
+        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(),
+                                     [](const std::string& s) { return s.starts_with("dfs"); });
+        if (!dfs) fail(json_path + ".dfs_schedules", "a dfs strategy in strategies to cap", "none");
+    }
     if (value.contains("seed")) budget.seed = read_unsigned(value.at("seed"), json_path + ".seed");
     return budget;
 }

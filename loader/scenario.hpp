@@ -92,6 +92,10 @@ inline constexpr std::uint64_t fuzz_schedules_default = 10'000;
 struct FuzzBudget {
     std::vector<std::string> strategies;  // "random", "pct:3"
     std::uint64_t schedules = 0;
+    /// The cap of a dfs strategy, when it differs (`dfs_schedules`): a proof
+    /// must complete, which may take more schedules than a random or PCT
+    /// sample needs; 0: `schedules`.
+    std::uint64_t dfs_schedules = 0;
     std::uint64_t seed = 0;
 };
 

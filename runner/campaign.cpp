@@ -686,6 +686,9 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
     SIM_ASSERT(sim::parse_strategy(text, request.strategy));
     request.seed = expect.fuzz.seed;
     request.schedules = expect.fuzz.schedules;
+    if (request.strategy.kind == sim::StrategySpec::Kind::dfs && expect.fuzz.dfs_schedules != 0) {
+        request.schedules = expect.fuzz.dfs_schedules;
+    }
     request.jobs = jobs;
     request.progress = progress;
     request.verify_every = verify_every;

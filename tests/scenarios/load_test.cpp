@@ -445,6 +445,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "65536, got 4000"},
         {"bad_crash_policy",
          "$.crash.unflushed: expected one of none, all, any-subset, prefix, got \"some\""},
+        {"fuzz_dfs_schedules_without_dfs", "$.fuzz.dfs_schedules: expected a dfs strategy in strategies to cap, got none"},
         {"bad_fuzz_strategy",
          "$.fuzz.strategies[1]: expected one of random, pct:D with D from 1 to 16, or dfs:P "
          "with P from 0 to 8, got \"pct:0\""},

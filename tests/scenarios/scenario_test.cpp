@@ -309,6 +309,24 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
     }
 }
 
+TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
+    const auto scenario = load();
+    scenarios::Variant variant = *scenario.find_variant("fix-1");
+    variant.expect.fuzz.strategies = {"random", "dfs:1"};
+    variant.expect.fuzz.schedules = 50;
+    variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
+    // The dfs:1 proof takes 11,557 schedules: 50 would leave it incomplete
+    // (not met), the dfs cap lets it finish while random still runs 50.
+    const scenarios::CheckRow capped = scenarios::check_variant(scenario, variant, fixed_clock);
+    INFO(capped.detail);
+    CHECK_FALSE(capped.met);
+    variant.expect.fuzz.dfs_schedules = 100000;
+    const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+    INFO(row.detail);
+    CHECK(row.met);
+    CHECK(row.schedules == 1 + 50 + 11557);
+}
+
 TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
