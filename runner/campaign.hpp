@@ -103,7 +103,8 @@ struct FuzzReport {
     /// dfs, one job and one shard: the distinct crash states without a
     /// violation judged (Simulation::crash_states_distinct); none otherwise.
     /// A reduction that loses a class shows here first: the same verdict can
-    /// hide crash states it never reached (bench/dpor-soundness.sh).
+    /// hide crash states it never reached (bench/reduction-soundness.sh,
+    /// bench/dpor-soundness.sh).
     std::optional<std::uint64_t> crash_states_distinct;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
