@@ -98,8 +98,10 @@ auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sle
     sim::DfsTree tree(preemptions, sleep_sets, dpor);
     Result result;
     do {
-        sim::Scheduler scheduler({.steps_max = 1000}, nullptr);
+        // The mutex outlives the scheduler, whose end unwinds a task that
+        // holds it when a run stops (stop_at).
         sim::Mutex mutex("test.dpor_test.mutex");
+        sim::Scheduler scheduler({.steps_max = 1000}, nullptr);
         for (std::size_t t = 0; t < tasks.size(); t++) {
             scheduler.spawn("t" + std::to_string(t), [&, t] { run_task(tasks[t], static_cast<int>(t), mutex); });
         }

@@ -658,9 +658,10 @@ TEST_CASE("scheduler: ending a run while a lower task waits for a mutex a higher
     bool holder_unwound = false;
     bool saw_scheduler = false;
     {
+        // Declared first, so it outlives the scheduler whose end unwinds its holder.
+        sim::Mutex mutex("test.scheduler_test.mutex");
         sim::Scheduler scheduler({}, nullptr);
         const sim::Scheduler* self = &scheduler;
-        sim::Mutex mutex("test.scheduler_test.mutex");
         scheduler.spawn("waiter", [&] {
             sim::yield(point_a);  // lets the holder take the mutex first
             const sim::MutexGuard guard(mutex);
@@ -681,8 +682,8 @@ TEST_CASE("scheduler: ending a run while a lower task waits for a mutex a higher
 }
 
 TEST_CASE("scheduler: a first step that blocks before any yield point touches everything, unless it reports") {
+    sim::WaitQueue queue("test.scheduler_test.first_step_queue");  // outlives the scheduler
     sim::Scheduler scheduler({}, nullptr);
-    sim::WaitQueue queue("test.scheduler_test.first_step_queue");
     scheduler.spawn("raw", [&scheduler] { scheduler.block("raw"); });
     scheduler.spawn("queued", [&queue] { queue.wait(); });
     scheduler.spawn("sleeper", [&scheduler] { scheduler.sleep(10); });
