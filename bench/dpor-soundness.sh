@@ -28,21 +28,9 @@
 # skipped and named. Ends with a summary line; exits 1 on any DISAGREE.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-cd "$root"
-BOUNDS="${BOUNDS:-0 1 2 3}"
-CAP="${CAP:-200000}"
-ONLY="${ONLY:-}"
-crashsim="${CRASHSIM:-$root/build/crashsim}"
-command -v jq >/dev/null 2>&1 || { echo "dpor-soundness.sh: jq is missing" >&2; exit 2; }
-[ -x "$crashsim" ] || { echo "dpor-soundness.sh: $crashsim is missing (ninja -C build)" >&2; exit 2; }
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/crashsim-dpor.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-# A private copy, so that a rebuild of build/ cannot swap the binary mid-run.
-cp "$crashsim" "$work/crashsim"
-crashsim="$work/crashsim"
+# shellcheck source=bench/soundness-lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/soundness-lib.sh"
+soundness_setup dpor-soundness.sh "0 1 2 3" 200000
 
 # run SCEN VARIANT P CAP [--dpor] -> "complete schedules verdict checkers seconds"
 run() {
@@ -91,11 +79,7 @@ for scen in scenarios/*/*.json; do
     case "$scen" in scenarios/schema/*) continue ;; esac
     name="${scen#scenarios/}"
     name="${name%.json}"
-    if [ -n "$ONLY" ]; then
-        keep=0
-        for word in $ONLY; do case "$scen" in *"$word"*) keep=1 ;; esac; done
-        [ "$keep" = 1 ] || continue
-    fi
+    soundness_selected "$scen" || continue
     if [ "$(jq 'has("perf")' "$scen")" = true ]; then
         skipped_perf+=("$name")
         continue

@@ -19,19 +19,9 @@
 # too). Performance scenarios are skipped.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-cd "$root"
-BOUNDS="${BOUNDS:-0 1}"
-CAP="${CAP:-30000}"
-ONLY="${ONLY:-}"
-crashsim="${CRASHSIM:-$root/build/crashsim}"
-command -v jq >/dev/null 2>&1 || { echo "reduction-soundness.sh: jq is missing" >&2; exit 2; }
-[ -x "$crashsim" ] || { echo "reduction-soundness.sh: $crashsim is missing (ninja -C build)" >&2; exit 2; }
-work="$(mktemp -d "${TMPDIR:-/tmp}/crashsim-reduction.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-cp "$crashsim" "$work/crashsim"
-crashsim="$work/crashsim"
+# shellcheck source=bench/soundness-lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/soundness-lib.sh"
+soundness_setup reduction-soundness.sh "0 1" 30000
 
 # search SCEN VARIANT P CAP [--no-reduction] -> "complete|capped SCHEDULES DISTINCT|- VERDICT"
 # (VERDICT: holds, or the checkers the violating schedules' first violations name)
@@ -60,11 +50,7 @@ search() {
 same=0 differ=0 nomemo=0 skipped=0
 for scen in scenarios/*/*.json; do
     case "$scen" in scenarios/schema/*) continue ;; esac
-    if [ -n "$ONLY" ]; then
-        keep=0
-        for word in $ONLY; do case "$scen" in *"$word"*) keep=1 ;; esac; done
-        [ "$keep" = 1 ] || continue
-    fi
+    soundness_selected "$scen" || continue
     [ "$(jq 'has("perf")' "$scen")" = true ] && continue
     name="${scen#scenarios/}"
     name="${name%.json}"
