@@ -1393,8 +1393,11 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
     budget.schedules = read_positive(value.at("schedules"), json_path + ".schedules");
     if (value.contains("dfs_schedules")) {
         budget.dfs_schedules = read_positive(value.at("dfs_schedules"), json_path + ".dfs_schedules");
-        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(),
-                                     [](const std::string& s) { return s.starts_with("dfs"); });
+        // Read by sim::parse_strategy, the one definition of the spelling.
+        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(), [](const std::string& s) {
+            sim::StrategySpec spec;
+            return sim::parse_strategy(s, spec) && spec.kind == sim::StrategySpec::Kind::dfs;
+        });
         if (!dfs) fail(json_path + ".dfs_schedules", "a dfs strategy in strategies to cap", "none");
     }
     if (value.contains("seed")) budget.seed = read_unsigned(value.at("seed"), json_path + ".seed");
