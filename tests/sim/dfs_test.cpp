@@ -17,6 +17,17 @@ const sim::YieldPoint own_a = sim::register_yield_point("test.dfs_test.own_a", "
 const sim::YieldPoint own_b = sim::register_yield_point("test.dfs_test.own_b", "task b's own data", {"test.dfs_test.b"});
 const sim::YieldPoint shared = sim::register_yield_point("test.dfs_test.shared", "data both tasks touch", {"test.dfs_test.shared"});
 
+/// Runs one schedule of `tree`'s search to its end; true when the search
+/// abandoned it (every choice asleep).
+auto run_schedule(sim::Scheduler& scheduler, sim::DfsTree& tree) -> bool {
+    sim::DfsStrategy strategy(tree);
+    while (scheduler.step(strategy) != sim::StepOutcome::finished) {
+        strategy.after_step(scheduler);
+        if (strategy.abandoned()) return true;
+    }
+    return false;
+}
+
 struct Counts {
     std::uint64_t complete = 0;   // schedules run to the end
     std::uint64_t abandoned = 0;  // cut where every choice was asleep
@@ -35,12 +46,7 @@ auto explore(int yields, bool dependent, std::uint32_t preemptions, bool sleep_s
                 for (int i = 0; i < yields; i++) sim::yield(point);
             });
         }
-        sim::DfsStrategy strategy(tree);
-        bool abandoned = false;
-        while (scheduler.step(strategy) != sim::StepOutcome::finished) {
-            strategy.after_step(scheduler);
-            if ((abandoned = strategy.abandoned())) break;
-        }
+        const bool abandoned = run_schedule(scheduler, tree);
         (abandoned ? counts.abandoned : counts.complete)++;
         REQUIRE(counts.complete + counts.abandoned < 100000);
     } while (tree.backtrack());
@@ -66,12 +72,7 @@ auto first_sleep_instants(std::uint32_t preemptions, bool sleep_sets, bool dpor)
             slept_at = sim::now();
             for (;;) scheduler.sleep(30'000'000'000);
         });
-        sim::DfsStrategy strategy(tree);
-        bool abandoned = false;
-        while (scheduler.step(strategy) != sim::StepOutcome::finished) {
-            strategy.after_step(scheduler);
-            if ((abandoned = strategy.abandoned())) break;
-        }
+        const bool abandoned = run_schedule(scheduler, tree);
         if (!abandoned) instants.insert(slept_at);
         REQUIRE(++schedules < 10000);
     } while (tree.backtrack());
@@ -182,12 +183,7 @@ auto tie_outcomes(std::uint32_t preemptions, bool sleep_sets, bool dpor) -> std:
                 sim::yield(point);
             });
         }
-        sim::DfsStrategy strategy(tree);
-        bool abandoned = false;
-        while (scheduler.step(strategy) != sim::StepOutcome::finished) {
-            strategy.after_step(scheduler);
-            if ((abandoned = strategy.abandoned())) break;
-        }
+        const bool abandoned = run_schedule(scheduler, tree);
         if (!abandoned) outcomes.insert(fired);
         REQUIRE(++schedules < 10000);
     } while (tree.backtrack());
