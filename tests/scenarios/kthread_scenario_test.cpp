@@ -81,6 +81,32 @@ TEST_CASE("kthread scenario: the transaction kthread commits in the middle of a 
     }
 }
 
+TEST_CASE("kthread scenario: sleep sets judge every crash state the unpruned search judges (dfs:0)") {
+    // The kthread's first step (its first sleep) reads the clock a device
+    // completion moves; with the empty footprint it had, sleep sets judged 11
+    // of these 23 distinct crash states (sim/scheduler.cpp add_timer).
+    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
+    const scenarios::Variant* variant = scenario.find_variant("before-fix");
+    REQUIRE(variant != nullptr);
+    std::optional<std::uint64_t> distinct[2];
+    for (const bool sleep_sets : {false, true}) {
+        scenarios::Simulation simulation(scenario, *variant);  // its own memo: its own count
+        scenarios::FuzzRequest request;
+        request.strategy.kind = sim::StrategySpec::Kind::dfs;
+        request.strategy.preemptions = 0;
+        request.schedules = 100'000;
+        request.sleep_sets = sleep_sets;
+        request.dpor = false;
+        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        REQUIRE(report.complete);
+        CHECK_FALSE(report.found);
+        distinct[sleep_sets ? 1 : 0] = report.crash_states_distinct;
+    }
+    REQUIRE(distinct[0].has_value());
+    CHECK(*distinct[0] > 0);
+    CHECK(distinct[1] == distinct[0]);
+}
+
 TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits while the fsync runs") {
     const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-2"));
