@@ -211,8 +211,9 @@ TEST_CASE("dfs: a daemon's first sleep does not commute with a device completion
     // The daemon's first step reads the clock and adds a timer, and reports
     // nothing else: with an empty footprint it commuted even with timer
     // steps, so the reductions ran it only before the completion and never
-    // saw it sleep at 20 ns (btrfs's transaction kthread: 8 of the race's 43
-    // distinct crash states at fix-1 dfs:2 were lost). Adding a timer now
+    // saw it sleep at 20 ns (btrfs's transaction kthread: 12 of the 23
+    // distinct crash states of kthread-commit-in-fast-fsync at dfs:0 were
+    // lost). Adding a timer now
     // touches the adding task's clock bit (Scheduler::add_timer).
     for (std::uint32_t preemptions : {0U, 1U, 2U, sim::unbounded}) {
         CAPTURE(preemptions);
