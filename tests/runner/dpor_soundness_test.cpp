@@ -76,10 +76,7 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 CAPTURE(path);
                 CAPTURE(variant.name);
                 CAPTURE(preemptions);
-                // One Simulation each: its verdict memo counts the distinct
-                // crash states its own search judged.
                 scenarios::Simulation simulation(scenario, variant);
-                scenarios::Simulation reducing(scenario, variant);
                 const scenarios::FuzzReport full = search(simulation, preemptions, false, schedules_cap);
                 if (!full.complete) {
                     MESSAGE("skipped: " << path << " " << variant.name << " dfs:" << preemptions
@@ -88,6 +85,9 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 }
                 // Under a bound dpor runs without sleep sets, so it may take
                 // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
+                // One Simulation each: its verdict memo counts the distinct
+                // crash states its own search judged.
+                scenarios::Simulation reducing(scenario, variant);
                 const scenarios::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
                 CHECK(reduced.complete);
                 CHECK(reduced.found == full.found);
