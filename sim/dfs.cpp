@@ -132,7 +132,7 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     }
     previous_keys.clear();
     for (const Candidate& candidate : candidates) previous_keys.push_back(candidate.key());
-    DfsTree::Event event{candidates[pick].key(), 0, node, no_cut};
+    DfsTree::Event event{candidates[pick].key(), Footprint{}, node, no_cut};
     const auto waker = std::find_if(wakers.begin(), wakers.end(), [&](const auto& w) { return w.first == event.key; });
     if (waker != wakers.end()) {
         event.waker = waker->second;
@@ -234,7 +234,7 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
 void DfsStrategy::after_step(const Scheduler& scheduler) {
     Footprint footprint = scheduler.last_footprint();
     // dpor: the steps a crash can see are mutually dependent (see dfs.hpp).
-    if (tree_.dpor_ && (footprint & tree_.visible_) != 0) footprint |= tree_.visible_;
+    if (tree_.dpor_ && footprint.meets(tree_.visible_)) footprint |= tree_.visible_;
     if (recorded_) tree_.events_.back().footprint = footprint;
     recorded_ = false;
     if (scheduler.last_ran() != no_task) current_ = scheduler.last_ran();

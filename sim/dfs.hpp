@@ -104,13 +104,13 @@ public:
     /// One step of the current schedule, for dpor's race analysis.
     struct Event {
         std::uint64_t key;             // Candidate::key()
-        Footprint footprint = 0;
+        Footprint footprint;
         std::size_t node = no_cut;     // the decision that chose it (none: a lone candidate)
         std::size_t waker = no_cut;    // the step that made its task runnable
     };
 
     /// dpor under a finite bound goes without sleep sets (see above).
-    DfsTree(std::uint32_t preemptions_max, bool sleep_sets, bool dpor = false, Footprint visible = 0)
+    DfsTree(std::uint32_t preemptions_max, bool sleep_sets, bool dpor = false, Footprint visible = {})
         : preemptions_max_(preemptions_max), sleep_sets_(sleep_sets && !(dpor && preemptions_max != unbounded)),
           dpor_(dpor), visible_(visible) {}
 

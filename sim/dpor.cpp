@@ -5,7 +5,6 @@
 // (OOPSLA 2013) describe.
 #include <algorithm>
 #include <array>
-#include <bit>
 
 #include "sim/dfs.hpp"
 
@@ -115,10 +114,10 @@ void DfsTree::analyze_races() {
     const std::size_t n = events_.size();
     // One row more: the next step of a task the run left listed (below).
     PastSets past(n + 1);
-    std::array<std::size_t, 64> last{};  // per footprint bit: the last step that touched it
+    std::array<std::size_t, footprint_bits> last{};  // per footprint bit: the last step that touched it
     last.fill(no_cut);
     std::vector<std::pair<std::uint64_t, std::size_t>> last_of_key;  // program order
-    Footprint touched = 0;  // the bits some step touched: last[bit] is a step
+    Footprint touched;  // the bits some step touched: last[bit] is a step
     std::vector<std::size_t> dependent;
     std::vector<std::size_t> before;
     // Set membership in O(1): mark[i] == stamp while step i is in `before`
@@ -131,13 +130,13 @@ void DfsTree::analyze_races() {
         dependent.clear();
         // Steps touching one bit are mutually dependent, so they are ordered:
         // the last one stands for all the earlier ones.
-        for (Footprint bits = event.footprint & touched; bits != 0; bits &= bits - 1) {
-            const std::size_t i = last[std::countr_zero(bits)];
+        (event.footprint & touched).for_each_bit([&](std::size_t bit) {
+            const std::size_t i = last[bit];
             if (mark[i] != stamp) {
                 mark[i] = stamp;
                 dependent.push_back(i);
             }
-        }
+        });
         before = dependent;
         auto add_before = [&](std::size_t i) {
             if (i != no_cut && mark[i] != stamp) {
@@ -161,7 +160,7 @@ void DfsTree::analyze_races() {
     for (std::size_t j = 0; j < n; j++) {
         const Event& event = events_[j];
         const auto own = races(j);
-        for (Footprint bits = event.footprint; bits != 0; bits &= bits - 1) last[std::countr_zero(bits)] = j;
+        event.footprint.for_each_bit([&](std::size_t bit) { last[bit] = j; });
         touched |= event.footprint;
         if (own != last_of_key.end()) {
             own->second = j;

@@ -468,7 +468,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     Task& task = *tasks_[candidate.task];
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
-    step_footprint_ = start != nullptr ? start->touches : 0;
+    step_footprint_ = start != nullptr ? start->touches : Footprint{};
     current_ = task.id;
     if (!task.started) start_fiber(task);
     {
@@ -480,7 +480,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     if (task.state == TaskState::runnable) {
         step_footprint_ |= task.last_point->touches;
         task.waiting_since = now_;
-    } else if (start == nullptr && step_footprint_ == 0) {
+    } else if (start == nullptr && step_footprint_.empty()) {
         // A first step that blocked or ended before any yield point, with
         // nothing reported: no point declares its code, so it touches
         // everything (yield_point.hpp), as an undeclared point does.

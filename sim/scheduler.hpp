@@ -415,7 +415,7 @@ private:
     TaskId current_ = no_task;
     TaskId last_ran_ = no_task;
     TaskId last_daemon_woken_ = no_task;
-    Footprint step_footprint_ = 0;
+    Footprint step_footprint_;
     Prng cpu_jitter_;  // forked from options_.seed
     std::size_t unfinished_ = 0;     // tasks other than daemons
     std::size_t daemons_ = 0;

@@ -87,7 +87,7 @@ class Completion {
 public:
     /// Private to the task that waits on it: its wait is ordered by the timer
     /// that completes it, which depends on everything anyway.
-    explicit Completion(const char* name) : queue_(name, 0) {}
+    explicit Completion(const char* name) : queue_(name, Footprint{}) {}
     void wait() {
         while (!done_) queue_.wait();
     }

@@ -38,7 +38,7 @@ auto register_yield_point(std::string_view name, std::string_view about,
                           std::initializer_list<std::string_view> touches) -> YieldPoint {
     auto& points = registry();
     for (const auto& point : points) SIM_ASSERT(point.name != name);
-    Footprint footprint = touches.size() == 0 ? footprint_all : 0;
+    Footprint footprint = touches.size() == 0 ? footprint_all : Footprint{};
     for (std::string_view resource_name : touches) footprint |= resource(resource_name);
     const YieldPoint point{name, about, static_cast<std::uint32_t>(points.size()), footprint};
     points.push_back(point);

@@ -324,7 +324,7 @@ private:
     /// The log writes of one commit in flight (C5..C7).
     struct LogWrites {
         std::uint64_t in_flight = 0;
-        sim::WaitQueue wait{"jbd2.log_io", 0};
+        sim::WaitQueue wait{"jbd2.log_io", sim::Footprint{}};
     };
     /// The log tail taken at C6 and applied at C9 (jbd2_update_log_tail).
     struct TailSnapshot {
@@ -404,7 +404,7 @@ private:
     /// stretch that no yield point's footprint covers.
     static void touch(std::initializer_list<std::string_view> names) {
         if (!sim::has_current_scheduler()) return;
-        sim::Footprint footprint = 0;
+        sim::Footprint footprint;
         for (const std::string_view name : names) footprint |= sim::resource(name);
         sim::current_scheduler().touch(footprint);
     }

@@ -62,11 +62,9 @@ void run_task(const Task& task, int index, sim::Mutex& mutex) {
 /// The class of a run: per footprint bit, the order of the steps (task and
 /// its step number) that touched it.
 auto signature(const std::vector<std::pair<std::string, sim::Footprint>>& steps) -> std::string {
-    std::map<int, std::string> per_bit;
+    std::map<std::size_t, std::string> per_bit;
     for (const auto& [step, footprint] : steps) {
-        for (int bit = 0; bit < 64; bit++) {
-            if (((footprint >> bit) & 1) != 0) per_bit[bit] += step + " ";
-        }
+        footprint.for_each_bit([&](std::size_t bit) { per_bit[bit] += step + " "; });
     }
     std::string out;
     for (const auto& [bit, order] : per_bit) out += std::to_string(bit) + ":" + order + "|";
@@ -80,10 +78,10 @@ auto signature(const std::vector<std::pair<std::string, sim::Footprint>>& steps)
 auto causal_signature(const std::vector<std::pair<std::string, sim::Footprint>>& steps) -> std::string {
     std::vector<std::pair<std::string, sim::Footprint>> past;
     std::set<std::string> tasks;  // of the steps in the past
-    sim::Footprint touched = 0;   // by the steps in the past
+    sim::Footprint touched;       // by the steps in the past
     for (std::size_t i = steps.size(); i-- > 0;) {
         const std::string task = steps[i].first.substr(0, steps[i].first.find('.'));
-        if (i + 1 != steps.size() && tasks.count(task) == 0 && (steps[i].second & touched) == 0) continue;
+        if (i + 1 != steps.size() && tasks.count(task) == 0 && !steps[i].second.meets(touched)) continue;
         past.insert(past.begin(), steps[i]);
         tasks.insert(task);
         touched |= steps[i].second;
@@ -94,7 +92,7 @@ auto causal_signature(const std::vector<std::pair<std::string, sim::Footprint>>&
 /// `stop_at`: a run ends after its first step on one of these resources, as
 /// a run ends at its first violation (its class: causal_signature).
 auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sleep_sets, bool dpor,
-             sim::Footprint stop_at = 0) -> Result {
+             sim::Footprint stop_at = {}) -> Result {
     sim::DfsTree tree(preemptions, sleep_sets, dpor);
     Result result;
     do {
@@ -114,13 +112,13 @@ auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sle
             steps.emplace_back("t" + std::to_string(ran) + "." + std::to_string(done[ran]++), scheduler.last_footprint());
             strategy.after_step(scheduler);
             if ((abandoned = strategy.abandoned())) break;
-            if ((scheduler.last_footprint() & stop_at) != 0) break;
+            if (scheduler.last_footprint().meets(stop_at)) break;
         }
         result.schedules++;
         if (abandoned) {
             result.abandoned++;
         } else {
-            result.classes.insert(stop_at != 0 ? causal_signature(steps) : signature(steps));
+            result.classes.insert(!stop_at.empty() ? causal_signature(steps) : signature(steps));
         }
         REQUIRE(result.schedules < 200000);
     } while (tree.backtrack());
@@ -128,7 +126,7 @@ auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sle
 }
 
 /// dpor reaches every class the unreduced search reaches within the bound.
-void same_classes(const std::vector<Task>& tasks, std::uint32_t preemptions, sim::Footprint stop_at = 0) {
+void same_classes(const std::vector<Task>& tasks, std::uint32_t preemptions, sim::Footprint stop_at = {}) {
     CAPTURE(preemptions);
     CAPTURE(stop_at);
     const Result full = explore(tasks, preemptions, false, false, stop_at);

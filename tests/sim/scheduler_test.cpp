@@ -698,7 +698,7 @@ TEST_CASE("scheduler: a first step that blocks before any yield point touches ev
     run_task(scheduler, 2);
     const sim::Footprint sleeper = scheduler.last_footprint();
     run_task(scheduler, 3);
-    CHECK(sleeper != 0);
+    CHECK_FALSE(sleeper.empty());
     CHECK(sleeper != sim::footprint_all);
     CHECK(sim::independent(sleeper, scheduler.last_footprint()));
     CHECK_FALSE(sim::independent(sleeper, sim::footprint_all));
