@@ -127,13 +127,26 @@ auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std:
 auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
     std::string out;
     if (estimate.dfs) {
-        appendf(out, "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
-                     "%s steps",
-                static_cast<ull>(estimate.walks),
-                estimate.stratified ? (estimate.walks == 1 ? "stratified probe" : "stratified probes") : "Knuth walks",
-                static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
-                estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
-                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        const char* what =
+            estimate.stratified ? (estimate.walks == 1 ? "stratified probe" : "stratified probes") : "Knuth walks";
+        if (estimate.walks_stopped == 0) {
+            appendf(out, "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
+                         "%s steps",
+                    static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+                    about(estimate.schedules).c_str(),
+                    estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
+                    about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        } else {
+            // A walk cut short counts its paths as schedules where it stopped:
+            // less than the search, and no spread worth printing.
+            appendf(out, "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
+                         "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep, at "
+                         "the run cap or at a product of branching factors past 1e30: a lower figure for a tree this "
+                         "deep)",
+                    static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+                    about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
+                    about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped), estimate.stopped_depth);
+        }
         if (estimate.walks < estimate.walks_asked) {
             appendf(out, " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
                     static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
@@ -149,7 +162,8 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
     }
     if (estimate.timed) {
         const double jobs = request.jobs;
-        appendf(out, "; about %.3g s at the measured rate", estimate.seconds / jobs);
+        appendf(out, "; %s %.3g s at the measured rate", estimate.walks_stopped == 0 ? "about" : "more than about",
+                estimate.seconds / jobs);
         if (request.jobs > 1) appendf(out, " on %u jobs with a core each", request.jobs);
         if (estimate.dfs) {
             appendf(out, " (%.3g us a run, %.3g us a crash state)", estimate.seconds_per_run * 1e6,

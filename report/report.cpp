@@ -288,6 +288,10 @@ auto estimate_json(const SearchEstimate& estimate) -> Json {
                  {"schedules_standard_error", estimate.schedules_error},
                  {"crash_states", estimate.crash_states},
                  {"steps", estimate.steps}};
+    if (estimate.walks_stopped != 0) {
+        json["walks_stopped"] = estimate.walks_stopped;
+        json["stopped_depth"] = estimate.stopped_depth;
+    }
     if (estimate.timed) {
         json["seconds"] = estimate.seconds;
         json["seconds_per_run"] = estimate.seconds_per_run;
@@ -406,7 +410,9 @@ auto read_estimate(const Json& value, const JsonReader& in) -> SearchEstimate {
     const Names timed = {"seconds", "seconds_per_run", "seconds_per_crash_state", "estimating_seconds"};
     Names allowed = {"method", "walks", "seed", "schedules", "schedules_standard_error", "crash_states", "steps"};
     const Names required = allowed;
+    const Names stopped = {"walks_stopped", "stopped_depth"};
     allowed.insert(allowed.end(), timed.begin(), timed.end());
+    allowed.insert(allowed.end(), stopped.begin(), stopped.end());
     in.check_keys(value, "$.estimate", allowed, required);
     SearchEstimate estimate;
     const std::string method = in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "stratified", "sample"}, "");
@@ -418,6 +424,11 @@ auto read_estimate(const Json& value, const JsonReader& in) -> SearchEstimate {
     estimate.schedules_error = read_figure(value, "schedules_standard_error", in);
     estimate.crash_states = read_figure(value, "crash_states", in);
     estimate.steps = read_figure(value, "steps", in);
+    if (value.contains("walks_stopped") || value.contains("stopped_depth")) {
+        in.check_keys(value, "$.estimate", allowed, stopped);
+        estimate.walks_stopped = in.read_unsigned(value.at("walks_stopped"), "$.estimate.walks_stopped");
+        estimate.stopped_depth = in.read_unsigned(value.at("stopped_depth"), "$.estimate.stopped_depth");
+    }
     estimate.timed = value.contains("seconds");
     if (estimate.timed) {
         in.check_keys(value, "$.estimate", allowed, timed);

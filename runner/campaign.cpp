@@ -303,6 +303,10 @@ void DfsSearch::work(Simulation& world, bool caller) {
         const bool owned = tree.owned();
         Unit* unit = current;
         const RunOutcome outcome = world.run_dfs(tree, false);
+        if (outcome.interrupted) {
+            interrupted_ = true;  // not a schedule: the tree stays where it was
+            return;
+        }
         if (owned && record(*unit, outcome, world)) {
             unit->part.dfs += tree.take_stats();
             std::uint64_t lowest = stop_unit_.load();
@@ -393,7 +397,7 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     sim::Prng prng = sim::Prng(request.seed).fork("dfs estimate");
     auto run = [&simulation](sim::DfsTree& tree) {
         const RunOutcome outcome = simulation.count_dfs(tree);
-        return sim::ProbeRun{outcome.crash_states, outcome.steps};
+        return sim::ProbeRun{outcome.crash_states, outcome.steps, stop_requested()};
     };
     std::vector<std::vector<double>> units;
     double squares = 0;
@@ -403,8 +407,13 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     std::uint64_t walk = 0;
     for (; walk < asked; walk++) {
         if (walk >= 2 && request.estimate_runs != 0 && estimate.runs >= request.estimate_runs) break;
+        if (walk >= 1 && stop_requested()) break;
         const sim::ProbeWalk probe = (request.estimate_stratified ? sim::stratified_probe : sim::knuth_probe)(
-            request.strategy.preemptions, request.sleep_sets, prng, run);
+            request.strategy.preemptions, request.sleep_sets, prng, run, request.estimate_runs);
+        if (probe.stopped) {
+            estimate.walks_stopped++;
+            estimate.stopped_depth = estimate.walks_stopped == 1 ? probe.depth : std::min(estimate.stopped_depth, probe.depth);
+        }
         estimate.schedules += probe.schedules;
         squares += probe.schedules * probe.schedules;
         estimate.crash_states += probe.crash_states;
@@ -438,15 +447,18 @@ void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate
               const std::function<double()>& clock) {
     estimate.seconds_per_run = estimate.runs == 0 ? 0 : walks_seconds / static_cast<double>(estimate.runs);
     constexpr std::uint64_t calibration_schedules = 16;
+    // And at most this many crash states: the first schedule of
+    // btrfs/log-commit-jiffy-sleep at dfs:2 has 233,934 and took 40 s.
+    constexpr std::uint64_t calibration_crash_states = 4096;
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets, request.dpor, crash_visible());
     std::uint64_t runs = 0;
     std::uint64_t crash_states = 0;
     const double started = clock();
     for (std::uint64_t i = 0; i < calibration_schedules; i++) {
-        const RunOutcome outcome = simulation.run_dfs(tree, false);
+        const RunOutcome outcome = simulation.run_dfs(tree, false, calibration_crash_states - crash_states);
         runs++;
         crash_states += outcome.crash_states;
-        if (outcome.violated() || !tree.backtrack()) break;
+        if (outcome.interrupted || outcome.violated() || !tree.backtrack()) break;
     }
     const double spent = clock() - started;
     if (crash_states != 0) {

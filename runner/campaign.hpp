@@ -33,8 +33,10 @@ inline constexpr std::uint32_t estimate_walks_default = 256;
 /// three walks, about 3 ms, where 256 walks took 146 ms before a search
 /// that finds the race in 2 ms (issue 13: the first counterexample within
 /// 10 ms). The line says its walks, its standard error and that it is a
-/// rough figure: two walks of fix-1 at dfs:2 say 73,900 schedules (standard
-/// error 87%) for a search of 37,610; 256 say 14,400 (40%).
+/// rough figure: two walks of fix-1 at dfs:2 say 20,500 schedules (standard
+/// error 88%) for a search of 111,185; 256 say 44,000 (30%). Each walk also
+/// stops at this many runs (sim::ProbeWalk::stopped), as on a tree
+/// thousands of decisions deep one walk would not end.
 inline constexpr std::uint64_t estimate_first_line_runs = 64;
 /// Probes of a stratified dfs estimate (fuzz --estimate without --walks):
 /// one probe of heuristic sampling (sim::stratified_probe) read within 10%
@@ -63,7 +65,7 @@ struct FuzzRequest {
     std::uint32_t estimate_walks = estimate_walks_default;
     /// dfs: the runs the estimate's walks may take, summed (0: no cap); the
     /// walks stop at the first walk that reaches it, after two at least (a
-    /// standard error needs two). Counted in runs, never in time, so the
+    /// standard error needs two), and each walk stops there too. Counted in runs, never in time, so the
     /// same request walks the same way (estimate_first_line_runs).
     std::uint64_t estimate_runs = 0;
     /// dfs: heuristic sampling (sim::stratified_probe) in place of Knuth's
@@ -150,6 +152,11 @@ struct SearchEstimate {
     bool stratified = false;  // dfs: `walks` are stratified probes, not Knuth walks
     std::uint64_t walks = 0;
     std::uint64_t walks_asked = 0;  // dfs: fewer walks were taken when the run cap came first
+    /// dfs: walks that stopped before a leaf (sim::ProbeWalk::stopped), the
+    /// shallowest at `stopped_depth` decisions: the figures then estimate
+    /// less than the search, never more.
+    std::uint64_t walks_stopped = 0;
+    std::size_t stopped_depth = 0;
     std::uint64_t seed = 0;
     double schedules = 0;
     double schedules_error = 0;  // standard error of the mean (dfs)

@@ -515,11 +515,11 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     return outcome;
 }
 
-auto Simulation::run_dfs(sim::DfsTree& tree, bool trace) -> RunOutcome {
+auto Simulation::run_dfs(sim::DfsTree& tree, bool trace, std::uint64_t crash_states_max) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs";
     return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0), trace,
-                   nullptr, bounds_);
+                   nullptr, bounds_, crash_states_max);
 }
 
 auto Simulation::count_dfs(sim::DfsTree& tree) -> RunOutcome {
@@ -1539,7 +1539,9 @@ void record_run(const sim::Scheduler& scheduler, RunState& run,
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
-                         sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds) -> RunOutcome {
+                         sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds,
+                         std::uint64_t crash_states_max) -> RunOutcome {
+    const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
     RunOutcome outcome;
     outcome.judged.assign(checkers_.size(), 0);
     sim::Trace trace(trace_on);
@@ -1580,6 +1582,12 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             if (!advance(scheduler, strategy, outcome, bounds, progress, trace)) break;
             if ((stop = watch_events(channel, watches, run))) break;
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
+            if (searching && !stop &&
+                ((crash_states_max != 0 && outcome.crash_states >= crash_states_max) ||
+                 (scheduler.steps() % 256 == 0 && stop_requested()))) {
+                outcome.interrupted = true;
+                break;
+            }
         }
         finish_crash(plan, script, stop, run, crash_prng);
         record_run(scheduler, run, watches);
@@ -1590,7 +1598,6 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     outcome.trace_hash = trace.hash();
     // A search's runs report no counters: nothing reads them there, and
     // building them was 6% of a btrfs dfs schedule (issue 13).
-    const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
     if (!searching || trace_on) outcome.counters = fs->counters();
     return outcome;
 }

@@ -266,16 +266,26 @@ auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<Prob
 }
 
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
-                 const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk {
+                 const std::function<ProbeRun(DfsTree&)>& run, std::uint64_t runs_max) -> ProbeWalk {
     DfsTree tree(preemptions_max, sleep_sets);
     ProbeWalk walk;
-    auto go = [&](std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk); };
+    bool stop = false;
+    auto go = [&](std::size_t cut) {
+        const ProbeRun counted = DfsTree::probe_run(tree, cut, run, walk);
+        stop = stop || counted.stop;
+        return counted;
+    };
     double weight = 1;  // branching factors multiplied down to this depth
     ProbeRun last = go(0);
     walk.crash_states += last.crash_states;  // before the first decision: shared by all
     for (std::size_t depth = 0;; depth++) {
         walk.units.push_back(weight);
+        walk.depth = depth;
         if (!tree.cut_) break;  // the run ended (or was abandoned): a leaf
+        if (stop || (runs_max != 0 && walk.runs >= runs_max) || weight > probe_weight_max) {
+            walk.stopped = true;  // the path cut here counts as one schedule
+            break;
+        }
         SIM_ASSERT(tree.nodes_.size() == depth + 1);
         const std::vector<std::size_t> order = tree.branches(tree.nodes_[depth]);
         const std::size_t drawn = prng.below(order.size());
@@ -294,20 +304,26 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
 }
 
 auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
-                      const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk {
+                      const std::function<ProbeRun(DfsTree&)>& run, std::uint64_t runs_max) -> ProbeWalk {
     struct Kept {
         DfsTree tree;
         double weight;
+        std::uint64_t steps;  // of its run, cut at its decision
     };
     ProbeWalk walk;
-    auto go = [&](DfsTree& tree, std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk); };
+    bool stop = false;
+    auto go = [&](DfsTree& tree, std::size_t cut) {
+        const ProbeRun counted = DfsTree::probe_run(tree, cut, run, walk);
+        stop = stop || counted.stop;
+        return counted;
+    };
     DfsTree root(preemptions_max, sleep_sets);
     const ProbeRun first = go(root, 0);
     walk.crash_states += static_cast<double>(first.crash_states);
     std::vector<Kept> level;
     double ended = 0;  // weight of the schedules that ended above this depth
     if (root.cut_) {
-        level.push_back({root, 1});
+        level.push_back({root, 1, first.steps});
     } else {
         walk.schedules = 1;
         walk.steps = static_cast<double>(first.steps);
@@ -317,6 +333,16 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
         double here = ended;
         for (const Kept& kept : level) here += kept.weight;
         walk.units.push_back(here);
+        walk.depth = depth;
+        if (stop || (runs_max != 0 && walk.runs >= runs_max) || here > probe_weight_max) {
+            // The paths cut here count as one schedule each.
+            for (const Kept& kept : level) {
+                walk.schedules += kept.weight;
+                walk.steps += kept.weight * static_cast<double>(kept.steps);
+            }
+            walk.stopped = true;
+            break;
+        }
         // stratum -> the children in it (kept index among `children`)
         std::map<std::uint64_t, std::vector<std::size_t>> strata;
         std::vector<Kept> children;
@@ -336,7 +362,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
                 }
                 const DfsTree::Node& node = tree.nodes_[depth + 1];
                 strata[node.signature].push_back(children.size());
-                children.push_back({tree, kept.weight});
+                children.push_back({tree, kept.weight, counted.steps});
             }
         }
         std::vector<Kept> next;
@@ -354,7 +380,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
                 }
                 point -= children[i].weight;
             }
-            next.push_back({std::move(children[pick].tree), total});
+            next.push_back({std::move(children[pick].tree), total, children[pick].steps});
         }
         level = std::move(next);
     }

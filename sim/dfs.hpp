@@ -197,8 +197,10 @@ private:
     void to_sibling(std::size_t depth, std::size_t expected);
     static auto probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run,
                           ProbeWalk& walk) -> ProbeRun;
-    friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
-    friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&) -> ProbeWalk;
+    friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
+        -> ProbeWalk;
+    friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
+        -> ProbeWalk;
 };
 
 /// Runs one schedule of a DfsTree: replays the tree's prefix, then extends it
@@ -237,7 +239,14 @@ private:
 struct ProbeRun {
     std::uint64_t crash_states = 0;  // evaluated (or counted) past the fresh branch point
     std::uint64_t steps = 0;
+    bool stop = false;  // the caller asks the probe to stop here (a stop request)
 };
+
+/// A probe's product of branching factors past which it stops: 10^30
+/// schedules would take 10^16 years at a microsecond each, and a deeper
+/// walk's product overflows to infinity (btrfs/log-commit-jiffy-sleep at
+/// dfs:2, some 8,000 decisions deep, printed "inf schedules").
+inline constexpr double probe_weight_max = 1e30;
 
 /// One random root-to-leaf walk of the tree the search explores (Knuth 1975,
 /// "Estimating the efficiency of backtrack programs"): at each node the
@@ -257,10 +266,18 @@ struct ProbeWalk {
     std::vector<double> units;
     std::uint64_t runs = 0;       // runs the walk took
     std::uint64_t run_steps = 0;  // and their steps
+    /// The walk stopped before every path it followed reached a leaf: at its
+    /// run cap, past probe_weight_max, or at a stop request. Its figures
+    /// then count the tree down to `depth` decisions, each path cut there as
+    /// one schedule: an estimate of less than the whole, never more (every
+    /// node has a leaf below it, and its subtree's crash states and steps).
+    bool stopped = false;
+    std::size_t depth = 0;  // decisions below the root the walk reached
 };
 
+/// `runs_max` (0: none) caps the walk's runs; the walk stops there.
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
-                 const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
+                 const std::function<ProbeRun(DfsTree&)>& run, std::uint64_t runs_max = 0) -> ProbeWalk;
 
 /// Heuristic sampling (Chen 1992, "Heuristic sampling: a method for
 /// predicting the performance of tree searching programs", SIAM J.
@@ -271,8 +288,9 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
 /// child's decision), one child per stratum is kept, drawn with probability
 /// proportional to its weight, and carries the stratum's whole weight. The
 /// sums are unbiased as Knuth's are, with far less spread where nodes of one
-/// stratum have subtrees of like size. `runs` counts every run it took.
+/// stratum have subtrees of like size. `runs` counts every run it took;
+/// `runs_max` caps them as for knuth_probe.
 auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
-                      const std::function<ProbeRun(DfsTree&)>& run) -> ProbeWalk;
+                      const std::function<ProbeRun(DfsTree&)>& run, std::uint64_t runs_max = 0) -> ProbeWalk;
 
 }  // namespace sim

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loader/scenario.hpp"
+#include "report/console.hpp"
 #include "report/report.hpp"
 #include "runner/campaign.hpp"
 #include "tests/support.hpp"
@@ -159,6 +160,67 @@ TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same 
     // A cap of one run still takes two walks (a standard error needs two).
     request.estimate_runs = 1;
     CHECK(scenarios::estimate_search(simulation, request).walks == 2);
+}
+
+TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so") {
+    // btrfs/log-commit-jiffy-sleep at dfs:2: a schedule is 11,949 steps and
+    // 233,934 crash states. The first line's walks ran on for 16,441 runs
+    // (62 s) and printed "inf schedules", "-nan crash states"; its timing
+    // ran the whole first schedule (40 s).
+    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
+    scenarios::FuzzRequest request;
+    request.strategy = test_support::spec_of("dfs:2");
+    request.estimate_runs = scenarios::estimate_first_line_runs;
+    const scenarios::SearchEstimate estimate =
+        scenarios::estimate_search(simulation, request, [] { return 0.0; });
+    CHECK(estimate.walks == 2);
+    CHECK(estimate.walks_stopped == 2);
+    CHECK(estimate.stopped_depth > 0);
+    CHECK(estimate.runs <= 2 * (scenarios::estimate_first_line_runs + 8));
+    CHECK(std::isfinite(estimate.schedules));
+    CHECK(std::isfinite(estimate.crash_states));
+    CHECK(std::isfinite(estimate.steps));
+    CHECK(estimate.schedules > 1e6);
+    const std::string line = scenarios::estimate_text(estimate, request);
+    CAPTURE(line);
+    CHECK(line.find("more than about") != std::string::npos);
+    CHECK(line.find("2 of the walks stopped before a schedule's end") != std::string::npos);
+    CHECK(line.find("standard error") == std::string::npos);
+    CHECK(line.find("inf") == std::string::npos);
+    CHECK(line.find("nan") == std::string::npos);
+    // The result file carries the stop, and reads back.
+    scenarios::CampaignResult result =
+        scenarios::campaign_result(scenarios::FuzzReport{}, request, scenario, 0, "jiffy-sleep");
+    result.estimate = estimate;
+    const std::string text = scenarios::campaign_result_text(result);
+    CHECK(text.find("\"walks_stopped\": 2") != std::string::npos);
+    const scenarios::CampaignResult read = scenarios::parse_campaign_result(text, "result.json");
+    REQUIRE(read.estimate.has_value());
+    CHECK(read.estimate->walks_stopped == 2);
+    CHECK(read.estimate->stopped_depth == estimate.stopped_depth);
+}
+
+TEST_CASE("dfs: a search's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
+    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
+    {
+        sim::DfsTree tree(2, true);
+        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false, 100);
+        CHECK(outcome.interrupted);
+        CHECK(outcome.crash_states >= 100);
+        CHECK(outcome.steps < 11949);
+    }
+    scenarios::request_stop();
+    struct ClearStop {
+        ~ClearStop() { scenarios::clear_stop_request(); }
+    } clear_stop_on_exit;
+    sim::DfsTree tree(2, true);
+    const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+    scenarios::clear_stop_request();
+    CHECK(outcome.interrupted);
+    CHECK(outcome.steps == 256);
+    CHECK_FALSE(outcome.violated());
 }
 
 TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not") {

@@ -4,6 +4,7 @@
 // a tree whose every path has the same shape.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -183,6 +184,46 @@ TEST_CASE("dfs estimate: the mean over walks approaches the count where paths di
     const double mean = schedules / walks;
     CHECK(mean > 0.7 * static_cast<double>(whole.runs));
     CHECK(mean < 1.3 * static_cast<double>(whole.runs));
+}
+
+TEST_CASE("dfs estimate: a walk stops at its run cap or past probe_weight_max, with finite figures below the search's") {
+    // Units 1, 3, 3, 6, 6 (above): a walk capped at two runs takes the root's
+    // run and one at depth 1, then stops there, counting its 3 paths.
+    const TaskSet set{3, 1, true};
+    const Tally whole = search(set, 0, false);
+    for (std::uint64_t seed : {1U, 2U, 3U}) {
+        CAPTURE(seed);
+        sim::Prng prng(seed);
+        const sim::ProbeWalk walk =
+            sim::knuth_probe(0, false, prng, [&](sim::DfsTree& tree) { return run_once(set, tree); }, 2);
+        CHECK(walk.stopped);
+        CHECK(walk.depth == 1);
+        CHECK(walk.schedules == 3.0);
+        CHECK(walk.crash_states <= static_cast<double>(whole.fresh_steps));
+        CHECK(walk.steps < static_cast<double>(whole.steps));
+        const sim::ProbeWalk probe =
+            sim::stratified_probe(0, false, prng, [&](sim::DfsTree& tree) { return run_once(set, tree); }, 2);
+        CHECK(probe.stopped);
+        CHECK(probe.schedules < 6.0);
+    }
+    // Two dependent tasks of 80 steps with no bound: about 160 decisions of
+    // two branches each, a product of 2^160 that a whole walk would carry
+    // (a deeper one overflows to infinity and printed "inf schedules").
+    const TaskSet deep{2, 80, true};
+    sim::Prng prng(5);
+    const sim::ProbeWalk walk =
+        sim::knuth_probe(sim::unbounded, false, prng, [&](sim::DfsTree& tree) { return run_once(deep, tree); });
+    CHECK(walk.stopped);
+    CHECK(walk.schedules > sim::probe_weight_max);
+    CHECK(walk.schedules <= 2 * sim::probe_weight_max);
+    CHECK(std::isfinite(walk.crash_states));
+    CHECK(std::isfinite(walk.steps));
+    CHECK(walk.depth < 160);
+    // A whole walk where the product stays below: not stopped.
+    sim::Prng again(5);
+    CHECK_FALSE(sim::knuth_probe(sim::unbounded, false, again, [&](sim::DfsTree& tree) {
+                    return run_once(TaskSet{2, 20, true}, tree);
+                }).stopped);
 }
 
 TEST_CASE("dfs stratified estimate: exact where paths have one shape, unbiased where they differ") {
