@@ -140,9 +140,9 @@ auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -
             // A walk cut short counts its paths as schedules where it stopped:
             // less than the search, and no spread worth printing.
             appendf(out, "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
-                         "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep, at "
-                         "the run cap or at a product of branching factors past 1e30: a lower figure for a tree this "
-                         "deep)",
+                         "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep: at "
+                         "the run cap, past a product of branching factors of 1e30 or at a stop request; a lower "
+                         "figure)",
                     static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
                     about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
                     about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped), estimate.stopped_depth);

@@ -281,11 +281,12 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
     for (std::size_t depth = 0;; depth++) {
         walk.units.push_back(weight);
         walk.depth = depth;
-        if (!tree.cut_) break;  // the run ended (or was abandoned): a leaf
-        if (stop || (runs_max != 0 && walk.runs >= runs_max) || weight > probe_weight_max) {
+        // A stop request may have ended the run early: stopped, not a leaf.
+        if (stop || (tree.cut_ && ((runs_max != 0 && walk.runs >= runs_max) || weight > probe_weight_max))) {
             walk.stopped = true;  // the path cut here counts as one schedule
             break;
         }
+        if (!tree.cut_) break;  // the run ended (or was abandoned): a leaf
         SIM_ASSERT(tree.nodes_.size() == depth + 1);
         const std::vector<std::size_t> order = tree.branches(tree.nodes_[depth]);
         const std::size_t drawn = prng.below(order.size());
