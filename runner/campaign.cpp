@@ -33,6 +33,7 @@ struct ScheduleResult {
     bool reordered = false;
     bool woke = false;
     bool cut = false;  // by the step bound (explore.steps)
+    bool interrupted = false;  // not run, or cut by a stop request: not a schedule
     checkers::Violation first;
     std::vector<std::uint64_t> judged;
     std::vector<std::uint64_t> hits;
@@ -52,6 +53,7 @@ auto summarize(const RunOutcome& outcome) -> ScheduleResult {
     result.reordered = outcome.io_reorders > 0;
     result.woke = outcome.daemon_wakeups > 0;
     result.cut = outcome.cut_at_step != 0;
+    result.interrupted = outcome.interrupted;
     if (result.violated) result.first = outcome.violations.front();
     result.judged = outcome.judged;
     result.hits = outcome.hits;
@@ -155,10 +157,15 @@ struct ShardRun {
         std::atomic<std::uint64_t> next{begin};
         auto worker = [&](Simulation& mine_simulation) {
             for (std::uint64_t k = next++; k < end; k = next++) {
-                const std::uint64_t seed = schedule_seed(request.seed, index_of(k));
-                const RunOutcome outcome = mine_simulation.run_strategy(request.strategy, seed, false);
                 ScheduleResult& result = results[k - begin];
+                if (stop_requested()) {
+                    result.interrupted = true;
+                    continue;
+                }
+                const std::uint64_t seed = schedule_seed(request.seed, index_of(k));
+                const RunOutcome outcome = mine_simulation.run_strategy(request.strategy, seed, false, true);
                 result = summarize(outcome);
+                if (result.interrupted) continue;
                 if (request.verify_every != 0 && index_of(k) % request.verify_every == 0) {
                     result.verified = true;
                     result.nondeterminism = verify_schedule(
@@ -177,10 +184,15 @@ struct ShardRun {
     }
 
     /// Folds the batch in index order, so the outcome does not depend on the
-    /// jobs; true when the campaign stops at this violation.
+    /// jobs; true when the campaign stops at this violation, or at the first
+    /// schedule a stop request kept from running to its end.
     auto fold_batch(FuzzReport& report, std::uint64_t begin, std::uint64_t end) const -> bool {
         for (std::uint64_t k = begin; k < end; k++) {
             const ScheduleResult& result = results[k - begin];
+            if (result.interrupted) {
+                report.interrupted = true;
+                return true;
+            }
             tally(report, result);
             const std::uint64_t index = index_of(k);
             if (!result.nondeterminism.empty()) {

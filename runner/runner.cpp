@@ -447,18 +447,18 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
                    ExploreBounds{0, 0, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
 }
 
-auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace)
+auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace, bool interruptible)
     -> RunOutcome {
     const sim::Prng root(seed);
     run_label_ = spec.text() + " seed " + std::to_string(seed);
     if (spec.kind == sim::StrategySpec::Kind::random) {
         sim::RandomStrategy strategy(root.fork("schedule"));
         return execute(strategy, CrashPlan{}, root.fork("crash"), root.fork("recovery_crash"), trace, nullptr,
-                       bounds_);
+                       bounds_, 0, interruptible);
     }
     sim::PctStrategy strategy(root.fork("schedule"), spec.depth, decisions_estimate());
     return execute(strategy, CrashPlan{}, root.fork("crash"), root.fork("recovery_crash"), trace, nullptr,
-                   bounds_);
+                   bounds_, 0, interruptible);
 }
 
 auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
@@ -519,14 +519,14 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace, std::uint64_t crash_sta
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs";
     return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0), trace,
-                   nullptr, bounds_, crash_states_max);
+                   nullptr, bounds_, crash_states_max, true);
 }
 
 auto Simulation::count_dfs(sim::DfsTree& tree) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs estimate";
     return execute(strategy, CrashPlan{CrashPlan::Kind::count, {}}, sim::Prng(0), sim::Prng(0), false, nullptr,
-                   bounds_);
+                   bounds_, 0, true);
 }
 
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash,
@@ -1540,7 +1540,7 @@ void record_run(const sim::Scheduler& scheduler, RunState& run,
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
                          sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds,
-                         std::uint64_t crash_states_max) -> RunOutcome {
+                         std::uint64_t crash_states_max, bool interruptible) -> RunOutcome {
     const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
     RunOutcome outcome;
     outcome.judged.assign(checkers_.size(), 0);
@@ -1582,7 +1582,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
             if (!advance(scheduler, strategy, outcome, bounds, progress, trace)) break;
             if ((stop = watch_events(channel, watches, run))) break;
             stop = run.crash_after_step(plan, strategy, scenario_.crash.unflushed, crash_prng);
-            if (searching && !stop &&
+            if (interruptible && !stop &&
                 ((crash_states_max != 0 && outcome.crash_states >= crash_states_max) ||
                  (scheduler.steps() % 256 == 0 && stop_requested()))) {
                 outcome.interrupted = true;

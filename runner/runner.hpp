@@ -77,11 +77,13 @@ struct RunOutcome {
     /// state had judged already (a cut that kept none of recovery's writes).
     std::uint64_t mounts_reused = 0;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
-    /// A search's run (run_dfs, count_dfs) stopped before its end, by a stop
-    /// request (SIGINT, SIGTERM) or at run_dfs's crash_states_max: its
-    /// counts are partial, and no search counts it as a schedule. One run
-    /// can be long (btrfs/log-commit-jiffy-sleep at dfs:2: 11,949 steps and
-    /// 233,934 crash states, 40 s), so the request is heard between steps.
+    /// A search's or campaign's run (run_dfs, count_dfs, an interruptible
+    /// run_strategy) stopped before its end, by a stop request (SIGINT,
+    /// SIGTERM) or at run_dfs's crash_states_max: its counts are partial,
+    /// and no campaign counts it as a schedule. One run can be long
+    /// (btrfs/log-commit-jiffy-sleep: at dfs:2 11,949 steps and 233,934 crash
+    /// states, 40 s; a random run about 0.7 s), so the request is heard
+    /// between steps.
     bool interrupted = false;
     /// The step bound (explore.steps) when the run was cut there: not
     /// explored past that step, no claim about the rest (not a violation).
@@ -152,7 +154,10 @@ public:
     /// `seed` drives the choice of kept writes when the crash keeps any subset.
     auto run_scripted(bool trace, std::uint64_t seed = 0) -> RunOutcome;
     /// One schedule of a fuzz campaign.
-    auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace) -> RunOutcome;
+    /// `interruptible`: a stop request ends the run between steps
+    /// (RunOutcome::interrupted); a campaign's own runs, not its replays.
+    auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace, bool interruptible = false)
+        -> RunOutcome;
     /// The workload in virtual time, for performance figures; CPU and device
     /// latency jitter are forked from `seed`.
     auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
@@ -199,8 +204,8 @@ public:
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,
                  bool trace,
-                 class ScriptedStrategy* script, const ExploreBounds& bounds, std::uint64_t crash_states_max = 0)
-        -> RunOutcome;
+                 class ScriptedStrategy* script, const ExploreBounds& bounds, std::uint64_t crash_states_max = 0,
+                 bool interruptible = false) -> RunOutcome;
 
     const Scenario& scenario_;
     Variant variant_;

@@ -753,6 +753,34 @@ else
     ok "an interrupted run leaves no temporary file"
 fi
 
+# ---------------------------------------------------------------- interruption inside long runs
+# btrfs/log-commit-jiffy-sleep: a random schedule takes about 0.7 s and a
+# dfs:2 one 40 s. A stop request used to be heard only between batches of 256
+# schedules (random: all 100 ran, 69 s) or between schedules (dfs); now it
+# ends the run between steps and the campaign counts only whole schedules.
+for strategy in random dfs:2; do
+    "$BIN" fuzz scenarios/btrfs/log-commit-jiffy-sleep.json --strategy "$strategy" --schedules 100 \
+        --result "$TMP/long-int.json" --out "$TMP/long-int" >"$TMP/long-int.out" 2>"$TMP/long-int.err" &
+    pid=$!
+    for _ in $(seq 1 1000); do
+        cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
+        sleep 0.01
+    done
+    sleep 1
+    kill -TERM "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc "a $strategy run inside a long schedule stopped by SIGTERM" 130 "$TMP/long-int.out" "$TMP/long-int.err"
+    run=$(jq '.schedules_run' "$TMP/long-int.json" 2>/dev/null || echo missing)
+    if [ "$run" != missing ] && [ "$run" -lt 100 ] && jq -e '.interrupted == true' "$TMP/long-int.json" >/dev/null; then
+        ok "a $strategy campaign stopped inside its schedules counts only the whole ones ($run of 100)"
+    else
+        not_ok "a $strategy campaign stopped inside its schedules counts only the whole ones" \
+            "schedules_run: $run; $(show "$TMP/long-int.out")"
+    fi
+done
+
 # ---------------------------------------------------------------- liveness and the step bound (issue 14)
 # The liveness bound at 3 steps: the fsync takes more, so fix-1 fails liveness,
 # a violation without a crash record that fuzz must report, shrink and write.

@@ -201,7 +201,7 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     CHECK(read.estimate->stopped_depth == estimate.stopped_depth);
 }
 
-TEST_CASE("dfs: a search's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
+TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
     const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
     {
@@ -217,10 +217,18 @@ TEST_CASE("dfs: a search's run stops between steps at its crash-state cap or a s
     } clear_stop_on_exit;
     sim::DfsTree tree(2, true);
     const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+    // A campaign's random run likewise; a replay (not interruptible) runs on.
+    const sim::StrategySpec random = test_support::spec_of("random");
+    const scenarios::RunOutcome campaign_run = simulation.run_strategy(random, 7, false, true);
+    const scenarios::RunOutcome replay = simulation.run_strategy(random, 7, false);
     scenarios::clear_stop_request();
     CHECK(outcome.interrupted);
     CHECK(outcome.steps == 256);
     CHECK_FALSE(outcome.violated());
+    CHECK(campaign_run.interrupted);
+    CHECK(campaign_run.steps == 256);
+    CHECK_FALSE(replay.interrupted);
+    CHECK(replay.steps > 256);
 }
 
 TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not") {
