@@ -758,6 +758,7 @@ fi
 # dfs:2 one 40 s. A stop request used to be heard only between batches of 256
 # schedules (random: all 100 ran, 69 s) or between schedules (dfs); now it
 # ends the run between steps and the campaign counts only whole schedules.
+mkdir -p "$TMP/long-int"
 for strategy in random dfs:2; do
     "$BIN" fuzz scenarios/btrfs/log-commit-jiffy-sleep.json --strategy "$strategy" --schedules 100 \
         --result "$TMP/long-int.json" --out "$TMP/long-int" >"$TMP/long-int.out" 2>"$TMP/long-int.err" &
