@@ -733,14 +733,17 @@ expect_rc "merge of a repeated shard" 2 "$TMP/dup.out" "$TMP/dup.err"
     --out "$TMP/shards" >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
 # Signal only once the handler is installed (SIGTERM, 15, is bit 14 of
-# SigCgt), so the default action cannot kill the process first; then let it
-# get into its schedules.
-for _ in $(seq 1 1000); do
-    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
-    [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
-    sleep 0.01
-done
-sleep 0.5
+# SigCgt), so the default action cannot kill the process first.
+wait_for_handler() {
+    local _
+    for _ in $(seq 1 1000); do
+        cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && return
+        sleep 0.01
+    done
+}
+wait_for_handler "$pid"
+sleep 0.5  # into its schedules
 kill -TERM "$pid"
 wait "$pid"
 RC=$?
@@ -763,11 +766,7 @@ for strategy in random dfs:2; do
     "$BIN" fuzz scenarios/btrfs/log-commit-jiffy-sleep.json --strategy "$strategy" --schedules 100 \
         --result "$TMP/long-int.json" --out "$TMP/long-int" >"$TMP/long-int.out" 2>"$TMP/long-int.err" &
     pid=$!
-    for _ in $(seq 1 1000); do
-        cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
-        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
-        sleep 0.01
-    done
+    wait_for_handler "$pid"
     sleep 1
     kill -TERM "$pid"
     wait "$pid"
