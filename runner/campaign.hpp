@@ -65,8 +65,9 @@ struct FuzzRequest {
     std::uint32_t estimate_walks = estimate_walks_default;
     /// dfs: the runs the estimate's walks may take, summed (0: no cap); the
     /// walks stop at the first walk that reaches it, after two at least (a
-    /// standard error needs two), and each walk stops there too. Counted in runs, never in time, so the
-    /// same request walks the same way (estimate_first_line_runs).
+    /// standard error needs two), and each walk stops there too. Counted in
+    /// runs, never in time, so the same request walks the same way
+    /// (estimate_first_line_runs).
     std::uint64_t estimate_runs = 0;
     /// dfs: heuristic sampling (sim::stratified_probe) in place of Knuth's
     /// walks, `estimate_walks` probes (fuzz --estimate without --walks).

@@ -256,25 +256,30 @@ void DfsTree::to_sibling(std::size_t depth, std::size_t expected) {
     SIM_ASSERT(more && nodes_.size() == depth + 1 && nodes_[depth].chosen == expected);
 }
 
-auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run, ProbeWalk& walk)
-    -> ProbeRun {
+auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run, ProbeWalk& walk,
+                        bool& stop) -> ProbeRun {
     tree.cut_at_ = cut;
     const ProbeRun counted = run(tree);
     walk.runs++;
     walk.run_steps += counted.steps;
+    stop = stop || counted.stop;
     return counted;
 }
+
+namespace {
+/// Whether a probe that can go deeper stops here anyway: at its run cap
+/// (0: none), or with a weight past probe_weight_max.
+auto probe_spent(const ProbeWalk& walk, std::uint64_t runs_max, double weight) -> bool {
+    return (runs_max != 0 && walk.runs >= runs_max) || weight > probe_weight_max;
+}
+}  // namespace
 
 auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
                  const std::function<ProbeRun(DfsTree&)>& run, std::uint64_t runs_max) -> ProbeWalk {
     DfsTree tree(preemptions_max, sleep_sets);
     ProbeWalk walk;
     bool stop = false;
-    auto go = [&](std::size_t cut) {
-        const ProbeRun counted = DfsTree::probe_run(tree, cut, run, walk);
-        stop = stop || counted.stop;
-        return counted;
-    };
+    auto go = [&](std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk, stop); };
     double weight = 1;  // branching factors multiplied down to this depth
     ProbeRun last = go(0);
     walk.crash_states += last.crash_states;  // before the first decision: shared by all
@@ -282,7 +287,7 @@ auto knuth_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng,
         walk.units.push_back(weight);
         walk.depth = depth;
         // A stop request may have ended the run early: stopped, not a leaf.
-        if (stop || (tree.cut_ && ((runs_max != 0 && walk.runs >= runs_max) || weight > probe_weight_max))) {
+        if (stop || (tree.cut_ && probe_spent(walk, runs_max, weight))) {
             walk.stopped = true;  // the path cut here counts as one schedule
             break;
         }
@@ -313,11 +318,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
     };
     ProbeWalk walk;
     bool stop = false;
-    auto go = [&](DfsTree& tree, std::size_t cut) {
-        const ProbeRun counted = DfsTree::probe_run(tree, cut, run, walk);
-        stop = stop || counted.stop;
-        return counted;
-    };
+    auto go = [&](DfsTree& tree, std::size_t cut) { return DfsTree::probe_run(tree, cut, run, walk, stop); };
     DfsTree root(preemptions_max, sleep_sets);
     const ProbeRun first = go(root, 0);
     walk.crash_states += static_cast<double>(first.crash_states);
@@ -335,7 +336,7 @@ auto stratified_probe(std::uint32_t preemptions_max, bool sleep_sets, Prng& prng
         for (const Kept& kept : level) here += kept.weight;
         walk.units.push_back(here);
         walk.depth = depth;
-        if (stop || (runs_max != 0 && walk.runs >= runs_max) || here > probe_weight_max) {
+        if (stop || probe_spent(walk, runs_max, here)) {
             // The paths cut here count as one schedule each.
             for (const Kept& kept : level) {
                 walk.schedules += kept.weight;

@@ -193,10 +193,11 @@ private:
 
     // The estimators' probes (knuth_probe, stratified_probe): back up to the
     // decision at `depth` and take its next branch, which must be `expected`;
-    // one run of `tree` stopped at the fresh decision `cut`, counted in `walk`.
+    // one run of `tree` stopped at the fresh decision `cut`, counted in `walk`
+    // (`stop` set once a run asks the probe to stop).
     void to_sibling(std::size_t depth, std::size_t expected);
     static auto probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run,
-                          ProbeWalk& walk) -> ProbeRun;
+                          ProbeWalk& walk, bool& stop) -> ProbeRun;
     friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
         -> ProbeWalk;
     friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
