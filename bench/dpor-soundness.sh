@@ -34,22 +34,9 @@ soundness_setup dpor-soundness.sh "0 1 2 3" 200000
 
 # run SCEN VARIANT P CAP [--dpor] -> "complete schedules verdict checkers seconds"
 run() {
-    local scen="$1" variant="$2" p="$3" cap="$4"
-    shift 4
-    local result="$work/result.json" t0 t1 tag=".unreduced"
-    [ "$*" = "--dpor" ] && tag=".dpor"
-    rm -f "$result"
-    t0=$(date +%s%N)
-    if ! "$crashsim" fuzz "$scen" --variant "$variant" --strategy "dfs:$p" --all --quiet --no-shrink \
-        --schedules "$cap" --out "$work" --result "$result" "$@" >"$work/out.txt" 2>&1; then
-        # fuzz exits non-zero when it found a violation; only a missing result is an error
-        :
-    fi
-    t1=$(date +%s%N)
-    rm -f "$work"/repro-*.json
-    if ! jq -e '.crashsim_result' "$result" >/dev/null 2>&1; then
-        echo "dpor-soundness.sh: no result for $scen $variant dfs:$p $*:" >&2
-        tail -5 "$work/out.txt" >&2
+    local result="$work/result.json" tag=".unreduced"
+    [ "${*:5}" = "--dpor" ] && tag=".dpor"
+    if ! soundness_fuzz "$@"; then
         echo "error 0 error - 0 -"
         return
     fi
@@ -58,11 +45,7 @@ run() {
     # before it shift it), for the messages column.
     jq -r '.violations[].message' "$result" | sed -E 's/step [0-9]+/step N/g; s/steps [0-9]+ to [0-9]+/steps N to N/g' |
         sort -u >"$work/messages$tag"
-    # The distinct crash states without a violation fuzz prints (one job:
-    # the verdict memo's keys), "-" where it prints none.
-    local distinct
-    distinct=$(sed -nE 's/^distinct crash states without a violation: ([0-9]+).*/\1/p' "$work/out.txt")
-    jq -r --arg secs "$(( (t1 - t0) / 1000000 ))" --arg distinct "${distinct:--}" '
+    jq -r --arg secs "$fuzz_ms" --arg distinct "$distinct" '
         [ (if .dfs.complete == true then "complete" else "capped" end),
           (.schedules_run | tostring),
           (if (.violations | length) > 0 then "violated" else "holds" end),

@@ -26,25 +26,15 @@ soundness_setup reduction-soundness.sh "0 1" 30000
 # search SCEN VARIANT P CAP [--no-reduction] -> "complete|capped SCHEDULES DISTINCT|- VERDICT"
 # (VERDICT: holds, or the checkers the violating schedules' first violations name)
 search() {
-    local scen="$1" variant="$2" p="$3" cap="$4"
-    shift 4
-    local out="$work/out.txt" result="$work/result.json" distinct
-    rm -f "$result"
-    "$crashsim" fuzz "$scen" --variant "$variant" --strategy "dfs:$p" --all --quiet --no-shrink \
-        --schedules "$cap" --out "$work" --result "$result" "$@" >"$out" 2>&1 || true
-    rm -f "$work"/repro-*.json
-    if ! jq -e '.crashsim_result' "$result" >/dev/null 2>&1; then
-        echo "reduction-soundness.sh: no result for $scen $variant dfs:$p $*:" >&2
-        tail -3 "$out" >&2
+    if ! soundness_fuzz "$@"; then
         echo "error 0 - error"
         return
     fi
-    distinct=$(sed -nE 's/^distinct crash states without a violation: ([0-9]+).*/\1/p' "$out")
-    jq -r --arg distinct "${distinct:--}" '
+    jq -r --arg distinct "$distinct" '
         [ (if .dfs.complete == true then "complete" else "capped" end),
           (.schedules_run | tostring), $distinct,
           ((.violations | map(.checker) | unique | join(",")) | if . == "" then "holds" else . end)
-        ] | join(" ")' "$result"
+        ] | join(" ")' "$work/result.json"
 }
 
 same=0 differ=0 nomemo=0 skipped=0
