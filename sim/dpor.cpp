@@ -117,6 +117,12 @@ void DfsTree::analyze_races() {
     std::array<std::size_t, footprint_bits> last{};  // per footprint bit: the last step that touched it
     last.fill(no_cut);
     std::vector<std::pair<std::uint64_t, std::size_t>> last_of_key;  // program order
+    // The bits some name has taken, and bit 0: a bit no name has taken is
+    // touched only by steps that touch everything (footprint_all), which
+    // touch bit 0 and every taken bit too, so leaving the rest out loses no
+    // dependence. Walking all 256 bits of each timer step made xfs delalloc
+    // fix dfs:1 --dpor 37% slower (2.60 s, then 3.57).
+    const Footprint live = Footprint::first(std::max<std::size_t>(1, resource_count()));
     Footprint touched;  // the bits some step touched: last[bit] is a step
     std::vector<std::size_t> dependent;
     std::vector<std::size_t> before;
@@ -160,8 +166,9 @@ void DfsTree::analyze_races() {
     for (std::size_t j = 0; j < n; j++) {
         const Event& event = events_[j];
         const auto own = races(j);
-        event.footprint.for_each_bit([&](std::size_t bit) { last[bit] = j; });
-        touched |= event.footprint;
+        const Footprint footprint = event.footprint & live;
+        footprint.for_each_bit([&](std::size_t bit) { last[bit] = j; });
+        touched |= footprint;
         if (own != last_of_key.end()) {
             own->second = j;
         } else {

@@ -47,4 +47,10 @@ auto resource_names() -> std::vector<std::string> {
     return registry.names();
 }
 
+auto resource_count() -> std::size_t {
+    auto [lock, registry] = process_registry();
+    const std::lock_guard<std::mutex> guard(lock);
+    return registry.size();
+}
+
 }  // namespace sim

@@ -31,6 +31,14 @@ public:
         footprint.words_[index / 64] = std::uint64_t{1} << (index % 64);
         return footprint;
     }
+    /// The bits below `count`.
+    [[nodiscard]] static constexpr auto first(std::size_t count) -> Footprint {
+        Footprint footprint;
+        for (std::size_t w = 0; w < footprint_words && count > 64 * w; w++) {
+            footprint.words_[w] = count >= 64 * (w + 1) ? ~std::uint64_t{0} : (std::uint64_t{1} << (count % 64)) - 1;
+        }
+        return footprint;
+    }
     /// Touches everything: depends on every other step (timers, undeclared
     /// points), whatever resources are registered later.
     [[nodiscard]] static constexpr auto all() -> Footprint {
@@ -89,6 +97,7 @@ public:
     /// every bit is taken.
     auto bit(std::string_view name) -> Footprint;
     [[nodiscard]] auto names() const -> std::vector<std::string>;
+    [[nodiscard]] auto size() const -> std::size_t { return bits_.size(); }
 
 private:
     std::size_t capacity_;
@@ -99,6 +108,8 @@ private:
 auto resource(std::string_view name) -> Footprint;
 /// The names registered so far, by bit.
 auto resource_names() -> std::vector<std::string>;
+/// How many: no named resource has a bit at or past it.
+auto resource_count() -> std::size_t;
 
 /// Steps with these footprints may be reordered without changing the outcome.
 constexpr auto independent(const Footprint& a, const Footprint& b) -> bool { return !a.meets(b); }

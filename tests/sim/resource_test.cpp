@@ -75,4 +75,12 @@ TEST_CASE("resource: footprints meet by any word, and list their bits in order")
     both.for_each_bit([&](std::size_t bit) { bits.push_back(bit); });
     CHECK(bits == std::vector<std::size_t>{3, sim::footprint_bits - 1});
     CHECK(bits_set(sim::footprint_all) == sim::footprint_bits);
+    // The bits below a count (dpor's race analysis walks only the taken ones).
+    CHECK(sim::Footprint::first(0).empty());
+    CHECK(sim::Footprint::first(1) == sim::Footprint::bit(0));
+    CHECK(bits_set(sim::Footprint::first(64)) == 64);
+    CHECK_FALSE(sim::Footprint::first(64).has(64));
+    CHECK(sim::Footprint::first(65).has(64));
+    CHECK(bits_set(sim::Footprint::first(100)) == 100);
+    CHECK(sim::Footprint::first(sim::footprint_bits) == sim::footprint_all);
 }
