@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
@@ -96,5 +97,15 @@ inline auto bundled_scenarios() -> std::vector<std::string> {
     std::sort(paths.begin(), paths.end());
     return paths;
 }
+
+/// A stop request (scenarios::request_stop, as SIGINT makes) for its
+/// lifetime: the test cases after it run unstopped even if the code under
+/// test throws.
+struct StopRequested {
+    StopRequested() { scenarios::request_stop(); }
+    ~StopRequested() { scenarios::clear_stop_request(); }
+    StopRequested(const StopRequested&) = delete;
+    auto operator=(const StopRequested&) -> StopRequested& = delete;
+};
 
 }  // namespace test_support

@@ -211,17 +211,18 @@ TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-sta
         CHECK(outcome.crash_states >= 100);
         CHECK(outcome.steps < 11949);
     }
-    scenarios::request_stop();
-    struct ClearStop {
-        ~ClearStop() { scenarios::clear_stop_request(); }
-    } clear_stop_on_exit;
-    sim::DfsTree tree(2, true);
-    const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
-    // A campaign's random run likewise; a replay (not interruptible) runs on.
-    const sim::StrategySpec random = test_support::spec_of("random");
-    const scenarios::RunOutcome campaign_run = simulation.run_strategy(random, 7, false, true);
-    const scenarios::RunOutcome replay = simulation.run_strategy(random, 7, false);
-    scenarios::clear_stop_request();
+    scenarios::RunOutcome outcome;
+    scenarios::RunOutcome campaign_run;
+    scenarios::RunOutcome replay;
+    {
+        const test_support::StopRequested stopped;
+        sim::DfsTree tree(2, true);
+        outcome = simulation.run_dfs(tree, false);
+        // A campaign's random run likewise; a replay (not interruptible) runs on.
+        const sim::StrategySpec random = test_support::spec_of("random");
+        campaign_run = simulation.run_strategy(random, 7, false, true);
+        replay = simulation.run_strategy(random, 7, false);
+    }
     CHECK(outcome.interrupted);
     CHECK(outcome.steps == 256);
     CHECK_FALSE(outcome.violated());

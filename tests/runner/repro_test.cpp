@@ -177,12 +177,10 @@ TEST_CASE("shrink: a bounded search capped before it completed is said, never re
 TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays") {
     const TempDir dir("crashsim-shrink-stop-test");
     const scenarios::Repro repro = found_repro();
-    scenarios::request_stop();
-    struct ClearStop {
-        ~ClearStop() { scenarios::clear_stop_request(); }
-    } clear_stop_on_exit;  // later test cases run unstopped even if shrink throws
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
-    scenarios::clear_stop_request();
+    const scenarios::ShrinkResult shrunk = [&] {
+        const test_support::StopRequested stopped;
+        return scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    }();
     CHECK(shrunk.interrupted);
     REQUIRE_FALSE(shrunk.log.empty());
     CHECK(shrunk.log.back().find("interrupted: shrinking stopped before it finished") == 0);
