@@ -278,6 +278,7 @@ auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world)
         if (!result.nondeterminism.empty()) part.nondeterministic.push_back({part.schedules, 0, result.nondeterminism});
     }
     tally(part, result);
+    world.count_reached(outcome);
     runs_++;
     crash_states_ += result.crash_states;
     if (!outcome.violated()) return false;

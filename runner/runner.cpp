@@ -428,8 +428,12 @@ Simulation::~Simulation() = default;
 auto Simulation::crash_states_distinct() const -> std::optional<std::uint64_t> {
     // Empty: no crash state was memoized (none judged, or the memo is not
     // used for this scenario: device faults, a lying cache), so nothing to say.
-    if (!verdict_memo_ || verdicts_->dropped() || verdicts_->size() == 0) return std::nullopt;
-    return verdicts_->size();
+    if (!verdict_memo_ || verdicts_->dropped() || verdicts_->counted() == 0) return std::nullopt;
+    return verdicts_->counted();
+}
+
+void Simulation::count_reached(const RunOutcome& outcome) {
+    for (const std::uint64_t id : outcome.memo_reached) verdicts_->mark_counted(id);
 }
 
 auto Simulation::checker_names() const -> std::vector<std::string> {
@@ -1175,6 +1179,7 @@ struct RunState {
         for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += verdict->judged[i];
         outcome.recovery_crash_states += verdict->recovery_crash_states;
         memo_hits++;
+        outcome.memo_reached.push_back(verdict->id);
         story.clear();
         return true;
     }
@@ -1183,7 +1188,7 @@ struct RunState {
     void keep_verdict(const model::KeyWords& key, const Verdict& before) {
         Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
         for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
-        verdicts->keep(key, std::move(added));
+        outcome.memo_reached.push_back(verdicts->keep(key, std::move(added)));
     }
 
     /// A mount of this crash state judged before (mounts_judged): its counts again.

@@ -76,6 +76,9 @@ struct RunOutcome {
     /// Mounts inside a crash state's recovery crashes whose image that crash
     /// state had judged already (a cut that kept none of recovery's writes).
     std::uint64_t mounts_reused = 0;
+    /// The verdict memo's entries (Verdict::id) this run's crash states
+    /// reused or added, for Simulation::count_reached.
+    std::vector<std::uint64_t> memo_reached;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
     /// A search's or campaign's run (run_dfs, count_dfs, an interruptible
     /// run_strategy) stopped before its end, by a stop request (SIGINT,
@@ -194,12 +197,18 @@ public:
     /// on by default). Off only to show, in tests, that it changes no count
     /// and no verdict.
     void set_verdict_memo(bool on) { verdict_memo_ = on; }
-    /// The distinct crash states without a violation this Simulation's runs
-    /// judged so far (the verdict memo's keys: image, oracle and freeze level
-    /// by content), or none when the memo was not used or dropped its keys
-    /// at its bound. Two searches of one scenario and variant that reach the
-    /// same crash states have the same count (tests/runner/dpor_soundness_test.cpp).
+    /// The distinct crash states without a violation judged by the runs of
+    /// this Simulation a search counted (count_reached; the verdict memo's
+    /// keys: image, oracle and freeze level by content), or none when the
+    /// memo was not used or dropped its keys at its bound. Two searches of
+    /// one scenario and variant that reach the same crash states have the
+    /// same count (tests/runner/dpor_soundness_test.cpp). The estimate's
+    /// timing runs and a run a stop request cut short judge crash states
+    /// too, but count only once a counted run reaches them.
     [[nodiscard]] auto crash_states_distinct() const -> std::optional<std::uint64_t>;
+    /// Counts the crash states `outcome` (a run of this Simulation) judged
+    /// or reused toward crash_states_distinct.
+    void count_reached(const RunOutcome& outcome);
 
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,

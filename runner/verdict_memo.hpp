@@ -3,6 +3,7 @@
 // runs of one Simulation (one scenario and variant) reach with the same image,
 // oracle and freeze level are judged once. RunState::memo_key (runner.cpp)
 // builds the key; this keeps what judging added.
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@ namespace scenarios {
 struct Verdict {
     std::vector<std::uint64_t> judged;  // per checker, RunOutcome::judged
     std::uint64_t recovery_crash_states = 0;
+    std::uint64_t id = 0;  // in the order kept (VerdictMemo::keep), never reused
 };
 
 /// Shared by every run of one Simulation (each job of a campaign has its own
@@ -33,15 +35,31 @@ public:
         const auto it = verdicts_.find(key);
         return it == verdicts_.end() ? nullptr : &it->second;
     }
-    void keep(model::KeyWords key, Verdict verdict) {
+    /// Keeps `verdict` under `key`; its id.
+    auto keep(model::KeyWords key, Verdict verdict) -> std::uint64_t {
         if (words_ + key.size() > words_max) {
             verdicts_.clear();
             words_ = 0;
             dropped_ = true;
         }
         words_ += key.size();
+        verdict.id = kept_++;
         verdicts_.emplace(std::move(key), std::move(verdict));
+        return kept_ - 1;
     }
+    /// Marks the verdict `id` as reached by a run a search counted; true
+    /// the first time. A run cut short by a stop request, an estimator's
+    /// timing run or a probe judge crash states too, and the distinct count
+    /// a search reports is of the runs it counted (Simulation::count_reached).
+    auto mark_counted(std::uint64_t id) -> bool {
+        if (id >= counted_.size()) counted_.resize(std::max<std::uint64_t>(id + 1, 2 * counted_.size()), false);
+        if (counted_[id]) return false;
+        counted_[id] = true;
+        counted_total_++;
+        return true;
+    }
+    /// The crash states marked by mark_counted.
+    [[nodiscard]] auto counted() const -> std::uint64_t { return counted_total_; }
     /// The crash states kept (each judged once, without a violation).
     [[nodiscard]] auto size() const -> std::size_t { return verdicts_.size(); }
     /// Whether the bound dropped the verdicts kept before (size() then
@@ -54,6 +72,9 @@ private:
     std::unordered_map<model::KeyWords, Verdict, model::KeyWordsHash> verdicts_;
     std::uint64_t words_ = 0;
     bool dropped_ = false;
+    std::uint64_t kept_ = 0;
+    std::vector<bool> counted_;  // by id
+    std::uint64_t counted_total_ = 0;
 };
 
 /// The object ids an image names, by position (first seen first); reused

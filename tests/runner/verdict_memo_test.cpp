@@ -167,6 +167,44 @@ TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same vio
     same_search(with, without);
 }
 
+TEST_CASE("verdict memo: the distinct crash states a capped search reports are those of the schedules it counted") {
+    // Runs a search does not count judge crash states too: the first line's
+    // timing runs (estimate_search with a clock; the first schedules of the
+    // search) and a run cut short by a stop request. They fill the memo but
+    // must not reach the count (before: a search stopped after one schedule
+    // reported every state those runs had judged).
+    const scenarios::Scenario scenario = scenarios::load_scenario(race);
+    const scenarios::Variant& fix = *scenario.find_variant("fix-1");
+    scenarios::Simulation alone(scenario, fix);
+    const scenarios::FuzzReport one = search(alone, 2, true, 1);
+    REQUIRE(one.schedules == 1);
+    const auto counted = alone.crash_states_distinct();
+    REQUIRE(counted.has_value());
+
+    scenarios::Simulation after(scenario, fix);
+    scenarios::FuzzRequest request;
+    request.strategy = test_support::spec_of("dfs:2");
+    const scenarios::SearchEstimate estimate = scenarios::estimate_search(after, request, [] { return 0.0; });
+    CHECK(estimate.timed);
+    // Runs no search counts: 200 random schedules (judged with the memo
+    // too), and a dfs run a crash-state cap cut short.
+    const sim::StrategySpec random = test_support::spec_of("random");
+    for (std::uint64_t seed = 0; seed < 200; seed++) after.run_strategy(random, seed, false, true);
+    {
+        sim::DfsTree tree(2, true);
+        CHECK(after.run_dfs(tree, false, 1).interrupted);
+    }
+    CHECK_FALSE(after.crash_states_distinct().has_value());  // none counted yet
+    const scenarios::FuzzReport capped = search(after, 2, true, 1);
+    REQUIRE(capped.schedules == 1);
+    CHECK(after.crash_states_distinct() == counted);
+    // The whole search reaches them all, as before.
+    scenarios::Simulation whole(scenario, fix);
+    const scenarios::FuzzReport complete = search(whole, 2, true, 1'000'000);
+    REQUIRE(complete.complete);
+    CHECK(whole.crash_states_distinct().value_or(0) > *counted);
+}
+
 namespace {
 
 /// An image of whole metadata blocks: block i holds object ids[i].
