@@ -10,6 +10,11 @@
 //     (schedules, crash states, time, complete or where it stopped), the xfs
 //     race at 1 and 2 and log-commit batching at 2, the last capped in
 //     schedules (--cap) and saying so. SPIN's side: bench/spin/compare.sh.
+//  6. --visited (alone): what pruning visited states could save on the btrfs
+//     race's fix-1 at bounds 1..--bound-max, by sim::VisitedKey: the search
+//     as fuzz runs it, cut at a repeated key of positions only (unsound: a
+//     floor for any sound fingerprint), and of per-task histories. Distinct
+//     crash states show what the unsound key lost.
 #include <boost/context/fiber.hpp>
 #include <chrono>
 #include <cstdio>
@@ -158,7 +163,55 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
     }
 }
 
+/// One row of --visited: the search with its runs cut at a repeated key.
+void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound, sim::VisitedKey key) {
+    scenarios::Scenario scenario;
+    const scenarios::Variant* variant = load_row(path, variant_name, scenario);
+    if (variant == nullptr) return;
+    scenarios::Simulation simulation(scenario, *variant);
+    sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
+    tree.measure_visited(key);
+    std::uint64_t crash_states = 0;
+    std::uint64_t violations = 0;
+    const double start = now_seconds();
+    for (bool more = true; more; more = tree.backtrack()) {
+        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+        simulation.count_reached(outcome);
+        crash_states += outcome.crash_states;
+        if (outcome.violated()) violations++;
+    }
+    const double elapsed = now_seconds() - start;
+    const char* name = key == sim::VisitedKey::none        ? "none (fuzz)"
+                       : key == sim::VisitedKey::positions ? "positions (unsound)"
+                                                           : "task histories";
+    std::printf("visited %-30s %-10s dfs:%u key %-19s %9llu schedules (%8llu cut as visited) %9llu crash states, "
+                "%3llu distinct, %llu violating, %8.3f s\n",
+                scenario.name.c_str(), variant_name, bound, name,
+                static_cast<unsigned long long>(tree.stats().schedules),
+                static_cast<unsigned long long>(tree.stats().cut_visited),
+                static_cast<unsigned long long>(crash_states),
+                static_cast<unsigned long long>(simulation.crash_states_distinct().value_or(0)),
+                static_cast<unsigned long long>(violations), elapsed);
+}
+
 }  // namespace
+
+auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max) -> int {
+    try {
+        for (const char* variant : {"before-fix", "fix-1"}) {
+            for (std::uint32_t bound = 1; bound <= bound_max; bound++) {
+                for (const sim::VisitedKey key :
+                     {sim::VisitedKey::none, sim::VisitedKey::positions, sim::VisitedKey::histories}) {
+                    visited_row(scenario_path, variant, bound, key);
+                }
+            }
+        }
+        return 0;
+    } catch (const scenarios::InputError& error) {
+        std::fprintf(stderr, "crashsim: %s\n", error.what());
+        return 2;
+    }
+}
 
 auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap)
     -> int {

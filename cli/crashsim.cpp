@@ -28,6 +28,7 @@
 #include "sim/yield_point.hpp"
 
 auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap) -> int;
+auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max) -> int;
 
 extern "C" void on_stop_signal(int /*signal*/);
 
@@ -786,6 +787,7 @@ struct Command {
     std::string merge_out;
     std::string bench_scenario = "scenarios/btrfs/fast-fsync-vs-page-release.json";
     bool bench_search = false;
+    bool bench_visited = false;
     std::uint32_t bench_bound_max = 3;
     std::uint64_t bench_cap = 0;
     CLI::App* run = nullptr;
@@ -922,6 +924,11 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.bench->add_option("--cap", c.bench_cap, "schedules of the xfs and log-commit rows at most (default: xfs dfs:1 to its end, the dfs:2 rows "
                       "20000)")
         ->check(in_range(1, 100'000'000));
+    c.bench->add_flag("--visited", c.bench_visited,
+                      "print only what pruning visited states could save: dfs on the scenario's before-fix and fix-1 "
+                      "at bounds 1..--bound-max, runs cut at a repeated key (a measurement, not a search mode)")
+        ->excludes("--search")
+        ->excludes("--cap");
 }
 
 auto run_perf_verb(const Command& c) -> ExitCode {
@@ -969,6 +976,7 @@ auto main(int argc, char** argv) -> int {
         std::fprintf(stderr, "crashsim: %s (see crashsim --help)\n", error.what());
         return static_cast<int>(ExitCode::input);
     }
+    if (*c.bench && c.bench_visited) return run_visited_bench(c.bench_scenario, c.bench_bound_max);
     if (*c.bench) return run_bench(c.bench_scenario, c.bench_search, c.bench_bound_max, c.bench_cap);
     try {
         const ExitCode code = run_verb(app, c);

@@ -7,11 +7,21 @@
 
 namespace sim {
 
+namespace {
+
+auto mix(std::uint64_t hash, std::uint64_t value) -> std::uint64_t {
+    hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+    return hash;
+}
+
+}  // namespace
+
 auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     schedules += other.schedules;
     pruned_sleep += other.pruned_sleep;
     pruned_bound += other.pruned_bound;
     abandoned += other.abandoned;
+    cut_visited += other.cut_visited;
     return *this;
 }
 
@@ -144,6 +154,26 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
 
 auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
     -> std::size_t {
+    const std::size_t pick = choose_step(scheduler, candidates);
+    if (tree_.visited_key_ == VisitedKey::histories && !abandoned_ && !cut_ && !candidates[pick].is_timer()) {
+        const TaskId task = candidates[pick].task;
+        if (histories_.size() <= task) histories_.resize(task + 1, 0);
+        histories_[task] = mix(histories_[task], signature(scheduler, candidates, no_candidate_key, 0) ^
+                                                     mix(0, static_cast<std::uint64_t>(scheduler.now())));
+    }
+    return pick;
+}
+
+auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -> bool {
+    std::uint64_t key = mix(signature, static_cast<std::uint64_t>(scheduler.now()));
+    if (tree_.visited_key_ == VisitedKey::histories) {
+        for (const std::uint64_t history : histories_) key = mix(key, history);
+    }
+    return !tree_.visited_.insert(key).second;
+}
+
+auto DfsStrategy::choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates)
+    -> std::size_t {
     if (candidates.size() == 1) {
         if (tree_.dpor_) record_event(candidates, 0, no_cut);
         return 0;
@@ -166,15 +196,6 @@ auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> 
     return node.chosen;
 }
 
-namespace {
-
-auto mix(std::uint64_t hash, std::uint64_t value) -> std::uint64_t {
-    hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-    return hash;
-}
-
-}  // namespace
-
 auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
                             std::uint32_t preemptions) -> std::uint64_t {
     std::uint64_t hash = mix(preemptions, running);
@@ -195,6 +216,11 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     DfsTree::Node node;
     for (const auto& candidate : candidates) node.candidates.push_back(candidate.key());
     node.signature = signature(scheduler, candidates, running, preemptions_);
+    if (tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature)) {
+        abandoned_ = true;
+        if (tree_.owned_) tree_.stats_.cut_visited++;
+        return 0;
+    }
     node.current = running;
     node.preemptions = preemptions_;
     node.sleep = tree_.sleep_sets_ ? sleep_ : std::vector<DfsTree::Explored>{};

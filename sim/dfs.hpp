@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/prng.hpp"
@@ -68,10 +69,28 @@ struct DfsStats {
     std::uint64_t pruned_sleep = 0;     // alternatives skipped because asleep
     std::uint64_t pruned_bound = 0;     // alternatives beyond the preemption bound
     std::uint64_t abandoned = 0;        // runs cut where every choice was asleep
+    std::uint64_t cut_visited = 0;      // runs cut at a visited key (VisitedKey: bench only)
     auto operator+=(const DfsStats& other) -> DfsStats&;
 };
 
 inline constexpr std::size_t no_cut = ~std::size_t{0};
+
+/// What `crashsim bench --visited` keys the states it calls visited by: a
+/// measurement of what pruning visited states could save (issue 13 item 2),
+/// never a search mode (nothing in fuzz or check reaches it). A run is cut
+/// at a fresh decision whose key an earlier one had.
+/// - positions: every task's state and last yield point, the timers listed,
+///   the clock, the preemptions spent and the running task, with no model
+///   state and no task's locals: UNSOUND (it merges states whose futures
+///   differ), so its schedule count bounds from below what any sound
+///   fingerprint of the same states could reach.
+/// - histories: the same, plus per task the sequence of those keys at
+///   each of its own steps. A task's locals are a function of what it saw
+///   at its steps, so with a sound world hash in place of the positions
+///   this would be sound without any declaration of locals; it merges
+///   only runs that differ between one task's steps, never in which of
+///   two tasks' steps came first.
+enum class VisitedKey : std::uint8_t { none, positions, histories };
 /// A preemption bound that never bites (dpor adds no conservative points).
 inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
 
@@ -137,6 +156,8 @@ public:
     [[nodiscard]] auto preemptions_max() const -> std::uint32_t { return preemptions_max_; }
     [[nodiscard]] auto sleep_sets() const -> bool { return sleep_sets_; }
     [[nodiscard]] auto dpor() const -> bool { return dpor_; }
+    /// bench --visited only (see VisitedKey).
+    void measure_visited(VisitedKey key) { visited_key_ = key; }
 
 private:
     friend class DfsStrategy;
@@ -168,6 +189,8 @@ private:
         return node.preemptions + cost(node, key) <= preemptions_max_;
     }
 
+    VisitedKey visited_key_ = VisitedKey::none;
+    std::unordered_set<std::uint64_t> visited_;  // membership only: no order reaches behaviour
     std::uint32_t preemptions_max_;
     bool sleep_sets_;
     bool dpor_;
@@ -218,6 +241,10 @@ public:
 
 private:
     DfsTree& tree_;
+    std::vector<std::uint64_t> histories_;  // VisitedKey::histories, per task id
+    auto choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates) -> std::size_t;
+    /// Whether the run stops here, a state the measurement calls visited.
+    auto visited(const Scheduler& scheduler, std::uint64_t signature) -> bool;
     std::size_t decision_ = 0;
     std::vector<DfsTree::Explored> sleep_;  // the current state's sleep set
     DfsTree::Node* pending_ = nullptr;      // node whose choice just ran

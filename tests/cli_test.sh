@@ -526,6 +526,25 @@ if [ "$(grep -c '^search ' "$TMP/bench.out")" -eq 7 ]; then
 else
     not_ok "bench --search --bound-max 2: seven search rows" "$(cat "$TMP/bench.out")"
 fi
+# What pruning visited states could save (issue 13 item 2, bench --visited):
+# a measurement, not a search mode. Its unsound key (positions only) loses
+# before-fix's violation; per-task histories cut nothing on this race.
+bad_flag "bench --visited --search" "crashsim: --search excludes --visited" -- bench --visited --search
+bad_flag "bench --visited --cap" "crashsim: --cap excludes --visited" -- bench --visited --cap 40
+run_cs "$TMP/visited.out" "$TMP/visited.err" bench --visited --bound-max 1
+expect_rc "bench --visited" 0 "$TMP/visited.out" "$TMP/visited.err"
+visited_row() { grep -E "^visited btrfs/fast-fsync-vs-page-release +$1 +dfs:1 key $2 " "$TMP/visited.out"; }
+visited_n() { visited_row "$1" "$2" | sed -n "s/.* \([0-9]*\) $3.*/\1/p"; }
+if [ "$(grep -c '^visited ' "$TMP/visited.out")" -eq 6 ] &&
+    [ "$(visited_n before-fix 'none \(fuzz\)' violating)" -gt 0 ] &&
+    [ "$(visited_n before-fix 'positions \(unsound\)' violating)" = 0 ] &&
+    [ "$(visited_n fix-1 'positions \(unsound\)' 'schedules')" -lt "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ] &&
+    [ "$(visited_n fix-1 'task histories' 'schedules')" = "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ]; then
+    ok "bench --visited: the positions key cuts runs and loses before-fix's violation; task histories cut none"
+else
+    not_ok "bench --visited: the positions key cuts runs and loses before-fix's violation; task histories cut none" \
+        "$(cat "$TMP/visited.out")"
+fi
 bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SCEN" --preemptions 2 --out "$TMP/flag"
 bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
 bad_flag "fuzz --io-reorders 9" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders 9 --out "$TMP/flag"
