@@ -426,6 +426,9 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     output() += scenarios::fuzz_summary(report, request, elapsed);
     output() += scenarios::coverage_summary(scenarios::judged_counts(report.checker_names, report.judged),
                                             scenarios::reached_counts(scenario.model, report.hits));
+    if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.sleep_sets) {
+        output() += scenarios::undeclared_text(scenario.model, report.hits);
+    }
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
     if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
     if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;

@@ -42,6 +42,28 @@ auto reached_counts(const std::string& model, const std::vector<std::uint64_t>& 
     return counts;
 }
 
+auto undeclared_points(const std::string& model, const std::vector<std::uint64_t>& hits) -> std::vector<std::string> {
+    std::vector<std::string> names;
+    const model::ModelInfo* info = model::find_model(model);
+    if (info == nullptr) return names;
+    for (const sim::YieldPoint* point : info->yield_points) {
+        if (point->id < hits.size() && hits[point->id] != 0 && point->touches == sim::footprint_all) {
+            names.emplace_back(point->name);
+        }
+    }
+    return names;
+}
+
+auto undeclared_text(const std::string& model, const std::vector<std::uint64_t>& hits) -> std::string {
+    const std::vector<std::string> names = undeclared_points(model, hits);
+    if (names.empty()) return "";
+    std::uint64_t reached = 0;
+    for (const std::uint64_t count : hits) reached += count != 0 ? 1 : 0;
+    return "footprints: " + std::to_string(names.size()) + " of the " + std::to_string(reached) +
+           " yield points reached declare none, so the code around them touches everything and no reduction "
+           "reorders its steps (sim/yield_point.hpp): " + join_names(names) + "\n";
+}
+
 auto join_names(const std::vector<std::string>& names) -> std::string {
     std::string text;
     for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;

@@ -545,6 +545,20 @@ else
     not_ok "bench --visited: the positions key cuts runs and loses before-fix's violation; task histories cut none" \
         "$(cat "$TMP/visited.out")"
 fi
+# A dfs run names the yield points it reached that declare no footprint
+# (xfs's, today); the btrfs race's all declare theirs.
+run_cs "$TMP/undeclared.out" "$TMP/undeclared.err" fuzz scenarios/xfs/delalloc-writeback-race.json --variant fix \
+    --strategy dfs:0 --out "$TMP/flag"
+expect_rc "fuzz dfs:0 on the xfs race" 0 "$TMP/undeclared.out" "$TMP/undeclared.err"
+expect_egrep "fuzz dfs names the reached yield points that declare no footprint" \
+    '^footprints: 9 of the 9 yield points reached declare none, .*: xfs\.write\.after_dirty, xfs\.wb\.map_lookup,' \
+    "$TMP/undeclared.out"
+run_cs "$TMP/declared.out" "$TMP/declared.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --out "$TMP/flag"
+if [ "$RC" = 0 ] && ! grep -q '^footprints:' "$TMP/declared.out"; then
+    ok "fuzz dfs prints no footprints line where every point reached declares one"
+else
+    not_ok "fuzz dfs prints no footprints line where every point reached declares one" "$(show "$TMP/declared.out")"
+fi
 bad_flag "fuzz --preemptions without dfs" "crashsim: --preemptions" -- fuzz "$SCEN" --preemptions 2 --out "$TMP/flag"
 bad_flag "fuzz --preemptions 9" "crashsim: --preemptions" -- fuzz "$SCEN" --strategy dfs --preemptions 9 --out "$TMP/flag"
 bad_flag "fuzz --io-reorders 9" "crashsim: --io-reorders" -- fuzz "$SCEN" --io-reorders 9 --out "$TMP/flag"
