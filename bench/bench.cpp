@@ -11,7 +11,7 @@
 //     race at 1 and 2 and log-commit batching at 2, the last capped in
 //     schedules (--cap) and saying so. SPIN's side: bench/spin/compare.sh.
 //  6. --visited (alone): what pruning visited states could save on the btrfs
-//     race's fix-1 at bounds 1..--bound-max, by sim::VisitedKey: the search
+//     race's before-fix and fix-1 at bounds 1..--bound-max, by sim::VisitedKey: the search
 //     as fuzz runs it, cut at a repeated key of positions only (unsound: a
 //     floor for any sound fingerprint), and of per-task histories. Distinct
 //     crash states show what the unsound key lost.
@@ -167,7 +167,10 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
 void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound, sim::VisitedKey key) {
     scenarios::Scenario scenario;
     const scenarios::Variant* variant = load_row(path, variant_name, scenario);
-    if (variant == nullptr) return;
+    if (variant == nullptr) {
+        throw scenarios::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
+                                    "before-fix and fix-1), got none");
+    }
     scenarios::Simulation simulation(scenario, *variant);
     sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
     tree.measure_visited(key);

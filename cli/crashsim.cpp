@@ -922,7 +922,7 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.bench = app.add_subcommand("bench", "engine and exploration speed");
     c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s and the search table");
     c.bench->add_flag("--search", c.bench_search, "print only the search table (dfs rows, issue 13)");
-    c.bench->add_option("--bound-max", c.bench_bound_max, "the search table's highest preemption bound (default 3)")
+    c.bench->add_option("--bound-max", c.bench_bound_max, "the highest preemption bound of the search table or of --visited (default 3)")
         ->check(in_range(1, 3));
     c.bench->add_option("--cap", c.bench_cap, "schedules of the xfs and log-commit rows at most (default: xfs dfs:1 to its end, the dfs:2 rows "
                       "20000)")

@@ -522,8 +522,11 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
 auto Simulation::run_dfs(sim::DfsTree& tree, bool trace, std::uint64_t crash_states_max) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs";
-    return execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0), trace,
-                   nullptr, bounds_, crash_states_max, true);
+    list_memo_reached_ = true;
+    RunOutcome outcome = execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0),
+                                 trace, nullptr, bounds_, crash_states_max, true);
+    list_memo_reached_ = false;
+    return outcome;
 }
 
 auto Simulation::count_dfs(sim::DfsTree& tree) -> RunOutcome {
@@ -918,6 +921,9 @@ struct RunState {
     /// enumerated.
     bool memo = false;
     VerdictMemo* verdicts = nullptr;
+    /// Lists the memo entries the run reaches (RunOutcome::memo_reached):
+    /// only a dfs run's, which a search counts.
+    bool list_reached = false;
     /// The oracle's canonical id at oracle_revision (Oracle::encode is
     /// redone only when the oracle changed).
     std::uint64_t oracle_revision = ~std::uint64_t{0};
@@ -1172,6 +1178,12 @@ struct RunState {
         return image_key(image, *index, memo_words, key_objects);
     }
 
+    void list(std::uint64_t id) {
+        if (list_reached && (outcome.memo_reached.empty() || outcome.memo_reached.back() != id)) {
+            outcome.memo_reached.push_back(id);
+        }
+    }
+
     /// A crash state judged before by this Simulation: its counts again, no mount.
     auto reuse_verdict(const model::KeyWords& key) -> bool {
         const Verdict* verdict = verdicts->find(key);
@@ -1179,7 +1191,7 @@ struct RunState {
         for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += verdict->judged[i];
         outcome.recovery_crash_states += verdict->recovery_crash_states;
         memo_hits++;
-        outcome.memo_reached.push_back(verdict->id);
+        list(verdict->id);
         story.clear();
         return true;
     }
@@ -1188,7 +1200,7 @@ struct RunState {
     void keep_verdict(const model::KeyWords& key, const Verdict& before) {
         Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
         for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
-        outcome.memo_reached.push_back(verdicts->keep(key, std::move(added)));
+        list(verdicts->keep(key, std::move(added)));
     }
 
     /// A mount of this crash state judged before (mounts_judged): its counts again.
@@ -1579,6 +1591,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
                      bounds.recovery_crashes, recovery_prng, crash_prng.fork("faults")};
         run.memo = verdict_memo_;
         run.verdicts = verdicts_.get();
+        run.list_reached = list_memo_reached_;
         ProgressWatch progress{workload.completed};
         run.see();
         bool stop = false;

@@ -76,8 +76,9 @@ struct RunOutcome {
     /// Mounts inside a crash state's recovery crashes whose image that crash
     /// state had judged already (a cut that kept none of recovery's writes).
     std::uint64_t mounts_reused = 0;
-    /// The verdict memo's entries (Verdict::id) this run's crash states
-    /// reused or added, for Simulation::count_reached.
+    /// The verdict memo's entries (Verdict::id) a dfs run's crash states
+    /// reused or added (a repeat of the last one once), for
+    /// Simulation::count_reached; empty for other runs.
     std::vector<std::uint64_t> memo_reached;
     bool abandoned = false;  // cut by the search: the rest was reached elsewhere
     /// A search's or campaign's run (run_dfs, count_dfs, an interruptible
@@ -226,6 +227,7 @@ private:
     std::uint64_t decisions_estimate_ = 1;
     bool decisions_estimated_ = false;
     bool verdict_memo_ = true;
+    bool list_memo_reached_ = false;  // run_dfs: its runs list their memo entries
     /// The verdicts of crash states judged by any run so far (issue 13).
     std::unique_ptr<VerdictMemo> verdicts_;
     std::string run_label_;  // the run in progress, for a failing SIM_ASSERT

@@ -10,6 +10,7 @@
 
 #include "model/disk/block_device.hpp"
 #include "model/metadata_store.hpp"
+#include "sim/assert.hpp"
 
 namespace scenarios {
 
@@ -44,14 +45,17 @@ public:
         }
         words_ += key.size();
         verdict.id = kept_++;
-        verdicts_.emplace(std::move(key), std::move(verdict));
-        return kept_ - 1;
+        // Only after find() missed: a second entry for one key would count twice.
+        const auto [it, added] = verdicts_.emplace(std::move(key), std::move(verdict));
+        SIM_ASSERT(added);
+        return it->second.id;
     }
     /// Marks the verdict `id` as reached by a run a search counted; true
-    /// the first time. A run cut short by a stop request, an estimator's
-    /// timing run or a probe judge crash states too, and the distinct count
-    /// a search reports is of the runs it counted (Simulation::count_reached).
+    /// the first time. A run cut short by a stop request and the estimate's
+    /// timing runs judge crash states too, and the distinct count a search
+    /// reports is of the runs it counted (Simulation::count_reached).
     auto mark_counted(std::uint64_t id) -> bool {
+        SIM_ASSERT(id < kept_);  // an id of this memo
         if (id >= counted_.size()) counted_.resize(std::max<std::uint64_t>(id + 1, 2 * counted_.size()), false);
         if (counted_[id]) return false;
         counted_[id] = true;

@@ -152,27 +152,7 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     recorded_ = true;
 }
 
-auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
-    -> std::size_t {
-    const std::size_t pick = choose_step(scheduler, candidates);
-    if (tree_.visited_key_ == VisitedKey::histories && !abandoned_ && !cut_ && !candidates[pick].is_timer()) {
-        const TaskId task = candidates[pick].task;
-        if (histories_.size() <= task) histories_.resize(task + 1, 0);
-        histories_[task] = mix(histories_[task], signature(scheduler, candidates, no_candidate_key, 0) ^
-                                                     mix(0, static_cast<std::uint64_t>(scheduler.now())));
-    }
-    return pick;
-}
-
-auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -> bool {
-    std::uint64_t key = mix(signature, static_cast<std::uint64_t>(scheduler.now()));
-    if (tree_.visited_key_ == VisitedKey::histories) {
-        for (const std::uint64_t history : histories_) key = mix(key, history);
-    }
-    return !tree_.visited_.insert(key).second;
-}
-
-auto DfsStrategy::choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates)
+[[gnu::always_inline]] inline auto DfsStrategy::choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates)
     -> std::size_t {
     if (candidates.size() == 1) {
         if (tree_.dpor_) record_event(candidates, 0, no_cut);
@@ -196,6 +176,28 @@ auto DfsStrategy::choose_step(const Scheduler& scheduler, std::span<const Candid
     return node.chosen;
 }
 
+auto DfsStrategy::choose(const Scheduler& scheduler, std::span<const Candidate> candidates)
+    -> std::size_t {
+    const std::size_t pick = choose_step(scheduler, candidates);
+    const bool measuring = tree_.visited_key_ == VisitedKey::histories;
+    if (measuring && !abandoned_ && !cut_ && !candidates[pick].is_timer()) [[unlikely]] {
+        const TaskId task = candidates[pick].task;
+        if (histories_.size() <= task) histories_.resize(task + 1, 0);
+        histories_[task] = mix(histories_[task], signature(scheduler, candidates, no_candidate_key, 0) ^
+                                                     mix(0, static_cast<std::uint64_t>(scheduler.now())));
+    }
+    return pick;
+}
+
+// A 64-bit key, not the whole state: a collision can only add a cut.
+auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -> bool {
+    std::uint64_t key = mix(signature, static_cast<std::uint64_t>(scheduler.now()));
+    if (tree_.visited_key_ == VisitedKey::histories) {
+        for (const std::uint64_t history : histories_) key = mix(key, history);
+    }
+    return !tree_.visited_.insert(key).second;
+}
+
 auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
                             std::uint32_t preemptions) -> std::uint64_t {
     std::uint64_t hash = mix(preemptions, running);
@@ -216,11 +218,6 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     DfsTree::Node node;
     for (const auto& candidate : candidates) node.candidates.push_back(candidate.key());
     node.signature = signature(scheduler, candidates, running, preemptions_);
-    if (tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature)) {
-        abandoned_ = true;
-        if (tree_.owned_) tree_.stats_.cut_visited++;
-        return 0;
-    }
     node.current = running;
     node.preemptions = preemptions_;
     node.sleep = tree_.sleep_sets_ ? sleep_ : std::vector<DfsTree::Explored>{};
@@ -237,6 +234,13 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
         // reached by another branch.
         abandoned_ = true;
         if (tree_.owned_) tree_.stats_.abandoned++;
+        return 0;
+    }
+    // bench --visited: a decision some earlier one had the key of (only one
+    // with an awake choice marks its key).
+    if (tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature)) [[unlikely]] {
+        abandoned_ = true;
+        if (tree_.owned_) tree_.stats_.cut_visited++;
         return 0;
     }
     node.chosen = pick;

@@ -78,7 +78,10 @@ inline constexpr std::size_t no_cut = ~std::size_t{0};
 /// What `crashsim bench --visited` keys the states it calls visited by: a
 /// measurement of what pruning visited states could save (issue 13 item 2),
 /// never a search mode (nothing in fuzz or check reaches it). A run is cut
-/// at a fresh decision whose key an earlier one had.
+/// at a fresh decision with an awake choice whose key an earlier one had.
+/// The key leaves out the sleep set (a sound cache with sleep sets would
+/// explore what slept on the first visit) and is a 64-bit hash, not the
+/// state: both can only add cuts.
 /// - positions: every task's state and last yield point, the timers listed,
 ///   the clock, the preemptions spent and the running task, with no model
 ///   state and no task's locals: UNSOUND (it merges states whose futures
@@ -86,10 +89,15 @@ inline constexpr std::size_t no_cut = ~std::size_t{0};
 ///   fingerprint of the same states could reach.
 /// - histories: the same, plus per task the sequence of those keys at
 ///   each of its own steps. A task's locals are a function of what it saw
-///   at its steps, so with a sound world hash in place of the positions
-///   this would be sound without any declaration of locals; it merges
-///   only runs that differ between one task's steps, never in which of
-///   two tasks' steps came first.
+///   at its steps, so with a hash of the model's state in place of the
+///   positions (and the sleep set compared) this would be sound without
+///   any declaration of locals. A task's history holds every task's
+///   position at each of its steps, so this key tells apart the order of
+///   two task steps (unless one leaves its task at the point and in the
+///   state it started from); it merges runs that differ in the order of
+///   timer steps (device completions, sleeps' timers) between task steps. A key
+///   that merged more without declared locals would need what each task
+///   read, resource by resource.
 enum class VisitedKey : std::uint8_t { none, positions, histories };
 /// A preemption bound that never bites (dpor adds no conservative points).
 inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
