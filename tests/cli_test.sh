@@ -765,18 +765,18 @@ expect_rc "merge of a repeated shard" 2 "$TMP/dup.out" "$TMP/dup.err"
 "$BIN" fuzz "$SCEN" --variant fix-1 --schedules 100000000 --result "$TMP/interrupted.json" \
     --out "$TMP/shards" >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-# Signal only once the handler is installed (SIGTERM, 15, is bit 14 of
-# SigCgt), so the default action cannot kill the process first.
+# wait_for_handler PID SECONDS: signal only once the handler is installed
+# (SIGTERM, 15, is bit 14 of SigCgt), so the default action cannot kill the
+# process first; then SECONDS more (into its schedules).
 wait_for_handler() {
-    local _
     for _ in $(seq 1 1000); do
         cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && return
+        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
         sleep 0.01
     done
+    sleep "$2"
 }
-wait_for_handler "$pid"
-sleep 0.5  # into its schedules
+wait_for_handler "$pid" 0.5
 kill -TERM "$pid"
 wait "$pid"
 RC=$?
@@ -799,8 +799,7 @@ for strategy in random dfs:2; do
     "$BIN" fuzz scenarios/btrfs/log-commit-jiffy-sleep.json --strategy "$strategy" --schedules 100 \
         --result "$TMP/long-int.json" --out "$TMP/long-int" >"$TMP/long-int.out" 2>"$TMP/long-int.err" &
     pid=$!
-    wait_for_handler "$pid"
-    sleep 1
+    wait_for_handler "$pid" 1
     kill -TERM "$pid"
     wait "$pid"
     RC=$?
@@ -879,15 +878,6 @@ run_cs "$TMP/budget-replay.out" "$TMP/budget-replay.err" replay "$budget_repro"
 expect_rc "replay of a budget-stopped repro" 1 "$TMP/budget-replay.out" "$TMP/budget-replay.err"
 
 # ---------------------------------------------------------------- interrupted shrink and check (issue 14)
-# wait_for_handler PID: until SIGTERM (bit 14 of SigCgt) is caught, then a moment more.
-wait_for_handler() {
-    for _ in $(seq 1 1000); do
-        cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-        [ -n "$cgt" ] && [ $(((0x$cgt >> 14) & 1)) -eq 1 ] && break
-        sleep 0.01
-    done
-    sleep "$2"
-}
 rm -rf "$TMP/stop" && mkdir "$TMP/stop"
 # The btrfs race shrinks in a fraction of a second since removals are tried
 # tasks first at the story's preemptions (issue 13); the ext4 violation below
