@@ -1,6 +1,6 @@
 #pragma once
 // struct delayed_work (kernel/workqueue.c), as far as the xfs log worker needs
-// it (seeds/xfs-remove-active-trans-counter.txt; FIDELITY.md 4.1, 4.2): a work
+// it ("xfs: remove the m_active_trans counter"): a work
 // item that a timer queues, run by a kernel thread of its own. That thread is
 // a daemon (sim::Scheduler::spawn_daemon): its timer firing while tasks can
 // run is a choice the explorers make within explore.daemon_wakeups.

@@ -1,5 +1,5 @@
 #pragma once
-// Writeback error reporting per open file (issue 14, write I/O errors), as
+// Writeback error reporting per open file (write I/O errors), as
 // lib/errseq.c and mm/filemap.c do it: a mapping's wb_err is an errseq_t (an
 // error code, a SEEN flag and a counter); mapping_set_error records an error
 // in it; each open file samples it at open (errseq_sample: an error nobody

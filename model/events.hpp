@@ -1,5 +1,5 @@
 #pragma once
-// The runtime event channel (issue 12): a model tells what happens while a run
+// The runtime event channel: a model tells what happens while a run
 // goes on (a transaction allocated, committed, cancelled, freed; a freeze
 // level changed; the quiesce drain point), and checkers that watch events
 // (checkers/event_watch.hpp) judge them as they happen, where crash checkers

@@ -47,7 +47,7 @@ struct OpCall {
     const std::map<std::string, bool>* flags = nullptr;
     /// A write that returned OpResult::short_write: the bytes it copied
     /// before the error (generic_perform_write's and btrfs_buffered_write's
-    /// return value), set by the model (issue 14).
+    /// return value), set by the model.
     mutable std::uint64_t copied = 0;
     /// A boolean field (keep_size, direct): false when the op does not set it.
     [[nodiscard]] auto flag(const std::string& field) const -> bool {
@@ -154,7 +154,7 @@ struct RecoveredState {
     std::uint64_t metadata_end = 0;
     /// Journaling models only (model/jbd2/): what the log held.
     std::optional<JournalAudit> journal;
-    /// Device faults (issue 14): blocks whose checksum or CRC failed while
+    /// Device faults: blocks whose checksum or CRC failed while
     /// mounting. A mount refused for one of them is a fault detected (the
     /// user sees the error), not a violation of the mount checker.
     std::vector<std::uint64_t> checksum_failed;
@@ -197,7 +197,7 @@ struct Geometry {
 /// image, and the writes and flushes it issued on the way, in order (btrfs:
 /// the log replay's transaction commit; xfs: recovered items written home).
 /// Cutting the power after any of them and mounting again is a second
-/// recovery (issue 11 item 3, runner/runner.cpp).
+/// recovery (runner/runner.cpp).
 struct Recovery {
     RecoveredState state;
     std::vector<disk::MountRequest> requests;
@@ -238,7 +238,7 @@ public:
     virtual void forget_recovery() {}
     /// The metadata objects recover() reads through the image's
     /// Content::meta ids, by content (the runner's verdict memo across
-    /// schedules, issue 13); nullptr: its crash states are not memoized. A
+    /// schedules); nullptr: its crash states are not memoized. A
     /// model returns its
     /// store only if recover() and recover_with_writes() read nothing else
     /// of the run than the image (geometry fixed at mkfs aside).

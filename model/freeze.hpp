@@ -1,8 +1,8 @@
 #pragma once
 // struct sb_writers and the freeze levels (include/linux/fs.h, fs/super.c of
 // v5.7): what freeze_super, thaw_super, sb_start_write and sb_start_intwrite
-// share for every file system (seeds/xfs-remove-active-trans-counter.txt;
-// FIDELITY.md 4.1 "sb->s_writers", 4.2 Z1). Each of the levels WRITE,
+// share for every file system (struct super_block's s_writers, which
+// "xfs: remove the m_active_trans counter" relies on). Each of the levels WRITE,
 // PAGEFAULT and FS is a per-CPU rwsem: writers of that level hold it for read
 // (__sb_start_write: percpu_down_read), and freeze_super takes it for write
 // (sb_wait_write: percpu_down_write), which blocks new holders and waits for

@@ -96,7 +96,7 @@ struct ModelInfo {
     bool byte_granular = false;
     std::vector<std::string> model_tasks;  // tasks the model spawns itself ("endio")
     /// The device faults the model's checksums detect or its recovery
-    /// survives (issue 14), for `list` and the loader; empty: the model
+    /// survives, for `list` and the loader; empty: the model
     /// verifies no checksum, and a scenario may not inject faults into it.
     std::string faults;
     /// Why a misdirected write is detected or survived on this model's
@@ -104,7 +104,7 @@ struct ModelInfo {
     /// verifies no block's own address, and no scenario may inject them.
     std::string misdirected_writes;
     /// How the model reports a data write that completes with EIO to the
-    /// application (issue 14, faults.write_errors); empty: not modelled, and
+    /// application (faults.write_errors); empty: not modelled, and
     /// no scenario may inject them.
     std::string write_errors;
     std::vector<const sim::YieldPoint*> yield_points;  // every point, in story order

@@ -1,5 +1,5 @@
 #pragma once
-// Words for the runner's verdict memo across schedules (issue 13): a memo
+// Words for the runner's verdict memo across schedules: a memo
 // key, or a metadata object's or the oracle's content, as a vector of
 // 64-bit words, and the encoders every model and the oracle share
 // (model/metadata_store.hpp says what the memo keys on and why).

@@ -27,14 +27,14 @@ inline void fail_mount(RecoveredState& state, std::string error) {
     state.consistency_errors.push_back(state.mount_error);
 }
 
-/// The mount refuses a block whose checksum fails (a device fault detected,
-/// issue 14): an error the user sees, not a broken invariant.
+/// The mount refuses a block whose checksum fails (a device fault
+/// detected): an error the user sees, not a broken invariant.
 inline void refuse_mount(RecoveredState& state, std::uint64_t block, std::string error) {
     state.mount_error = std::move(error);
     state.checksum_failed.push_back(block);
 }
 
-// --- Canonical ids: the runner's verdict memo across schedules (issue 13) ---
+// --- Canonical ids: the runner's verdict memo across schedules ---
 //
 // An object id names an object only within one run: after a schedule's
 // branch point the same id may name another object. The memo of crash-state
@@ -135,7 +135,7 @@ public:
                                        const char* verifier) const -> const Super* {
         const std::optional<disk::Content> read = image.read_checked(0);
         if (!read) {
-            // A latent sector error (issue 14): the superblock read returns
+            // A latent sector error: the superblock read returns
             // EIO and the mount fails with it (btrfs_read_dev_super;
             // xfs_readsb -> xfs_buf_read_uncached). No mirror copy is modelled.
             refuse_mount(state, 0, "the read of the superblock at block 0 fails with EIO, a latent sector error (" +
@@ -144,7 +144,7 @@ public:
         }
         const disk::Content home = *read;
         if (home.misdirected) {
-            // A self-describing block written for another place (issue 14):
+            // A self-describing block written for another place:
             // btrfs_read_dev_one_super refuses a superblock whose bytenr is
             // not its own (the only model that declares self-describing
             // blocks, disk::SelfDescribing).

@@ -1,5 +1,5 @@
 #pragma once
-// Page reclaim, shared by models (issue 11): mm/vmscan.c reduced to watermarks
+// Page reclaim, shared by models: mm/vmscan.c reduced to watermarks
 // over the page cache's one LRU list. The page cache has a limit (the machine
 // profile's memory, `machine.page_cache`); kswapd wakes above the high
 // watermark (the limit) and works down to the low one, one reclaim batch
@@ -7,7 +7,7 @@
 // what it needs itself before it may allocate (direct reclaim). Each clean
 // page reclaim picks is offered to the model's release hook, the
 // address_space_operations' release_folio (btrfs_releasepage ->
-// try_release_extent_mapping, seeds/btrfs-fast-fsync-vs-page-release.txt);
+// try_release_extent_mapping, "btrfs: fix race between page release and a fast fsync");
 // the page is freed if the hook let it go.
 //
 // Left out: dirty limits (balance_dirty_pages: no machine profile sets

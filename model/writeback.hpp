@@ -21,7 +21,7 @@ auto submit_writeback_pages(PageCache& page_cache, disk::BlockDevice& device, st
                             std::uint64_t start, std::uint64_t end, std::uint64_t disk_block,
                             const std::function<void()>& on_end) -> std::uint32_t;
 
-/// The same with writes the device may fail (faults.write_errors, issue 14;
+/// The same with writes the device may fail (faults.write_errors;
 /// disk::BlockDevice::submit_failable_write): each calls `on_end(ok)`.
 auto submit_failable_writeback_pages(PageCache& page_cache, disk::BlockDevice& device, std::uint32_t file,
                                      std::uint64_t start, std::uint64_t end, std::uint64_t disk_block,

@@ -1,5 +1,5 @@
 #pragma once
-// btrfs data path, as far as seeds/btrfs-fast-fsync-vs-page-release.txt needs
+// btrfs data path, as far as "btrfs: fix race between page release and a fast fsync" needs
 // it: buffered writes and delalloc, writeback that creates a pinned extent map
 // and an ordered extent, ordered-extent completion (btrfs_finish_ordered_io)
 // that inserts the file extent item and unpins the extent map, page release
@@ -7,10 +7,9 @@
 // (log the list of modified extents) and full path (copy every item of the
 // inode, with checksum lookups), the per-root log tree and its commit,
 // transaction commit, and log replay at mount. Follows fs/btrfs/extent_io.c,
-// extent_map.c, file.c, tree-log.c, ordered-data.c and transaction.c of v5.7
-// (FIDELITY.md section 1).
+// extent_map.c, file.c, tree-log.c, ordered-data.c and transaction.c of v5.7.
 //
-// Left out on purpose (FIDELITY.md 1.5): compression, NOCOW, prealloc and
+// Left out on purpose: compression, NOCOW, prealloc and
 // reflink; xattrs, directories and new names; hole items
 // (NO_HOLES); delayed refs and metadata space reservation (data space is
 // reserved: delalloc-space.cpp); several subvolumes; the log
@@ -75,7 +74,7 @@ inline constexpr sim::Duration btree_node_search = 200;  // ns
 /// The CPU costs above as a run uses them: each may be set by a scenario
 /// (`"costs": {"copy_item_ns": ...}`, listed by `crashsim list`) and swept
 /// by `perf --vary copy_item_ns=...`, so a reader sees how far a ratio
-/// depends on an order-of-magnitude figure (issue 9 section 5).
+/// depends on an order-of-magnitude figure.
 struct Costs {
     sim::Duration fsync_entry;
     sim::Duration log_inode;
@@ -92,7 +91,7 @@ struct Costs {
 /// The checksum tree (csum root) as leaves of csum items keyed by disk
 /// bytenr, each leaf and each internal node with its own extent buffer lock
 /// (v5.7: btrfs_tree_read_lock / btrfs_tree_lock, reader-preferring). Patch
-/// 3/3 of seeds/btrfs-fast-fsync-vs-page-release.txt names this tree: full
+/// 3/3 of "btrfs: fix race between page release and a fast fsync" names this tree: full
 /// fsyncs look up checksums (btrfs_lookup_csums_range from copy_items) while
 /// ordered-extent completions of other inodes insert them
 /// (btrfs_csum_file_blocks), and "the contention on the checksums btree
@@ -189,9 +188,9 @@ struct Knobs {
     // is keep_current_generation without the flag, the earlier kernels set it.
     ReleasePolicy release = ReleasePolicy::keep_current_generation;
     bool full_sync_on_release = false;
-    // seeds/btrfs-log-commit-jiffy-sleep.txt: the leader of a log commit on a
-    // non-ssd mount sleeps one jiffy while MULTI_LOG_TASKS is set (before the
-    // patch) or not at all (after it).
+    // "btrfs: stop sleeping for one jiffy in non-ssd mounts during log commit": the leader of a log
+    // commit on a non-ssd mount sleeps one jiffy while MULTI_LOG_TASKS is set (before the patch) or
+    // not at all (after it).
     bool log_commit_sleep = false;
     std::uint32_t hz = 250;
     bool jiffy_tick_aligned = true;
@@ -428,7 +427,7 @@ private:
     /// False: -ENOSPC, nothing written.
     auto direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                       std::uint64_t version) -> bool;
-    // delalloc-space.cpp: the data space_info (issue 14)
+    // delalloc-space.cpp: the data space_info
     /// bytes_used + bytes_may_use + `pages` fit in total_bytes.
     [[nodiscard]] auto data_space_fits(std::uint64_t pages) const -> bool;
     /// btrfs_alloc_data_chunk_ondemand: flush and commit until `pages` fit,
@@ -457,7 +456,7 @@ private:
     void balance_pages();
     void kswapd();
     // file-item.cpp: the checksum tree, leaves and nodes with their own
-    // locks (FIDELITY.md 1.4).
+    // locks.
     void insert_checksums(std::uint64_t disk_block, std::uint64_t count);
     void lookup_checksums(std::uint64_t disk_block, std::uint64_t count);
     struct CsumPath {

@@ -2,7 +2,7 @@
 // every write reserves its bytes (bytes_may_use) before it dirties a page,
 // and the allocator (cow_file_range, find_free_extent) only turns a
 // reservation into bytes_used, so a write that reserved never finds the
-// device full (issue 14). The model's data area is one block group that mkfs
+// device full. The model's data area is one block group that mkfs
 // allocated (data_sinfo->full: no chunk can be added); the dirty pages are
 // the delalloc bytes that bytes_may_use counts (btrfs_dirty_pages clears the
 // old DELALLOC bits with EXTENT_CLEAR_DATA_RESV, so a page dirtied twice is

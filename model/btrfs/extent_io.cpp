@@ -1,6 +1,6 @@
 // fs/btrfs/extent_io.c: page release, btrfs_releasepage ->
 // try_release_extent_mapping, the code the three patches of
-// seeds/btrfs-fast-fsync-vs-page-release.txt change (steps 4 and 6 of patch
+// "btrfs: fix race between page release and a fast fsync" change (steps 4 and 6 of patch
 // 1/3's story happen here); writeback (extent_write_cache_pages,
 // writepage_delalloc, submit_extent_page, end_bio_extent_writepage) and the
 // io tree's EXTENT_LOCKED ranges (lock_extent, unlock_extent).

@@ -1,7 +1,7 @@
 // The checksum tree: csum items keyed by disk bytenr in leaves of a btree,
 // each leaf and internal node with its own extent buffer lock, searched with
 // lock coupling as btrfs_search_slot does (fs/btrfs/ctree.c, file-item.c of
-// v5.7). Patch 3/3 of seeds/btrfs-fast-fsync-vs-page-release.txt: a full
+// v5.7). Patch 3/3 of "btrfs: fix race between page release and a fast fsync": a full
 // fsync looks up the checksums of every extent of the running transaction
 // (btrfs_lookup_csums_range from copy_items), "which not only take some time
 // but, more importantly, they also cause contention on the checksums btree

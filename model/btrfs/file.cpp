@@ -1,8 +1,9 @@
 // The file operations of fs/btrfs/file.c: buffered writes
 // (btrfs_buffered_write), O_DIRECT writes (__btrfs_direct_write),
 // btrfs_drop_extent_cache, and fsync (btrfs_sync_file). Seeds:
-// btrfs-fast-fsync-vs-page-release.txt (step 1, and fsync's steps 5, 7, 8)
-// and btrfs-log-commit-jiffy-sleep.txt (what fsync waits for).
+// "btrfs: fix race between page release and a fast fsync" (step 1, and fsync's
+// steps 5, 7, 8) and "btrfs: stop sleeping for one jiffy in non-ssd mounts during
+// log commit" (what fsync waits for).
 #include <algorithm>
 
 #include "model/btrfs/btrfs.hpp"
@@ -35,7 +36,7 @@ auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     balance_pages();
     // Each pass reserves its pages (btrfs_check_data_free_space) before it
     // copies them; a pass that cannot reserve ends the write, which returns
-    // the bytes copied so far, or -ENOSPC if none (issue 14).
+    // the bytes copied so far, or -ENOSPC if none.
     const std::uint64_t size_before = inode.size_bytes;
     std::uint64_t dirtied = start;   // pages copied into the page cache
     std::uint64_t reserved = start;  // pages whose pass reserved its space

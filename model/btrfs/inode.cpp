@@ -1,7 +1,7 @@
 // What fs/btrfs/inode.c does for the model: mkfs and the operation entry
 // point, inode creation, run_delalloc_range -> cow_file_range (a disk extent,
 // its pinned extent map and its ordered extent), btrfs_finish_ordered_io, and
-// sync. Seed: btrfs-fast-fsync-vs-page-release.txt, steps 1 to 3 with
+// sync. Seed: "btrfs: fix race between page release and a fast fsync", steps 1 to 3 with
 // file.cpp (buffered and O_DIRECT writes) and extent_io.cpp (writeback and
 // bio completion).
 #include <algorithm>
@@ -41,7 +41,7 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
     device_.format(root_block_, 1, disk::Content::meta(root_object_));
     const auto super = store(Superblock{1, root_block_, root_object_, false, 0, 0, 0});
     device_.format(0, 1, disk::Content::meta(super));
-    // Misdirected writes (issue 14): the superblock and every tree block
+    // Misdirected writes: the superblock and every tree block
     // (fs tree, log tree) name their own bytenr in a checksummed header.
     // btrfs_read_dev_one_super refuses a superblock whose bytenr or magic
     // is not its own; btrfs_validate_extent_buffer refuses a tree block

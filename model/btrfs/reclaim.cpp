@@ -1,7 +1,7 @@
 // Memory pressure (model/reclaim.hpp, shared by models): btrfs hooks into
 // page reclaim through btrfs_releasepage, which is where
 // try_release_extent_mapping drops extent maps and, before patch 3/3 of
-// seeds/btrfs-fast-fsync-vs-page-release.txt, sets NEEDS_FULL_SYNC. The
+// "btrfs: fix race between page release and a fast fsync", sets NEEDS_FULL_SYNC. The
 // reclaim batch sets how many extent maps of each file one kswapd pass
 // drops, so how often the next fsync of a file finds NEEDS_FULL_SYNC.
 #include "model/btrfs/btrfs.hpp"

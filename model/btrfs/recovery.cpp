@@ -2,7 +2,7 @@
 // btrfs_recover_log_trees / replay_one_buffer): read the superblock, take the
 // roots of the last committed transaction, replay the log if the superblock
 // names one. Whatever lived only in an uncommitted transaction and never
-// reached the log is gone (FIDELITY.md 1.3).
+// reached the log is gone.
 //
 // The replay is itself a transaction (btrfs_recover_log_trees ends with
 // btrfs_commit_transaction): the replayed fs tree is written copy-on-write to
@@ -12,7 +12,7 @@
 // clears super_copy's log_root). Until that superblock is durable, the next
 // mount finds the old superblock, still naming the log, and replays it again
 // over the old root, which the copy-on-write left intact
-// (recover_with_writes; issue 11 item 3). Left out: the log tree's blocks
+// (recover_with_writes). Left out: the log tree's blocks
 // freed by the replay, the checksum tree, the extent tree's references.
 #include <set>
 
@@ -24,7 +24,7 @@ namespace {
 
 /// Reads a metadata block and checks that it holds the object the parent
 /// pointer expects (btrfs verifies the header's bytenr and generation).
-/// A torn block fails its checksum first (issue 14): read_extent_buffer_pages
+/// A torn block fails its checksum first: read_extent_buffer_pages
 /// -> btrfs_validate_extent_buffer compares the csum in the header with one
 /// computed over the block ("checksum verify failed"), and the read is -EIO.
 template <typename Object>
@@ -33,7 +33,7 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
                std::uint32_t block_size, std::string& error, bool& checksum) -> const Object* {
     const std::optional<disk::Content> read = image.read_checked(block);
     if (!read) {
-        // A latent sector error (issue 14): read_extent_buffer_pages gets
+        // A latent sector error: read_extent_buffer_pages gets
         // EIO and, with no other mirror (the model keeps one copy of each
         // tree block: DUP metadata is left out), read_tree_block fails.
         checksum = true;

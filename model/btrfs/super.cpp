@@ -16,7 +16,7 @@ struct ReleaseKernel {
     bool full_sync_on_release;
 };
 
-// seeds/btrfs-fast-fsync-vs-page-release.txt: each patch of the series is a knob value.
+// "btrfs: fix race between page release and a fast fsync": each patch of the series is a knob value.
 const Knob<ReleaseKernel> release_extent_maps{
     "release_extent_maps",
     {{"before-fix", {ReleasePolicy::before_fix, true}},
@@ -33,7 +33,7 @@ const Knob<ReleaseKernel> release_extent_maps{
     "never sets NEEDS_FULL_SYNC. hypothetical-before-fix-without-full-sync is no real "
     "kernel: v5.7's release without the flag, for tests that show what the flag does"};
 
-// seeds/btrfs-log-commit-jiffy-sleep.txt
+// "btrfs: stop sleeping for one jiffy in non-ssd mounts during log commit"
 const Knob<bool> log_commit_sleep{
     "log_commit_sleep",
     {{"jiffy", true}, {"none", false}},

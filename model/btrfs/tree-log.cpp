@@ -1,10 +1,10 @@
 // The log tree (fs/btrfs/tree-log.c): btrfs_log_inode_parent,
 // btrfs_log_inode, btrfs_log_changed_extents, copy_items, start_log_trans
 // and btrfs_sync_log, which btrfs_sync_file (file.cpp) calls. Seeds:
-// btrfs-fast-fsync-vs-page-release.txt (steps 5, 7, 8)
-// and btrfs-log-commit-jiffy-sleep.txt (the log commit: leader and
+// "btrfs: fix race between page release and a fast fsync" (its steps 5, 7, 8)
+// and "btrfs: stop sleeping for one jiffy in non-ssd mounts during log commit" (the log commit: leader and
 // followers, log_batch, log_writers, two log transactions in flight by
-// parity, MULTI_LOG_TASKS and the one-jiffy sleep; FIDELITY.md 2.2, v6.5).
+// parity, MULTI_LOG_TASKS and the one-jiffy sleep of btrfs_sync_log, v6.5).
 // The log root tree level is folded into one step with its own mutex.
 #include <algorithm>
 
@@ -110,7 +110,7 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
     // subvolume tree: btrfs_search_forward with min_trans = transid visits
     // the leaves changed in this transaction, so these are the extent items
     // of this transaction (older ones are in the committed tree); copy_items
-    // looks up the checksums of each (FIDELITY.md 1.2, F8).
+    // looks up the checksums of each (F8).
     logged.size_bytes = inode.size_bytes;
     std::uint64_t items = 0;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> sums;  // disk block, blocks

@@ -46,7 +46,7 @@ auto profiles() -> const std::vector<DeviceProfile>& {
         {"ramdisk", 1 * sim::microseconds, 1 * sim::microseconds, false, "brd, memcpy"},
         {"vm-rotational", 400 * sim::microseconds, 800 * sim::microseconds, true,
          "a VM's virtual disk that reports itself rotational, so btrfs mounts without -o ssd; "
-         "latencies set from seeds/btrfs-log-commit-jiffy-sleep.txt's after-fix run (2.1 ms per "
+         "latencies set from the after-fix run of the one-jiffy sleep patch (2.1 ms per "
          "fsync per job, 8 jobs: one log commit of data write, log write, FLUSH and FUA)"},
         // Fitted, not derived: the seed gives the VM (8 vCPUs, 16 GiB, NVMe
         // passed through, -o ssd) but not the NVMe model, so the latencies
@@ -56,7 +56,7 @@ auto profiles() -> const std::vector<DeviceProfile>& {
         // (device.write_latency_us, flush_latency_us, bandwidth) and
         // `crashsim perf --vary` shows how the ratios move with them.
         {"vm-nvme", 300 * sim::microseconds, 600 * sim::microseconds, false,
-         "an NVMe device passed through to a KVM guest, as in seeds/btrfs-fast-fsync-vs-page-release.txt "
+         "an NVMe device passed through to a KVM guest, as in the page-release series' "
          "patch 3/3 (-o ssd); latencies set from its 1-job run after the patchset (29.3 MiB/s of 64 KiB "
          "writes each followed by fsync: about 2.1 ms for data write, log write, FLUSH and FUA "
          "superblock), bandwidth so that 64 jobs level off near its 294 MiB/s",
@@ -120,7 +120,7 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
                                bool fua, const char* what, std::function<void()> on_complete) {
     const std::uint64_t sequence = enqueue(block, count, content, fua, what);
     // A device completion: within the run's io_reorders it may complete
-    // ahead of requests submitted earlier (issue 9 section 3).
+    // ahead of requests submitted earlier.
     sim::current_scheduler().io_after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
         complete_write(sequence);
         sim::current_scheduler().io_event(false, sequence, "");
@@ -150,7 +150,7 @@ void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count
 
 void BlockDevice::fail_write(std::uint64_t sequence) {
     // The request ends with an error: it is not in the cache, nothing of it
-    // is durable, and no crash keeps it (issue 14's write I/O error).
+    // is durable, and no crash keeps it (a write I/O error).
     auto it = std::find_if(pending_.begin(), pending_.end(),
                            [sequence](const PendingWrite& w) { return w.sequence == sequence; });
     SIM_ASSERT(it != pending_.end() && !it->completed);

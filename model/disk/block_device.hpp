@@ -56,7 +56,7 @@ struct PendingWrite {
     const char* what;  // "data", "meta", "log", "super" for stories and counters
 };
 
-/// The device's fault model (issue 14; a scenario's `faults` and
+/// The device's fault model (a scenario's `faults` and
 /// `device.write_cache`), after TigerBeetle's storage simulator: faults are
 /// opt-in, each one a choice of the power cut, at most `budget` per crash
 /// state, and only where the file system promises to survive or detect them.
@@ -86,7 +86,7 @@ struct FaultSettings {
 /// btrfs_read_dev_one_super). A misdirected write is offered only for a
 /// write of one of `kinds` into [0, end), and lands only on a block of that
 /// area that a mount may read as such a block; a model that declares none
-/// is offered none (issue 14: faults only where they are detected).
+/// is offered none (faults only where they are detected).
 struct SelfDescribing {
     std::uint64_t end = 0;           // blocks [0, end)
     std::vector<std::string> kinds;  // PendingWrite::what values: "super", "meta", "log"
@@ -125,7 +125,7 @@ public:
     [[nodiscard]] auto read(std::uint64_t block) const -> Content;
     [[nodiscard]] auto blocks() const -> const sim::RangeMap<DurableBlock>& { return blocks_; }
 
-    /// A read whose failure the mount reports (issue 14, latent sector
+    /// A read whose failure the mount reports (latent sector
     /// errors): nullopt when the block's media is unreadable (EIO). Every
     /// such read is noted (checked_reads), so that the fault model offers a
     /// latent error only on a block a mount reads this way.
@@ -194,7 +194,7 @@ public:
     /// `on_complete` runs in timer context when it completes.
     void submit_write(std::uint64_t block, std::uint64_t count, Content content, bool fua,
                       const char* what, std::function<void()> on_complete);
-    /// A write whose completion may fail (faults.write_errors, issue 14):
+    /// A write whose completion may fail (faults.write_errors):
     /// `on_end(true)` when it completed as submit_write's would,
     /// `on_end(false)` when the device returned EIO: then it is neither in
     /// the cache nor durable, and no crash keeps it.

@@ -16,11 +16,11 @@ struct Content {
     std::uint64_t offset = 0;   // data: block index in the file; stale: device block; meta: block in the object
     std::uint64_t version = 0;  // data: the write's version; meta: the metadata object id
     /// 0: every sector of the block holds this content. k > 0: a torn write
-    /// (issue 14, the device's fault model): only the block's first k
+    /// (the device's fault model): only the block's first k
     /// 512-byte sectors do, the rest still hold what was there before, and
     /// no checksum over the block matches.
     std::uint16_t sectors = 0;
-    /// A misdirected write (issue 14): this content was written for block
+    /// A misdirected write: this content was written for block
     /// `home` and landed here instead, header and all, so a self-describing
     /// block's bytenr names `home`, not the block it sits in.
     bool misdirected = false;

@@ -1,6 +1,6 @@
 // kjournald2 (fs/jbd2/journal.c kjournald2, commit.c
 // jbd2_journal_commit_transaction), the commit timer and the flusher.
-// FIDELITY.md 5.2 lists the steps C1..C11 this follows.
+// The steps C1..C11 follow jbd2_journal_commit_transaction in order.
 #include <algorithm>
 
 #include "model/jbd2/ext4.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// ext4 on jbd2, as far as seeds/jbd2-checkpoint-busy-stop.txt needs it
-// (FIDELITY.md section 5): a small ext4 (block groups, each with its block and
+// ext4 on jbd2, as far as "jbd2: fix checkpoint cleanup performance regression"
+// needs it: a small ext4 (block groups, each with its block and
 // inode bitmaps and inode table; the root directory and its subdirectories,
 // whose blocks hold names; inodes in inode-table blocks; ordered-mode
 // data, fsync that forces the running transaction's commit) on jbd2: handles
@@ -12,7 +12,7 @@
 // checkpoint.c, commit.c, transaction.c and recovery.c; the knob selects the
 // tree (model/jbd2/super.cpp).
 //
-// Left out on purpose (FIDELITY.md 5.5): fast commit, async commit, checksums,
+// Left out on purpose: fast commit, async commit, checksums,
 // data=journal, external journals, the shrinker's resume cursor, statistics,
 // descriptor layout (one descriptor per transaction, unbounded tags), BH_Shadow
 // waits (a frozen copy is taken when a committing transaction's buffer is
@@ -46,8 +46,9 @@
 namespace model::jbd2 {
 
 /// CPU time, charged only in performance runs (sim::cpu): one iteration of
-/// journal_shrink_one_cp_list (a trylock and two cold cache lines; FIDELITY.md
-/// 5.4 derives about 0.57 us from the seed's figures: 1/2107.1 - 1/8558.4 s
+/// journal_shrink_one_cp_list (a trylock and two cold cache lines; about
+/// 0.57 us from the figures of "jbd2: fix checkpoint cleanup performance
+/// regression": 1/2107.1 - 1/8558.4 s
 /// per file over ~626 buffers per commit). A scenario may set it (`"costs":
 /// {"cp_scan_step_ns": N}`) and `perf --vary cp_scan_step_ns=...` sweeps it.
 namespace cpu_cost {

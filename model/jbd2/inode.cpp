@@ -140,7 +140,7 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
                 result = OpResult::failed;
             } else if (op_of<Op>(call) == Op::write) {
                 // ENOSPC: the write returns the error and acknowledges
-                // nothing, or the bytes it copied before it (issue 14).
+                // nothing, or the bytes it copied before it.
                 const std::uint64_t copied = write(call);
                 if (copied == 0) result = OpResult::failed;
                 if (copied > 0 && copied < call.length) {
@@ -579,7 +579,7 @@ auto Ext4::rmdir(std::uint32_t file) -> bool {
 auto Ext4::write(const OpCall& call) -> std::uint64_t {
     // generic_perform_write, page by page: ext4_da_write_begin's -ENOSPC
     // goes to ext4_should_retry_alloc, which decides whether to try that
-    // page again (issue 14); when it gives up, the write returns the bytes
+    // page again; when it gives up, the write returns the bytes
     // copied before that page, or -ENOSPC if none.
     const BlockRange range = call.blocks(block_size_);
     std::uint64_t done = range.start;

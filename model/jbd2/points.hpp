@@ -1,6 +1,7 @@
 #pragma once
-// The ext4/jbd2 model's yield points (seeds/jbd2-checkpoint-busy-stop.txt;
-// FIDELITY.md 5.2 names the commit steps C1..C11 and `cp.scan_step`).
+// The ext4/jbd2 model's yield points ("jbd2: fix checkpoint cleanup performance regression";
+// the commit steps C1..C11 follow jbd2_journal_commit_transaction, and `cp.scan_step` is one
+// iteration of journal_shrink_one_cp_list).
 //
 // Each names what the code on either side of it touches, up to the previous
 // and the next yield point of the same task (sim/yield_point.hpp), so that

@@ -15,7 +15,7 @@ namespace {
 
 auto json_text(const std::string& value) -> std::string { return "\"" + value + "\""; }
 
-// seeds/jbd2-checkpoint-busy-stop.txt. The issue names two knobs,
+// "jbd2: fix checkpoint cleanup performance regression" and its series. Two knobs,
 // commit_cleanup (v5.8 | v6.5 | busy-stop) and relogged_busy (no | yes);
 // read in the kernel, only four of their combinations are trees that existed:
 // - v5.8: journal_clean_one_cp_list returns at the first buffer that
@@ -174,7 +174,7 @@ auto info() -> ModelInfo {
     info.knobs = {checkpoint_tree.info(), journal_size.info(), revoke_records.info()};
     info.costs = {{"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),
                    "CPU time of one journal_shrink_one_cp_list iteration under j_list_lock (a trylock and two "
-                   "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
+                   "cold cache lines), ns; 570 derived from the seed's figures: (1/2107.1 - "
                    "1/8558.4) s per file over ~626 buffers scanned per commit"}};
     info.ops = ops();
     info.byte_granular = true;  // i_size in bytes; a partial block is written as its whole page

@@ -3,8 +3,8 @@
 // xfs_end_ioend (fs/xfs/xfs_aops.c, with iomap_writepages of
 // fs/iomap/buffered-io.c) and xfs_setfilesize (xfs_aops.c), v5.7;
 // xfs_iomap_write_direct, xfs_iomap_write_unwritten and O_DIRECT writes are
-// iomap.cpp's. Seed:
-// xfs-delalloc-unwritten-stale-data.txt; FIDELITY.md 3.2 steps B1 to B6 happen
+// iomap.cpp's. Seed: "xfs: force writes to delalloc regions to unwritten";
+// the writeback steps of xfs_map_blocks and xfs_bmapi_convert_delalloc happen
 // here: writeback converts a whole delalloc record but writes only the pages
 // of the range it was asked to flush, and I/O completion converts exactly the
 // written range to XFS_EXT_NORM and raises di_size, in a transaction of its

@@ -1,14 +1,13 @@
 // The data fork and the allocator: xfs_bmapi_convert_delalloc,
 // xfs_bmapi_allocate, xfs_bmapi_write (XFS_BMAPI_PREALLOC and
 // XFS_BMAPI_CONVERT) and xfs_bunmapi, following fs/xfs/libxfs/xfs_bmap.c of
-// v5.7 and the fix of seeds/xfs-delalloc-unwritten-stale-data.txt ("xfs:
-// force writes to delalloc regions to unwritten", v5.8). The seed's whole
+// v5.7 and the fix "xfs: force writes to delalloc regions to unwritten" (v5.8). The seed's whole
 // point lives in bmapi_allocate_delalloc: a delalloc record is converted
 // whole, and before the fix a data-fork record converted that way is written
 // (XFS_EXT_NORM) even when the caller passed XFS_BMAPI_PREALLOC.
 //
 // Left out on purpose: allocation groups, the by-size btree and allocator
-// policy (first fit; FIDELITY.md 3.5: any free block works, provided it
+// policy (first fit: any free block works, provided it
 // carries a stale tag, which every never-written block does), indirect-block
 // reservations of delalloc records, extent size hint alignment of fallocate,
 // the COW fork.
@@ -103,7 +102,7 @@ auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length, bool wasdel)
     if (shutdown_) return {0, 0};
     // A delalloc record's blocks were taken from m_fdblocks when it was
     // reserved; any other allocation reserves from m_fdblocks (xfs_trans_reserve,
-    // -ENOSPC), so it never takes blocks a delalloc record holds (issue 14).
+    // -ENOSPC), so it never takes blocks a delalloc record holds.
     // The model caps the allocation at fdblocks where the kernel reserves
     // the transaction's blocks before it allocates.
     if (!wasdel) length = std::min(length, fdblocks());

@@ -3,8 +3,9 @@
 // xfs_flush_unmap_range, xfs_free_file_space, xfs_alloc_file_space and
 // xfs_update_prealloc_flags in fs/xfs/xfs_bmap_util.c), xfs_setattr_size
 // growing or shrinking a file (xfs_iops.c), and godown -f. Seed:
-// xfs-delalloc-unwritten-stale-data.txt; generic/042's three commands
-// (falloc -k, fpunch, fzero -k) are the targeted writeback of FIDELITY.md 3.4.
+// "xfs: force writes to delalloc regions to unwritten"; generic/042's three
+// commands (falloc -k, fpunch, fzero -k) start the targeted writeback
+// (xfs_flush_unmap_range) that converts a whole delalloc record.
 //
 // Left out on purpose: collapse, insert and unshare ranges,
 // O_DSYNC, timestamps and mode bits (xfs_update_prealloc_flags still logs the

@@ -3,10 +3,10 @@
 // xfs_sync_sb (libxfs/xfs_sb.c), xfs_log_sbcount and xfs_fs_writable
 // (xfs_mount.c), xfs_quiesce_attr, xfs_fs_freeze and xfs_fs_unfreeze
 // (xfs_super.c), freeze_super and thaw_super (fs/super.c), v5.7, with the knob
-// `active_trans` selecting the patch of seeds/xfs-remove-active-trans-counter.txt
-// (FIDELITY.md 4.2: steps L1..L4, Z1..Z4, Q1..Q6).
+// `active_trans` selecting the patch of "xfs: remove the m_active_trans counter"
+// (steps L1..L4, Z1..Z4, Q1..Q6).
 //
-// Left out on purpose (FIDELITY.md 4.5): the covering state machine
+// Left out on purpose: the covering state machine
 // (xfs_log_need_covered is "writable and the CIL empty"), the grant heads
 // (every transaction has log space), inode reclaim (Q3 is an AIL push: the
 // model's inodes are written in place with the rest of the metadata), block
@@ -37,7 +37,7 @@ auto Xfs::fs_writable(FreezeLevel level) const -> bool {
 auto Xfs::log_need_covered() const -> bool {
     // L1, xfs_log_need_covered: "if (!xfs_fs_writable(mp, SB_FREEZE_WRITE))
     // return 0; if (!xlog_cil_empty(log)) return 0;" then the covering state
-    // machine, reduced to "idle" (FIDELITY.md 4.5).
+    // machine, reduced to "idle".
     return fs_writable(FreezeLevel::write) && cil_.empty();
 }
 

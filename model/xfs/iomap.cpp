@@ -4,7 +4,8 @@
 // hint), the O_DIRECT write (xfs_file_dio_aio_write -> iomap_dio_rw ->
 // xfs_dio_write_end_io), and xfs_iomap_write_unwritten, which converts
 // exactly the written range to XFS_EXT_NORM once its I/O completed. Seed:
-// xfs-delalloc-unwritten-stale-data.txt (FIDELITY.md 3.2 step B6).
+// "xfs: force writes to delalloc regions to unwritten" (the conversion at
+// I/O completion, xfs_end_ioend).
 #include <algorithm>
 
 #include "model/direct_io.hpp"

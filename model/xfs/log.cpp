@@ -1,10 +1,11 @@
 // Transactions and the log: xfs_trans_alloc/commit/cancel (fs/xfs/xfs_trans.c),
 // the CIL and its push (xfs_log_cil.c), xfs_log_force and xfs_log_force_lsn
 // (xfs_log.c), and the AIL moving the log tail (xfs_trans_ail.c). Seed:
-// xfs-delalloc-unwritten-stale-data.txt, where the log force is the moment the
-// allocation transaction (step 3 of FIDELITY.md 3.4) becomes durable.
+// "xfs: force writes to delalloc regions to unwritten", where the log force is
+// the moment the allocation transaction of xfs_bmapi_convert_delalloc becomes
+// durable.
 //
-// Left out on purpose (FIDELITY.md 3.5): CIL internals. A commit formats its
+// Left out on purpose: CIL internals. A commit formats its
 // items (the whole inode, with every real extent of its extents-format fork;
 // the free-space map) and appends them to the CIL in memory. A force switches
 // the CIL context, then writes the checkpoint as one log record of one block
@@ -45,7 +46,7 @@ auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Tra
     // xfs_trans_alloc fails with -EIO once the file system is shut down.
     if (shutdown_) return std::nullopt;
     // T2: "if (!(flags & XFS_TRANS_NO_WRITECOUNT)) sb_start_intwrite(mp->m_super);"
-    // (seeds/xfs-remove-active-trans-counter.txt): blocks once freezing reached FS.
+    // ("xfs: remove the m_active_trans counter"): blocks once freezing reached FS.
     if (!no_writecount) sb_.start(WriteLevel::fs);
     Transaction tp;
     tp.id = next_transaction_id_++;
@@ -76,7 +77,7 @@ void Xfs::active_trans_add(bool increment) {
     if (knobs_.active_trans != ActiveTrans::counter) return;
     // One locked read-modify-write of the atomic_t on its cache line: a
     // hit on the CPU that owns the line, else FIFO waiting and a miss
-    // (sim::CacheLine; FIDELITY.md 4.4). Costs time in performance runs only.
+    // (sim::CacheLine). Costs time in performance runs only.
     active_trans_line_.access();
     if (increment) {
         active_trans_++;

@@ -1,17 +1,15 @@
-// Mount after a crash: read the metadata in place, find the log records after
-// it and replay them in order (fs/xfs/xfs_log_recover.c: xlog_find_tail,
-// xlog_recover, replaying inode items with di_size and their extent records,
-// and the free-space buffers), then read files as a mounted file system
-// would: NORM extents read what reached the disk, unwritten extents and holes
-// read zeros, nothing past di_size (FIDELITY.md 3.3). Seed:
-// xfs-delalloc-unwritten-stale-data.txt, step 7 of FIDELITY.md 3.4: before the
-// fix, recovery maps blocks whose data was never written into the file.
+// Mount after a crash: read the metadata in place, find the log records after it and replay them in
+// order (fs/xfs/xfs_log_recover.c: xlog_find_tail, xlog_recover, replaying inode items with di_size
+// and their extent records, and the free-space buffers), then read files as a mounted file system
+// would: NORM extents read what reached the disk, unwritten extents and holes read zeros, nothing
+// past di_size. Seed: "xfs: force writes to delalloc regions to unwritten": before the fix,
+// recovery maps blocks whose data was never written into the file.
 //
 // Every story line (RecoveredState::notes) derives from what this code read
 // from the image: the metadata in place, the log records and the data blocks,
 // never from the in-core state (the CIL, in-core inodes) that a crash loses.
 //
-// Recovery writes (recover_with_writes; issue 11 item 3): xlog_do_recovery_pass
+// Recovery writes (recover_with_writes): xlog_do_recovery_pass
 // replays items into buffers and writes them home through
 // xfs_buf_delwri_submit, which waits for them; the on-disk tail moves only
 // with the first log write after recovery (xlog_recover_finish forces the
@@ -22,7 +20,7 @@
 // the FLUSH. Cut before that write is durable, the next mount finds the old
 // metadata in place and replays the same records again over it.
 //
-// Torn writes (issue 14, the device's fault model): a log record whose block
+// Torn writes (the device's fault model): a log record whose block
 // a power cut tore fails its CRC (xlog_recover_process checks xlog_cksum over
 // the record); xlog_verify_head treats a CRC failure within XLOG_MAX_ICLOGS
 // records of the head as a torn write and walks the head back to the last

@@ -1,7 +1,6 @@
 #pragma once
-// The xfs model's yield points, in the order generic/042's story visits them
-// (seeds/xfs-delalloc-unwritten-stale-data.txt; FIDELITY.md 3.2 names the
-// candidates wb.map_lookup, convert.after_alloc, convert.after_commit,
+// The xfs model's yield points, in the order generic/042's story visits them ("xfs: force writes to
+// delalloc regions to unwritten"): wb.map_lookup, convert.after_alloc, convert.after_commit,
 // wb.submit, ioend.queued and ioend.after_convert_commit).
 #include "sim/yield_point.hpp"
 
@@ -59,7 +58,7 @@ inline const sim::YieldPoint log_record_durable = register_yield_point(
 inline const sim::YieldPoint shutdown_done = register_yield_point(
     "xfs.shutdown.done", "godown -f forced the log and shut the file system down");
 
-// seeds/xfs-remove-active-trans-counter.txt (FIDELITY.md 4.2): the log worker,
+// "xfs: remove the m_active_trans counter": the log worker,
 // freeze_super and xfs_quiesce_attr.
 inline const sim::YieldPoint logworker_after_need_covered = register_yield_point(
     "xfs.logworker.after_need_covered",

@@ -10,7 +10,7 @@
 namespace model::xfs {
 namespace {
 
-// seeds/xfs-delalloc-unwritten-stale-data.txt: the patch is one knob.
+// "xfs: force writes to delalloc regions to unwritten": the patch is one knob.
 const Knob<DelallocConvert> delalloc_convert{
     "delalloc_convert",
     {{"written", DelallocConvert::written}, {"unwritten", DelallocConvert::unwritten}},
@@ -29,8 +29,8 @@ const Knob<std::uint64_t> extent_size_hint{
     "into holes then allocate unwritten extents aligned to it (xfs_iomap_write_direct) "
     "instead of reserving delalloc"};
 
-// seeds/xfs-remove-active-trans-counter.txt: the patch is one knob; one value
-// is a partial backport no tree released (issue 9's rule: it says so by name).
+// "xfs: remove the m_active_trans counter": the patch is one knob; one value
+// is a partial backport no tree released, and its name says so.
 const Knob<ActiveTrans> active_trans{
     "active_trans",
     {{"counter", ActiveTrans::counter},

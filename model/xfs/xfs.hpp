@@ -1,7 +1,6 @@
 #pragma once
-// xfs data path, as far as seeds/xfs-delalloc-unwritten-stale-data.txt ("xfs:
-// force writes to delalloc regions to unwritten") needs it (FIDELITY.md
-// section 3): inodes whose data fork holds extent records in three states
+// xfs data path, as far as "xfs: force writes to delalloc regions to
+// unwritten" needs it: inodes whose data fork holds extent records in three states
 // (delalloc reservation, unwritten, written/NORM); buffered writes that
 // reserve delalloc; writeback (xfs_map_blocks) that converts a whole delalloc
 // record in a transaction (xfs_bmapi_convert_delalloc -> xfs_bmapi_allocate)
@@ -15,7 +14,7 @@
 // fs/xfs/libxfs/xfs_bmap.c, xfs_aops.c, xfs_iomap.c, xfs_bmap_util.c,
 // xfs_file.c and xfs_log_cil.c of v5.7, with the knob selecting v5.8's fix.
 //
-// Left out on purpose (FIDELITY.md 3.5): the COW fork and reflink, realtime,
+// Left out on purpose: the COW fork and reflink, realtime,
 // quotas, btree-format extent maps (every inode is in extents format, so an
 // inode log item carries its whole fork), allocation groups and allocator
 // policy (first fit over one free-space map), indirect-block reservations,
@@ -101,7 +100,7 @@ enum class DelallocConvert : std::uint8_t {
 };
 
 /// What xfs_quiesce_attr does first, and whether transactions count
-/// themselves in m_active_trans (seeds/xfs-remove-active-trans-counter.txt).
+/// themselves in m_active_trans ("xfs: remove the m_active_trans counter").
 enum class ActiveTrans : std::uint8_t {
     counter,               // v5.7: atomic m_active_trans; Q1 polls it with delay(100)
     removed_cancel_last,   // no release: counter gone, l_work cancelled only in xfs_log_quiesce
@@ -447,7 +446,7 @@ private:
     /// xfs_log_unmount_write: the unmount record, after everything before it.
     void log_unmount_write();
     // freeze.cpp: the log worker, xfs_sync_sb, freeze_super / xfs_fs_freeze,
-    // thaw (seeds/xfs-remove-active-trans-counter.txt)
+    // thaw ("xfs: remove the m_active_trans counter")
     void log_worker();
     [[nodiscard]] auto log_need_covered() const -> bool;
     /// xfs_sync_sb(mp, true); `in_trans`, if given, is yielded at with the
@@ -506,7 +505,7 @@ private:
     bool shutdown_ = false;
     SbWriters sb_;                      // sb->s_writers (model/freeze.hpp)
     std::uint64_t active_trans_ = 0;    // mp->m_active_trans (ActiveTrans::counter only)
-    /// The cache line of m_active_trans in struct xfs_mount (FIDELITY.md 4.4).
+    /// The cache line of m_active_trans in struct xfs_mount.
     sim::CacheLine active_trans_line_{"m_active_trans line"};
     sim::Duration create_cost_ = cpu_cost::create;
     sim::Duration unlink_cost_ = cpu_cost::unlink;
@@ -523,7 +522,7 @@ private:
     std::uint64_t data_start_ = 0;
     sim::RangeMap<Free> free_space_;  // in core
     std::vector<BusyExtent> busy_;
-    // The superblock's free block counter (issue 14): the blocks in
+    // The superblock's free block counter: the blocks in
     // free_space_, and those the data forks' delalloc records reserve
     // (xfs_bmapi_reserve_delalloc's xfs_mod_fdblocks). Indirect-block
     // reservations (indlen) and m_alloc_set_aside are left out.
