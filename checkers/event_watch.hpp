@@ -1,5 +1,5 @@
 #pragma once
-// Runtime invariants (issue 12): a checker may also watch the events a model
+// Runtime invariants: a checker may also watch the events a model
 // emits while a run goes on (model/events.hpp). The runner makes one watch per
 // run for each of the scenario's checkers that has one, gives it every event
 // in step order, and stops the run at the first violation: the same story,

@@ -1,4 +1,4 @@
-// fault_outcome (issue 14, the device's fault model): a fault the crash
+// fault_outcome (the device's fault model): a fault the crash
 // injected is survived (the other checkers hold on what recovery produced),
 // detected (a checksum refused the mount or the read: an error the user sees)
 // or silently wrong. Silently wrong is what this checker reports: a file

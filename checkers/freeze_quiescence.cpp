@@ -1,10 +1,10 @@
 // freeze_quiescence: between the drain point of a freeze (xfs_quiesce_attr's
 // first step, Q1) and SB_FREEZE_COMPLETE, no transaction but the freezer's own
 // may be live, allocated or committed; and once frozen, no transaction may
-// hold log space (seeds/xfs-remove-active-trans-counter.txt; FIDELITY.md 4.4:
-// "a checker should flag any transaction other than the freezer's own that is
-// live, allocated or committed between Q1 and Z4, and any transaction with log
-// space allocated while frozen == COMPLETE"). An event checker: it judges the
+// hold log space (the race "xfs: remove the m_active_trans counter" closes:
+// freeze_super drains writers, xfs_quiesce_attr waits for the counter, and a
+// transaction allocated or committed after the drain, or holding log space at
+// SB_FREEZE_COMPLETE, is what the frozen image must not see). An event checker: it judges the
 // events of the run (checkers/event_watch.hpp), never a crash state.
 //
 // The freezer is the task that set SB_FREEZE_WRITE; its transactions

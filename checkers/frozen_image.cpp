@@ -3,7 +3,7 @@
 // xfs_log_quiesce with its unmount record), then logs one more superblock
 // transaction, so "a frozen image's log ends with the unmount record followed
 // by the final superblock transaction, so mounting a snapshot replays only
-// that" (FIDELITY.md 4.3, for seeds/xfs-remove-active-trans-counter.txt).
+// that" (for "xfs: remove the m_active_trans counter").
 //
 // For a crash state cut while frozen, the log records recovery finds after
 // the tail hold at most one transaction, which logs only the superblock.

@@ -14,7 +14,7 @@ public:
     void check(const Oracle&, const model::RecoveredState& state, const CheckContext&,
                std::vector<Violation>& out) const override {
         if (state.mounted) return;
-        // A checksum caught a device fault the crash injected (issue 14):
+        // A checksum caught a device fault the crash injected:
         // the user sees the error; fault_outcome judges it (detected).
         if (!state.checksum_failed.empty()) return;
         const std::string error = state.mount_error.empty() ? "no reason given" : state.mount_error;

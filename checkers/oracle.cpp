@@ -88,7 +88,7 @@ void Oracle::end_truncate(std::uint32_t file, std::uint64_t size_bytes, std::uin
     files_[file].contents.erase((size_bytes + block_size - 1) / block_size, blocks_end);
 }
 
-// The rule for sizes (issue 9 §4), free of false alarms for both models:
+// The rule for sizes, free of false alarms for both models:
 //
 // The recovered size is the size at some point q of the file's size history
 // at or after the fsync's snapshot p (the kernel persists i_size at fsync,

@@ -92,7 +92,7 @@ public:
 
     [[nodiscard]] auto promises() const -> const std::vector<Promise>& { return promises_; }
     [[nodiscard]] auto last_version() const -> std::uint64_t { return last_version_; }
-    /// A writeback error was reported on `file` (issue 14): an operation on
+    /// A writeback error was reported on `file`: an operation on
     /// it returned an error on a scenario with faults.write_errors. The
     /// kernel reports a failed writeback once per open file and then leaves
     /// the pages clean: a later fsync returns 0 without writing them
@@ -113,12 +113,12 @@ public:
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
     /// Bumps at every change of anything above (every non-const member):
     /// within one run, two equal revisions mean the same oracle, which is
-    /// what the runner's memo of crash-state verdicts keys on (issue 13).
+    /// what the runner's memo of crash-state verdicts keys on.
     [[nodiscard]] auto revision() const -> std::uint64_t { return revision_; }
     /// Appends, as words, everything of the oracle a checker's verdict or
     /// at-stake count reads: two oracles of one Simulation's runs with equal
     /// words judge every recovered state alike (the runner's verdict memo
-    /// across schedules, issue 13). A member added above goes here too.
+    /// across schedules). A member added above goes here too.
     void encode(std::vector<std::uint64_t>& out) const;
 
 private:

@@ -98,7 +98,7 @@ auto pick_variant(const scenarios::Scenario& scenario, const std::string& name) 
 }
 
 /// What the verb prints: held until it ends, so a run that ends in an
-/// input error (exit 2) prints nothing on stdout (issue 14).
+/// input error (exit 2) prints nothing on stdout.
 auto output() -> std::string& {
     static std::string text;
     return text;
@@ -286,7 +286,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     }
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
-    // The line a dfs run prints first costs a few walks (issue 13: the first
+    // The line a dfs run prints first costs a few walks (the first
     // counterexample within 10 ms); --estimate, --walks and a split depth
     // chosen from the estimate (the same for every J and N) take them all.
     const bool picks_split = args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1);
@@ -460,7 +460,7 @@ struct ReplayArgs {
 auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
     require_writable("--trace", args.trace);
-    // Malformed, diverging or not reproducing its trace hash: exit 2 (issue 14).
+    // Malformed, diverging or not reproducing its trace hash: exit 2.
     const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
     const scenarios::Repro& repro = loaded.repro;
     const scenarios::RunOutcome& outcome = loaded.replayed;
@@ -489,7 +489,7 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
         out = (path.parent_path() / (path.stem().string() + "-shrunk.json")).string();
     }
     require_writable("--out", out);
-    // Validated as replay validates it: the same function (issue 14).
+    // Validated as replay validates it: the same function.
     const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
     scenarios::ShrinkOptions options;
     options.schedules_total = args.budget;
@@ -537,7 +537,7 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<Sce
 }
 
 /// A row for a variant an interrupted check never ran: skipped in the
-/// reports, never read as met (issue 14).
+/// reports, never read as met.
 auto skipped_row(const scenarios::Scenario& scenario, std::string variant, std::string expectation)
     -> scenarios::CheckRow {
     scenarios::CheckRow row;
@@ -559,7 +559,7 @@ struct CheckArgs {
 };
 
 /// A row for what could not be checked: a file of a directory that does not
-/// load, or a variant whose run fails on its input (issue 14).
+/// load, or a variant whose run fails on its input.
 auto error_row(const std::string& scenario, const std::string& path, const std::string& variant,
                const std::string& expectation, const std::string& message) -> scenarios::CheckRow {
     scenarios::CheckRow row;
@@ -921,7 +921,7 @@ void add_other_verbs(CLI::App& app, Command& c) {
         ->add_option("scenarios", c.list_scenarios, "scenario JSON files whose machine profiles to list too");
     c.bench = app.add_subcommand("bench", "engine and exploration speed");
     c.bench->add_option("--scenario", c.bench_scenario, "scenario for schedules/s and the search table");
-    c.bench->add_flag("--search", c.bench_search, "print only the search table (dfs rows, issue 13)");
+    c.bench->add_flag("--search", c.bench_search, "print only the search table (dfs rows)");
     c.bench->add_option("--bound-max", c.bench_bound_max, "the highest preemption bound of the search table or of --visited (default 3)")
         ->check(in_range(1, 3));
     c.bench->add_option("--cap", c.bench_cap, "schedules of the xfs and log-commit rows at most (default: xfs dfs:1 to its end, the dfs:2 rows "

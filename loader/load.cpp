@@ -36,7 +36,7 @@ constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>:
 /// The most operations a workload may expand into (fio: jobs times each job's create, prefill,
 /// writes and fsyncs; fs_mark: threads times files times create, write, fsync), all sweep points
 /// together. An expanded op costs about 170 bytes and a microsecond to load: 3000000 is half a
-/// gigabyte and a few seconds, and a small file can no longer ask for gigabytes (issue 14).
+/// gigabyte and a few seconds, and a small file can no longer ask for gigabytes.
 /// fs_mark's own bound (1000000 files of 3 ops) stays within it.
 constexpr std::uint64_t workload_ops_max = 3'000'000;
 
@@ -237,7 +237,8 @@ void Loader::index_op_files() {
 
 // --- Workloads and performance expectations ---------------------------------------------------
 
-// seeds/btrfs-log-commit-jiffy-sleep.txt and btrfs-fast-fsync-vs-page-release.txt give fio
+// The seeds "btrfs: stop sleeping for one jiffy in non-ssd mounts during log commit" and
+// "btrfs: do not set the full sync flag on the inode during page release" give fio
 // jobs; the loader expands one into files and tasks, so the rest of crashsim sees ordinary ops.
 void Loader::read_workload(const Json& value) {
     check_keys(value, "$.workload", {"fio", "fs_mark", "create_unlink"}, {});
@@ -406,7 +407,8 @@ void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) 
     workload_ops_used_ += ops;
 }
 
-// FIDELITY.md 5.6: `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
+// "jbd2: fix checkpoint cleanup performance regression" measures
+// `fs_mark -d scratch -s 1024 -n 10000 -t 1 -D 100 -N 100`. Each thread
 // creates its files one after another while it is measured, writes each whole and fsyncs it
 // before close. A file's name ("d3/t0.f17": directory 3, thread 0, its file 17) says where
 // fs_mark puts it; a model with a mkdir operation makes the directories (fs_mark_run), the
@@ -567,7 +569,7 @@ auto Loader::fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::ui
     return ops;
 }
 
-// seeds/xfs-remove-active-trans-counter.txt: concurrent create of 50 million
+// "xfs: remove the m_active_trans counter": concurrent create of 50 million
 // empty inodes, then their concurrent removal, by 16 threads. Generated as the
 // tasks run, so a large count costs only the file names.
 auto Loader::read_create_unlink(const Json& job) const -> CreateUnlinkJob {
@@ -750,7 +752,7 @@ void Loader::read_seed(const Json& value) {
 }
 
 // machine.scale: the scenario states memory and the fio data at the seed's own size; the run
-// divides both by one factor, so data stays 2x-4x memory as in the seed (issue 9 §5). Not
+// divides both by one factor, so data stays 2x-4x memory as in the seed. Not
 // scaled, because what they set is counted in fio blocks of bs, which cannot shrink below a
 // page: kswapd's pass (by default 0.1 % of the memory as stated, the seed's 16 MiB), which
 // sets how many extent maps one pass drops per bs written, so how many fsyncs go full;
@@ -772,7 +774,7 @@ auto Loader::read_scaled(const Json& value, const std::string& json_path) const 
     return bytes;
 }
 
-// The machine of a performance run. seeds/btrfs-fast-fsync-vs-page-release.txt (patch 3/3)
+// The machine of a performance run. "btrfs: fix race between page release and a fast fsync" (patch 3/3)
 // ran on 8 vCPUs with 2x to 4x more data than RAM, so page release runs all the time.
 void Loader::read_machine(const Json& value) {
     check_keys(value, "$.machine",
@@ -810,8 +812,8 @@ void Loader::read_machine(const Json& value) {
     }
 }
 
-// CPUs with identity (issue 12 item 3): sockets of cores_per_socket CPUs, and
-// what an access to a shared cache line costs (FIDELITY.md 4.4).
+// CPUs with identity: sockets of cores_per_socket CPUs, and
+// what an access to a shared cache line costs.
 void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Machine& machine) const {
     if (value.contains("cpus")) {
         machine.cpus = static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), json_path + ".cpus", 1, 1024));
@@ -847,7 +849,7 @@ void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Ma
 }
 
 // "machines": {NAME: {cpus, sockets, cores_per_socket, line_*_ns, costs, about}}:
-// machine profiles a variant may run on (issue 12 item 3); each starts from the
+// machine profiles a variant may run on; each starts from the
 // scenario's machine.
 void Loader::read_machines(const Json& value) {
     if (!value.is_object() || value.empty()) fail("$.machines", "a non-empty object", value.is_object() ? "an empty object" : type_name(value));
@@ -867,11 +869,11 @@ void Loader::read_machines(const Json& value) {
     }
 }
 
-// Issue 9 section 3: bounds on I/O completion order and daemon wake-ups.
+// Bounds on I/O completion order and daemon wake-ups.
 void Loader::read_explore(const Json& value) {
     check_keys(value, "$.explore",
                {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes"}, {});
-    // Issue 11 item 3: power cuts nested inside recovery.
+    // Power cuts nested inside recovery.
     if (value.contains("recovery_crashes")) {
         scenario_.explore.recovery_crashes = static_cast<std::uint32_t>(read_unsigned_in(
             value.at("recovery_crashes"), "$.explore.recovery_crashes", 0, recovery_crashes_max));
@@ -884,7 +886,7 @@ void Loader::read_explore(const Json& value) {
         scenario_.explore.daemon_wakeups = static_cast<std::uint32_t>(
             read_unsigned_in(value.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
     }
-    // Issue 14: the step bound and the liveness bound, named and settable.
+    // The step bound and the liveness bound, named and settable.
     if (value.contains("steps")) {
         scenario_.explore.steps = read_unsigned_in(value.at("steps"), "$.explore.steps", 1, explore_steps_max);
     }
@@ -990,7 +992,7 @@ void Loader::read_device(const Json& value) {
     check_keys(value, "$.device",
                {"block_size", "blocks", "profile", "write_latency_us", "flush_latency_us", "bandwidth", "write_cache"},
                {"block_size", "blocks"});
-    // Issue 14: a device whose write cache lies about FLUSH, opted into.
+    // A device whose write cache lies about FLUSH, opted into.
     if (value.contains("write_cache")) {
         scenario_.device.lying_cache = read_choice(value.at("write_cache"), "$.device.write_cache",
                                                    {"honours-flush", "lies-about-flush"}, "") == "lies-about-flush";
@@ -1028,7 +1030,7 @@ void Loader::read_device(const Json& value) {
     }
 }
 
-// Issue 14: the device's fault budget and kinds; only for a model whose
+// The device's fault budget and kinds; only for a model whose
 // checksums detect them or whose recovery survives them (ModelInfo::faults).
 void Loader::read_faults(const Json& value) {
     check_keys(value, "$.faults", {"budget", "torn_writes", "misdirected_writes", "latent_errors", "write_errors"},

@@ -137,7 +137,7 @@ struct FioJob {
     std::uint64_t seed = 0;     // randwrite offsets
 };
 
-/// An fs_mark-like job (`workload.fs_mark`; FIDELITY.md 5.6), expanded at load time into one
+/// An fs_mark-like job (`workload.fs_mark`), expanded at load time into one
 /// task per thread ("thread0", ...) that creates, writes and (by default) fsyncs its files one
 /// after another. File names say which directory fs_mark would use ("d3/t0.f17"); the models
 /// have no directories, so a name is only a name.
@@ -155,7 +155,7 @@ struct FsMarkJob {
 };
 
 /// A create-then-unlink job (`workload.create_unlink`;
-/// seeds/xfs-remove-active-trans-counter.txt, FIDELITY.md 4.1): `threads`
+/// "xfs: remove the m_active_trans counter"): `threads`
 /// tasks ("thread0", ...) each create `files` empty files ("t3.f17"), then,
 /// once every thread has created its own (the seed measures the create and
 /// the removal as two runs), unlink them. The operations are generated as
@@ -201,11 +201,11 @@ struct Device {
     std::optional<std::uint64_t> flush_latency_ns;
     std::optional<std::uint64_t> bandwidth;  // bytes/s, 0: no transfer channel
     /// device.write_cache: "lies-about-flush" opts into a write cache that
-    /// acknowledges FLUSH without making earlier writes durable (issue 14).
+    /// acknowledges FLUSH without making earlier writes durable.
     bool lying_cache = false;
 };
 
-/// The device faults a crash may inject (`faults`; issue 14): at most
+/// The device faults a crash may inject (`faults`): at most
 /// `budget` per crash state, of the kinds enabled.
 inline constexpr std::uint32_t fault_budget_max = 8;
 struct Faults {
@@ -230,10 +230,10 @@ struct Machine {
     /// machine.scale: page_cache, reclaim_batch and the fio sizes were given
     /// at the seed's size and divided by this (1: as given).
     std::uint64_t scale = 1;
-    /// CPUs with identity (issue 12 item 3): CPU c is on socket
+    /// CPUs with identity: CPU c is on socket
     /// c / cores_per_socket (0: one socket).
     std::uint32_t cores_per_socket = 0;
-    /// One access to a shared cache line (sim::CacheLine, FIDELITY.md 4.4):
+    /// One access to a shared cache line (sim::CacheLine):
     /// on the CPU that owns it, pulled from a CPU of the same socket, from
     /// another socket.
     std::uint64_t line_hit_ns = 0;
@@ -252,7 +252,7 @@ struct MachineProfile {
 };
 
 /// Bounds on the kernel's own nondeterminism that exploration adds to the
-/// strategies' choices (issue 9 section 3; `explore` in a scenario, --io-reorders
+/// strategies' choices (`explore` in a scenario, --io-reorders
 /// and --daemon-wakeups on fuzz): per schedule, how many device completions
 /// may fire ahead of earlier timers, and how many times a daemon's timer (the
 /// btrfs transaction kthread) may fire while tasks can run.
@@ -261,12 +261,12 @@ struct MachineProfile {
 inline constexpr std::uint64_t explore_steps_default = 1'000'000;
 /// Steps without an operation completing (`explore.progress_steps`) before a
 /// run is a liveness violation ("no progress"): a long workload whose
-/// operations keep completing is not a livelock (issue 14).
+/// operations keep completing is not a livelock.
 inline constexpr std::uint64_t progress_steps_default = 100'000;
 /// The most either may be set to.
 inline constexpr std::uint64_t explore_steps_max = 1'000'000'000;
 /// Power cuts nested inside recovery (`explore.recovery_crashes`,
-/// --recovery-crashes; issue 11 item 3): 0 explores none, 1 cuts each
+/// --recovery-crashes): 0 explores none, 1 cuts each
 /// crash state's recovery once and mounts again, 2 cuts that second
 /// recovery too. The default is what README "Crash during recovery" measured.
 inline constexpr std::uint32_t recovery_crashes_default = 1;

@@ -551,7 +551,7 @@ auto list_text() -> std::string {
            "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
            "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
-    out += "device faults (opt-in; issue 14):\n";
+    out += "device faults (opt-in):\n";
     out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
            ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, \"write_errors\": true}   "
            "at most budget faults per crash state, each a choice of the power cut, each on a different write the cut "

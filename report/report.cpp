@@ -107,7 +107,7 @@ void add_model_coverage_json(Json& summary, const std::vector<CheckRow>& rows) {
 
 namespace {
 
-/// A row an interrupted check never ran or cut short: skipped, not failed (issue 14).
+/// A row an interrupted check never ran or cut short: skipped, not failed.
 auto not_run(const CheckRow& row) -> bool { return row.skipped || row.interrupted; }
 
 /// The counts of a JUnit <testsuites> or <testsuite> element.
@@ -131,7 +131,7 @@ auto junit_counts(const std::vector<const CheckRow*>& rows) -> JunitCounts {
     return counts;
 }
 
-/// A row of a scenario with a fault budget (issue 14): its device fault
+/// A row of a scenario with a fault budget: its device fault
 /// counts as <properties> (JUnit's per-testcase key/value pairs), also told
 /// in <system-out>; nothing for a scenario without faults.
 auto junit_fault_properties(const CheckRow& row) -> std::string {

@@ -80,7 +80,7 @@ auto differences(const RunOutcome& first, const RunOutcome& again, const char* f
     return "";
 }
 
-/// --verify-determinism (issue 14; FoundationDB's simulator does the same):
+/// --verify-determinism (FoundationDB's simulator does the same):
 /// the schedule runs twice more, traced, and both traces must be byte for
 /// byte the same and follow the campaign's own (untraced) run. `rerun` runs
 /// it once with a trace. "" when they agree, else what differed.
@@ -780,7 +780,7 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
                       " schedule(s) not explored past step " + std::to_string(simulation.bounds().steps) +
                       " (the step bound explore.steps)";
     }
-    // Never silent about what exploration did not try (issue 9 section 3).
+    // Never silent about what exploration did not try.
     if (!expect.fuzz.strategies.empty()) {
         row.bounds = simulation.bounds();
         row.detail += " (" + describe_bounds(*row.bounds) + ")";

@@ -31,7 +31,7 @@ inline constexpr std::uint32_t estimate_walks_default = 256;
 /// estimate_runs) unless it picks the split depth or --walks is given: a
 /// walk of the btrfs race takes about 25 runs of 30-40 us, so 64 is two or
 /// three walks, about 3 ms, where 256 walks took 146 ms before a search
-/// that finds the race in 2 ms (issue 13: the first counterexample within
+/// that finds the race in 2 ms (the first counterexample within
 /// 10 ms). The line says its walks, its standard error and that it is a
 /// rough figure: two walks of fix-1 at dfs:2 say 20,500 schedules (standard
 /// error 88%) for a search of 111,185; 256 say 44,000 (30%). Each walk also
@@ -40,7 +40,7 @@ inline constexpr std::uint32_t estimate_walks_default = 256;
 inline constexpr std::uint64_t estimate_first_line_runs = 64;
 /// Probes of a stratified dfs estimate (fuzz --estimate without --walks):
 /// one probe of heuristic sampling (sim::stratified_probe) read within 10%
-/// of every search issue 13 measures (the btrfs race's fix-1 at dfs:1-3, the
+/// of every search the search table measures (the btrfs race's fix-1 at dfs:1-3, the
 /// xfs race at dfs:1-2, log-commit-batching at dfs:2; README, Speed); two
 /// give a standard error.
 inline constexpr std::uint32_t estimate_probes_default = 2;
@@ -111,7 +111,7 @@ struct FuzzReport {
     std::optional<std::uint64_t> crash_states_distinct;
     /// Mounts judged after a power cut inside a recovery (explore.recovery_crashes).
     std::uint64_t recovery_crash_states = 0;
-    FaultCounts faults;  // device faults (issue 14) in the crash states judged
+    FaultCounts faults;  // device faults in the crash states judged
     std::uint64_t steps = 0;
     bool found = false;
     std::uint64_t index = 0;          // of the (first) failing schedule
@@ -141,7 +141,7 @@ struct FuzzReport {
     std::uint64_t units_explored = 0;
 };
 
-/// A search's size before it runs (fuzz --estimate; issue 13 item 3). dfs:
+/// A search's size before it runs (fuzz --estimate). dfs:
 /// the mean of `walks` Knuth walks (sim::knuth_probe) or stratified probes
 /// (sim::stratified_probe, FuzzRequest::estimate_stratified), seeded by the
 /// request's seed; crash states counted, not evaluated, so a run a violation
@@ -219,7 +219,7 @@ struct CheckRow {
     std::string story;    // of the violation that broke a "holds", if any
     std::string command;  // reproduces it
     bool interrupted = false;
-    /// Not run: the check was interrupted before this variant (issue 14).
+    /// Not run: the check was interrupted before this variant.
     bool skipped = false;
     std::uint64_t schedules_cut = 0;  // runs not explored past the step bound
     /// Over every run of the row (scripted and each strategy): crash states

@@ -33,7 +33,7 @@ void write_repro(const Repro& repro, const std::string& path) {
         std::string keep;
         for (bool kept : repro.crash->keep) keep += kept ? '1' : '0';
         json["crash"] = {{"step", repro.crash->step}, {"after", repro.crash->after}, {"keep", keep}};
-        // Power cuts inside recovery, outermost first (issue 11 item 3).
+        // Power cuts inside recovery, outermost first.
         if (!repro.crash->recovery.empty()) {
             nlohmann::json cuts = nlohmann::json::array();
             for (const RecoveryCut& cut : repro.crash->recovery) {
@@ -43,7 +43,7 @@ void write_repro(const Repro& repro, const std::string& path) {
             }
             json["crash"]["recovery"] = cuts;
         }
-        // Device faults the crash injected (issue 14).
+        // Device faults the crash injected.
         if (!repro.crash->torn.empty()) {
             Json torn = Json::array();
             for (const auto& tear : repro.crash->torn) torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
@@ -80,7 +80,7 @@ auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds 
     bounds.daemons_settled = false;
     if (!file.contains("explore")) return bounds;
     const Json& explore = file.at("explore");
-    // steps and progress_steps: absent in files written before they were bounds (issue 14).
+    // steps and progress_steps: absent in files written before they were bounds.
     in.check_keys(explore, "$.explore",
                   {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes",
                    "daemons_settled"},
@@ -138,7 +138,7 @@ auto read_keep(const Json& value, const std::string& json_path, const JsonReader
     return keep;
 }
 
-/// Torn writes (issue 14): at most the largest fault budget; whether each
+/// Torn writes: at most the largest fault budget; whether each
 /// fits its crash is the replay's to say (ReplayDiverged).
 /// The most a torn write's `write` index and `sectors` count may be in a
 /// repro; whether they fit the crash is the replay's to say.
@@ -165,7 +165,7 @@ auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::di
     return torn;
 }
 
-/// Misdirected writes (issue 14), bounded as torn writes are; whether each
+/// Misdirected writes, bounded as torn writes are; whether each
 /// fits its crash is the replay's to say.
 auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<model::disk::MisdirectedWrite> {
     in.check_array(value, "$.crash.misdirected");
@@ -185,7 +185,7 @@ auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<mo
     return misdirected;
 }
 
-/// Latent sector errors (issue 14): unreadable block numbers; whether they
+/// Latent sector errors: unreadable block numbers; whether they
 /// fit the crash is the replay's to say.
 auto read_unreadable(const Json& value, const JsonReader& in) -> std::vector<std::uint64_t> {
     in.check_array(value, "$.crash.unreadable");
@@ -250,7 +250,7 @@ auto parse_repro(const std::string& text, const std::string& path) -> Repro {
     in.check_keys(json, "$",
                   {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
                    "choices", "explore", "crash", "violation", "trace_hash", "shrunk", "scenario"},
-                  // No crash: a liveness or deadlock violation (issue 14).
+                  // No crash: a liveness or deadlock violation.
                   {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
                    "violation", "trace_hash", "scenario"});
     Repro repro;

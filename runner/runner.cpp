@@ -49,7 +49,7 @@ struct Workload {
     checkers::Oracle& oracle;
     std::vector<bool>& created;
     std::uint64_t fsyncs = 0;
-    std::uint64_t completed = 0;  // operations completed: what progress is (issue 14)
+    std::uint64_t completed = 0;  // operations completed: what progress is
     const model::ModelInfo* info = model::find_model(scenario.model);
     PerfOutcome* perf = nullptr;  // set for performance runs
 
@@ -398,7 +398,7 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
             }
         }
     }
-    // Device faults (issue 14) from the tasks on: the set-up's writes are
+    // Device faults from the tasks on: the set-up's writes are
     // the quiescent start every run copies.
     prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache,
                                      scenario.faults.misdirected_writes, scenario.faults.latent_errors,
@@ -627,7 +627,7 @@ auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::v
 using model::disk::MisdirectedWrite;
 using model::disk::TornWrite;
 
-/// The device faults of one crash state (issue 14), each on a different
+/// The device faults of one crash state, each on a different
 /// write the cut loses, at most faults.budget in all.
 struct CrashFaults {
     std::vector<TornWrite> torn;
@@ -659,7 +659,7 @@ void add_fault(const model::disk::BlockDevice& device, std::size_t i, std::uint6
     }
 }
 
-/// The writes `keep` loses that the fault model may tear or misdirect (issue 14).
+/// The writes `keep` loses that the fault model may tear or misdirect.
 auto fault_candidates(const model::disk::BlockDevice& device, const std::vector<bool>& keep)
     -> std::vector<std::size_t> {
     std::vector<std::size_t> candidates;
@@ -899,7 +899,7 @@ struct RunState {
     UnflushedPolicy policy;
     std::uint32_t recovery_crashes = 0;  // ExploreBounds::recovery_crashes
     sim::Prng recovery_prng;             // CutChoice::draw's stream
-    sim::Prng fault_prng;                // draw_faults's stream (issue 14)
+    sim::Prng fault_prng;                // draw_faults's stream
     std::uint64_t seen_disk = 0;
     std::uint64_t seen_oracle = 0;
     /// The story of the crash state being judged, written to the trace when
@@ -949,7 +949,7 @@ struct RunState {
 
     /// Every checker on one mount's result; true on a violation.
     auto judge(model::RecoveredState& state, std::vector<checkers::Violation>& found) -> bool {
-        // The crash's faults and the run's write errors so far (issue 14).
+        // The crash's faults and the run's write errors so far.
         state.faults_injected = static_cast<std::uint32_t>(faults.size() + fs.device().counters().write_errors);
         checkers::CheckContext at_cut = context;
         at_cut.frozen = frozen;
@@ -974,8 +974,8 @@ struct RunState {
         return !found.empty();
     }
 
-    /// What became of the run's write errors so far (issue 14,
-    /// faults.write_errors), counted together: detected once an error was
+    /// What became of the run's write errors so far
+    /// (faults.write_errors), counted together: detected once an error was
     /// returned to the application (an fsync's EIO), else survived when
     /// every checker holds (nothing promised what the failed writes held).
     auto write_error_outcome(const std::vector<checkers::Violation>& found) -> std::string {
@@ -1025,7 +1025,7 @@ struct RunState {
         return drawn;
     }
 
-    /// What became of one fault on the first mount (issue 14): `described`
+    /// What became of one fault on the first mount: `described`
     /// by the device, its damage in blocks [first, first + count) (a torn
     /// write's own blocks, a misdirected write's victim).
     auto fault_outcome(const std::string& described, std::uint64_t first, std::uint64_t count,
@@ -1064,7 +1064,7 @@ struct RunState {
         return "";
     }
 
-    /// A lying cache (issue 14): the lost writes it had called durable, told,
+    /// A lying cache: the lost writes it had called durable, told,
     /// and each violation attributed to the device.
     void blame_lies(const std::vector<bool>& keep, std::vector<checkers::Violation>& found) {
         const model::disk::BlockDevice& device = fs.device();
@@ -1138,7 +1138,7 @@ struct RunState {
     }
 
     /// Sets memo_words to the key of a crash state in the verdict memo across
-    /// schedules (issue 13); false where it cannot be formed (a model without a metadata
+    /// schedules; false where it cannot be formed (a model without a metadata
     /// index, a full content table). What a verdict depends on:
     /// - recovery (FileSystem::recover, recover_with_writes) reads the image
     ///   and the metadata objects its blocks name, besides geometry fixed at
@@ -1405,7 +1405,7 @@ struct RunState {
     }
 };
 
-/// What tells progress from its absence: operations completing (issue 14).
+/// What tells progress from its absence: operations completing.
 struct ProgressWatch {
     const std::uint64_t& completed;  // Workload::completed
     std::uint64_t seen = 0;
@@ -1615,7 +1615,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     outcome.lines = trace.lines();
     outcome.trace_hash = trace.hash();
     // A search's runs report no counters: nothing reads them there, and
-    // building them was 6% of a btrfs dfs schedule (issue 13).
+    // building them was 6% of a btrfs dfs schedule.
     if (!searching || trace_on) outcome.counters = fs->counters();
     return outcome;
 }

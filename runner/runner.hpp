@@ -18,8 +18,8 @@
 
 namespace scenarios {
 
-/// A second power cut, inside the recovery of the previous crash's image
-/// (issue 11 item 3): after the mount's first `requests` requests (the last
+/// A second power cut, inside the recovery of the previous crash's image:
+/// after the mount's first `requests` requests (the last
 /// one a write), keeping the recovery's unflushed writes marked in `keep`.
 struct RecoveryCut {
     std::uint64_t requests = 0;  // 1..: requests the mount had issued
@@ -35,7 +35,7 @@ struct CrashRecord {
     std::vector<bool> keep;      // per unflushed write, in submission order
     /// Cuts inside recovery, outermost first (empty: the first mount ran to its end).
     std::vector<RecoveryCut> recovery{};
-    /// Device faults (issue 14): writes keep loses that the cut left partly
+    /// Device faults: writes keep loses that the cut left partly
     /// on the media, by write index (increasing).
     std::vector<model::disk::TornWrite> torn{};
     /// Writes keep loses that landed on another block instead (by write
@@ -45,7 +45,7 @@ struct CrashRecord {
     std::vector<std::uint64_t> unreadable{};
 };
 
-/// Device faults (issue 14) injected into judged crash states, and how each
+/// Device faults injected into judged crash states, and how each
 /// ended: survived (every checker held), detected (a checksum refused the
 /// mount or the read: an error the user sees), or neither (silently wrong, or
 /// the mount failed for another reason).
@@ -107,7 +107,7 @@ struct RunOutcome {
     std::vector<std::uint64_t> judged;
     /// Per yield point id (sim::yield_point_by_id): times a task reached it.
     std::vector<std::uint64_t> hits;
-    FaultCounts faults;  // device faults (issue 14) in the crash states judged
+    FaultCounts faults;  // device faults in the crash states judged
     [[nodiscard]] auto violated() const -> bool { return !violations.empty(); }
 };
 
@@ -228,7 +228,7 @@ private:
     bool decisions_estimated_ = false;
     bool verdict_memo_ = true;
     bool list_memo_reached_ = false;  // run_dfs: its runs list their memo entries
-    /// The verdicts of crash states judged by any run so far (issue 13).
+    /// The verdicts of crash states judged by any run so far.
     std::unique_ptr<VerdictMemo> verdicts_;
     std::string run_label_;  // the run in progress, for a failing SIM_ASSERT
 };

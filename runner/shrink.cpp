@@ -58,7 +58,7 @@ struct Search {
     std::optional<Found> found;
     std::string other;  // another failure came first: "checker at P preemption(s)"
     /// Preemption bounds whose search stopped at the cap before it completed
-    /// (a failure the same way may lie past it; issue 14).
+    /// (a failure the same way may lie past it).
     std::vector<std::uint32_t> capped;
     bool interrupted = false;  // stopped by request_stop()
     bool budget_spent = false;  // stopped on the total budget before it completed
@@ -344,7 +344,7 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             result.log.push_back("dropped kept unflushed write " + std::to_string(i));
         }
     }
-    // Fewer device faults (issue 14), each dropped in turn: a torn or a
+    // Fewer device faults, each dropped in turn: a torn or a
     // misdirected write lost whole instead, a latent sector error a readable
     // block. `faults` names the CrashRecord list.
     const auto drop_faults = [&](auto faults, const auto& describe) {

@@ -12,18 +12,13 @@
 
 namespace scenarios {
 
-/// The default of ShrinkOptions::schedules_total: an ext4 violation
-/// (scenarios/jbd2/relogged-buffer-checkpoint.json, before-2-3) ran about
-/// 100 schedules/s when this was chosen, so shrinking it ended in about half
-/// a minute (4.7 s since the jbd2 mount copies no metadata block). A small
-/// scenario runs thousands a second and may shrink further with more:
-/// `--shrink-budget` (tests/runner/repro_test.cpp's took 248,007 to finish
-/// before removals were tried tasks first at the story's preemptions; it
-/// now finishes in about 0.1 s). Raised from 3,000 to 10,000 when the
-/// reductions stopped taking a daemon's first sleep as commuting with the
-/// timers (sim/scheduler.cpp add_timer): the trees grew, and the btrfs race
-/// found by dfs:2 needs about 5,500 schedules to shrink to its minimum; the
-/// jbd2 shrink above took 0.26 s of its 3,000 then.
+/// The default of ShrinkOptions::schedules_total: the btrfs race found by
+/// dfs:2 needs about 5,500 schedules to shrink to its minimum, and an ext4
+/// violation (scenarios/jbd2/relogged-buffer-checkpoint.json, before-2-3)
+/// shrinks well within it. A small scenario runs thousands of schedules a
+/// second and may shrink further with more: `--shrink-budget`. Removals try
+/// tasks first at the story's preemptions (tests/runner/repro_test.cpp's
+/// repro finishes in about 0.1 s).
 inline constexpr std::uint64_t shrink_schedules_total_default = 10000;
 
 struct ShrinkOptions {
@@ -31,7 +26,7 @@ struct ShrinkOptions {
     std::uint64_t schedules_per_search = 50000;  // cap of each search
     /// Every schedule shrinking runs (the bounded searches and each replay
     /// of a fewer-writes crash state), summed: shrinking stops when it is
-    /// spent, and the repro is as shrunk as the budget allowed (issue 14).
+    /// spent, and the repro is as shrunk as the budget allowed.
     std::uint64_t schedules_total = shrink_schedules_total_default;
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// The verdict memo across schedules (issue 13): crash states that different
+// The verdict memo across schedules: crash states that different
 // runs of one Simulation (one scenario and variant) reach with the same image,
 // oracle and freeze level are judged once. RunState::memo_key (runner.cpp)
 // builds the key; this keeps what judging added.

@@ -76,7 +76,7 @@ struct DfsStats {
 inline constexpr std::size_t no_cut = ~std::size_t{0};
 
 /// What `crashsim bench --visited` keys the states it calls visited by: a
-/// measurement of what pruning visited states could save (issue 13 item 2),
+/// measurement of what pruning visited states could save,
 /// never a search mode (nothing in fuzz or check reaches it). A run is cut
 /// at a fresh decision with an awake choice whose key an earlier one had.
 /// The key leaves out the sleep set (a sound cache with sleep sets would

@@ -11,7 +11,7 @@ auto ResourceRegistry::bit(std::string_view name) -> Footprint {
     if (const auto found = bits_.find(name); found != bits_.end()) return Footprint::bit(found->second);
     if (bits_.size() >= capacity_) {
         // Mapping it to footprint_all would be sound but would quietly make
-        // every step of its owner depend on everything (issue 13).
+        // every step of its owner depend on everything.
         throw std::length_error("crashsim: resource '" + std::string(name) + "' does not fit: all " +
                                 std::to_string(capacity_) +
                                 " footprint bits are taken; raise sim::footprint_words (sim/resource.hpp)");

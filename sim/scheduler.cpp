@@ -46,7 +46,7 @@ Scheduler::~Scheduler() {
     // the fiber returns normally. Boost's forced_unwind (destroying the
     // suspended fiber) did the same unwind, but start_fiber had to catch it
     // ahead of catch (...) and rethrow it: a second unwind search per task,
-    // about a sixth of a dfs estimate's time (issue 13).
+    // about a sixth of a dfs estimate's time.
     // The unwinding task is "current" while its destructors run, so a lock
     // guard on its stack releases the lock as its holder.
     for (auto& task : tasks_) {

@@ -34,7 +34,7 @@ enum class Charge : std::uint8_t {
     none,          // a task, or the next timer in time order
     io_reorder,    // a device completion (or the next sleep) ahead of an earlier timer
     daemon_wakeup, // a daemon's timer while tasks can run, or ahead of time order
-    io_error,      // a listed device completion that fails: the device returns EIO (issue 14)
+    io_error,      // a listed device completion that fails: the device returns EIO
 };
 
 /// Something the strategy may pick: a runnable task, or a timer. The next
@@ -73,7 +73,7 @@ struct CacheLineCounts {
 };
 
 /// A single-owner shared resource: one cache line that one CPU owns at a
-/// time (an atomic_t such as xfs's m_active_trans; FIDELITY.md 4.4). An
+/// time (an atomic_t such as xfs's m_active_trans). An
 /// access by the CPU that owns it costs a hit; any other CPU waits for the
 /// accesses before it, in FIFO order, then pulls the line over at a miss's
 /// cost (more from another socket) and owns it. The accessing task holds
@@ -138,7 +138,7 @@ public:
         /// A task that finds them all busy waits FIFO for one; lock waits,
         /// I/O waits and sleeps hold none.
         std::uint32_t cpus = 0;
-        /// CPUs with identity (issue 12 item 3): CPU c sits on socket
+        /// CPUs with identity: CPU c sits on socket
         /// c / cores_per_socket (0: every CPU on one socket). With cpus 0 a
         /// task's CPU is numbered by its task id.
         std::uint32_t cores_per_socket = 0;
@@ -146,7 +146,7 @@ public:
         /// a hit when this CPU owns the line, a miss when a CPU of the same
         /// socket owned it, a remote miss from another socket.
         CacheLineCosts line{};
-        /// I/O completion order (issue 9 section 3): per run, how many times
+        /// I/O completion order: per run, how many times
         /// a device completion may fire ahead of an earlier timer (a real
         /// device completes in-flight requests in any order; the nominal
         /// latencies only give one). 0: time order only.
@@ -155,7 +155,7 @@ public:
         /// sleep) may fire while tasks can run. 0: daemons wake only when no
         /// task can run and their timer is the next one.
         std::uint32_t daemon_wakeups = 0;
-        /// Write I/O errors (issue 14, faults.write_errors): per run, how many
+        /// Write I/O errors (faults.write_errors): per run, how many
         /// listed device completions of failable writes (io_after's
         /// `failable`) may instead complete with an error, each a twin
         /// candidate of its completion. 0: none, and no twin is listed.
@@ -345,7 +345,7 @@ private:
     /// which two tasks' steps ran: sleep sets and dpor take two task steps
     /// whose footprints do not meet as commuting, and a global count of
     /// additions made their order decide the tie (found by the timer
-    /// footprint experiment, issue 13; tests/sim/dfs_test.cpp). A task's own
+    /// footprint experiment; tests/sim/dfs_test.cpp). A task's own
     /// steps run in program order and timer steps touch everything, so an id
     /// is the same in every schedule of one class.
     static constexpr unsigned timer_count_bits = 40;

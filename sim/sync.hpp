@@ -2,7 +2,7 @@
 // Blocking primitives for model code running in fibers. None of them yields
 // by itself when it does not block: model code names its race windows with
 // explicit yield points. A yield taken while holding a lock stands for another
-// CPU running in parallel (FIDELITY.md conventions), so other tasks that need
+// CPU running in parallel, not for preemption, so other tasks that need
 // the lock block.
 #include <cstdint>
 #include <deque>
