@@ -76,7 +76,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     CHECK(scenario.path == "scenarios/btrfs/fast-fsync-vs-page-release.json");
     CHECK(scenario.name == "btrfs/fast-fsync-vs-page-release");
-    CHECK(scenario.about.starts_with("Patch 1/3 of seeds/"));
+    CHECK(scenario.about.starts_with("Patch 1/3 of the page-release series"));
     CHECK(scenario.model == "btrfs");
     CHECK(scenario.device.block_size == 4096);
     CHECK(scenario.device.blocks == 16384);
@@ -612,7 +612,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"fio_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data"},
         {"fs_mark_too_big_for_device", "$.workload.fs_mark: expected a workload whose data fits in the device's data area (3583 blocks), got 51200 blocks of data"},
         {"sweep_point_too_big_for_device", "$.workload.fio: expected a workload whose data fits in the device's data area (3583 blocks), got 16384 blocks of data (at sweep point $.sweep.points[1])"},
-        // Bounded before expansion (issue 14: 265 bytes once took 9 s and 1.3 GB to load).
+        // Bounded before expansion: a 265-byte file cannot ask for seconds and gigabytes.
         {"fio_too_many_ops",
          "$.workload.fio: expected a workload of at most 3000000 operations once expanded (all sweep points "
          "together), got 512000256 operations"},
@@ -697,7 +697,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.tasks[0].ops[1].op: expected one of the ops create, write, writeback, "
          "sync_file_range, fsync, falloc, fpunch, fzero, truncate, log_force, shutdown, freeze, thaw, unlink, "
          "got \"punch\""},
-        // Machine profiles and the create_unlink workload (issue 12 item 3).
+        // Machine profiles and the create_unlink workload.
         {"machines_zero_cpus", "$.machines.A.cpus: expected an unsigned integer from 1 to 1024, got 0"},
         {"machines_unknown_key",
          "$.machines.A.numa_nodes: expected one of the keys about, cpus, sockets, cores_per_socket, line_hit_ns, "
@@ -721,7 +721,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
         {"create_unlink_without_unlink_op",
          "$.workload.create_unlink: expected a model with an unlink operation, got \"btrfs\""},
         {"xfs_unlink_without_file", "$.tasks[0].ops[1].file: expected a required key, got nothing"},
-        // Issue 14: the device's fault model.
+        // The device's fault model.
         {"faults_budget_zero", "$.faults.budget: expected an unsigned integer from 1 to 8, got 0"},
         {"faults_budget_too_large", "$.faults.budget: expected an unsigned integer from 1 to 8, got 9"},
         {"faults_no_kind",

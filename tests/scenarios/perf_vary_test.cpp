@@ -1,6 +1,6 @@
-// Issue 9 §5: the checksum tree as leaves with their own locks, machine.scale,
+// The checksum tree as leaves with their own locks, machine.scale,
 // the device's figures in the scenario, perf --vary and the seed's figures
-// beside the model's (seeds/btrfs-fast-fsync-vs-page-release.txt, patch 3/3).
+// beside the model's ("btrfs: fix race between page release and a fast fsync", patch 3/3).
 // Paths are relative to the source root.
 #include <doctest/doctest.h>
 
@@ -126,7 +126,7 @@ TEST_CASE("release-full-sync-cost: states the seed's sizes and scales them by 1/
     CHECK(scenario.machine.reclaim_batch_bytes == (16ull << 30) / 4096 / 1000 * 4096);  // 0.1 % of the seed's 16 GiB, not scaled
     CHECK(scenario.sweep_points.front().fio->size == 1ull << 30);
     REQUIRE(scenario.perf);
-    CHECK(scenario.perf->seed_source.find("seeds/btrfs-fast-fsync-vs-page-release.txt") == 0);
+    CHECK(scenario.perf->seed_source.starts_with("btrfs: do not set the full sync flag on the inode"));
     REQUIRE(scenario.perf->seed_points.size() == 7);
     CHECK(scenario.perf->seed_points[3].point == std::optional<std::uint64_t>{8});
     CHECK(scenario.perf->seed_points[3].values.at("before") == doctest::Approx(76.1));
