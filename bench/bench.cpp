@@ -4,7 +4,7 @@
 //     strategy (candidate collection, the choice, its record, the switch);
 //  3. their ratio;
 //  4. schedules/s and crash states/s on the btrfs race (fuzz, random and pct:3);
-//  5. the search table (issue 13 "Measure"; --search prints only it): the
+//  5. the search table (--search prints only it): the
 //     first counterexample on before-fix as fuzz dfs:2 reaches it (estimate
 //     line and search), then dfs at bounds 1..3 on before-fix and fix-1
 //     (schedules, crash states, time, complete or where it stopped), the xfs
@@ -144,7 +144,7 @@ void first_counterexample(const std::string& path) {
                 report.found ? "found" : "not found");
 }
 
-/// The search table of issue 13's "Measure": the btrfs race at bounds 1 to
+/// The search table: the btrfs race at bounds 1 to
 /// `bound_max`, before-fix and fix-1; the xfs race at 1 (and 2, capped);
 /// log-commit batching at 2, capped. Caps are schedules, never time.
 /// `cap` 0: the xfs race at 1 runs to its end (170,615 schedules, about 9 s),

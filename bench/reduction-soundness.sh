@@ -5,7 +5,7 @@
 # number of distinct crash states without a violation that fuzz prints (the
 # verdict memo's keys: image, promises and freeze level by content). A
 # reduction that loses a class can lose states while the verdict still agrees
-# (issue 13, sixth stop: a daemon's first sleep commuted with timers).
+# (a daemon's first sleep commuted with timers is such a reduction).
 #
 #   bench/reduction-soundness.sh            (from the repository root, or from anywhere)
 #   BOUNDS="0 1 2" ...                      (preemption bounds; default "0 1")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/rss.sh: peak memory of a fuzz campaign at 10^3 and at 10^6 schedules,
-# to show that memory stays flat over a long campaign (issue 14: "memory flat
+# to show that memory stays flat over a long campaign ("memory flat
 # over a campaign of 10^6 schedules").
 #
 #   bench/rss.sh                       (from anywhere; build/crashsim must exist)

@@ -228,9 +228,9 @@ else
     not_ok "fuzz fix-1 writes no repro" "out dir holds: $(files_in "$TMP/fix1")"
 fi
 expect_grep "fuzz fix-1 says no violation in 2000 schedules" "no violation in 2000 schedules" "$TMP/fix1.out"
-expect_grep "fuzz fix-1 says what it explored (issue 9 section 3)" \
+expect_grep "fuzz fix-1 says what it explored" \
     "explored with at most 1 I/O reordering and 0 daemon wake-ups per schedule" "$TMP/fix1.out"
-expect_grep "fuzz fix-1 says it cut the power inside recovery (issue 11 item 3)" \
+expect_grep "fuzz fix-1 says it cut the power inside recovery" \
     "crash during recovery: explored 1 nested power cut(s) per crash state: " "$TMP/fix1.out"
 run_cs "$TMP/rc0.out" "$TMP/rc0.err" fuzz "$SCEN" --variant fix-1 --schedules 200 --recovery-crashes 0 --out "$TMP/fix1"
 expect_rc "fuzz --recovery-crashes 0" 0 "$TMP/rc0.out" "$TMP/rc0.err"
@@ -240,7 +240,7 @@ run_cs "$TMP/rc2.out" "$TMP/rc2.err" fuzz "$SCEN" --variant fix-1 --strategy dfs
     --recovery-crashes 2 --out "$TMP/fix1"
 expect_grep "fuzz --recovery-crashes 2 says how deep it cut" \
     "crash during recovery: explored 2 nested power cut(s) per crash state" "$TMP/rc2.out"
-# dfs: every interleaving by default, --dpor the reduced search (issue 13 item 1); the same verdict.
+# dfs: every interleaving by default, --dpor the reduced search; the same verdict.
 run_cs "$TMP/dpor.out" "$TMP/dpor.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --quiet --out "$TMP/fix1"
 expect_rc "fuzz --strategy dfs:1 --dpor" 0 "$TMP/dpor.out" "$TMP/dpor.err"
 expect_grep "dfs says it reduces by dpor" "reduction: dynamic partial-order reduction" "$TMP/dpor.out"
@@ -251,7 +251,7 @@ expect_rc "fuzz --strategy dfs:1 (no dpor)" 0 "$TMP/nodpor.out" "$TMP/nodpor.err
 expect_grep "dfs without --dpor says it takes every interleaving" \
     "reduction: sleep sets only: every interleaving within the bound" "$TMP/nodpor.out"
 expect_grep "dfs without --dpor completes" "complete: " "$TMP/nodpor.out"
-# The line a dfs run prints first walks within a run cap (issue 13: the first
+# The line a dfs run prints first walks within a run cap (the first
 # counterexample within 10 ms) and says so; --walks takes them all.
 expect_egrep "a dfs run's first line stops its walks at the run cap and says its precision" \
     '^estimate \([0-9]+ Knuth walks, seed 0\): about .* \(standard error [0-9]+%\).* \(walks stopped at [0-9]+ runs, a rough figure: --walks 256 or --estimate for a closer one\)' \
@@ -328,7 +328,7 @@ expect_rc "fuzz xfs/delalloc-writeback-race fix" 0 "$TMP/xfs.out" "$TMP/xfs.err"
 expect_grep "fuzz xfs/delalloc-writeback-race fix says no violation" \
     "no violation in 2000 schedules" "$TMP/xfs.out"
 
-# ---------------------------------------------------------------- xfs freeze vs the log worker (issue 12)
+# ---------------------------------------------------------------- xfs freeze vs the log worker
 FREEZE=scenarios/xfs/freeze-vs-log-worker.json
 mkdir "$TMP/freeze"
 run_cs "$TMP/freeze.out" "$TMP/freeze.err" fuzz "$FREEZE" --variant cancel-last --strategy random \
@@ -349,7 +349,7 @@ expect_rc "fuzz xfs/freeze-vs-log-worker cancel-first" 0 "$TMP/freeze.out" "$TMP
 expect_grep "fuzz cancel-first counts the drain points freeze_quiescence watched" \
     "freeze_quiescence 500" "$TMP/freeze.out"
 
-# ---------------------------------------------------------------- storage faults (issue 14)
+# ---------------------------------------------------------------- storage faults
 LIAR=scenarios/faults/xfs-lying-cache.json
 mkdir -p "$TMP/liar" "$TMP/torn"
 run_cs "$TMP/liar.out" "$TMP/liar.err" fuzz "$LIAR" --variant fix --strategy random --schedules 200 --out "$TMP/liar"
@@ -372,7 +372,7 @@ if grep -q "device faults: .* 0 detected" "$TMP/torn.out"; then
 else
     ok "fuzz faults/btrfs-torn-superblock detects a torn superblock"
 fi
-# Write I/O errors (issue 14): dfs enumerates the failing completion; detected and survived, no violation.
+# Write I/O errors: dfs enumerates the failing completion; detected and survived, no violation.
 WERR=scenarios/faults/xfs-write-error-fsync.json
 mkdir -p "$TMP/werr"
 run_cs "$TMP/werr.out" "$TMP/werr.err" fuzz "$WERR" --strategy dfs:0 --schedules 2000 --out "$TMP/werr"
@@ -383,7 +383,7 @@ if grep -q "device faults: [1-9][0-9]* injected into crash states: [1-9][0-9]* s
 else
     not_ok "fuzz dfs:0 faults/xfs-write-error-fsync: write errors detected and survived" "$(show "$TMP/werr.out")"
 fi
-# Misdirected writes (issue 14): detected and survived, never silently wrong; check --junit carries the counts.
+# Misdirected writes: detected and survived, never silently wrong; check --junit carries the counts.
 MIS=scenarios/faults/btrfs-misdirected-tree-block.json
 mkdir -p "$TMP/mis"
 run_cs "$TMP/mis.out" "$TMP/mis.err" fuzz "$MIS" --variant fix-3 --strategy dfs:1 --out "$TMP/mis"
@@ -400,7 +400,7 @@ expect_rc "check faults/btrfs-misdirected-tree-block" 0 "$TMP/mis-check.out" "$T
 expect_grep "check --junit: a fault row carries its counts as properties" '<property name="faults.detected" value="' \
     "$TMP/mis/check.xml"
 expect_grep "check --junit: and in its system-out" "device faults: " "$TMP/mis/check.xml"
-# The result file carries the fault counts, and merge adds two shards' (issue 14).
+# The result file carries the fault counts, and merge adds two shards'.
 mkdir -p "$TMP/torn-shards"
 for k in 0 1; do
     run_cs "$TMP/torn$k.out" "$TMP/torn$k.err" fuzz "$TORN" --variant fix-3 --strategy random --schedules 100 \
@@ -510,7 +510,7 @@ bad_flag "fuzz --probes with --walks" "crashsim: --probes: expected only with --
 bad_flag "bench --bound-max 4" "crashsim: --bound-max" -- bench --search --bound-max 4
 bad_flag "bench --cap 0" "crashsim: --cap" -- bench --search --cap 0
 bad_flag "bench --scenario /nonexistent.json" "crashsim: /nonexistent.json" -- bench --search --scenario /nonexistent.json
-# The search table's rows (issue 13 "Measure"): their shape only, never their times.
+# The search table's rows: their shape only, never their times.
 run_cs "$TMP/bench.out" "$TMP/bench.err" bench --search --bound-max 2 --cap 40
 expect_rc "bench --search" 0 "$TMP/bench.out" "$TMP/bench.err"
 expect_egrep "bench --search: the first counterexample as fuzz dfs:2 reaches it, estimate and search apart" \
@@ -526,7 +526,7 @@ if [ "$(grep -c '^search ' "$TMP/bench.out")" -eq 7 ]; then
 else
     not_ok "bench --search --bound-max 2: seven search rows" "$(cat "$TMP/bench.out")"
 fi
-# What pruning visited states could save (issue 13 item 2, bench --visited):
+# What pruning visited states could save (bench --visited):
 # a measurement, not a search mode. Its unsound key (positions only) loses
 # before-fix's violation; per-task histories cut nothing on this race.
 bad_flag "bench --visited --search" "crashsim: --search excludes --visited" -- bench --visited --search
@@ -568,7 +568,7 @@ bad_flag "fuzz --recovery-crashes -1" "crashsim: --recovery-crashes" -- fuzz "$S
 bad_flag "scenario explore.recovery_crashes 5" \
     "crashsim: tests/bad_input/explore_recovery_crashes_too_large.json: \$.explore.recovery_crashes: expected an unsigned integer from 0 to 4, got 5" -- \
     check tests/bad_input/explore_recovery_crashes_too_large.json
-# Every numeric option is range-checked: no sign, no wrap-around past 2^64 (issue 14).
+# Every numeric option is range-checked: no sign, no wrap-around past 2^64.
 bad_flag "fuzz --seed -1" "crashsim: --seed: expected an integer from 0 to 18446744073709551615, got \"-1\"" -- fuzz "$SCEN" --seed -1 --out "$TMP/flag"
 bad_flag "fuzz --shrink-budget 0" "crashsim: --shrink-budget: expected an integer from 1 to 18446744073709551615, got \"0\"" -- fuzz "$SCEN" --shrink-budget 0 --out "$TMP/flag"
 bad_flag "shrink --budget -1" "crashsim: --budget: expected an integer from 1 to 18446744073709551615, got \"-1\"" -- shrink "$TMP/flag/none.json" --budget -1
@@ -603,7 +603,7 @@ bad_flag "check of a schedule it cannot follow" "crashsim: $TMP/unfollowable.jso
 # bad_repro NAME FILE PREFIX: replay FILE (written into $TMP/repro/).
 bad_repro() {
     run_cs "$TMP/repro.out" "$TMP/repro.err" replay "$TMP/repro/$2" --trace-text "$TMP/repro/trace.txt"
-    # shrink reads a repro as replay does (issue 14: it stopped on an assertion).
+    # shrink reads a repro as replay does: a bad one is an input error.
     "$BIN" shrink "$TMP/repro/$2" --out "$TMP/repro/shrunk.json" >"$TMP/shrink-bad.out" 2>"$TMP/shrink-bad.err"
     shrink_rc=$?
     mv "$TMP/repro/$2" "$TMP/$2.saved"
@@ -658,7 +658,7 @@ bad_repro "replay of a repro keeping more writes than are unflushed" keepn.json 
 # A crash step the replayed run never reaches is a diverged repro too; it
 # must not be reported as "no violation" with exit 0.
 sed 's/"step": [0-9]*/"step": 99999/' "$GOOD_REPRO" >"$TMP/repro/step.json"
-# The message blames the crash step, not the choices (issue 14).
+# The message blames the crash step, not the choices.
 bad_repro "replay of a repro whose crash step is never reached" step.json \
     "crashsim: $TMP/repro/step.json: \$.crash.step: expected a step from 1 to "
 bad_flag "shrink of a repro whose crash step is never reached" "crashsim: $TMP/step.json.saved: \$.crash.step: expected a step from 1 to " -- \
@@ -703,8 +703,8 @@ for k in 0 1 2; do
         not_ok "fuzz --shard $k/3 writes its result" "exit $RC" "$(show "$TMP/shard.err")"
     fi
 done
-# Each shard writes its own repro: names carry the schedule (issue 14: they
-# were named by the campaign seed alone and overwrote each other).
+# Each shard writes its own repro: names carry the schedule, so shards
+# sharing --out never overwrite each other.
 mkdir "$TMP/shard-repros"
 shard_found=0
 for k in 0 1; do
@@ -720,7 +720,7 @@ else
         "$shard_found found; $(files_in "$TMP/shard-repros")"
 fi
 # A dfs shard counts schedules within a unit: its repro names the unit too, and
-# its output says what --schedules caps (issue 13).
+# its output says what --schedules caps.
 mkdir "$TMP/dfs-shard-repros"
 run_cs "$TMP/dfs-shard.out" "$TMP/dfs-shard.err" fuzz "$SCEN" --variant before-fix --strategy dfs --preemptions 1 \
     --shard 1/2 --no-shrink --quiet --out "$TMP/dfs-shard-repros"
@@ -791,9 +791,8 @@ fi
 
 # ---------------------------------------------------------------- interruption inside long runs
 # btrfs/log-commit-jiffy-sleep: a random schedule takes about 0.7 s and a
-# dfs:2 one 40 s. A stop request used to be heard only between batches of 256
-# schedules (random: all 100 ran, 69 s) or between schedules (dfs); now it
-# ends the run between steps and the campaign counts only whole schedules.
+# dfs:2 one 40 s. A stop request ends the run between steps, and the
+# campaign counts only whole schedules.
 mkdir -p "$TMP/long-int"
 for strategy in random dfs:2; do
     "$BIN" fuzz scenarios/btrfs/log-commit-jiffy-sleep.json --strategy "$strategy" --schedules 100 \
@@ -823,7 +822,7 @@ for strategy in random dfs:2; do
     fi
 done
 
-# ---------------------------------------------------------------- liveness and the step bound (issue 14)
+# ---------------------------------------------------------------- liveness and the step bound
 # The liveness bound at 3 steps: the fsync takes more, so fix-1 fails liveness,
 # a violation without a crash record that fuzz must report, shrink and write.
 sed 's/"explore": {"io_reorders": 1, "daemon_wakeups": 0}/"explore": {"io_reorders": 1, "daemon_wakeups": 0, "progress_steps": 3}/' \
@@ -863,7 +862,7 @@ bad_flag "a scenario with explore.steps 0" \
     "crashsim: $TMP/zero-steps.json: \$.explore.steps: expected an unsigned integer from 1 to 1000000000, got 0" -- \
     run "$TMP/zero-steps.json" --trace-text "$TMP/flag/trace.txt"
 
-# ---------------------------------------------------------------- the total shrink budget (issue 14)
+# ---------------------------------------------------------------- the total shrink budget
 rm -rf "$TMP/budget" && mkdir "$TMP/budget"
 run_cs "$TMP/budget.out" "$TMP/budget.err" fuzz "$SCEN" --variant before-fix --strategy pct:3 --schedules 10000 \
     --quiet --shrink-budget 5 --out "$TMP/budget"
@@ -877,10 +876,10 @@ budget_repro=$(ls "$TMP"/budget/repro-*.json 2>/dev/null | head -n 1)
 run_cs "$TMP/budget-replay.out" "$TMP/budget-replay.err" replay "$budget_repro"
 expect_rc "replay of a budget-stopped repro" 1 "$TMP/budget-replay.out" "$TMP/budget-replay.err"
 
-# ---------------------------------------------------------------- interrupted shrink and check (issue 14)
+# ---------------------------------------------------------------- interrupted shrink and check
 rm -rf "$TMP/stop" && mkdir "$TMP/stop"
 # The btrfs race shrinks in a fraction of a second since removals are tried
-# tasks first at the story's preemptions (issue 13); the ext4 violation below
+# tasks first at the story's preemptions; the ext4 violation below
 # shrinks for more than a minute without a budget: a signal 1 s in lands
 # while it shrinks.
 SLOW_SHRINK=scenarios/jbd2/relogged-buffer-checkpoint.json
@@ -949,7 +948,7 @@ expect_grep "an interrupted check's JUnit names itself interrupted" "crashsim ch
 expect_grep "an interrupted check's JSON says so" '"interrupted": true' "$TMP/stop/check.json"
 expect_grep "an interrupted check's JSON marks unrun variants" '"skipped": true' "$TMP/stop/check.json"
 
-# --verify-determinism: sampled schedules run twice more with a trace (issue 14).
+# --verify-determinism: sampled schedules run twice more with a trace.
 run_cs "$TMP/verify.out" "$TMP/verify.err" fuzz "$SCEN" --variant fix-3 --schedules 200 --verify-determinism 10
 expect_rc "fuzz --verify-determinism on a deterministic model" 0 "$TMP/verify.out" "$TMP/verify.err"
 expect_grep "fuzz --verify-determinism says what it ran again" \
@@ -984,7 +983,7 @@ if campaigns "perf of the bundled perf scenarios and a sweep"; then
     expect_grep "perf of an fs_mark workload prints files/s" "files/s" "$TMP/perf-fs-mark.out"
     expect_grep "perf judges the fs_mark ratio on files/s" "ratio no-sleep / jiffy-sleep (files_per_s):" "$TMP/perf-fs-mark.out"
     expect_grep "perf --csv has a files/s column for fs_mark" "virtual_s,files_s," "$TMP/perf-fs-mark.csv"
-    # Machine profiles and the create_unlink workload (issue 12 item 3).
+    # Machine profiles and the create_unlink workload.
     run_cs "$TMP/perf-cc.out" "$TMP/perf-cc.err" perf scenarios/xfs/concurrent-create.json --csv "$TMP/perf-cc.csv"
     expect_rc "perf of xfs/concurrent-create" 0 "$TMP/perf-cc.out" "$TMP/perf-cc.err"
     expect_grep "perf judges A's counter across variants" "ratio A-removed / A-counter (files_per_s):" "$TMP/perf-cc.out"
@@ -1051,7 +1050,7 @@ if campaigns "perf's header for a hypothetical value"; then
         "note: variant no-sleep: jiffy_timer = hypothetical-exact: a hypothetical setting, not a real kernel" "$TMP/hyp-perf.out"
 fi
 
-# ---------------------------------------------------------------- perf --vary (issue 9 §5)
+# ---------------------------------------------------------------- perf --vary
 JIFFY=scenarios/btrfs/log-commit-jiffy-sleep.json
 if campaigns "perf --vary write_latency_us=100,400"; then
     run_cs "$TMP/vary.out" "$TMP/vary.err" perf "$JIFFY" --vary write_latency_us=100,400
@@ -1145,7 +1144,7 @@ bad_flag "check of a must_reach point the model lacks" "crashsim: $TMP/reach-bad
 # ---------------------------------------------------------------- SIGINT while loading
 # A file of a few lines whose fio workload expands into 3000000 operations
 # (the most allowed; seconds to load): SIGINT while it loads ends the verb with
-# exit 130 and "interrupted while loading FILE" (issue 14).
+# exit 130 and "interrupted while loading FILE".
 cat >"$TMP/huge.json" <<'HUGE'
 {"name": "cli/huge", "model": "btrfs", "device": {"block_size": 4096, "blocks": 4294967296},
  "workload": {"fio": {"jobs": 3, "rw": "write", "bs": 4096, "size": "4m", "io_size": 2047995904, "fsync": 1}},
@@ -1163,7 +1162,7 @@ expect_grep "SIGINT while loading names the file" "crashsim: interrupted while l
 # ---------------------------------------------------------------- check of a directory with bad files
 # A file of a directory that does not load, or whose schedule cannot be
 # followed, is an ERROR row; the other scenarios still run, both reports are
-# written and check exits 1 (issue 14). A bad file named alone exits 2 (above).
+# written and check exits 1. A bad file named alone exits 2 (above).
 mkdir "$TMP/mixed"
 cp "$XFS042" tests/bad_input/number_past_double.json "$TMP/mixed/"
 cp "$TMP/unfollowable.json" "$TMP/mixed/unfollowable.json"

@@ -1,4 +1,4 @@
-// The layering of the source folders (issue 10): every folder includes only
+// The layering of the source folders: every folder includes only
 // itself and the folders below it,
 //   sim <- model <- checkers <- loader <- runner <- report <- cli
 // with bench/ beside cli/. The build puts the project root on the include

@@ -1,5 +1,5 @@
 /*
- * btrfs_race.pml: the race of seeds/btrfs-fast-fsync-vs-page-release.txt
+ * btrfs_race.pml: the race of "btrfs: fix race between page release and a fast fsync"
  * (patch 1/3, "fix race between page release and a fast fsync") in Promela,
  * for bench/spin/compare.sh. It mirrors scenarios/btrfs/fast-fsync-vs-page-release.json
  * as crashsim's model (model/btrfs/*.cpp) runs it, step for step:

@@ -277,7 +277,7 @@ row "fix-1: exhaustive (spin: no bound, no cache)" "spin -DCRASH=0" "dfs:2" proo
 run_pan v2_pb2
 run_crashsim "$race" --variant fix-2 --strategy dfs:2 --no-shrink
 row "fix-2: exhaustive, bound 2" "spin -DPB=2" "dfs:2" proof
-# Scenarios without a SPIN model (issue 13's "Measure"), once each, capped.
+# Scenarios without a SPIN model, once each, capped.
 if [ "$SLOW" != 0 ]; then
     echo "compare.sh: the rows without a SPIN model, once each, at most $CAP s each" >&2
     for pb in 1 2; do

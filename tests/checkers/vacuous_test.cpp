@@ -1,4 +1,4 @@
-// No vacuous verdicts (issue 9 §4): a refused mount is a violation of its own,
+// No vacuous verdicts: a refused mount is a violation of its own,
 // the recovered image is checked outside the model (checkers/recovered_image),
 // each checker says when a crash state gave it something at stake, and
 // campaigns count those states and the yield points they reached.

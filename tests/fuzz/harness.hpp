@@ -1,4 +1,4 @@
-// The fuzz targets (issue 14): each takes bytes as a file's text and feeds
+// The fuzz targets: each takes bytes as a file's text and feeds
 // them to one reader, or to the runner. Bad input must end in InputError (the
 // one clear message and exit 2 of every verb); anything else that escapes, an
 // internal assertion, or a sanitizer report is a defect.

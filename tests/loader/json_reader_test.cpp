@@ -269,7 +269,7 @@ TEST_CASE("CheckTable: performance rows keep the columns aligned") {
 }
 
 TEST_CASE("loading polls the stop request: reading, parsing and loading end with LoadInterrupted") {
-    // Issue 14: SIGINT and SIGTERM were ignored while a huge scenario loaded.
+    // SIGINT and SIGTERM are heard while a huge scenario loads.
     const auto interrupted = [](auto body) -> std::string {
         sim::request_stop();
         std::string message = "not interrupted";

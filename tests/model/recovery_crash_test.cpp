@@ -1,4 +1,4 @@
-// Issue 11 item 3: a power cut inside recovery. Each model's mount yields
+// A power cut inside recovery. Each model's mount yields
 // the writes its recovery issues (btrfs: the log replay's commit; xfs: the
 // recovered metadata written home); cutting after any of them, with any
 // subset of the ones still in the cache kept, and mounting again must give

@@ -1,4 +1,4 @@
-// Issue 9 §4: the story lines recovery writes (RecoveredState::notes) come
+// The story lines recovery writes (RecoveredState::notes) come
 // only from what it read from the image, never from in-memory state a crash
 // would lose. Each test takes one crash image, lets the file system run on
 // (its in-memory state changes: a transaction commits, the CIL fills and

@@ -1,4 +1,4 @@
-// The text of the command line, read without running it (issue 10): the perf
+// The text of the command line, read without running it: the perf
 // table and CSV, the progress line, fuzz and check summaries, repro assembly.
 #include <doctest/doctest.h>
 
@@ -160,7 +160,7 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
     CHECK(repro.trace_hash == 0xabc);
     CHECK(scenarios::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
           "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
-    // One name per failing schedule: shards sharing --out never overwrite each other (issue 14).
+    // One name per failing schedule: shards sharing --out never overwrite each other.
     CHECK(scenarios::repro_file_name("s", "v", "random", 42, 0) != scenarios::repro_file_name("s", "v", "random", 42, 1));
     // A dfs shard counts schedules within a unit: two shards' first failing
     // schedules (index 0 of units 3 and 4) get two names.

@@ -1,4 +1,4 @@
-// An interrupted check's reports (issue 14): the variants it never ran and
+// An interrupted check's reports: the variants it never ran and
 // the one it cut short are skipped, not green and not failed, and the report
 // says it was interrupted.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Report files are published whole through a unique temporary name (issue 14).
+// Report files are published whole through a unique temporary name.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// --verify-determinism (issue 14): a sampled schedule runs twice more with a
+// --verify-determinism: a sampled schedule runs twice more with a
 // trace. The scenario has an odd number of pwrites per run, so the broken
 // toy's process-wide parity differs from one run of a schedule to the next.
 // A model whose behaviour depends on process-wide state (the toy's

@@ -1,4 +1,4 @@
-// dfs with --jobs and --shard (issue 13 item 4): the same counts, violations
+// dfs with --jobs and --shard: the same counts, violations
 // and verdict for any J and N at one split depth, on bundled scenarios and the
 // toy model; and the estimate (item 3) within a stated factor on one. With
 // dpor a split search reduces only below the split depth (sim/dfs.hpp), so

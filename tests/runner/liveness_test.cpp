@@ -1,4 +1,4 @@
-// Progress and the step bound (issue 14): a long workload whose operations
+// Progress and the step bound: a long workload whose operations
 // keep completing is not a livelock; a run in which none completes for
 // explore.progress_steps steps is a liveness violation with no crash record,
 // which fuzz (random and dfs) reports, shrinks and writes as a repro that

@@ -1,4 +1,4 @@
-// Repro files and shrinking (issue 14): every verb reads a repro through
+// Repro files and shrinking: every verb reads a repro through
 // load_repro, which refuses an edited one with its JSON path (never an
 // internal assertion); a repro written before the step bounds still reads;
 // shrinking says when a bounded search was capped, and when it was
@@ -94,7 +94,7 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
     CHECK(load_error(step).find(step + ": $") == 0);
 
-    // Torn writes (issue 14): malformed, and one the scenario's fault budget (none) forbids.
+    // Torn writes: malformed, and one the scenario's fault budget (none) forbids.
     const std::string torn_type = edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
     CHECK(load_error(torn_type) == torn_type + ": $.crash.torn: expected an array, got a number");
     const std::string torn_zero = edited(good, dir.file("torn_zero.json"), [](Json& j) {
@@ -113,7 +113,7 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     CHECK(load_error(torn_budget).find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") ==
           0);
 
-    // Misdirected writes (issue 14): malformed, and one the fault budget (none) forbids.
+    // Misdirected writes: malformed, and one the fault budget (none) forbids.
     const std::string mis_type = edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
     CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
     const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {

@@ -1,4 +1,4 @@
-// The verdict memo (issue 13; RunState::memo_key in runner/runner.cpp): a
+// The verdict memo (RunState::memo_key in runner/runner.cpp): a
 // crash state judged earlier by any run of the same Simulation, with the same
 // image (object ids by the content they name), oracle (by content) and
 // freeze level, reuses that verdict instead of mounting again; so does a

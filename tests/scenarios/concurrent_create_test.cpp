@@ -1,6 +1,6 @@
-// Issue 12 item 3: machine profiles, the create_unlink workload generated as
+// Machine profiles, the create_unlink workload generated as
 // it runs, and xfs's m_active_trans on a shared cache line
-// (seeds/xfs-remove-active-trans-counter.txt, FIDELITY.md 4.4). Paths are
+// ("xfs: remove the m_active_trans counter"). Paths are
 // relative to the source root.
 #include <doctest/doctest.h>
 

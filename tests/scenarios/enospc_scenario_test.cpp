@@ -1,4 +1,4 @@
-// ENOSPC and short writes (issue 14) on btrfs, xfs and ext4: a write that
+// ENOSPC and short writes on btrfs, xfs and ext4: a write that
 // cannot reserve space returns -ENOSPC and acknowledges nothing, one that
 // copied some pages first returns that count and the oracle holds only
 // those bytes, and a write that reserved is always allocated at writeback.

@@ -1,5 +1,5 @@
 // Scenario-level tests of scenarios/jbd2/relogged-buffer-checkpoint.json
-// (seeds/jbd2-checkpoint-busy-stop.txt, patch 2/3): the bounded exhaustive
+// ("jbd2: Check 'jh->b_transaction' before removing it from checkpoint"): the bounded exhaustive
 // search with the model's footprints finds the race the unpruned search finds,
 // its sleep sets prune, and a crash inside jbd2 recovery is explored by every
 // strategy without a violation on the fixed tree. Paths are relative to the

@@ -1,4 +1,4 @@
-// scenarios/btrfs/kthread-commit-in-fast-fsync.json (issue 9 section 3): the
+// scenarios/btrfs/kthread-commit-in-fast-fsync.json: the
 // transaction kthread's wake-up is a bounded choice while tasks can run, so
 // exploration reaches commits in the middle of a fast fsync. The evidence
 // comes from the traces: notes written by the transaction_kthread task

@@ -1,7 +1,7 @@
-// Performance in virtual time (seeds/btrfs-log-commit-jiffy-sleep.txt): the fio
-// workload expands into files and tasks, the jiffy sleep costs what its
-// mechanism costs (only with several tasks, only on non-ssd mounts), and runs
-// are deterministic. Paths are relative to the source root.
+// Performance in virtual time ("btrfs: stop sleeping for one jiffy in non-ssd mounts during log
+// commit"): the fio workload expands into files and tasks, the jiffy sleep costs what its mechanism
+// costs (only with several tasks, only on non-ssd mounts), and runs are deterministic. Paths are
+// relative to the source root.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -148,7 +148,7 @@ TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where 
     CHECK(row_of(overwrite, "fix").outcome.counters.at("transactions") == 0);
 }
 
-// seeds/btrfs-fast-fsync-vs-page-release.txt, patch 3/3: memory pressure,
+// "btrfs: fix race between page release and a fast fsync", patch 3/3: memory pressure,
 // extent map merging and the full-sync flag page release sets.
 namespace {
 // commit=300 (the largest a kernel takes): no commit within these short runs.

@@ -1,4 +1,4 @@
-// Sizes an fsync promises (issue 9 §4): truncate sets the size, fallocate
+// Sizes an fsync promises: truncate sets the size, fallocate
 // without keep_size and writes past EOF raise it, and fsync_durability checks
 // the recovered size against the sizes the file could legitimately have
 // (Oracle::legitimate_sizes). The rule in isolation, a model mutation it

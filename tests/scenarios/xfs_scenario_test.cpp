@@ -1,4 +1,4 @@
-// Scenario-level tests of the xfs scenarios (seeds/xfs-delalloc-unwritten-stale-data.txt):
+// Scenario-level tests of the xfs scenarios ("xfs: force writes to delalloc regions to unwritten"):
 // generic/042's scripted run tells the story step by step and violates no_stale_data before
 // the fix, the fix holds and shows the unwritten conversion at I/O completion, extent size
 // hints and preallocated files hold before the fix too, runs are deterministic, fuzzing the
@@ -68,7 +68,7 @@ TEST_CASE("xfs scenario: generic/042 before the fix tells the race and exposes s
         "falloc -k [61440, 65536) of inode I",
         "xfs_bmapi_allocate (wasdel) converts the whole record, not just [61440, 65536): NORM "
         "extent [0, 65536)",
-        // fpunch: FIDELITY.md 3.4 steps 2 to 5.
+        // fpunch: the targeted writeback of a delalloc record.
         "fpunch    write [0, 65536) of inode J: xfs_bmapi_reserve_delalloc: delalloc record "
         "[0, 65536); 16 page(s) dirtied; i_size 65536, di_size 0",
         "fpunch [61440, 65536) of inode J (xfs_file_fallocate)",

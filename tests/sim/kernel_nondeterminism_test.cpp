@@ -1,4 +1,4 @@
-// Issue 9 section 3: the nondeterminism the kernel has. Two small synthetic
+// The nondeterminism the kernel has. Two small synthetic
 // models, each with a bug only the new choices expose:
 //  - a journal that takes a write for done once a write submitted after it
 //    completed (it assumes in-order completion), then FLUSHes and calls both

@@ -1,4 +1,4 @@
-// sim::resource: the footprint registry has no silent cap (issue 13).
+// sim::resource: the footprint registry has no silent cap.
 #include "sim/resource.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // The btrfs model's mechanisms through the public FileSystem interface:
 // commits and log replay, fast and full fsync, page release by patch
-// (seeds/btrfs-fast-fsync-vs-page-release.txt), and mounts after crashes.
+// ("btrfs: fix race between page release and a fast fsync"), and mounts after crashes.
 #include <doctest/doctest.h>
 
 #include "tests/model/world.hpp"

@@ -1,9 +1,7 @@
-// btrfs_inode_in_log and the knob values of release_extent_maps (issue 9,
-// sections 1 and 2): an fsync may skip logging only once the inode's log
-// transaction is durable (scenarios/btrfs/two-fsyncs-one-file.json), and each
-// knob value is one kernel of the series of
-// seeds/btrfs-fast-fsync-vs-page-release.txt; a hypothetical value says so in
-// the story.
+// btrfs_inode_in_log and the knob values of release_extent_maps: an fsync may skip logging only
+// once the inode's log transaction is durable (scenarios/btrfs/two-fsyncs-one-file.json), and each
+// knob value is one kernel of the series of "btrfs: fix race between page release and a fast
+// fsync"; a hypothetical value says so in the story.
 #include <doctest/doctest.h>
 
 #include "tests/model/world.hpp"

@@ -1,4 +1,4 @@
-// The device's fault model (issue 14): torn writes at sector granularity,
+// The device's fault model: torn writes at sector granularity,
 // a write cache that lies about FLUSH, and what the checksums of btrfs and
 // xfs make of them, on the bundled scenarios in scenarios/faults/.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Misdirected writes (issue 14): a lost self-describing write lands on
+// Misdirected writes: a lost self-describing write lands on
 // another block of its area; btrfs's header checks detect it where a mount
 // reads the victim, and nothing reads a victim no superblock names.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Write I/O errors (issue 14, faults.write_errors): the scheduler's failing
+// Write I/O errors (faults.write_errors): the scheduler's failing
 // twin of a device completion, errseq reporting per open file (lib/errseq.c),
 // the oracle after a reported error (fsyncgate), and the bundled scenario
 // scenarios/faults/xfs-write-error-fsync.json.

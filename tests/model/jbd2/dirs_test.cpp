@@ -1,6 +1,6 @@
 // ext4's directories and block groups in the ext4/jbd2 model, and the
-// commit-time checkpoint scan they set up under fs_mark (seeds/
-// jbd2-checkpoint-busy-stop.txt, patch 1/3; FIDELITY.md 5.4): subdirectories
+// commit-time checkpoint scan they set up under fs_mark ("jbd2: fix
+// checkpoint cleanup performance regression"): subdirectories
 // spread over the groups (find_group_orlov), files in their directory's group
 // (find_group_other), and the oldest checkpoint list that every commit scans.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // The ext4/jbd2 model's mechanisms through the public FileSystem interface
-// (seeds/jbd2-checkpoint-busy-stop.txt, FIDELITY.md section 5): commits and
+// ("jbd2: fix checkpoint cleanup performance regression"): commits and
 // recovery, checkpoint lists, the commit-time cleanup of each tree, the
 // checkpointer and the tail, and the re-logged buffer race of patch 2/3.
 // Without start_daemons() the caller of fsync commits (as the set-up does).
@@ -145,7 +145,8 @@ TEST_CASE("ext4: the commit-time cleanup skips busy buffers on v6.5 and stops at
 }
 
 namespace {
-/// FIDELITY.md 5.4 steps 1-4 by hand: T1 commits A; running T2 re-logs its
+/// The race of "jbd2: Check 'jh->b_transaction' before removing it
+/// from checkpoint" closes, by hand: T1 commits A; running T2 re-logs its
 /// buffers (create B); the shrinker scans; the checkpoint runs. Returns the
 /// image a crash right then leaves (every unflushed write kept).
 auto race(World& world) -> model::RecoveredState {

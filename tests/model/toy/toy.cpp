@@ -10,7 +10,7 @@
 // `fdatasync` is `none` (then fsynced data may be lost: fsync_durability).
 //
 // The knob `journal` (test-only values, no kernel's) gives the toy a
-// recovery that writes (issue 11 item 3): pwrite goes to the file's journal
+// recovery that writes: pwrite goes to the file's journal
 // slot instead of its home slot, and a mount copies journaled blocks home,
 // then clears the journal. `replay` orders it as a real journal does (home
 // writes, FLUSH, then the clear with FUA): a power cut anywhere inside it

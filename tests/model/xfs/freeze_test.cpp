@@ -1,8 +1,7 @@
-// Freeze and the log worker (seeds/xfs-remove-active-trans-counter.txt,
-// FIDELITY.md 4.2 and 4.4): delayed work's cancel semantics, the sb_writers
-// levels, the event channel, the freeze_quiescence watch on its own, and the
-// scenario's three variants through the runner (the violation found while the
-// run goes on, replayed from its schedule alone).
+// Freeze and the log worker ("xfs: remove the m_active_trans counter"): delayed work's cancel
+// semantics, the sb_writers levels, the event channel, the freeze_quiescence watch on its own, and
+// the scenario's three variants through the runner (the violation found while the run goes on,
+// replayed from its schedule alone).
 #include <doctest/doctest.h>
 
 #include "tests/model/world.hpp"

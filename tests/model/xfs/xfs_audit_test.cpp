@@ -1,6 +1,6 @@
-// Issue 9 §1 for xfs: early returns and error paths carry the kernel's
+// xfs: early returns and error paths carry the kernel's
 // conditions (v5.7). A buffered write reserves its delalloc blocks from the
-// free counter (issue 14), so the writeback that allocates them never finds
+// free counter, so the writeback that allocates them never finds
 // the device full; a write that cannot reserve returns -ENOSPC and the oracle
 // records no promise the kernel never made.
 #include <doctest/doctest.h>
@@ -27,8 +27,7 @@ TEST_CASE("xfs audit: a write the free blocks cannot reserve fails; writeback ne
     // 64 blocks: block 0, an 8-block log, 55 data blocks. A 64-block write
     // into a hole cannot take its delalloc reservation from the free counter
     // (xfs_bmapi_reserve_delalloc -> xfs_mod_fdblocks): -ENOSPC, after
-    // xfs_flush_inodes and one retry, and nothing dirtied. Before issue 14
-    // the write succeeded and its writeback failed (AS_ENOSPC at fsync).
+    // xfs_flush_inodes and one retry, and nothing dirtied.
     test_support::ModelWorld world("xfs", {}, model::Geometry{4096, 64, "nvme"}, {"I"});
     CHECK(run_one(world, {.name = "create"}) == model::OpResult::ok);
     CHECK(run_one(world, {.name = "write", .offset = 0, .length = 64 * 4096, .has_range = true,

@@ -1,5 +1,5 @@
 // The xfs model's mechanisms through the public FileSystem interface
-// (seeds/xfs-delalloc-unwritten-stale-data.txt, FIDELITY.md section 3):
+// ("xfs: force writes to delalloc regions to unwritten"):
 // delalloc conversion of whole records at writeback, conversion of unwritten
 // extents at I/O completion in a transaction of its own, the falloc path
 // through xfs_bmapi_allocate, punch and zero range, busy extents, the log
@@ -154,7 +154,7 @@ TEST_CASE("xfs: transactions sit in the CIL until a log force; a crash before it
     const auto state = world.crash(true);
     check_mounted_cleanly(state);
     CHECK_FALSE(state.files[file_i].exists);
-    // Recovery tells what the image holds (issue 9 §4), not the lost CIL.
+    // Recovery tells what the image holds, not the lost CIL.
     CHECK(has_note(state, "nothing to replay"));
     world.run({op::log_force()});
     CHECK(world.counter("log_forces") == 1);
@@ -306,7 +306,7 @@ TEST_CASE("xfs: falloc over a delalloc record converts it whole through xfs_bmap
     for (const char* knob : {"written", "unwritten"}) {
         CAPTURE(knob);
         World world(knob);
-        // di_size already covers the range (FIDELITY.md 3.4's exception).
+        // di_size already covers the range (xfs_flush_unmap_range then converts nothing stale).
         world.run({op::create(file_i), op::falloc(file_i, 64 * kib, 4 * kib, false),
                    op::write(file_i, 0, 64 * kib, 1), op::falloc(file_i, 60 * kib, 4 * kib, true),
                    op::log_force()});
