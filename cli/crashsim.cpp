@@ -294,7 +294,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         request.estimate_runs = scenarios::estimate_first_line_runs;
     }
     // --estimate alone on dfs: heuristic sampling, close where Knuth's walks
-    // read low (README, Speed); --walks N asks for N Knuth walks instead.
+    // read low (docs/exploring.md, "An estimate first"); --walks N asks for N Knuth walks instead.
     if (dfs && args.estimate && !args.walks_given) {
         request.estimate_stratified = true;
         request.estimate_walks = args.probes;

@@ -268,7 +268,7 @@ inline constexpr std::uint64_t explore_steps_max = 1'000'000'000;
 /// Power cuts nested inside recovery (`explore.recovery_crashes`,
 /// --recovery-crashes): 0 explores none, 1 cuts each
 /// crash state's recovery once and mounts again, 2 cuts that second
-/// recovery too. The default is what README "Crash during recovery" measured.
+/// recovery too (docs/recovery-crash.md says what the default costs).
 inline constexpr std::uint32_t recovery_crashes_default = 1;
 /// The most recovery_crashes may be set to: each level multiplies the
 /// mounts a crash state costs.

@@ -41,7 +41,7 @@ inline constexpr std::uint64_t estimate_first_line_runs = 64;
 /// Probes of a stratified dfs estimate (fuzz --estimate without --walks):
 /// one probe of heuristic sampling (sim::stratified_probe) read within 10%
 /// of every search the search table measures (the btrfs race's fix-1 at dfs:1-3, the
-/// xfs race at dfs:1-2, log-commit-batching at dfs:2; README, Speed); two
+/// xfs race at dfs:1-2, log-commit-batching at dfs:2; docs/speed.md); two
 /// give a standard error.
 inline constexpr std::uint32_t estimate_probes_default = 2;
 

@@ -5,7 +5,7 @@
 //
 // Each names what the code on either side of it touches, up to the previous
 // and the next yield point of the same task (sim/yield_point.hpp), so that
-// sleep sets can prune (README "Exploring"). Locks (j_list_lock,
+// sleep sets can prune (docs/exploring.md). Locks (j_list_lock,
 // j_checkpoint_mutex), wait queues (buffer.lock, j_wait_*) and the disk
 // report themselves; the rest is the journal's own state, in five parts:
 // - jbd2.journal: journal_t's running and committing transactions (t_state,
