@@ -1,0 +1,145 @@
+// `crashsim kernel SCENARIO [--variant V]`: the scenario's workload as real
+// system calls on the running kernel, through a logging FUSE device; its
+// crash states judged by the same checkers as the model's; beside them the
+// model's verdicts and device traffic on the same sequential schedule.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kernel/harness.hpp"
+#include "kernel/host.hpp"
+#include "loader/scenario.hpp"
+
+namespace {
+
+struct KernelArgs {
+    std::string scenario;
+    std::string variant;
+};
+
+const char* const kernel_limits =
+    "Not done: tasks run one after another (the schedule's yield points are the model's and are not forced on "
+    "the real kernel, nor is any interleaving); journal_integrity, freeze_quiescence, frozen_image and "
+    "fault_outcome read the model's own records and are not judged on real states; the model's verdict beside "
+    "them is its sequential run (one crash state at its end) and the variant's expectation, which `crashsim "
+    "check` establishes; a FUA write reaches the loop device as a write then a flush; generic/042's own steps "
+    "are not run.";
+
+auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std::string {
+    if (tally.violated > 0) {
+        return "VIOLATED in " + std::to_string(tally.violated) + " of " + std::to_string(states) + " state(s)";
+    }
+    return "holds in " + std::to_string(states) + " state(s), " + std::to_string(tally.judged) + " at stake";
+}
+
+void print_ops(const kernel::KernelReport& report) {
+    std::printf("operations (as system calls):\n");
+    for (const kernel::RanOp& ran : report.ran) {
+        const scenarios::Op& op = *ran.op;
+        std::printf("  %-8s %-14s %s%s%s\n", ran.task.empty() ? "set-up" : ran.task.c_str(), op.name.c_str(),
+                    op.file.c_str(), ran.ok ? "" : "  failed: ", ran.ok ? "" : ran.error.c_str());
+    }
+}
+
+void print_verdicts(const kernel::KernelReport& report) {
+    const kernel::CrashJudgement& judgement = report.judgement;
+    std::printf("real crash states: %llu judged at %llu crash point(s); %s: %s\n",
+                static_cast<unsigned long long>(judgement.states), static_cast<unsigned long long>(judgement.points),
+                judgement.capped ? "capped, some subsets left out" : "none left out", judgement.cap_text.c_str());
+    std::printf("  %-18s %s\n", "checker", "real kernel");
+    for (const kernel::CheckerTally& tally : judgement.tallies) {
+        std::printf("  %-18s %s\n", tally.name.c_str(), tally_text(tally, judgement.states).c_str());
+        if (!tally.first.empty()) std::printf("      first: %s\n", tally.first.c_str());
+    }
+    std::printf("negative control: %s\n", judgement.control_text.c_str());
+    const kernel::ModelSide& model = report.model;
+    std::printf("model: variant %s (%s)\n", model.variant.c_str(), model.why.c_str());
+    std::printf("  expectation over its exploration: %s\n", model.expectation.c_str());
+    std::printf("  sequential schedule: %s\n", model.sequential.c_str());
+}
+
+auto count(std::uint64_t n) -> unsigned long long { return static_cast<unsigned long long>(n); }
+
+void print_traffic(const kernel::KernelReport& report) {
+    const kernel::Traffic& real = report.traffic;
+    const kernel::Traffic& model = report.model.traffic;
+    std::printf("device traffic of the workload (real: the order the FUSE device served it, sizes in bytes @ 4 KiB "
+                "block; model: submission order)\n");
+    std::printf("  %4s  %-22s %s\n", "#", "real", "model");
+    const std::size_t rows = std::max(real.requests.size(), model.requests.size());
+    for (std::size_t i = 0; i < rows; i++) {
+        const std::string a = i < real.requests.size() ? real.requests[i] : "";
+        const std::string b = i < model.requests.size() ? model.requests[i] : "";
+        std::printf("  %4zu  %-22s %s\n", i + 1, a.c_str(), b.c_str());
+    }
+    std::printf("  real:  %llu writes (%llu bytes), %llu flushes\n", count(real.writes), count(real.bytes),
+                count(real.flushes));
+    std::printf("  model: %llu writes (%llu bytes), %llu flushes, %llu FUA writes (as the loop device sees them: "
+                "%llu flushes)\n",
+                count(model.writes), count(model.bytes), count(model.flushes), count(model.fua),
+                count(model.flushes + model.fua));
+    std::string differ;
+    if (real.writes != model.writes) differ += " writes " + std::to_string(real.writes) + " vs " + std::to_string(model.writes) + ";";
+    if (real.flushes != model.flushes + model.fua) {
+        differ += " flushes " + std::to_string(real.flushes) + " vs " + std::to_string(model.flushes + model.fua) + ";";
+    }
+    if (real.bytes != model.bytes) differ += " bytes " + std::to_string(real.bytes) + " vs " + std::to_string(model.bytes) + ";";
+    std::printf("  %s\n", differ.empty() ? "the counts agree" : ("they differ:" + differ).c_str());
+}
+
+auto run_kernel_verb(const KernelArgs& args) -> int {
+    using clock = std::chrono::steady_clock;
+    const scenarios::Scenario scenario = scenarios::load_scenario(args.scenario);
+    std::map<std::string, clock::time_point> began;
+    const auto phase = [&](const std::string& name) { began[name] = clock::now(); };
+    const kernel::KernelReport report = kernel::run_kernel(scenario, args.variant, phase);
+    const double crash_s = std::chrono::duration<double>(clock::now() - began["crash states"]).count();
+    const double workload_s = std::chrono::duration<double>(began["crash states"] - began["workload"]).count();
+    std::printf("crashsim kernel: %s on Linux %s, %s, %llu MiB image\n", scenario.name.c_str(),
+                report.kernel_release.c_str(), report.fs.c_str(), count(report.image_bytes >> 20));
+    std::printf("  %s; mount -o %s; tasks one after another: ", report.mkfs.c_str(),
+                report.mount_options.empty() ? "defaults" : report.mount_options.c_str());
+    for (const std::string& task : report.task_order) std::printf("%s ", task.c_str());
+    std::printf("\n");
+    print_ops(report);
+    print_verdicts(report);
+    print_traffic(report);
+    const kernel::CrashJudgement& judgement = report.judgement;
+    std::printf("time: workload and log %.2f s (%llu records); crash states %.2f s, %.0f ms per state\n", workload_s,
+                count(report.log_records), crash_s,
+                judgement.states == 0 ? 0.0 : 1000.0 * crash_s / static_cast<double>(judgement.states + (judgement.control_ran ? 1 : 0)));
+    std::printf("%s\n", kernel_limits);
+    bool violated = judgement.control_ran && !judgement.control_caught;
+    for (const kernel::CheckerTally& tally : judgement.tallies) violated = violated || tally.violated > 0;
+    return violated ? 1 : 0;
+}
+
+}  // namespace
+
+void add_kernel_command(CLI::App& app) {
+    auto args = std::make_shared<KernelArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "kernel", "run a scenario's workload on the running kernel through a logging device and judge its crash states");
+    sub->footer(std::string("Operations map to: ") + kernel::mapping_text() + ".\n" + kernel_limits);
+    sub->add_option("scenario", args->scenario, "scenario JSON file")->required();
+    sub->add_option("--variant", args->variant, "the model's variant to compare with (default: the one naming the "
+                                                "running kernel, else the one with every knob at its default)");
+    sub->callback([args] {
+        int code = 2;
+        try {
+            code = run_kernel_verb(*args);
+        } catch (const scenarios::InputError& error) {
+            std::fprintf(stderr, "crashsim: %s\n", error.what());
+        } catch (const kernel::HostError& error) {
+            std::fprintf(stderr, "crashsim: kernel: %s\n", error.what());
+            code = std::string(error.what()) == "interrupted" ? 130 : 2;
+        }
+        std::fflush(stdout);
+        std::exit(code);
+    });
+}
