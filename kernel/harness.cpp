@@ -94,6 +94,30 @@ auto real_traffic(const std::vector<LogRecord>& records, std::uint64_t from_mark
     return traffic;
 }
 
+auto uses_op(const scenarios::Scenario& scenario, const std::string& name) -> bool {
+    bool used = false;
+    for (const scenarios::Op& op : scenario.setup) used = used || op.name == name;
+    for (const scenarios::Task& task : scenario.tasks) {
+        for (const scenarios::Op& op : task.ops) used = used || op.name == name;
+    }
+    return used;
+}
+
+/// fs.xfs.xfssyncd_centisecs at log_worker_centisecs, restored at undo: the
+/// log worker is queued at mount with the value then in force.
+void quicken_log_worker(Host& host) {
+    const std::string path = "/proc/sys/fs/xfs/xfssyncd_centisecs";
+    std::string before = must_run({"cat", path});
+    while (!before.empty() && (before.back() == '\n' || before.back() == ' ')) before.pop_back();
+    if (before.empty() || before.find_first_not_of("0123456789") != std::string::npos) {
+        throw HostError(path + ": expected a number, got " + before);
+    }
+    must_run({"sh", "-c", "echo " + std::to_string(log_worker_centisecs) + " > " + path});
+    host.made("fs.xfs.xfssyncd_centisecs at " + std::to_string(log_worker_centisecs), [path, before] {
+        run_command({"sh", "-c", "echo " + before + " > " + path});
+    });
+}
+
 auto release() -> std::string {
     utsname name{};
     uname(&name);
@@ -231,6 +255,7 @@ auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
     report.mkfs = joined(mkfs);
     must_run(mkfs, {"TEST_DIR=/tmp", "TEST_DEV=" + loop, "QA_CHECK_FS=1"});
     const std::string root = make_dir(scratch, "fs");
+    if (type == FsType::xfs && uses_op(scenario, "log_force")) quicken_log_worker(host);
     std::size_t mount_handle = 0;
     std::string error;
     if (!mount_fs(host, loop, root, report.fs, report.mount_options, mount_handle, error)) throw HostError(error);

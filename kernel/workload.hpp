@@ -11,6 +11,11 @@
 
 namespace kernel {
 
+/// fs.xfs.xfssyncd_centisecs while a scenario with log_force runs (the
+/// least xfs_params allows), and how long log_force waits for the worker.
+inline constexpr int log_worker_centisecs = 100;
+inline constexpr int log_worker_wait_ms = 1200;
+
 /// The file systems the harness makes, by model.
 enum class FsType : std::uint8_t { ext4, xfs, btrfs };
 auto fs_type_of(const std::string& model) -> FsType;
