@@ -51,16 +51,30 @@ void print_verdicts(const kernel::KernelReport& report) {
     std::printf("real crash states: %llu judged at %llu crash point(s); %s: %s\n",
                 static_cast<unsigned long long>(judgement.states), static_cast<unsigned long long>(judgement.points),
                 judgement.capped ? "capped, some subsets left out" : "none left out", judgement.cap_text.c_str());
-    std::printf("  %-18s %s\n", "checker", "real kernel");
+    const kernel::ModelSide& model = report.model;
+    std::printf("model: variant %s (%s); its expectation over the scenario's exploration: %s\n",
+                model.variant.c_str(), model.why.c_str(), model.expectation.c_str());
+    std::printf("  on the sequential schedule (dfs:0's first, no I/O reordering): %s\n", model.sequential.c_str());
+    std::printf("  %-18s %-44s %s\n", "checker", "real kernel", "model");
     for (const kernel::CheckerTally& tally : judgement.tallies) {
-        std::printf("  %-18s %s\n", tally.name.c_str(), tally_text(tally, judgement.states).c_str());
+        const auto found = model.checkers.find(tally.name);
+        const std::string model_text = found == model.checkers.end() ? "not in the scenario's checkers" : found->second;
+        std::printf("  %-18s %-44s %s\n", tally.name.c_str(), tally_text(tally, judgement.states).c_str(),
+                    model_text.c_str());
         if (!tally.first.empty()) std::printf("      first: %s\n", tally.first.c_str());
+        const bool real_violated = tally.violated > 0;
+        const bool model_violated = model_text.rfind("VIOLATED", 0) == 0;
+        if (found != model.checkers.end() && real_violated != model_violated) {
+            std::printf("      they differ: the %s\n", real_violated ? "real kernel violates it, the model holds"
+                                                                    : "model violates it, the real kernel holds");
+        }
+    }
+    for (const auto& [name, text] : model.checkers) {
+        bool real = false;
+        for (const kernel::CheckerTally& tally : judgement.tallies) real = real || tally.name == name;
+        if (!real) std::printf("  %-18s %-44s %s\n", name.c_str(), "not judged (reads the model's own records)", text.c_str());
     }
     std::printf("negative control: %s\n", judgement.control_text.c_str());
-    const kernel::ModelSide& model = report.model;
-    std::printf("model: variant %s (%s)\n", model.variant.c_str(), model.why.c_str());
-    std::printf("  expectation over its exploration: %s\n", model.expectation.c_str());
-    std::printf("  sequential schedule: %s\n", model.sequential.c_str());
 }
 
 auto count(std::uint64_t n) -> unsigned long long { return static_cast<unsigned long long>(n); }

@@ -12,6 +12,7 @@
 #include "kernel/host.hpp"
 #include "kernel/pattern.hpp"
 #include "runner/runner.hpp"
+#include "sim/dfs.hpp"
 #include "sim/stop.hpp"
 
 namespace kernel {
@@ -191,7 +192,7 @@ auto verdict_text(const scenarios::RunOutcome& outcome) -> std::string {
     if (outcome.violated()) {
         return "violates " + outcome.violations.front().checker + ": " + outcome.violations.front().message;
     }
-    return "holds in the " + std::to_string(outcome.crash_states) + " crash state(s) it judged (at the run's end)";
+    return "holds in the " + std::to_string(outcome.crash_states) + " crash state(s) it judged";
 }
 
 auto expectation_text(const scenarios::Variant& variant) -> std::string {
@@ -217,9 +218,27 @@ auto model_side(const scenarios::Scenario& scenario, const std::string& variant,
     for (const scenarios::Task* task : task_order(scenario)) tasks.push_back(*task);
     sequential.tasks = std::move(tasks);
     sequential.schedule.clear();
+    // The first schedule of a search without preemptions (each task runs
+    // until it blocks or ends), no I/O reordering or daemon wake-up, crash
+    // states after every step with the search's subsets of unflushed writes.
     scenarios::Simulation simulation(sequential, *chosen);
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    scenarios::ExploreBounds bounds = sequential.explore;
+    bounds.io_reorders = 0;
+    bounds.daemon_wakeups = 0;
+    bounds.recovery_crashes = 0;  // the real states cut no recovery either
+    simulation.set_bounds(bounds);
+    sim::DfsTree tree(0, true);
+    const scenarios::RunOutcome outcome = simulation.run_dfs(tree, true);
     side.sequential = verdict_text(outcome);
+    side.states = outcome.crash_states;
+    const std::vector<std::string> names = simulation.checker_names();
+    for (std::size_t i = 0; i < names.size(); i++) {
+        std::string text = "holds, " + std::to_string(i < outcome.judged.size() ? outcome.judged[i] : 0) + " at stake";
+        for (const checkers::Violation& violation : outcome.violations) {
+            if (violation.checker == names[i]) text = "VIOLATED: " + violation.message;
+        }
+        side.checkers[names[i]] = text;
+    }
     side.traffic = model_traffic(outcome);
     return side;
 }

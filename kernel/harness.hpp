@@ -3,6 +3,7 @@
 // states judged, and the model's word on the same sequential schedule.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct ModelSide {
     std::string variant;
     std::string why;            // why this variant
     std::string expectation;    // the variant's expectation, as `crashsim check` judges it
-    std::string sequential;     // the model's verdict of the sequential schedule's crash
+    std::string sequential;     // the model's verdict of the sequential schedule's crash states
+    std::uint64_t states = 0;   // crash states it judged
+    /// Per checker the model judges: "holds, N at stake" or "VIOLATED: ...".
+    std::map<std::string, std::string> checkers;
     Traffic traffic;
 };
 
