@@ -11,15 +11,18 @@
 #include <memory>
 #include <string>
 
+#include "kernel/fstests.hpp"
 #include "kernel/harness.hpp"
 #include "kernel/host.hpp"
 #include "loader/scenario.hpp"
+#include "runner/runner.hpp"
 
 namespace {
 
 struct KernelArgs {
     std::string scenario;
     std::string variant;
+    bool generic_042 = false;
 };
 
 const char* const kernel_limits =
@@ -27,8 +30,7 @@ const char* const kernel_limits =
     "the real kernel, nor is any interleaving); journal_integrity, freeze_quiescence, frozen_image and "
     "fault_outcome read the model's own records and are not judged on real states; the model's verdict beside "
     "them is its sequential run (one crash state at its end) and the variant's expectation, which `crashsim "
-    "check` establishes; a FUA write reaches the loop device as a write then a flush; generic/042's own steps "
-    "are not run.";
+    "check` establishes; a FUA write reaches the loop device as a write then a flush.";
 
 auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std::string {
     if (tally.violated > 0) {
@@ -133,6 +135,37 @@ auto run_kernel_verb(const KernelArgs& args) -> int {
     return violated ? 1 : 0;
 }
 
+/// fstests generic/042's own steps on the real kernel, beside the
+/// scenario's scripted run of every variant.
+auto run_generic_042_verb(const KernelArgs& args) -> int {
+    const std::string path = args.scenario.empty() ? "scenarios/xfs/generic-042.json" : args.scenario;
+    const scenarios::Scenario scenario = scenarios::load_scenario(path);
+    if (const std::string missing = kernel::missing_requirements(); !missing.empty()) {
+        throw kernel::HostError("the machine lacks " + missing);
+    }
+    const std::vector<kernel::Generic042Case> cases = kernel::run_generic_042();
+    std::printf("fstests generic/042 on the running kernel (xfs, 25 MiB image of 0xCD, godown -f):\n");
+    bool passed = true;
+    for (const kernel::Generic042Case& c : cases) {
+        passed = passed && c.passed();
+        std::printf("  %-10s %s: size %llu, %llu bytes of 0x01, %llu bytes of 0xCD%s%s\n", c.command.c_str(),
+                    c.passed() ? "pass" : "FAIL", count(c.size), count(c.ones), count(c.stale_bytes),
+                    c.error.empty() ? "" : "; ", c.error.c_str());
+    }
+    std::printf("model, %s (its scripted schedule, one crash state per variant):\n", path.c_str());
+    for (const scenarios::Variant& variant : scenario.variants) {
+        scenarios::Simulation simulation(scenario, variant);
+        const scenarios::RunOutcome outcome = simulation.run_scripted(false);
+        std::printf("  %-12s %s\n", variant.name.c_str(),
+                    outcome.violated() ? ("violates " + outcome.violations.front().checker + ": " +
+                                          outcome.violations.front().message).c_str()
+                                       : "holds");
+    }
+    std::printf("generic/042 reads no stale data on this kernel %s; the model's variant with every knob at its "
+                "default is the one to compare\n", passed ? "(the test passes)" : "NOT: the test fails");
+    return passed ? 0 : 1;
+}
+
 }  // namespace
 
 void add_kernel_command(CLI::App& app) {
@@ -140,13 +173,19 @@ void add_kernel_command(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
         "kernel", "run a scenario's workload on the running kernel through a logging device and judge its crash states");
     sub->footer(std::string("Operations map to: ") + kernel::mapping_text() + ".\n" + kernel_limits);
-    sub->add_option("scenario", args->scenario, "scenario JSON file")->required();
+    sub->add_option("scenario", args->scenario, "scenario JSON file (with --generic-042: the scenario beside it, "
+                                                "default scenarios/xfs/generic-042.json)");
+    sub->add_flag("--generic-042", args->generic_042,
+                  "run fstests generic/042's own steps on xfs (xfs_io, shutdown -f) instead of a scenario's workload");
     sub->add_option("--variant", args->variant, "the model's variant to compare with (default: the one naming the "
                                                 "running kernel, else the one with every knob at its default)");
     sub->callback([args] {
         int code = 2;
         try {
-            code = run_kernel_verb(*args);
+            if (!args->generic_042 && args->scenario.empty()) {
+                throw scenarios::InputError("kernel: expected a scenario file (or --generic-042)");
+            }
+            code = args->generic_042 ? run_generic_042_verb(*args) : run_kernel_verb(*args);
         } catch (const scenarios::InputError& error) {
             std::fprintf(stderr, "crashsim: %s\n", error.what());
         } catch (const kernel::HostError& error) {

@@ -90,6 +90,14 @@ kernel_tests() {
     else
         not_ok "kernel: an operation without a real counterpart is refused by name" "exit $RC" "$(show "$TMP/kernel.err")"
     fi
+    run_cs "$TMP/kernel.out" "$TMP/kernel.err" kernel --generic-042
+    if [ "$RC" -eq 0 ] && [ "$(grep -c "^  [a-z -]* pass: size [0-9]*, [0-9]* bytes of 0x01, 0 bytes of 0xCD" "$TMP/kernel.out")" -eq 3 ] &&
+        grep -Eq "^  before-fix +violates no_stale_data" "$TMP/kernel.out" && grep -Eq "^  fix +holds" "$TMP/kernel.out"; then
+        ok "kernel --generic-042: fstests' three crash tests pass on xfs beside the model's variants"
+    else
+        not_ok "kernel --generic-042: fstests' three crash tests pass on xfs beside the model's variants" "exit $RC" \
+            "$(show "$TMP/kernel.out")" "$(show "$TMP/kernel.err")"
+    fi
     kernel_interrupt
     left=$(kernel_leftovers)
     [ -z "$left" ] && ok "kernel: no run left a mount or loop device behind" ||
