@@ -26,15 +26,18 @@ struct KernelArgs {
 };
 
 const char* const kernel_limits =
-    "Not done: tasks run one after another (the schedule's yield points are the model's and are not forced on "
+    "Not done: tasks run one after another (the schedule's yield points are the model's and are not forced "
+    "on "
     "the real kernel, nor is any interleaving); journal_integrity, freeze_quiescence, frozen_image and "
-    "fault_outcome read the model's own records and are not judged on real states; the model's verdict beside "
+    "fault_outcome read the model's own records and are not judged on real states; the model's verdict "
+    "beside "
     "them is its sequential run (one crash state at its end) and the variant's expectation, which `crashsim "
     "check` establishes; a FUA write reaches the loop device as a write then a flush.";
 
 auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std::string {
     if (tally.violated > 0) {
-        return "VIOLATED in " + std::to_string(tally.violated) + " of " + std::to_string(states) + " state(s)";
+        return "VIOLATED in " + std::to_string(tally.violated) + " of " + std::to_string(states) +
+               " state(s)";
     }
     return "holds in " + std::to_string(states) + " state(s), " + std::to_string(tally.judged) + " at stake";
 }
@@ -50,42 +53,51 @@ void print_ops(const kernel::KernelReport& report) {
 
 void print_verdicts(const kernel::KernelReport& report) {
     const kernel::CrashJudgement& judgement = report.judgement;
-    std::printf("real crash states: %llu judged at %llu crash point(s); %s: %s\n",
-                static_cast<unsigned long long>(judgement.states), static_cast<unsigned long long>(judgement.points),
-                judgement.capped ? "capped, some subsets left out" : "none left out", judgement.cap_text.c_str());
+    std::printf(
+        "real crash states: %llu judged at %llu crash point(s); %s: %s\n",
+        static_cast<unsigned long long>(judgement.states), static_cast<unsigned long long>(judgement.points),
+        judgement.capped ? "capped, some subsets left out" : "none left out", judgement.cap_text.c_str());
     const kernel::ModelSide& model = report.model;
     std::printf("model: variant %s (%s); its expectation over the scenario's exploration: %s\n",
                 model.variant.c_str(), model.why.c_str(), model.expectation.c_str());
-    std::printf("  on the sequential schedule (dfs:0's first, no I/O reordering): %s\n", model.sequential.c_str());
+    std::printf("  on the sequential schedule (dfs:0's first, no I/O reordering): %s\n",
+                model.sequential.c_str());
     std::printf("  %-18s %-44s %s\n", "checker", "real kernel", "model");
     for (const kernel::CheckerTally& tally : judgement.tallies) {
         const auto found = model.checkers.find(tally.name);
-        const std::string model_text = found == model.checkers.end() ? "not in the scenario's checkers" : found->second;
+        const std::string model_text =
+            found == model.checkers.end() ? "not in the scenario's checkers" : found->second;
         std::printf("  %-18s %-44s %s\n", tally.name.c_str(), tally_text(tally, judgement.states).c_str(),
                     model_text.c_str());
         if (!tally.first.empty()) std::printf("      first: %s\n", tally.first.c_str());
         const bool real_violated = tally.violated > 0;
         const bool model_violated = model_text.rfind("VIOLATED", 0) == 0;
         if (found != model.checkers.end() && real_violated != model_violated) {
-            std::printf("      they differ: the %s\n", real_violated ? "real kernel violates it, the model holds"
-                                                                    : "model violates it, the real kernel holds");
+            std::printf("      they differ: the %s\n", real_violated
+                                                           ? "real kernel violates it, the model holds"
+                                                           : "model violates it, the real kernel holds");
         }
     }
     for (const auto& [name, text] : model.checkers) {
         bool real = false;
         for (const kernel::CheckerTally& tally : judgement.tallies) real = real || tally.name == name;
-        if (!real) std::printf("  %-18s %-44s %s\n", name.c_str(), "not judged (reads the model's own records)", text.c_str());
+        if (!real)
+            std::printf("  %-18s %-44s %s\n", name.c_str(), "not judged (reads the model's own records)",
+                        text.c_str());
     }
     std::printf("negative control: %s\n", judgement.control_text.c_str());
 }
 
-auto count(std::uint64_t n) -> unsigned long long { return static_cast<unsigned long long>(n); }
+auto count(std::uint64_t n) -> unsigned long long {
+    return static_cast<unsigned long long>(n);
+}
 
 void print_traffic(const kernel::KernelReport& report) {
     const kernel::Traffic& real = report.traffic;
     const kernel::Traffic& model = report.model.traffic;
-    std::printf("device traffic of the workload (real: the order the FUSE device served it, sizes in bytes @ 4 KiB "
-                "block; model: submission order)\n");
+    std::printf(
+        "device traffic of the workload (real: the order the FUSE device served it, sizes in bytes @ 4 KiB "
+        "block; model: submission order)\n");
     std::printf("  %4s  %-22s %s\n", "#", "real", "model");
     const std::size_t rows = std::max(real.requests.size(), model.requests.size());
     for (std::size_t i = 0; i < rows; i++) {
@@ -95,16 +107,20 @@ void print_traffic(const kernel::KernelReport& report) {
     }
     std::printf("  real:  %llu writes (%llu bytes), %llu flushes\n", count(real.writes), count(real.bytes),
                 count(real.flushes));
-    std::printf("  model: %llu writes (%llu bytes), %llu flushes, %llu FUA writes (as the loop device sees them: "
-                "%llu flushes)\n",
-                count(model.writes), count(model.bytes), count(model.flushes), count(model.fua),
-                count(model.flushes + model.fua));
+    std::printf(
+        "  model: %llu writes (%llu bytes), %llu flushes, %llu FUA writes (as the loop device sees them: "
+        "%llu flushes)\n",
+        count(model.writes), count(model.bytes), count(model.flushes), count(model.fua),
+        count(model.flushes + model.fua));
     std::string differ;
-    if (real.writes != model.writes) differ += " writes " + std::to_string(real.writes) + " vs " + std::to_string(model.writes) + ";";
+    if (real.writes != model.writes)
+        differ += " writes " + std::to_string(real.writes) + " vs " + std::to_string(model.writes) + ";";
     if (real.flushes != model.flushes + model.fua) {
-        differ += " flushes " + std::to_string(real.flushes) + " vs " + std::to_string(model.flushes + model.fua) + ";";
+        differ += " flushes " + std::to_string(real.flushes) + " vs " +
+                  std::to_string(model.flushes + model.fua) + ";";
     }
-    if (real.bytes != model.bytes) differ += " bytes " + std::to_string(real.bytes) + " vs " + std::to_string(model.bytes) + ";";
+    if (real.bytes != model.bytes)
+        differ += " bytes " + std::to_string(real.bytes) + " vs " + std::to_string(model.bytes) + ";";
     std::printf("  %s\n", differ.empty() ? "the counts agree" : ("they differ:" + differ).c_str());
 }
 
@@ -115,7 +131,8 @@ auto run_kernel_verb(const KernelArgs& args) -> int {
     const auto phase = [&](const std::string& name) { began[name] = clock::now(); };
     const kernel::KernelReport report = kernel::run_kernel(scenario, args.variant, phase);
     const double crash_s = std::chrono::duration<double>(clock::now() - began["crash states"]).count();
-    const double workload_s = std::chrono::duration<double>(began["crash states"] - began["workload"]).count();
+    const double workload_s =
+        std::chrono::duration<double>(began["crash states"] - began["workload"]).count();
     std::printf("crashsim kernel: %s on Linux %s, %s, %llu MiB image\n", scenario.name.c_str(),
                 report.kernel_release.c_str(), report.fs.c_str(), count(report.image_bytes >> 20));
     std::printf("  %s; mount -o %s; tasks one after another: ", report.mkfs.c_str(),
@@ -126,9 +143,12 @@ auto run_kernel_verb(const KernelArgs& args) -> int {
     print_verdicts(report);
     print_traffic(report);
     const kernel::CrashJudgement& judgement = report.judgement;
-    std::printf("time: workload and log %.2f s (%llu records); crash states %.2f s, %.0f ms per state\n", workload_s,
-                count(report.log_records), crash_s,
-                judgement.states == 0 ? 0.0 : 1000.0 * crash_s / static_cast<double>(judgement.states + (judgement.control_ran ? 1 : 0)));
+    std::printf(
+        "time: workload and log %.2f s (%llu records); crash states %.2f s, %.0f ms per state\n", workload_s,
+        count(report.log_records), crash_s,
+        judgement.states == 0
+            ? 0.0
+            : 1000.0 * crash_s / static_cast<double>(judgement.states + (judgement.control_ran ? 1 : 0)));
     std::printf("%s\n", kernel_limits);
     bool violated = judgement.control_ran && !judgement.control_caught;
     for (const kernel::CheckerTally& tally : judgement.tallies) violated = violated || tally.violated > 0;
@@ -158,11 +178,14 @@ auto run_generic_042_verb(const KernelArgs& args) -> int {
         const scenarios::RunOutcome outcome = simulation.run_scripted(false);
         std::printf("  %-12s %s\n", variant.name.c_str(),
                     outcome.violated() ? ("violates " + outcome.violations.front().checker + ": " +
-                                          outcome.violations.front().message).c_str()
+                                          outcome.violations.front().message)
+                                             .c_str()
                                        : "holds");
     }
-    std::printf("generic/042 reads no stale data on this kernel %s; the model's variant with every knob at its "
-                "default is the one to compare\n", passed ? "(the test passes)" : "NOT: the test fails");
+    std::printf(
+        "generic/042 reads no stale data on this kernel %s; the model's variant with every knob at its "
+        "default is the one to compare\n",
+        passed ? "(the test passes)" : "NOT: the test fails");
     return passed ? 0 : 1;
 }
 
@@ -170,15 +193,19 @@ auto run_generic_042_verb(const KernelArgs& args) -> int {
 
 void add_kernel_command(CLI::App& app) {
     auto args = std::make_shared<KernelArgs>();
-    CLI::App* sub = app.add_subcommand(
-        "kernel", "run a scenario's workload on the running kernel through a logging device and judge its crash states");
+    CLI::App* sub = app.add_subcommand("kernel",
+                                       "run a scenario's workload on the running kernel through a logging "
+                                       "device and judge its crash states");
     sub->footer(std::string("Operations map to: ") + kernel::mapping_text() + ".\n" + kernel_limits);
-    sub->add_option("scenario", args->scenario, "scenario JSON file (with --generic-042: the scenario beside it, "
-                                                "default scenarios/xfs/generic-042.json)");
-    sub->add_flag("--generic-042", args->generic_042,
-                  "run fstests generic/042's own steps on xfs (xfs_io, shutdown -f) instead of a scenario's workload");
-    sub->add_option("--variant", args->variant, "the model's variant to compare with (default: the one naming the "
-                                                "running kernel, else the one with every knob at its default)");
+    sub->add_option("scenario", args->scenario,
+                    "scenario JSON file (with --generic-042: the scenario beside it, "
+                    "default scenarios/xfs/generic-042.json)");
+    sub->add_flag(
+        "--generic-042", args->generic_042,
+        "run fstests generic/042's own steps on xfs (xfs_io, shutdown -f) instead of a scenario's workload");
+    sub->add_option("--variant", args->variant,
+                    "the model's variant to compare with (default: the one naming the "
+                    "running kernel, else the one with every knob at its default)");
     sub->callback([args] {
         int code = 2;
         try {

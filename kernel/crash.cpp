@@ -58,7 +58,8 @@ auto crash_points(const CrashInput& input) -> std::vector<Point> {
             const bool same = !points.empty() && unflushed.empty() && points.back().marker == marker &&
                               points.back().durable_end == last_flush_end;
             if (workload && !same) {
-                points.push_back({i, last_flush_end, unflushed, marker, "before flush " + std::to_string(flushes)});
+                points.push_back(
+                    {i, last_flush_end, unflushed, marker, "before flush " + std::to_string(flushes)});
             }
             last_flush_end = i + 1;
             unflushed.clear();
@@ -70,7 +71,8 @@ auto crash_points(const CrashInput& input) -> std::vector<Point> {
 }
 
 /// The subsets of a point's unflushed writes to keep, by the scenario's policy.
-auto subsets(std::size_t n, scenarios::UnflushedPolicy policy, bool& capped) -> std::vector<std::vector<bool>> {
+auto subsets(std::size_t n, scenarios::UnflushedPolicy policy, bool& capped)
+    -> std::vector<std::vector<bool>> {
     using P = scenarios::UnflushedPolicy;
     std::vector<std::vector<bool>> out;
     if (n == 0 || policy == P::none) return {std::vector<bool>(n, false)};
@@ -135,14 +137,16 @@ void apply(int fd, const LogRecord& record, const LoggingDevice& device) {
         }
     } else if (record.kind == Kind::discard || record.kind == Kind::zeroes) {
         const std::vector<std::uint8_t> zeros(record.length, 0);
-        [[maybe_unused]] const ssize_t wrote = pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(record.offset));
+        [[maybe_unused]] const ssize_t wrote =
+            pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(record.offset));
     }
 }
 
 }  // namespace
 
 auto real_checkers() -> const std::vector<std::string>& {
-    static const std::vector<std::string> names{"mount", "fsync_durability", "no_stale_data", "fs_consistency"};
+    static const std::vector<std::string> names{"mount", "fsync_durability", "no_stale_data",
+                                                "fs_consistency"};
     return names;
 }
 
@@ -151,7 +155,8 @@ namespace {
 /// The extents FIEMAP reports, in file blocks. An inline extent (data in a
 /// btree leaf or the inode) has no device block: it gets one of its own past
 /// the device's blocks, so no two are taken for the same block.
-auto extents_of(int fd, std::uint32_t block_size, std::uint64_t& inline_next) -> std::vector<model::RecoveredExtent> {
+auto extents_of(int fd, std::uint32_t block_size, std::uint64_t& inline_next)
+    -> std::vector<model::RecoveredExtent> {
     constexpr std::uint32_t count = 512;
     std::vector<std::uint8_t> buffer(sizeof(fiemap) + count * sizeof(fiemap_extent), 0);
     auto* map = reinterpret_cast<fiemap*>(buffer.data());
@@ -176,8 +181,8 @@ auto extents_of(int fd, std::uint32_t block_size, std::uint64_t& inline_next) ->
 }
 
 /// One file as mounted: size, content tags per block, extents.
-auto read_file(const std::string& path, std::uint32_t id, std::uint32_t block_size, std::uint64_t& inline_next)
-    -> model::RecoveredFile {
+auto read_file(const std::string& path, std::uint32_t id, std::uint32_t block_size,
+               std::uint64_t& inline_next) -> model::RecoveredFile {
     model::RecoveredFile file;
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) return file;
@@ -207,9 +212,15 @@ auto read_file(const std::string& path, std::uint32_t id, std::uint32_t block_si
 auto fsck(FsType type, const std::string& image) -> std::optional<std::string> {
     std::vector<std::string> argv;
     switch (type) {
-        case FsType::ext4: argv = {"e2fsck", "-fn", image}; break;
-        case FsType::xfs: argv = {"xfs_repair", "-n", "-f", image}; break;
-        case FsType::btrfs: argv = {"btrfs", "check", "--readonly", image}; break;
+        case FsType::ext4:
+            argv = {"e2fsck", "-fn", image};
+            break;
+        case FsType::xfs:
+            argv = {"xfs_repair", "-n", "-f", image};
+            break;
+        case FsType::btrfs:
+            argv = {"btrfs", "check", "--readonly", image};
+            break;
     }
     const CommandResult result = run_command(argv);
     if (result.ok()) return std::nullopt;
@@ -226,17 +237,20 @@ auto recover_real(Host& host, const CrashInput& input, const std::string& image)
     const std::uint32_t block_size = input.scenario.device.block_size;
     struct stat st {};
     stat(image.c_str(), &st);
-    state.device_blocks = input.type == FsType::btrfs ? std::uint64_t{1} << 40  // FIEMAP gives logical addresses
-                                                      : static_cast<std::uint64_t>(st.st_size) / block_size;
+    state.device_blocks = input.type == FsType::btrfs
+                              ? std::uint64_t{1} << 40  // FIEMAP gives logical addresses
+                              : static_cast<std::uint64_t>(st.st_size) / block_size;
     std::uint64_t inline_next = state.device_blocks;
     if (input.type == FsType::btrfs) state.device_blocks += std::uint64_t{1} << 30;
     const auto [loop, loop_handle] = attach_loop(host, image, false);
     const std::string dir = input.scratch + "/state";
     std::size_t mount_handle = 0;
-    state.mounted = mount_fs(host, loop, dir, fs_name(input.type), input.mount_options, mount_handle, state.mount_error);
+    state.mounted =
+        mount_fs(host, loop, dir, fs_name(input.type), input.mount_options, mount_handle, state.mount_error);
     if (state.mounted) {
         for (std::uint32_t id = 0; id < input.scenario.files.size(); id++) {
-            state.files.push_back(read_file(dir + "/" + input.scenario.files[id], id, block_size, inline_next));
+            state.files.push_back(
+                read_file(dir + "/" + input.scenario.files[id], id, block_size, inline_next));
         }
         host.undo(mount_handle);
     }
@@ -303,18 +317,19 @@ auto promised_write(const CrashInput& input, const Point& point, const checkers:
             if (!tag.data) continue;
             for (const checkers::Promise& promise : oracle.promises()) {
                 const auto content = promise.contents.find(tag.block);
-                promised = promised || (promise.returned && promise.file == tag.file &&
-                                        !oracle.removed(tag.file) && content &&
-                                        content->kind == model::disk::ContentKind::data &&
-                                        content->version == tag.version);
+                promised =
+                    promised ||
+                    (promise.returned && promise.file == tag.file && !oracle.removed(tag.file) && content &&
+                     content->kind == model::disk::ContentKind::data && content->version == tag.version);
             }
         }
         if (!promised) continue;
         bool overwritten = false;
         for (std::size_t j = i + 1; j < point.durable_end; j++) {
             const LogRecord& later = input.records[j];
-            overwritten = overwritten || (changes_disk(later) && later.offset < record.offset + record.length &&
-                                          record.offset < later.offset + later.length);
+            overwritten =
+                overwritten || (changes_disk(later) && later.offset < record.offset + record.length &&
+                                record.offset < later.offset + later.length);
         }
         if (!overwritten) return i;
     }
@@ -346,9 +361,10 @@ void negative_control(Host& host, Judge& judge, const Point& point) {
     const LogRecord& record = input.records[*dropped];
     result.control_ran = true;
     result.control_caught = !found.empty();
-    result.control_text = "dropped durable write #" + std::to_string(*dropped) + " (" + std::to_string(record.length) +
-                          " bytes at " + std::to_string(record.offset) + ") " + point.label + ": " +
-                          (found.empty() ? "NOT caught: fsync_durability held" : "caught: " + found.front().message);
+    result.control_text =
+        "dropped durable write #" + std::to_string(*dropped) + " (" + std::to_string(record.length) +
+        " bytes at " + std::to_string(record.offset) + ") " + point.label + ": " +
+        (found.empty() ? "NOT caught: fsync_durability held" : "caught: " + found.front().message);
     std::remove(image.c_str());
 }
 
@@ -366,10 +382,12 @@ auto judge_crash_states(Host& host, const CrashInput& input) -> CrashJudgement {
     std::size_t applied = 0;
     for (const Point& point : points) {
         if (sim::stop_requested()) break;
-        for (; applied < point.durable_end; applied++) apply(durable_fd, input.records[applied], input.device);
+        for (; applied < point.durable_end; applied++)
+            apply(durable_fd, input.records[applied], input.device);
         const checkers::Oracle oracle = oracle_at(input.scenario, input.ran, point.marker);
         result.points++;
-        for (const std::vector<bool>& keep : subsets(point.unflushed.size(), input.scenario.crash.unflushed, result.capped)) {
+        for (const std::vector<bool>& keep :
+             subsets(point.unflushed.size(), input.scenario.crash.unflushed, result.capped)) {
             if (result.states >= crash_states_max || sim::stop_requested()) {
                 result.capped = true;
                 break;
@@ -386,8 +404,10 @@ auto judge_crash_states(Host& host, const CrashInput& input) -> CrashJudgement {
     }
     close(durable_fd);
     if (!points.empty() && !sim::stop_requested()) negative_control(host, judge, points.back());
-    result.cap_text = "at most " + std::to_string(subsets_per_point_max) + " subsets per crash point (every subset of up to " +
-                      std::to_string(any_subset_writes_max) + " unflushed writes; past it none, all, and each dropped alone) and " +
+    result.cap_text = "at most " + std::to_string(subsets_per_point_max) +
+                      " subsets per crash point (every subset of up to " +
+                      std::to_string(any_subset_writes_max) +
+                      " unflushed writes; past it none, all, and each dropped alone) and " +
                       std::to_string(crash_states_max) + " crash states per run";
     return result;
 }

@@ -26,7 +26,9 @@ struct Server {
     std::uint64_t payload_end = 0;
 };
 
-auto server() -> Server& { return *static_cast<Server*>(fuse_get_context()->private_data); }
+auto server() -> Server& {
+    return *static_cast<Server*>(fuse_get_context()->private_data);
+}
 
 void append(const LogRecord& record) {
     Server& s = server();
@@ -63,7 +65,8 @@ auto op_read(const char* path, char* buffer, size_t size, off_t offset, fuse_fil
     return got < 0 ? -errno : static_cast<int>(got);
 }
 
-auto op_write(const char* path, const char* buffer, size_t size, off_t offset, fuse_file_info* /*fi*/) -> int {
+auto op_write(const char* path, const char* buffer, size_t size, off_t offset, fuse_file_info* /*fi*/)
+    -> int {
     Server& s = server();
     if (std::string(path) == "/ctl") {
         std::uint64_t number = 0;
@@ -72,7 +75,8 @@ auto op_write(const char* path, const char* buffer, size_t size, off_t offset, f
         return static_cast<int>(size);
     }
     if (pwrite(s.image, buffer, size, offset) != static_cast<ssize_t>(size)) return -EIO;
-    if (pwrite(s.payload, buffer, size, static_cast<off_t>(s.payload_end)) != static_cast<ssize_t>(size)) return -EIO;
+    if (pwrite(s.payload, buffer, size, static_cast<off_t>(s.payload_end)) != static_cast<ssize_t>(size))
+        return -EIO;
     append({LogRecord::Kind::write, 0, static_cast<std::uint64_t>(offset), size, s.payload_end});
     s.payload_end += size;
     return static_cast<int>(size);
@@ -87,13 +91,13 @@ auto op_fallocate(const char* path, int mode, off_t offset, off_t length, fuse_f
     if (std::string(path) != "/disk") return -EOPNOTSUPP;
     const bool zeroes = (mode & FALLOC_FL_ZERO_RANGE) != 0;
     if (fallocate(server().image, mode, offset, length) != 0) return -errno;
-    append({zeroes ? LogRecord::Kind::zeroes : LogRecord::Kind::discard, 0, static_cast<std::uint64_t>(offset),
-            static_cast<std::uint64_t>(length), 0});
+    append({zeroes ? LogRecord::Kind::zeroes : LogRecord::Kind::discard, 0,
+            static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(length), 0});
     return 0;
 }
 
-auto op_readdir(const char* /*path*/, void* buffer, fuse_fill_dir_t fill, off_t /*offset*/, fuse_file_info* /*fi*/,
-                fuse_readdir_flags /*flags*/) -> int {
+auto op_readdir(const char* /*path*/, void* buffer, fuse_fill_dir_t fill, off_t /*offset*/,
+                fuse_file_info* /*fi*/, fuse_readdir_flags /*flags*/) -> int {
     for (const char* name : {".", "..", "disk", "ctl"}) fill(buffer, name, nullptr, 0, fuse_fill_dir_flags{});
     return 0;
 }
@@ -177,10 +181,13 @@ void LoggingDevice::mark(std::uint64_t number) const {
     const int fd = open_or_throw(mount_ + "/ctl", O_WRONLY);
     const ssize_t wrote = pwrite(fd, &number, sizeof number, 0);
     close(fd);
-    if (wrote != static_cast<ssize_t>(sizeof number)) throw HostError("marker write to " + mount_ + "/ctl failed");
+    if (wrote != static_cast<ssize_t>(sizeof number))
+        throw HostError("marker write to " + mount_ + "/ctl failed");
 }
 
-void LoggingDevice::stop() { host_.undo(handle_); }
+void LoggingDevice::stop() {
+    host_.undo(handle_);
+}
 
 auto LoggingDevice::records() const -> std::vector<LogRecord> {
     const int fd = open_or_throw(log_path_, O_RDONLY);

@@ -16,7 +16,8 @@ void fill_cd(const std::string& path) {
     if (fd < 0) throw HostError("open " + path + ": " + std::strerror(errno));
     const std::vector<std::uint8_t> chunk(1024 * 1024, 0xCD);
     for (std::uint64_t at = 0; at < image_size; at += chunk.size()) {
-        if (pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(chunk.size())) {
+        if (pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(at)) !=
+            static_cast<ssize_t>(chunk.size())) {
             close(fd);
             throw HostError("write " + path + ": " + std::strerror(errno));
         }
@@ -71,7 +72,8 @@ auto run_generic_042() -> std::vector<Generic042Case> {
     const std::string scratch = make_scratch(host);
     make_dir(scratch, "042.mnt");
     std::vector<Generic042Case> cases;
-    for (const char* command : {"falloc -k", "fpunch", "fzero -k"}) cases.push_back(crashtest(scratch, command));
+    for (const char* command : {"falloc -k", "fpunch", "fzero -k"})
+        cases.push_back(crashtest(scratch, command));
     return cases;
 }
 

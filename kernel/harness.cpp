@@ -34,7 +34,8 @@ void write_canary(const std::string& path, std::uint64_t bytes, std::uint32_t bl
     std::vector<std::uint8_t> chunk(mib);
     for (std::uint64_t at = 0; at < bytes; at += mib) {
         fill_canary(chunk, at / block_size, block_size);
-        if (pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(chunk.size())) {
+        if (pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(at)) !=
+            static_cast<ssize_t>(chunk.size())) {
             close(fd);
             throw HostError("write " + path + ": " + std::strerror(errno));
         }
@@ -47,19 +48,30 @@ void write_canary(const std::string& path, std::uint64_t bytes, std::uint32_t bl
 auto mkfs_argv(FsType type, const std::string& device) -> std::vector<std::string> {
     switch (type) {
         case FsType::ext4:
-            return {"mkfs.ext4", "-q", "-F", "-b", "4096", "-E", "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
+            return {"mkfs.ext4",
+                    "-q",
+                    "-F",
+                    "-b",
+                    "4096",
+                    "-E",
+                    "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
                     device};
-        case FsType::xfs: return {"mkfs.xfs", "-q", "-f", "-K", device};
-        case FsType::btrfs: return {"mkfs.btrfs", "-q", "-f", "-K", device};
+        case FsType::xfs:
+            return {"mkfs.xfs", "-q", "-f", "-K", device};
+        case FsType::btrfs:
+            return {"mkfs.btrfs", "-q", "-f", "-K", device};
     }
     return {};
 }
 
 auto mount_options(FsType type) -> std::string {
     switch (type) {
-        case FsType::ext4: return "data=ordered";
-        case FsType::xfs: return "";
-        case FsType::btrfs: return "nodiscard";  // discard=async since 6.2 would punch freed blocks
+        case FsType::ext4:
+            return "data=ordered";
+        case FsType::xfs:
+            return "";
+        case FsType::btrfs:
+            return "nodiscard";  // discard=async since 6.2 would punch freed blocks
     }
     return "";
 }
@@ -88,8 +100,11 @@ auto real_traffic(const std::vector<LogRecord>& records, std::uint64_t from_mark
         } else {
             traffic.writes++;
             traffic.bytes += record.length;
-            const char* what = record.kind == LogRecord::Kind::write ? "W " : record.kind == LogRecord::Kind::discard ? "DISCARD " : "ZEROES ";
-            traffic.requests.push_back(what + std::to_string(record.length) + "@" + std::to_string(record.offset / 4096));
+            const char* what = record.kind == LogRecord::Kind::write     ? "W "
+                               : record.kind == LogRecord::Kind::discard ? "DISCARD "
+                                                                         : "ZEROES ";
+            traffic.requests.push_back(what + std::to_string(record.length) + "@" +
+                                       std::to_string(record.offset / 4096));
         }
     }
     return traffic;
@@ -135,7 +150,8 @@ auto pick_variant(const scenarios::Scenario& scenario, const std::string& asked,
     if (!asked.empty()) {
         const scenarios::Variant* variant = scenario.find_variant(asked);
         if (variant == nullptr) {
-            throw scenarios::InputError(scenario.path + ": --variant: expected one of the scenario's variants, got " + asked);
+            throw scenarios::InputError(scenario.path +
+                                        ": --variant: expected one of the scenario's variants, got " + asked);
         }
         why = "named by --variant";
         return variant;
@@ -155,7 +171,8 @@ auto pick_variant(const scenarios::Scenario& scenario, const std::string& asked,
             defaults = defaults && (found == variant.config.end() || found->second == knob.default_value);
         }
         if (defaults) {
-            why = "no variant names " + release + "; this one sets every knob to the model's default, the model's "
+            why = "no variant names " + release +
+                  "; this one sets every knob to the model's default, the model's "
                   "newest kernel";
             return &variant;
         }
@@ -182,8 +199,8 @@ auto model_traffic(const scenarios::RunOutcome& outcome) -> Traffic {
         traffic.writes++;
         traffic.fua += fua ? 1 : 0;
         traffic.bytes += count * 4096;
-        traffic.requests.push_back(std::string(fua ? "W+FUA " : "W ") + std::to_string(count * 4096) + "@" + block +
-                                   " (" + what + ")");
+        traffic.requests.push_back(std::string(fua ? "W+FUA " : "W ") + std::to_string(count * 4096) + "@" +
+                                   block + " (" + what + ")");
     }
     return traffic;
 }
@@ -197,9 +214,12 @@ auto verdict_text(const scenarios::RunOutcome& outcome) -> std::string {
 
 auto expectation_text(const scenarios::Variant& variant) -> std::string {
     switch (variant.expect.kind) {
-        case scenarios::Expectation::Kind::violates: return "violates " + variant.expect.checker;
-        case scenarios::Expectation::Kind::holds: return "holds";
-        case scenarios::Expectation::Kind::measure: return "measure (a performance variant)";
+        case scenarios::Expectation::Kind::violates:
+            return "violates " + variant.expect.checker;
+        case scenarios::Expectation::Kind::holds:
+            return "holds";
+        case scenarios::Expectation::Kind::measure:
+            return "measure (a performance variant)";
     }
     return "";
 }
@@ -233,7 +253,8 @@ auto model_side(const scenarios::Scenario& scenario, const std::string& variant,
     side.states = outcome.crash_states;
     const std::vector<std::string> names = simulation.checker_names();
     for (std::size_t i = 0; i < names.size(); i++) {
-        std::string text = "holds, " + std::to_string(i < outcome.judged.size() ? outcome.judged[i] : 0) + " at stake";
+        std::string text =
+            "holds, " + std::to_string(i < outcome.judged.size() ? outcome.judged[i] : 0) + " at stake";
         for (const checkers::Violation& violation : outcome.violations) {
             if (violation.checker == names[i]) text = "VIOLATED: " + violation.message;
         }
@@ -277,7 +298,8 @@ auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
     if (type == FsType::xfs && uses_op(scenario, "log_force")) quicken_log_worker(host);
     std::size_t mount_handle = 0;
     std::string error;
-    if (!mount_fs(host, loop, root, report.fs, report.mount_options, mount_handle, error)) throw HostError(error);
+    if (!mount_fs(host, loop, root, report.fs, report.mount_options, mount_handle, error))
+        throw HostError(error);
     std::uint64_t markers = 0;
     const auto mark = [&] {
         device.mark(++markers);
@@ -301,8 +323,8 @@ auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
     report.log_records = records.size();
     report.traffic = real_traffic(records, workload_marker, crash_marker);
     phase("crash states");
-    const CrashInput input{scenario, type, report.ran, records, device, canary, scratch,
-                           workload_marker, crash_marker, report.mount_options};
+    const CrashInput input{scenario, type,    report.ran,      records,      device,
+                           canary,   scratch, workload_marker, crash_marker, report.mount_options};
     report.judgement = judge_crash_states(host, input);
     if (sim::stop_requested()) throw HostError("interrupted");
     return report;

@@ -25,10 +25,10 @@ struct Traffic {
 
 struct ModelSide {
     std::string variant;
-    std::string why;            // why this variant
-    std::string expectation;    // the variant's expectation, as `crashsim check` judges it
-    std::string sequential;     // the model's verdict of the sequential schedule's crash states
-    std::uint64_t states = 0;   // crash states it judged
+    std::string why;           // why this variant
+    std::string expectation;   // the variant's expectation, as `crashsim check` judges it
+    std::string sequential;    // the model's verdict of the sequential schedule's crash states
+    std::uint64_t states = 0;  // crash states it judged
     /// Per checker the model judges: "holds, N at stake" or "VIOLATED: ...".
     std::map<std::string, std::string> checkers;
     Traffic traffic;

@@ -16,7 +16,8 @@ namespace kernel {
 namespace {
 
 /// The child's side of run_command: output to the pipe, the environment, exec.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int out) {
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                             int out) {
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
     const int null = open("/dev/null", O_RDONLY);
@@ -54,8 +55,7 @@ auto run_command(const std::vector<std::string>& argv, const std::vector<std::st
     close(pipe_fds[0]);
     int status = 0;
     if (pid < 0) return result;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return result;
 }
@@ -63,7 +63,8 @@ auto run_command(const std::vector<std::string>& argv, const std::vector<std::st
 auto must_run(const std::vector<std::string>& argv, const std::vector<std::string>& env) -> std::string {
     CommandResult result = run_command(argv, env);
     if (!result.ok()) {
-        throw HostError(joined(argv) + " failed (status " + std::to_string(result.status) + "): " + result.output);
+        throw HostError(joined(argv) + " failed (status " + std::to_string(result.status) +
+                        "): " + result.output);
     }
     return result.output;
 }
@@ -74,7 +75,8 @@ auto missing_requirements() -> std::string {
     if (geteuid() != 0) lack("root");
     if (access("/dev/fuse", R_OK | W_OK) != 0) lack("/dev/fuse");
     if (access("/dev/loop-control", R_OK | W_OK) != 0) lack("/dev/loop-control");
-    for (const char* tool : {"losetup", "mkfs.ext4", "e2fsck", "mkfs.xfs", "xfs_repair", "mkfs.btrfs", "btrfs"}) {
+    for (const char* tool :
+         {"losetup", "mkfs.ext4", "e2fsck", "mkfs.xfs", "xfs_repair", "mkfs.btrfs", "btrfs"}) {
         if (run_command({"sh", "-c", std::string("command -v ") + tool}).status != 0) lack(tool);
     }
     if (missing.empty() && !run_command({"losetup", "-f"}).ok()) lack("a free loop device");
@@ -99,7 +101,8 @@ void Host::undo_all() {
 
 auto make_scratch(Host& host) -> std::string {
     std::string pattern = (std::filesystem::temp_directory_path() / "crashsim-kernel-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw HostError("mkdtemp " + pattern + ": " + std::strerror(errno));
+    if (mkdtemp(pattern.data()) == nullptr)
+        throw HostError("mkdtemp " + pattern + ": " + std::strerror(errno));
     host.made("scratch directory " + pattern, [pattern] {
         std::error_code ignored;
         std::filesystem::remove_all(pattern, ignored);
@@ -127,13 +130,16 @@ auto attach_loop(Host& host, const std::string& file, bool direct_io) -> std::pa
     argv.push_back(file);
     std::string device = must_run(argv);
     while (!device.empty() && (device.back() == '\n' || device.back() == ' ')) device.pop_back();
-    const std::size_t handle = host.made("loop device " + device, [device] { run_command({"losetup", "-d", device}); });
+    const std::size_t handle = host.made("loop device " + device, [device] {
+        run_command({"losetup", "-d", device});
+    });
     return {device, handle};
 }
 
 auto mount_fs(Host& host, const std::string& device, const std::string& dir, const std::string& type,
               const std::string& options, std::size_t& handle, std::string& error) -> bool {
-    if (mount(device.c_str(), dir.c_str(), type.c_str(), 0, options.empty() ? nullptr : options.c_str()) != 0) {
+    if (mount(device.c_str(), dir.c_str(), type.c_str(), 0, options.empty() ? nullptr : options.c_str()) !=
+        0) {
         error = "mount -t " + type + (options.empty() ? "" : " -o " + options) + ": " + std::strerror(errno);
         return false;
     }

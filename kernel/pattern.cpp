@@ -12,7 +12,9 @@ auto load_word(const std::uint8_t* bytes) -> std::uint64_t {
     return word;
 }
 
-void store_word(std::uint8_t* bytes, std::uint64_t word) { std::memcpy(bytes, &word, sizeof word); }
+void store_word(std::uint8_t* bytes, std::uint64_t word) {
+    std::memcpy(bytes, &word, sizeof word);
+}
 
 }  // namespace
 
@@ -40,7 +42,8 @@ auto decode_block(std::span<const std::uint8_t> block, std::uint32_t file, std::
     for (std::size_t i = 0; i + 8 <= block.size(); i += 8) {
         const std::uint64_t word = load_word(block.data() + i);
         if (word == 0) continue;
-        if (word >> 56 == canary_magic) return model::disk::Content::stale(word & ((std::uint64_t{1} << 56) - 1));
+        if (word >> 56 == canary_magic)
+            return model::disk::Content::stale(word & ((std::uint64_t{1} << 56) - 1));
         const bool ours = word >> 56 == data_magic && ((word >> 48) & 0xff) == file &&
                           (word & (file_blocks_max - 1)) == (file_block & (file_blocks_max - 1));
         if (!ours) {

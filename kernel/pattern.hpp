@@ -34,8 +34,8 @@ void fill_data(std::span<std::uint8_t> out, std::uint32_t file, std::uint64_t of
 /// Fills `out` (a whole number of blocks from device block `first`) with the canary.
 void fill_canary(std::span<std::uint8_t> out, std::uint64_t first, std::uint32_t block_size);
 /// What one block of a file read back holds; zeros for a block of zeros.
-[[nodiscard]] auto decode_block(std::span<const std::uint8_t> block, std::uint32_t file, std::uint64_t file_block)
-    -> model::disk::Content;
+[[nodiscard]] auto decode_block(std::span<const std::uint8_t> block, std::uint32_t file,
+                                std::uint64_t file_block) -> model::disk::Content;
 /// Whether a device block's bytes are data of one file block (for the
 /// negative control): its file, block and newest version.
 struct DataTag {

@@ -49,16 +49,18 @@ auto flag(const scenarios::Op& op, const std::string& name) -> bool {
 /// Operations without a real counterpart, and why, by file system.
 auto unmapped(const std::string& name, FsType type) -> std::string {
     if (name == "shrink") {
-        return "the jbd2 checkpoint shrinker runs only under memory pressure, and drop_caches would also evict "
+        return "the jbd2 checkpoint shrinker runs only under memory pressure, and drop_caches would also "
+               "evict "
                "every clean inode and dentry";
     }
     if (name == "log_force" && type != FsType::xfs) return "it is xfs's log worker";
     if (name == "shutdown" && type == FsType::btrfs) return "btrfs rejects XFS_IOC_GOINGDOWN";
-    static const std::vector<std::string> known{"create", "write", "fsync", "sync", "writeback",
-                                                "sync_file_range", "release_pages", "falloc", "fpunch", "fzero",
-                                                "truncate", "unlink", "mkdir", "rmdir", "freeze", "thaw",
-                                                "shutdown", "checkpoint", "commit", "log_force"};
-    if (std::find(known.begin(), known.end(), name) == known.end()) return "the harness maps no system call to it";
+    static const std::vector<std::string> known{
+        "create", "write",  "fsync",    "sync",       "writeback", "sync_file_range", "release_pages",
+        "falloc", "fpunch", "fzero",    "truncate",   "unlink",    "mkdir",           "rmdir",
+        "freeze", "thaw",   "shutdown", "checkpoint", "commit",    "log_force"};
+    if (std::find(known.begin(), known.end(), name) == known.end())
+        return "the harness maps no system call to it";
     return {};
 }
 
@@ -80,8 +82,8 @@ void with_fd(const std::string& path, int flags, RanOp& ran, Call&& call) {
     close(fd);
 }
 
-void real_write(const scenarios::Op& op, const std::string& path, std::uint32_t file, std::uint32_t block_size,
-                RanOp& ran) {
+void real_write(const scenarios::Op& op, const std::string& path, std::uint32_t file,
+                std::uint32_t block_size, RanOp& ran) {
     const bool direct = flag(op, "direct");
     void* raw = nullptr;
     if (posix_memalign(&raw, 4096, std::max<std::uint64_t>(op.length, 8)) != 0) return;
@@ -109,9 +111,12 @@ auto fs_type_of(const std::string& model) -> FsType {
 
 auto fs_name(FsType type) -> std::string {
     switch (type) {
-        case FsType::ext4: return "ext4";
-        case FsType::xfs: return "xfs";
-        case FsType::btrfs: return "btrfs";
+        case FsType::ext4:
+            return "ext4";
+        case FsType::xfs:
+            return "xfs";
+        case FsType::btrfs:
+            return "btrfs";
     }
     return "ext4";
 }
@@ -134,7 +139,8 @@ auto task_order(const scenarios::Scenario& scenario) -> std::vector<const scenar
 
 auto refusal(const scenarios::Scenario& scenario) -> std::string {
     if (scenario.fio || scenario.fs_mark || scenario.create_unlink) {
-        return "a generated workload (fio, fs_mark, create_unlink) is a performance run: the harness runs listed "
+        return "a generated workload (fio, fs_mark, create_unlink) is a performance run: the harness runs "
+               "listed "
                "operations only";
     }
     if (scenario.faults.budget > 0 || scenario.device.lying_cache) {
@@ -144,11 +150,12 @@ auto refusal(const scenarios::Scenario& scenario) -> std::string {
     const FsType type = fs_type_of(scenario.model);
     const auto check = [&](const scenarios::Op& op) -> std::string {
         if (const std::string why = unmapped(op.name, type); !why.empty()) {
-            return op.json_path + ": operation `" + op.name + "` has no real counterpart on " + fs_name(type) +
-                   ": " + why;
+            return op.json_path + ": operation `" + op.name + "` has no real counterpart on " +
+                   fs_name(type) + ": " + why;
         }
         if ((op.offset % 8 != 0 || op.length % 8 != 0) && op.name == "write") {
-            return op.json_path + ": a write's offset and length must be multiples of 8 bytes (the data pattern's word)";
+            return op.json_path +
+                   ": a write's offset and length must be multiples of 8 bytes (the data pattern's word)";
         }
         if (op.name == "write" && (op.offset + op.length) / scenario.device.block_size >= file_blocks_max) {
             return op.json_path + ": a write past file block " + std::to_string(file_blocks_max);
@@ -167,17 +174,21 @@ auto refusal(const scenarios::Scenario& scenario) -> std::string {
 }
 
 auto mapping_text() -> std::string {
-    return "create: open(O_CREAT); write: pwrite of a pattern naming file, block and version (direct: O_DIRECT); "
+    return "create: open(O_CREAT); write: pwrite of a pattern naming file, block and version (direct: "
+           "O_DIRECT); "
            "fsync: fsync; sync: syncfs on the mount; writeback: sync_file_range(WRITE); sync_file_range: "
-           "sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER); release_pages: posix_fadvise(DONTNEED), which starts "
+           "sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER); release_pages: posix_fadvise(DONTNEED), which "
+           "starts "
            "writeback of dirty pages first; falloc: fallocate (keep_size: KEEP_SIZE); fpunch: "
            "fallocate(PUNCH_HOLE|KEEP_SIZE); fzero: fallocate(ZERO_RANGE, keep_size: |KEEP_SIZE); truncate: "
            "truncate; unlink, mkdir, rmdir: the same calls; freeze, thaw: FIFREEZE, FITHAW; shutdown: "
            "XFS_IOC_GOINGDOWN (ext4: EXT4_IOC_SHUTDOWN) with LOGFLUSH, as godown -f; checkpoint (ext4): "
            "EXT4_IOC_CHECKPOINT (jbd2_journal_flush: a commit, then every transaction checkpointed); commit "
            "(btrfs): BTRFS_IOC_START_SYNC then BTRFS_IOC_WAIT_SYNC; log_force (xfs): a wait of " +
-           std::to_string(log_worker_wait_ms) + " ms for xfs_log_worker, which runs xfs_log_force(mp, 0) and "
-           "xfs_ail_push_all every fs.xfs.xfssyncd_centisecs, set to " + std::to_string(log_worker_centisecs) +
+           std::to_string(log_worker_wait_ms) +
+           " ms for xfs_log_worker, which runs xfs_log_force(mp, 0) and "
+           "xfs_ail_push_all every fs.xfs.xfssyncd_centisecs, set to " +
+           std::to_string(log_worker_centisecs) +
            " (its least) while the harness runs. Refused: shrink, shutdown on btrfs";
 }
 
@@ -218,7 +229,8 @@ void RealWorkload::execute(const scenarios::Op& op, RanOp& ran) {
         });
     } else if (name == "release_pages") {
         with_fd(file, O_RDONLY, ran, [&](int fd) {
-            const int error = posix_fadvise(fd, static_cast<off_t>(op.offset), range_length(op), POSIX_FADV_DONTNEED);
+            const int error =
+                posix_fadvise(fd, static_cast<off_t>(op.offset), range_length(op), POSIX_FADV_DONTNEED);
             errno = error;
             return error;
         });
@@ -277,7 +289,8 @@ void RealWorkload::execute_more(const scenarios::Op& op, RanOp& ran, const std::
             return ioctl(fd, BTRFS_IOC_WAIT_SYNC, &transid);
         });
     } else {
-        throw HostError(op.json_path + ": operation `" + name + "` has no real counterpart");  // refusal() said so
+        throw HostError(op.json_path + ": operation `" + name +
+                        "` has no real counterpart");  // refusal() said so
     }
 }
 
@@ -335,7 +348,9 @@ struct OracleReplay {
             case model::OracleEffect::sync_all:
                 fsync_ids.clear();
                 for (std::uint32_t f = 0; f < created.size(); f++) {
-                    if (created[f]) fsync_ids.push_back(oracle.begin_fsync(f, ran.begin_marker, "sync of " + scenario.files[f]));
+                    if (created[f])
+                        fsync_ids.push_back(
+                            oracle.begin_fsync(f, ran.begin_marker, "sync of " + scenario.files[f]));
                 }
                 break;
             case model::OracleEffect::remove_file:
@@ -359,7 +374,8 @@ struct OracleReplay {
             case model::OracleEffect::punch_hole: {
                 const bool raises = effect == model::OracleEffect::zero_range && extends(op);
                 if (raises) oracle.end_size(file, size_id);
-                oracle.end_zero(file, first_block(op), end_block(op), ran.version, raises ? op.offset + op.length : 0);
+                oracle.end_zero(file, first_block(op), end_block(op), ran.version,
+                                raises ? op.offset + op.length : 0);
                 break;
             }
             case model::OracleEffect::set_size:
@@ -388,8 +404,13 @@ struct OracleReplay {
 auto oracle_at(const scenarios::Scenario& scenario, const std::vector<RanOp>& ran, std::uint64_t marker)
     -> checkers::Oracle {
     const model::ModelInfo& info = *model::find_model(scenario.model);
-    OracleReplay replay{scenario, info, checkers::Oracle(scenario.files.size()),
-                        std::vector<bool>(scenario.files.size(), false), 0, 0, {}};
+    OracleReplay replay{scenario,
+                        info,
+                        checkers::Oracle(scenario.files.size()),
+                        std::vector<bool>(scenario.files.size(), false),
+                        0,
+                        0,
+                        {}};
     for (const RanOp& op : ran) {
         if (op.begin_marker > marker) break;
         const model::OpInfo& op_info = *model::find_op(info, op.op->name);
