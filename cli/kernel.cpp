@@ -26,13 +26,12 @@ struct KernelArgs {
 };
 
 const char* const kernel_limits =
-    "Not done: tasks run one after another (the schedule's yield points are the model's and are not forced "
-    "on "
-    "the real kernel, nor is any interleaving); journal_integrity, freeze_quiescence, frozen_image and "
-    "fault_outcome read the model's own records and are not judged on real states; the model's verdict "
-    "beside "
-    "them is its sequential run (one crash state at its end) and the variant's expectation, which `crashsim "
-    "check` establishes; a FUA write reaches the loop device as a write then a flush.";
+    "Not done: tasks run one after another (a schedule's until points are the model's yield points and are "
+    "not forced, nor is any interleaving); journal_integrity, freeze_quiescence, frozen_image and "
+    "fault_outcome read the model's own records and are not judged on real states; the model's column is "
+    "the first schedule of a search without preemptions (a task that blocks lets the next one run, where the "
+    "real run waits) and the variant's expectation, which `crashsim check` establishes; a FUA write reaches "
+    "the loop device as a write then a flush; a block two writes share shows its newest version only.";
 
 auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std::string {
     if (tally.violated > 0) {
