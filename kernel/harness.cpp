@@ -264,6 +264,56 @@ auto model_side(const scenarios::Scenario& scenario, const std::string& variant,
     return side;
 }
 
+namespace {
+
+/// The markers around the workload: after the set-up, and the crash point.
+struct WorkloadMarkers {
+    std::uint64_t workload = 0;
+    std::uint64_t crash = 0;
+};
+
+/// mkfs and mount on a loop device over the logging device, the set-up and
+/// the tasks, then the unmount, the loop device's detach and the server's
+/// end (what they write lies past the crash marker).
+auto run_workload(Host& host, const scenarios::Scenario& scenario, LoggingDevice& device,
+                  const std::string& scratch, KernelReport& report) -> WorkloadMarkers {
+    const FsType type = fs_type_of(scenario.model);
+    const auto [loop, loop_handle] = attach_loop(host, device.disk_path(), true);
+    const std::vector<std::string> mkfs = mkfs_argv(type, loop);
+    report.mkfs = joined(mkfs);
+    must_run(mkfs, {"TEST_DIR=/tmp", "TEST_DEV=" + loop, "QA_CHECK_FS=1"});
+    const std::string root = make_dir(scratch, "fs");
+    if (type == FsType::xfs && uses_op(scenario, "log_force")) quicken_log_worker(host);
+    std::size_t mount_handle = 0;
+    std::string error;
+    if (!mount_fs(host, loop, root, report.fs, report.mount_options, mount_handle, error)) {
+        throw HostError(error);
+    }
+    std::uint64_t markers = 0;
+    const auto mark = [&] {
+        device.mark(++markers);
+        return markers;
+    };
+    RealWorkload workload(scenario, type, root);
+    WorkloadMarkers result;
+    for (const scenarios::Op& op : scenario.setup) workload.run(op, "", mark);
+    result.workload = mark();
+    for (const scenarios::Task* task : task_order(scenario)) {
+        for (const scenarios::Op& op : task->ops) {
+            if (sim::stop_requested()) throw HostError("interrupted");
+            workload.run(op, task->name, mark);
+        }
+    }
+    result.crash = mark();
+    host.undo(mount_handle);
+    host.undo(loop_handle);
+    device.stop();
+    report.ran = workload.ran();
+    return result;
+}
+
+}  // namespace
+
 auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
                 const std::function<void(const std::string&)>& phase) -> KernelReport {
     if (const std::string why = refusal(scenario); !why.empty()) {
@@ -290,41 +340,13 @@ auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
     write_canary(disk, report.image_bytes, scenario.device.block_size);
     phase("workload");
     LoggingDevice device(host, scratch, disk, report.image_bytes);
-    const auto [loop, loop_handle] = attach_loop(host, device.disk_path(), true);
-    const std::vector<std::string> mkfs = mkfs_argv(type, loop);
-    report.mkfs = joined(mkfs);
-    must_run(mkfs, {"TEST_DIR=/tmp", "TEST_DEV=" + loop, "QA_CHECK_FS=1"});
-    const std::string root = make_dir(scratch, "fs");
-    if (type == FsType::xfs && uses_op(scenario, "log_force")) quicken_log_worker(host);
-    std::size_t mount_handle = 0;
-    std::string error;
-    if (!mount_fs(host, loop, root, report.fs, report.mount_options, mount_handle, error))
-        throw HostError(error);
-    std::uint64_t markers = 0;
-    const auto mark = [&] {
-        device.mark(++markers);
-        return markers;
-    };
-    RealWorkload workload(scenario, type, root);
-    for (const scenarios::Op& op : scenario.setup) workload.run(op, "", mark);
-    const std::uint64_t workload_marker = mark();
-    for (const scenarios::Task* task : task_order(scenario)) {
-        for (const scenarios::Op& op : task->ops) {
-            if (sim::stop_requested()) throw HostError("interrupted");
-            workload.run(op, task->name, mark);
-        }
-    }
-    const std::uint64_t crash_marker = mark();
-    host.undo(mount_handle);  // what the unmount writes lies past the crash marker
-    host.undo(loop_handle);
-    device.stop();
-    report.ran = workload.ran();
+    const WorkloadMarkers markers = run_workload(host, scenario, device, scratch, report);
     const std::vector<LogRecord> records = device.records();
     report.log_records = records.size();
-    report.traffic = real_traffic(records, workload_marker, crash_marker);
+    report.traffic = real_traffic(records, markers.workload, markers.crash);
     phase("crash states");
-    const CrashInput input{scenario, type,    report.ran,      records,      device,
-                           canary,   scratch, workload_marker, crash_marker, report.mount_options};
+    const CrashInput input{scenario, type,    report.ran,       records,       device,
+                           canary,   scratch, markers.workload, markers.crash, report.mount_options};
     report.judgement = judge_crash_states(host, input);
     if (sim::stop_requested()) throw HostError("interrupted");
     return report;

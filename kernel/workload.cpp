@@ -245,7 +245,6 @@ void RealWorkload::execute_more(const scenarios::Op& op, RanOp& ran, const std::
         ran.ok = result == 0;
         if (!ran.ok) ran.error = std::strerror(errno);
     };
-    const auto on_root = [&](auto&& call) { with_fd(root_, O_RDONLY | O_DIRECTORY, ran, call); };
     const auto falloc = [&](int mode) {
         with_fd(file, O_WRONLY, ran, [&](int fd) {
             return fallocate(fd, mode, static_cast<off_t>(op.offset), static_cast<off_t>(op.length));
@@ -264,7 +263,16 @@ void RealWorkload::execute_more(const scenarios::Op& op, RanOp& ran, const std::
         status(unlink(file.c_str()));
     } else if (name == "rmdir") {
         status(rmdir(file.c_str()));
-    } else if (name == "freeze" || name == "thaw") {
+    } else {
+        execute_on_root(op, ran);
+    }
+}
+
+/// The operations on the whole file system: ioctls on its root, and the log worker.
+void RealWorkload::execute_on_root(const scenarios::Op& op, RanOp& ran) {
+    const std::string& name = op.name;
+    const auto on_root = [&](auto&& call) { with_fd(root_, O_RDONLY | O_DIRECTORY, ran, call); };
+    if (name == "freeze" || name == "thaw") {
         on_root([&](int fd) { return ioctl(fd, name == "freeze" ? FIFREEZE : FITHAW, 0); });
     } else if (name == "shutdown") {
         on_root([&](int fd) {

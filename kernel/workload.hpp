@@ -61,6 +61,7 @@ public:
 private:
     void execute(const scenarios::Op& op, RanOp& ran);
     void execute_more(const scenarios::Op& op, RanOp& ran, const std::string& file);
+    void execute_on_root(const scenarios::Op& op, RanOp& ran);
     auto path(const scenarios::Op& op) const -> std::string { return root_ + "/" + op.file; }
 
     const scenarios::Scenario& scenario_;
