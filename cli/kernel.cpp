@@ -32,6 +32,10 @@ const char* const kernel_limits =
     "the first schedule of a search without preemptions (a task that blocks lets the next one run, where the "
     "real run waits) and the variant's expectation, which `crashsim check` establishes; a FUA write reaches "
     "the loop device as a write then a flush; a block two writes share shows its newest version only.";
+const char* const kernel_exit =
+    "Exit: 0 every real checker holds and the negative control is caught (or has nothing to lose); 1 a "
+    "violation in a real crash state, or the control not caught; 2 bad input, a refused scenario or a "
+    "machine that cannot; 130 interrupted.";
 
 auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std::string {
     if (tally.violated > 0) {
@@ -195,7 +199,8 @@ void add_kernel_command(CLI::App& app) {
     CLI::App* sub = app.add_subcommand("kernel",
                                        "run a scenario's workload on the running kernel through a logging "
                                        "device and judge its crash states");
-    sub->footer(std::string("Operations map to: ") + kernel::mapping_text() + ".\n" + kernel_limits);
+    sub->footer(std::string("Operations map to: ") + kernel::mapping_text() + ".\n" + kernel_limits + "\n" +
+                kernel_exit);
     sub->add_option("scenario", args->scenario,
                     "scenario JSON file (with --generic-042: the scenario beside it, "
                     "default scenarios/xfs/generic-042.json)");
