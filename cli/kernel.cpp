@@ -16,6 +16,7 @@
 #include "kernel/host.hpp"
 #include "loader/scenario.hpp"
 #include "runner/runner.hpp"
+#include "sim/stop.hpp"
 
 namespace {
 
@@ -221,7 +222,7 @@ void add_kernel_command(CLI::App& app) {
             std::fprintf(stderr, "crashsim: %s\n", error.what());
         } catch (const kernel::HostError& error) {
             std::fprintf(stderr, "crashsim: kernel: %s\n", error.what());
-            code = std::string(error.what()) == "interrupted" ? 130 : 2;
+            code = sim::stop_requested() ? 130 : 2;  // a command Ctrl-C killed fails too
         }
         std::fflush(stdout);
         std::exit(code);
