@@ -29,6 +29,7 @@
 
 auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t bound_max, std::uint64_t cap) -> int;
 auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max) -> int;
+void add_kernel_command(CLI::App& app);  // cli/kernel.cpp
 
 extern "C" void on_stop_signal(int /*signal*/);
 
@@ -967,6 +968,7 @@ auto main(int argc, char** argv) -> int {
     add_run(app, c);
     add_fuzz(app, c);
     add_other_verbs(app, c);
+    add_kernel_command(app);
     try {
         app.parse(argc, argv);
         c.fuzz_args.preemptions_given = c.preemptions->count() > 0;

@@ -1183,6 +1183,7 @@ expect_egrep "check --junit counts the errors" "errors=\"[1-9]" "$TMP/mixed.xml"
 expect_grep "check --json shows the bad file as an error entry" \
     "\"error\": \"$TMP/mixed/number_past_double.json: \$.device.blocks: " "$TMP/mixed.json"
 
+. "$ROOT/tests/kernel_test.sh"  # crashsim kernel, on the real kernel
 [ "$SKIPPED" -eq 0 ] || echo "cli: $SKIPPED campaign-sized blocks left out (CLI_CAMPAIGNS=skip)"
 echo "cli: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

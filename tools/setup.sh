@@ -10,7 +10,8 @@ crashsim_build="${CRASHSIM_BUILD:-$crashsim_root/build}"
 # cmake is there only because doctest-dev ships a CMake package config and no
 # pkg-config file: meson's dependency('doctest') finds it through cmake.
 crashsim_packages=(meson ninja-build g++ pkg-config cmake libboost-context-dev
-                   nlohmann-json3-dev doctest-dev libcli11-dev libjemalloc-dev)
+                   nlohmann-json3-dev doctest-dev libcli11-dev libjemalloc-dev
+                   fuse3 libfuse3-dev e2fsprogs xfsprogs btrfs-progs)
 
 crashsim_install_missing() {
     local missing=()
