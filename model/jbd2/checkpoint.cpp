@@ -1,13 +1,49 @@
-// fs/jbd2/checkpoint.c: checkpoint lists, the commit-time cleanup
-// (__jbd2_journal_clean_checkpoint_list), the shrinker
-// (jbd2_journal_shrink_checkpoint_list), jbd2_log_do_checkpoint and the tail
-// (jbd2_cleanup_journal_tail, __jbd2_update_log_tail).
+// fs/jbd2/checkpoint.c: __jbd2_log_wait_for_space, checkpoint lists, the
+// commit-time cleanup (__jbd2_journal_clean_checkpoint_list), the shrinker
+// (jbd2_journal_shrink_checkpoint_list), jbd2_log_do_checkpoint and
+// jbd2_cleanup_journal_tail.
 #include <algorithm>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
+namespace model::ext4 {
+
+auto Ext4::log_space_left() const -> std::uint64_t {
+    // jbd2_log_space_left: the free blocks between j_head and j_tail, less a
+    // margin for the commit's control blocks.
+    const std::uint64_t length = j_last_ - j_first_;
+    const std::uint64_t used = (j_head_ + length - j_tail_) % length;
+    const std::uint64_t free = length - used;
+    constexpr std::uint64_t margin = 32;
+    return free > margin ? free - margin : 0;
+}
+
+void Ext4::log_wait_for_space() {
+    // __jbd2_log_wait_for_space.
+    while (log_space_left() < max_transaction_buffers_) {
+        // The checkpoint may run from here, in a stretch the caller's points do not cover.
+        touch({points::journal, points::checkpoint, points::buffer, points::log});
+        j_checkpoint_mutex_.lock();
+        if (log_space_left() >= max_transaction_buffers_) {
+            j_checkpoint_mutex_.unlock();
+            continue;
+        }
+        const std::uint64_t committing = committing_;
+        if (!checkpoint_transactions_.empty()) {
+            do_checkpoint();
+        } else if (cleanup_journal_tail() <= 0) {
+            // We were able to recover space.
+        } else if (committing != 0) {
+            j_checkpoint_mutex_.unlock();
+            log_wait_commit(committing);
+            continue;
+        } else {
+            SIM_ASSERT(false && "jbd2: no way to get more journal space");
+        }
+        j_checkpoint_mutex_.unlock();
+    }
+}
 
 auto Ext4::remove_checkpoint(std::uint64_t block) -> bool {
     // __jbd2_journal_remove_checkpoint: 1 when it drops the transaction.
@@ -133,38 +169,6 @@ void Ext4::shrink_checkpoint_list() {
     j_list_lock_.unlock();
 }
 
-auto Ext4::get_log_tail(std::uint64_t& tid, std::uint64_t& block) const -> bool {
-    // jbd2_journal_get_log_tail.
-    if (!checkpoint_transactions_.empty()) {
-        tid = checkpoint_transactions_.front();
-        block = transactions_.at(tid).t_log_start;
-    } else if (committing_ != 0) {
-        tid = committing_;
-        block = transactions_.at(tid).t_log_start;
-    } else if (running_ != 0) {
-        tid = running_;
-        block = j_head_;
-    } else {
-        tid = j_transaction_sequence_;
-        block = j_head_;
-    }
-    return tid > j_tail_sequence_;
-}
-
-void Ext4::update_log_tail(std::uint64_t tid, std::uint64_t block) {
-    // __jbd2_update_log_tail: jbd2_journal_update_sb_log_tail (REQ_SYNC |
-    // REQ_FUA), then j_tail_sequence and j_tail. j_checkpoint_mutex held.
-    device_.write_and_wait(1, 1, store(JournalSuper{block, tid}), true, "super");
-    counters_.tail_updates++;
-    if (tid > j_tail_sequence_) {
-        j_tail_sequence_ = tid;
-        j_tail_ = block;
-    }
-    SIM_NOTE("jbd2: journal superblock: tail at log block " + std::to_string(block) + ", sequence " +
-             std::to_string(tid) + " (transactions before it are no longer replayed)");
-    sim::yield(points::checkpoint_tail_updated);
-}
-
 auto Ext4::cleanup_journal_tail() -> int {
     // jbd2_cleanup_journal_tail: FLUSH the fs device, then move the tail.
     std::uint64_t tid = 0;
@@ -279,4 +283,4 @@ void Ext4::force_relogged_commit(std::uint64_t block, std::vector<std::uint64_t>
     j_list_lock_.lock();
 }
 
-}  // namespace model::jbd2
+}  // namespace model::ext4

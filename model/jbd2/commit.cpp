@@ -1,65 +1,11 @@
-// kjournald2 (fs/jbd2/journal.c kjournald2, commit.c
-// jbd2_journal_commit_transaction), the commit timer and the flusher.
-// FIDELITY.md 5.2 lists the steps C1..C11 this follows.
+// fs/jbd2/commit.c jbd2_journal_commit_transaction. FIDELITY.md 5.2 lists the
+// steps C1..C11 this follows.
 #include <algorithm>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
-
-void Ext4::kjournald2() {
-    for (;;) {
-        while (j_commit_sequence_ >= j_commit_request_) j_wait_commit_.wait();
-        // Woken (or back from a commit): the commit reads and sets t_state
-        // before its first yield point.
-        touch({points::journal});
-        if (running_ == 0 || running_ > j_commit_request_) {
-            j_commit_sequence_ = std::max(j_commit_sequence_, j_commit_request_);
-            continue;
-        }
-        commit_transaction();
-    }
-}
-
-void Ext4::commit_timer() {
-    // j_commit_timer (commit_timeout): the running transaction's t_expires,
-    // commit_interval after it started, wakes kjournald2 to commit it.
-    for (;;) {
-        sim::current_scheduler().sleep(commit_interval);
-        touch({points::journal});  // woken by its timer: no yield point covers this stretch
-        if (running_ != 0 && sim::now() - tx(running_).t_start >= commit_interval) log_start_commit(running_);
-    }
-}
-
-void Ext4::flusher() {
-    // wb_workfn every dirty_writeback_interval: write back the block device's
-    // dirty buffers older than dirty_expire_interval (__block_write_full_page,
-    // WB_SYNC_NONE: trylock_buffer, clear BH_Dirty at submission, unlock at
-    // completion). JBDDirty buffers are not dirty to writeback.
-    for (;;) {
-        sim::current_scheduler().sleep(dirty_writeback_interval);
-        touch({points::buffer});  // woken by its timer: no yield point covers this stretch
-        std::uint64_t submitted = 0;
-        for (const auto& [block, buffer] : bcache_.buffers()) {
-            BufferHead& bh = bcache_.get(block);
-            // A buffer the set-up dirtied carries the set-up's clock: not expired before it.
-            if (!bh.dirty || sim::now() < bh.dirtied_at + dirty_expire_interval) continue;
-            if (!BufferCache::trylock_buffer(bh)) continue;
-            if (!BufferCache::test_clear_buffer_dirty(bh)) {
-                bcache_.unlock_buffer(bh);
-                continue;
-            }
-            bcache_.submit_write(device_, bh, store(live_.at(block)), "meta");
-            counters_.flusher_writes++;
-            submitted++;
-        }
-        if (submitted > 0) {
-            SIM_NOTE("flusher: " + std::to_string(submitted) + " expired metadata buffers submitted");
-            sim::yield(points::flusher_submitted);
-        }
-    }
-}
+namespace model::ext4 {
 
 void Ext4::commit_transaction() {
     const std::uint64_t tid = running_;
@@ -94,7 +40,7 @@ void Ext4::commit_transaction() {
         if (tail.tid > j_tail_sequence_) update_log_tail(tail.tid, tail.block);
     }
     j_list_lock_.lock();
-    commit_forget_list(tid, buffers);  // C10
+    commit_forget_list(tid, buffers);    // C10
     commit_finish(tid, buffers.size());  // C11, drops j_list_lock
 }
 
@@ -145,16 +91,6 @@ void Ext4::submit_log_block(LogWrites& log, disk::Content content) {
         log.wait.wake_all();
     });
     j_head_ = log_next(j_head_);
-}
-
-void Ext4::write_revoke_records(std::uint64_t tid, LogWrites& log) {
-    // jbd2_journal_write_revoke_records (commit phase 2a, before the
-    // metadata's descriptor): the table of the transaction being committed.
-    const std::vector<std::uint64_t>& revoked = tx(tid).t_revoke;
-    if (revoked.empty()) return;
-    submit_log_block(log, store(RevokeBlock{tid, revoked}));
-    SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + ": revoke block with " +
-             std::to_string(revoked.size()) + " records");
 }
 
 void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log) {
@@ -256,10 +192,10 @@ void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
     j_list_lock_.unlock();
     j_wait_done_commit_.wake_all();
     SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + " finished" +
-             (listed ? ", on the checkpoint list with its " + std::to_string(buffers) +
-                           " buffers, still dirty"
-                     : ", nothing to checkpoint"));
+             (listed
+                  ? ", on the checkpoint list with its " + std::to_string(buffers) + " buffers, still dirty"
+                  : ", nothing to checkpoint"));
     sim::yield(points::commit_done);
 }
 
-}  // namespace model::jbd2
+}  // namespace model::ext4
