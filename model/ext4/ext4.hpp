@@ -256,6 +256,7 @@ private:
     void journal_forget(std::uint64_t tid, std::uint64_t block);
     void log_start_commit(std::uint64_t tid);
     void log_wait_commit(std::uint64_t tid);
+    void complete_transaction(std::uint64_t tid);
     void log_wait_for_space();
     [[nodiscard]] auto log_space_left() const -> std::uint64_t;
     // model/jbd2/commit.cpp: kjournald2, commit_timer (journal.cpp), the flusher (super.cpp)

@@ -15,8 +15,7 @@ void Ext4::fsync(std::uint32_t file) {
     sim::yield(points::fsync_after_data);
     const std::uint64_t tid = inode.i_sync_tid;
     if (tid > j_commit_sequence_) {
-        log_start_commit(tid);
-        log_wait_commit(tid);
+        complete_transaction(tid);
     } else {
         device_.flush_and_wait();
     }

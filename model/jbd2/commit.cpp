@@ -130,13 +130,19 @@ void Ext4::write_commit_block(std::uint64_t tid) {
 }
 
 void Ext4::commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers) {
-    // C10, j_list_lock held: the t_forget list, which holds the logged
-    // buffers and those jbd2_journal_forget filed there. Each leaves an older
-    // checkpoint list; a buffer freed while an older commit owned it
-    // (BH_Freed) and claimed by no later transaction loses JBDDirty; the
-    // rest join this checkpoint list while JBDDirty; each is refiled.
-    std::vector<std::uint64_t> forget = buffers;
-    forget.insert(forget.end(), tx(tid).t_forget.begin(), tx(tid).t_forget.end());
+    // C10, j_list_lock held: the t_forget list, taken from its head. It
+    // holds first the buffers jbd2_journal_forget (or a refile) filed there
+    // while the transaction ran, then the logged ones: commit phase 3 takes
+    // each shadow buffer from the tail of t_shadow_list
+    // (t_shadow_list->b_tprev) and files it at the tail of t_forget
+    // (__blist_add_buffer), so they come in reverse logging order. Each leaves
+    // an older checkpoint list; a buffer freed while an older commit owned it
+    // (BH_Freed) and claimed by no later transaction loses JBDDirty; the rest
+    // join this checkpoint list while JBDDirty, each at its head
+    // (__jbd2_journal_insert_checkpoint), so that the list ends up in
+    // t_buffers order, the first-logged buffer at its head; each is refiled.
+    std::vector<std::uint64_t> forget = tx(tid).t_forget;
+    forget.insert(forget.end(), buffers.rbegin(), buffers.rend());
     for (const std::uint64_t block : forget) {
         BufferHead& bh = bcache_.get(block);
         if (bh.jh.b_cp_transaction != 0) remove_checkpoint(block);

@@ -41,6 +41,15 @@ void Ext4::log_start_commit(std::uint64_t tid) {
     }
 }
 
+void Ext4::complete_transaction(std::uint64_t tid) {
+    // jbd2_complete_transaction: ask for the commit, then jbd2_log_wait_commit,
+    // which reads j_commit_sequence under j_state_lock before it sleeps in
+    // wait_event: the caller may be preempted in between, kjournald2 woken.
+    log_start_commit(tid);
+    if (kjournald2_running_ && j_commit_sequence_ < tid) sim::yield(points::commit_requested);
+    log_wait_commit(tid);
+}
+
 void Ext4::log_wait_commit(std::uint64_t tid) {
     if (!kjournald2_running_) {
         // The set-up runs with no kernel threads: the caller commits (what

@@ -50,6 +50,11 @@ inline const sim::YieldPoint get_write_access = register_yield_point(
     "jbd2.handle.get_write_access",
     "do_get_write_access: the buffer joined the running transaction (b_transaction set, or "
     "b_next_transaction while the committing one owns it, {journal, buffer, inode, log}); a dirty buffer became JBDDirty");
+inline const sim::YieldPoint commit_requested = register_yield_point(
+    "jbd2.commit.requested",
+    "jbd2_complete_transaction (fsync): the commit is asked for (kjournald2 woken) and the caller has "
+    "yet to sleep on j_wait_done_commit",
+    {journal});
 inline const sim::YieldPoint commit_locked = register_yield_point(
     "jbd2.commit.locked", "C1: the transaction is T_LOCKED and its open handles reached zero", {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint scan_step = register_yield_point(
@@ -86,6 +91,6 @@ inline const sim::YieldPoint* const all[] = {
     &create_done,       &write_done,   &fsync_after_data,    &get_write_access,        &commit_locked,
     &scan_step,         &commit_flush, &commit_data_written, &commit_log_written,      &commit_tail_snapshot,
     &commit_durable,    &commit_done,  &checkpoint_flushed,  &checkpoint_tail_updated, &checkpoint_batch,
-    &flusher_submitted,
+    &flusher_submitted, &commit_requested,
 };
 }  // namespace model::jbd2::points

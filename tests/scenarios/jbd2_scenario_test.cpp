@@ -105,3 +105,46 @@ TEST_CASE("ext4 flusher: buffers dirty for 30 s are written home by background w
     // The checkpoint found nothing left to write home itself.
     CHECK(outcome.story.find("jbd2_log_do_checkpoint: 4 buffers submitted home") == std::string::npos);
 }
+
+TEST_CASE("jbd2 checkpoint lists: in logging order, patch 1/3's busy stop removes the re-logged head and the tail passes a durable transaction") {
+    // scenarios/jbd2/partial-relog-busy-stop.json: transaction 1's list is
+    // inode bitmap, inode table, directory block, block bitmap (t_buffers
+    // order); transaction 2 re-logs the first three. The cleanup at the start
+    // of transaction 2's commit removes those three and stops at the dirty
+    // block bitmap; the checkpoint writes it home and moves the tail past
+    // transaction 1 before transaction 2's commit block.
+    const auto scenario = scenarios::load_scenario("scenarios/jbd2/partial-relog-busy-stop.json");
+    for (const char* name : {"patch-1", "fix"}) {
+        CAPTURE(name);
+        const scenarios::Variant* variant = scenario.find_variant(name);
+        REQUIRE(variant != nullptr);
+        scenarios::Simulation simulation(scenario, *variant);
+        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        const std::string& story = outcome.story;
+        const auto bitmap = story.find("the inode bitmap (block 803) is unlocked and not dirty: removed");
+        const auto table = story.find("inode table block of inodes 0..15 (block 804) is unlocked and not dirty");
+        const auto directory = story.find("directory block 0 (block 868) is unlocked and not dirty");
+        const auto dropped = story.find("transaction 1's checkpoint list is empty: transaction dropped");
+        const auto tail = story.find("journal superblock: tail at log block 8, sequence 2");
+        if (std::string(name) == "fix") {
+            // Patch 2/3: the re-logged head is busy; the checkpoint forces
+            // transaction 2's commit before the tail moves.
+            CHECK_FALSE(outcome.violated());
+            CHECK(bitmap == std::string::npos);
+            CHECK(story.find("belongs to transaction 2: forcing its commit") != std::string::npos);
+            continue;
+        }
+        REQUIRE(outcome.violated());
+        CHECK(outcome.violations.front().checker == "journal_integrity");
+        REQUIRE(bitmap != std::string::npos);
+        REQUIRE(table != std::string::npos);
+        REQUIRE(directory != std::string::npos);
+        REQUIRE(dropped != std::string::npos);
+        REQUIRE(tail != std::string::npos);
+        CHECK(bitmap < table);
+        CHECK(table < directory);
+        CHECK(directory < dropped);
+        CHECK(dropped < tail);
+        CHECK(story.find("jbd2_log_do_checkpoint: 1 buffers submitted home") < dropped);
+    }
+}
