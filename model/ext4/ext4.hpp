@@ -276,7 +276,9 @@ private:
     };
     void commit_lock_updates(std::uint64_t tid);
     void commit_switch_running(std::uint64_t tid);
-    void commit_ordered_data(std::uint64_t tid);
+    void commit_refile_reserved(std::uint64_t tid);
+    auto commit_submit_data(std::uint64_t tid) -> std::uint64_t;
+    void commit_wait_data(std::uint64_t data);
     void submit_log_block(LogWrites& log, disk::Content content);
     void write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log);
     auto commit_tail_snapshot() -> TailSnapshot;
@@ -289,11 +291,13 @@ private:
     enum class ShrinkType : std::uint8_t { destroy, busy_stop, busy_skip };
     auto try_remove_checkpoint(std::uint64_t block) -> int;
     auto remove_checkpoint(std::uint64_t block) -> bool;
+    void drop_transaction(std::uint64_t tid);
     void insert_checkpoint(std::uint64_t block, std::uint64_t tid);
     auto shrink_one_cp_list(std::uint64_t tid, ShrinkType type, bool& released, std::uint64_t& scanned)
         -> std::uint64_t;
     void clean_checkpoint_list();
     void shrink_checkpoint_list();
+    void shrink_pass(std::uint64_t& nr_to_scan, std::uint64_t& scanned);
     auto do_checkpoint() -> int;
     /// How one walk of a checkpoint list ends: jbd2_log_do_checkpoint's
     /// `goto restart` (locks were dropped), the transaction is done, or the
@@ -404,6 +408,7 @@ private:
     std::uint64_t running_ = 0;
     std::uint64_t committing_ = 0;
     std::vector<std::uint64_t> checkpoint_transactions_;  // oldest first
+    std::uint64_t j_shrink_transaction_ = 0;              // the shrinker's resume cursor (0: none)
     std::uint64_t j_head_ = 0;
     std::uint64_t j_tail_ = 0;
     std::uint64_t j_tail_sequence_ = 1;

@@ -372,13 +372,18 @@ auto ops() -> std::vector<OpInfo> {
         {Op::checkpoint,
          {"checkpoint",
           "jbd2_log_do_checkpoint under j_checkpoint_mutex, as __jbd2_log_wait_for_space runs it when "
-          "the log is short of space: advance the tail (FLUSH, journal superblock) or write the "
-          "oldest transaction's buffers home in batches of 64, then advance the tail",
+          "the log is short of space, run as if it were: the op does not make __jbd2_log_wait_for_space's "
+          "test (jbd2_log_space_left below j_max_transaction_buffers; a handle's start makes it, "
+          "journal_start) and stands for a task that found the log short: advance the tail (FLUSH, "
+          "journal superblock) or write the oldest transaction's buffers home in batches of 64, then "
+          "advance the tail",
           {}}},
         {Op::shrink,
          {"shrink",
-          "the checkpoint shrinker (ext4_journal_scan_objects -> "
-          "jbd2_journal_shrink_checkpoint_list, SHRINK_BUSY_SKIP over every list); nothing on v5.8",
+          "one scan of the checkpoint shrinker (ext4_journal_scan_objects -> "
+          "jbd2_journal_shrink_checkpoint_list, SHRINK_BUSY_SKIP): nr_to_scan is SHRINK_BATCH (128) or "
+          "the checkpoint buffers' count if fewer, counted down by the buffers freed; the walk resumes at "
+          "the transaction the last scan stopped before (j_shrink_transaction); nothing on v5.8",
           {}}},
         {Op::mkdir,
          {"mkdir",

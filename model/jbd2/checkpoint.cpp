@@ -56,11 +56,18 @@ auto Ext4::remove_checkpoint(std::uint64_t block) -> bool {
     if (!transaction.t_checkpoint_list.empty()) return false;
     // A running or committing transaction's list may be empty and stay.
     if (transaction.state != TState::finished) return false;
-    std::erase(checkpoint_transactions_, cp);
-    transactions_.erase(cp);
-    counters_.transactions_dropped++;
+    drop_transaction(cp);
     SIM_NOTE("jbd2: transaction " + std::to_string(cp) + "'s checkpoint list is empty: transaction dropped");
     return true;
+}
+
+void Ext4::drop_transaction(std::uint64_t tid) {
+    // __jbd2_journal_drop_transaction: off j_checkpoint_transactions; the
+    // shrinker's resume cursor (j_shrink_transaction) is reset.
+    std::erase(checkpoint_transactions_, tid);
+    transactions_.erase(tid);
+    j_shrink_transaction_ = 0;
+    counters_.transactions_dropped++;
 }
 
 void Ext4::insert_checkpoint(std::uint64_t block, std::uint64_t tid) {
@@ -146,27 +153,48 @@ void Ext4::clean_checkpoint_list() {
 }
 
 void Ext4::shrink_checkpoint_list() {
-    // jbd2_journal_shrink_checkpoint_list (ext4_journal_scan_objects, added in
-    // v5.16): SHRINK_BUSY_SKIP over every checkpoint transaction, nr_to_scan
-    // being every checkpoint buffer (jbd2_journal_shrink_count).
+    // ext4_journal_scan_objects -> jbd2_journal_shrink_checkpoint_list, one
+    // call of the shrinker's scan: nr_to_scan is do_shrink_slab's batch
+    // (SHRINK_BATCH, 128) or the count (jbd2_journal_shrink_count, every
+    // checkpoint buffer) when smaller. It resumes at j_shrink_transaction,
+    // walks SHRINK_BUSY_SKIP to the last transaction, counting down
+    // nr_to_scan by the buffers it frees, and keeps the next transaction as
+    // the cursor when nr_to_scan ran out first; it starts again from the
+    // cursor while both remain ("goto again").
     if (!knobs_.has_shrinker()) {
         SIM_NOTE("shrinker: v5.8 has no jbd2 checkpoint shrinker (added in v5.16)");
         return;
     }
+    constexpr std::uint64_t shrink_batch = 128;  // SHRINK_BATCH
     j_list_lock_.lock();
-    std::uint64_t nr_to_scan = 0;
-    for (const std::uint64_t tid : checkpoint_transactions_) nr_to_scan += tx(tid).t_checkpoint_list.size();
-    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    std::uint64_t count = 0;
+    for (const std::uint64_t tid : checkpoint_transactions_) count += tx(tid).t_checkpoint_list.size();
+    std::uint64_t nr_to_scan = std::min(count, shrink_batch);
     std::uint64_t scanned = 0;
-    for (const std::uint64_t tid : order) {
-        if (nr_to_scan == 0) break;
-        if (transactions_.count(tid) == 0) continue;
-        bool released = false;
-        const std::uint64_t freed = shrink_one_cp_list(tid, ShrinkType::busy_skip, released, scanned);
-        nr_to_scan -= std::min(nr_to_scan, freed);
+    while (nr_to_scan > 0 && !checkpoint_transactions_.empty()) {
+        shrink_pass(nr_to_scan, scanned);
+        if (j_shrink_transaction_ == 0) break;
     }
     counters_.shrink_scan_steps += scanned;
     j_list_lock_.unlock();
+}
+
+void Ext4::shrink_pass(std::uint64_t& nr_to_scan, std::uint64_t& scanned) {
+    // One pass of jbd2_journal_shrink_checkpoint_list's loop, from the cursor
+    // (or the oldest transaction) to the last one, j_list_lock held.
+    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    auto at = std::find(order.begin(), order.end(), j_shrink_transaction_);
+    if (at == order.end()) at = order.begin();
+    for (; at != order.end(); ++at) {
+        if (transactions_.count(*at) == 0) continue;  // dropped by this walk: its next is still listed
+        bool released = false;
+        const std::uint64_t freed = shrink_one_cp_list(*at, ShrinkType::busy_skip, released, scanned);
+        nr_to_scan -= std::min(nr_to_scan, freed);
+        if (nr_to_scan == 0) break;
+    }
+    // transaction != last_transaction: the next one is the cursor; else none.
+    const bool stopped_early = at != order.end() && std::next(at) != order.end();
+    j_shrink_transaction_ = stopped_early ? *std::next(at) : 0;
 }
 
 auto Ext4::cleanup_journal_tail() -> int {

@@ -11,20 +11,23 @@ void Ext4::commit_transaction() {
     const std::uint64_t tid = running_;
     SIM_ASSERT(tid != 0 && committing_ == 0);
     counters_.commits++;
-    commit_lock_updates(tid);  // C1
+    commit_lock_updates(tid);     // C1
+    commit_refile_reserved(tid);  // T_SWITCH: BJ_Reserved first
     // C2: checkpoint cleanup under j_list_lock, before any log write.
     j_list_lock_.lock();
     clean_checkpoint_list();
     j_list_lock_.unlock();
-    commit_switch_running(tid);  // C3
-    commit_ordered_data(tid);    // C4
+    commit_switch_running(tid);                          // C3
+    const std::uint64_t data = commit_submit_data(tid);  // C4, not waited yet
 
-    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers.
+    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers,
+    // submitted while the data is in flight.
     tx(tid).state = TState::commit;
     const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
     LogWrites log;
     write_revoke_records(tid, log);
     write_log_copies(tid, buffers, log);
+    commit_wait_data(data);                            // journal_finish_inode_data_buffers
     const TailSnapshot tail = commit_tail_snapshot();  // C6
     // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
     tx(tid).state = TState::commit_dflush;
@@ -53,14 +56,13 @@ void Ext4::commit_lock_updates(std::uint64_t tid) {
     sim::yield(points::commit_locked);
 }
 
-void Ext4::commit_switch_running(std::uint64_t tid) {
-    // C3: T_FLUSH; a new running transaction may start. Reserved buffers that
-    // were never dirtied go back (jbd2_journal_refile_buffer).
+void Ext4::commit_refile_reserved(std::uint64_t tid) {
+    // T_SWITCH: "the first thing we are allowed to do is to discard any
+    // remaining BJ_Reserved buffers" (jbd2_journal_commit_transaction, before
+    // __jbd2_journal_clean_checkpoint_list): reserved buffers never dirtied
+    // go back (jbd2_journal_refile_buffer), so that the cleanup that follows
+    // no longer sees b_transaction set on them.
     Transaction& transaction = tx(tid);
-    transaction.state = TState::flush;
-    committing_ = tid;
-    running_ = 0;
-    transaction.t_log_start = j_head_;
     for (const std::uint64_t block : transaction.t_reserved) {
         BufferHead& bh = bcache_.get(block);
         bh.jh.b_transaction = 0;
@@ -70,15 +72,30 @@ void Ext4::commit_switch_running(std::uint64_t tid) {
         }
     }
     transaction.t_reserved.clear();
+}
+
+void Ext4::commit_switch_running(std::uint64_t tid) {
+    // C3: T_FLUSH; a new running transaction may start.
+    Transaction& transaction = tx(tid);
+    transaction.state = TState::flush;
+    committing_ = tid;
+    running_ = 0;
+    transaction.t_log_start = j_head_;
     j_wait_transaction_locked_.wake_all();
     sim::yield(points::commit_flush);
 }
 
-void Ext4::commit_ordered_data(std::uint64_t tid) {
-    // C4: ordered-mode data (journal_submit_data_buffers, then
-    // journal_finish_inode_data_buffers waits).
+auto Ext4::commit_submit_data(std::uint64_t tid) -> std::uint64_t {
+    // C4: ordered-mode data, submitted (journal_submit_data_buffers, commit
+    // phase 2a) and not waited: the log writes go out while it is in flight.
     std::uint64_t data = 0;
     for (const std::uint32_t file : tx(tid).t_inode_list) data += write_pages(file);
+    return data;
+}
+
+void Ext4::commit_wait_data(std::uint64_t data) {
+    // journal_finish_inode_data_buffers, after the log blocks are submitted
+    // and before jbd2_journal_get_log_tail: wait for the ordered data.
     wait_data();
     if (data > 0) sim::yield(points::commit_data_written);
 }
@@ -182,19 +199,22 @@ void Ext4::refile_buffer(std::uint64_t block) {
 }
 
 void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
-    // C11, j_list_lock held: T_COMMIT_CALLBACK, on the checkpoint
-    // transactions; then T_FINISHED, and j_list_lock is dropped.
+    // C11, j_list_lock held on entry: on the checkpoint transactions (even
+    // with an empty list: it cannot be dropped before T_FINISHED), then
+    // T_COMMIT_CALLBACK and the lock dropped; j_commit_callback
+    // (ext4_journal_commit_callback) runs with no journal lock; then, under
+    // j_list_lock again, T_FINISHED, and the transaction is dropped if its
+    // checkpoint list is empty (__jbd2_journal_drop_transaction).
+    checkpoint_transactions_.push_back(tid);
     tx(tid).state = TState::commit_callback;
-    release_freed_blocks(tid);  // j_commit_callback (ext4_journal_commit_callback)
     j_commit_sequence_ = tid;
     committing_ = 0;
-    const bool listed = !tx(tid).t_checkpoint_list.empty();
-    if (listed) checkpoint_transactions_.push_back(tid);
+    j_list_lock_.unlock();
+    release_freed_blocks(tid);  // j_commit_callback
+    j_list_lock_.lock();
     tx(tid).state = TState::finished;
-    if (!listed) {
-        transactions_.erase(tid);
-        counters_.transactions_dropped++;
-    }
+    const bool listed = !tx(tid).t_checkpoint_list.empty();
+    if (!listed) drop_transaction(tid);
     j_list_lock_.unlock();
     j_wait_done_commit_.wake_all();
     SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + " finished" +

@@ -63,7 +63,8 @@ inline const sim::YieldPoint scan_step = register_yield_point(
 inline const sim::YieldPoint commit_flush = register_yield_point(
     "jbd2.commit.flush", "C3: T_FLUSH, t_log_start = j_head; a new running transaction may start", {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_data_written = register_yield_point(
-    "jbd2.commit.data_written", "C4: ordered-mode data of the transaction's inodes written and waited", {journal, checkpoint, buffer, log, inode});
+    "jbd2.commit.data_written",
+    "journal_finish_inode_data_buffers: the ordered-mode data submitted at C4 (before the log writes) waited", {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_log_written = register_yield_point(
     "jbd2.commit.log_written",
     "C5/C7: descriptor and metadata copies written to the log and waited for (not durable yet)", {journal, log});
