@@ -290,31 +290,43 @@ auto json_text(const std::string& value) -> std::string {
     return "\"" + value + "\"";
 }
 
-// seeds/jbd2-checkpoint-busy-stop.txt. The issue names two knobs,
-// commit_cleanup (v5.8 | v6.5 | busy-stop) and relogged_busy (no | yes);
-// read in the kernel, only four of their combinations are trees that existed:
-// - v5.8: journal_clean_one_cp_list returns at the first buffer that
-//   __try_to_free_cp_buf cannot free, and __try_to_free_cp_buf requires
-//   jh->b_transaction == NULL: "v5.8, relogged_busy no" is no kernel. v5.8 has
-//   no checkpoint shrinker (jbd2_journal_shrink_checkpoint_list, v5.16).
-// - v6.5: b98dba273a0e merged the cleanup into journal_shrink_one_cp_list,
-//   which skips busy buffers, and 46f881b5b175 replaced __cp_buffer_busy
-//   (which tested b_transaction) with jbd2_journal_try_remove_checkpoint
-//   (trylock_buffer and buffer_dirty only).
-// - patch 1/3 ("jbd2: fix checkpoint cleanup performance regression"):
-//   SHRINK_BUSY_STOP at commit; still no b_transaction test.
-// - patch 2/3 ("jbd2: Check 'jh->b_transaction' before removing it from
-//   checkpoint"), on top of 1/3: a buffer with b_transaction set is busy.
-// So the knob is one cumulative value per tree; a tree with 2/3 and not 1/3
-// was never published.
+// seeds/jbd2-checkpoint-busy-stop.txt: one value per tree, cumulative, as
+// read in the kernel:
+// - hybrid-v5.8: v5.8's commit-time cleanup, journal_clean_one_cp_list,
+//   which returns at the first buffer __try_to_free_cp_buf cannot free
+//   (jh->b_transaction == NULL && !buffer_locked && !buffer_dirty), and
+//   v5.8's jbd2_journal_forget (!buffer_dirty), with no checkpoint shrinker
+//   (jbd2_journal_shrink_checkpoint_list came in v5.16); its
+//   jbd2_log_do_checkpoint is v6.5's, one checkpoint list per transaction,
+//   where v5.8 also kept t_checkpoint_io_list and drained it in a second
+//   loop (restart2). No kernel is this mixture: the name says so.
+// - v6.5: b98dba273a0e ("jbd2: remove journal_clean_one_cp_list()") merged
+//   the cleanup into journal_shrink_one_cp_list, which skips busy buffers,
+//   and 46f881b5b175 ("jbd2: fix a race when checking checkpoint buffer
+//   busy") replaced __cp_buffer_busy (which tested b_transaction) with
+//   jbd2_journal_try_remove_checkpoint (trylock_buffer and buffer_dirty).
+// - patch-1: mainline at 373ac521799d ("jbd2: fix checkpoint cleanup
+//   performance regression", patch 1/3): SHRINK_BUSY_STOP at commit, still
+//   no b_transaction test. The next commit, 590a809ff743 (patch 2/3), came
+//   in the same v6.6-rc1 merge, and the stable backports took the two
+//   together: no release has 1/3 without 2/3.
+// - patch-2: 590a809ff743 ("jbd2: Check 'jh->b_transaction' before
+//   removing it from checkpoint"), v6.6: a buffer with b_transaction set
+//   is busy.
+// A tree with 2/3 and not 1/3 was never published.
 const Knob<Tree> checkpoint_tree{
     "checkpoint_cleanup",
-    {{"v5.8", Tree::v5_8}, {"v6.5", Tree::v6_5}, {"patch-1", Tree::patch_1}, {"patch-2", Tree::patch_2}},
+    {{"hybrid-v5.8", Tree::v5_8},
+     {"v6.5", Tree::v6_5},
+     {"patch-1", Tree::patch_1},
+     {"patch-2", Tree::patch_2}},
     "patch-2",
-    "the jbd2 checkpoint-list cleanup of a real tree: v5.8 (stop at the first buffer that cannot be "
-    "freed; b_transaction set is busy; no shrinker), v6.5 (journal_shrink_one_cp_list skips busy "
-    "buffers at commit; b_transaction not tested), patch-1 (v6.5 + patch 1/3: SHRINK_BUSY_STOP at "
-    "commit), patch-2 (+ patch 2/3: a buffer re-logged by a running transaction is busy)"};
+    "the jbd2 checkpoint-list cleanup of a tree: hybrid-v5.8 (v5.8's journal_clean_one_cp_list, stopping at "
+    "the first buffer that cannot be freed, b_transaction set busy, no shrinker; in v6.5's "
+    "jbd2_log_do_checkpoint with one checkpoint list, not v5.8's checkpoint and io lists: no kernel), "
+    "v6.5 (journal_shrink_one_cp_list skips busy buffers at commit; b_transaction not tested), patch-1 "
+    "(mainline 373ac521799d, v6.5 + patch 1/3: SHRINK_BUSY_STOP at commit; no release has it without "
+    "2/3), patch-2 (590a809ff743, v6.6: + patch 2/3, a buffer re-logged by a running transaction is busy)"};
 
 // mkfs.ext4 -J size=: the journal's size. "scaled" is the model's own small
 // journal (a eighth of the device, 64..1024 blocks), which keeps the race
@@ -383,7 +395,7 @@ auto ops() -> std::vector<OpInfo> {
           "one scan of the checkpoint shrinker (ext4_journal_scan_objects -> "
           "jbd2_journal_shrink_checkpoint_list, SHRINK_BUSY_SKIP): nr_to_scan is SHRINK_BATCH (128) or "
           "the checkpoint buffers' count if fewer, counted down by the buffers freed; the walk resumes at "
-          "the transaction the last scan stopped before (j_shrink_transaction); nothing on v5.8",
+          "the transaction the last scan stopped before (j_shrink_transaction); nothing on hybrid-v5.8",
           {}}},
         {Op::mkdir,
          {"mkdir",

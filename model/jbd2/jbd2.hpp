@@ -26,10 +26,11 @@ inline constexpr sim::Duration handle = 3 * sim::microseconds;
 /// Which kernel's checkpoint-list cleanup runs: one value per real tree
 /// (super.cpp says why one knob, not two).
 enum class Tree : std::uint8_t {
-    v5_8,     // journal_clean_one_cp_list stops at the first buffer __try_to_free_cp_buf cannot free
+    v5_8,     // hybrid-v5.8: v5.8's journal_clean_one_cp_list (stops at the first buffer
+              // __try_to_free_cp_buf cannot free) in v6.5's jbd2_log_do_checkpoint
     v6_5,     // journal_shrink_one_cp_list skips busy buffers; b_transaction not checked
-    patch_1,  // + patch 1/3: SHRINK_BUSY_STOP at commit
-    patch_2,  // + patch 2/3: a buffer with b_transaction set is busy
+    patch_1,  // + patch 1/3 (373ac521799d): SHRINK_BUSY_STOP at commit
+    patch_2,  // + patch 2/3 (590a809ff743, v6.6): a buffer with b_transaction set is busy
 };
 
 inline constexpr std::uint64_t nr_batch = 64;  // JBD2_NR_BATCH

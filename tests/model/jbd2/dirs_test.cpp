@@ -92,7 +92,7 @@ TEST_CASE("ext4: each commit's cleanup scans the oldest checkpoint list whole on
     constexpr std::uint32_t dirs = 40;
     std::map<std::string, std::uint64_t> longest;
     std::map<std::string, std::uint64_t> steps;
-    for (const char* tree : {"v6.5", "patch-1", "patch-2", "v5.8"}) {
+    for (const char* tree : {"v6.5", "patch-1", "patch-2", "hybrid-v5.8"}) {
         CAPTURE(tree);
         DirWorld world(tree, 6400, dirs);
         world.mkdirs();
@@ -114,7 +114,7 @@ TEST_CASE("ext4: each commit's cleanup scans the oldest checkpoint list whole on
     // third, the dirty block bitmap; with b_transaction tested the head is busy.
     CHECK(steps["patch-1"] == 3);
     CHECK(steps["patch-2"] == 1);
-    CHECK(steps["v5.8"] == 1);
+    CHECK(steps["hybrid-v5.8"] == 1);
 }
 
 namespace {
