@@ -1,11 +1,12 @@
 #pragma once
-// ext4 (fs/ext4/) on jbd2 (model/jbd2/jbd2.hpp), as far as seeds/jbd2-checkpoint-busy-stop.txt needs it
-// (FIDELITY.md section 5): a small ext4 (block groups, each with its block and
-// inode bitmaps and inode table; the root directory and its subdirectories,
-// whose blocks hold names; inodes in inode-table blocks; ordered-mode
-// data, fsync that forces the running transaction's commit) on jbd2: handles
-// (jbd2_journal_start/stop, do_get_write_access, jbd2_journal_dirty_metadata),
-// the running and committing transactions, kjournald2's commit
+// ext4 (fs/ext4/) on jbd2 (model/jbd2/jbd2.hpp), as far as the series
+// "jbd2: fix checkpoint cleanup performance regression" needs it: a small
+// ext4 (block groups, each with its block and inode bitmaps and inode table;
+// the root directory and its subdirectories, whose blocks hold names; inodes
+// in inode-table blocks; ordered-mode data, fsync that forces the running
+// transaction's commit) on jbd2: handles (jbd2_journal_start/stop,
+// do_get_write_access, jbd2_journal_dirty_metadata), the running and
+// committing transactions, kjournald2's commit
 // (jbd2_journal_commit_transaction, C1..C11), checkpoint lists and
 // __jbd2_journal_clean_checkpoint_list, jbd2_log_do_checkpoint, the checkpoint
 // shrinker, and recovery (fs/jbd2/recovery.c). Follows v6.5's fs/jbd2/
@@ -14,7 +15,7 @@
 // (mkfs, super, inode, namei, ialloc, balloc, fsync); the journal's code is
 // member functions of the same class, in model/jbd2/, by fs/jbd2's files.
 //
-// Left out on purpose (FIDELITY.md 5.5): fast commit, async commit, checksums,
+// Left out on purpose: fast commit, async commit, checksums,
 // data=journal, external journals, the shrinker's resume cursor, statistics,
 // descriptor layout (one descriptor per transaction, unbounded tags), BH_Shadow
 // waits (a frozen copy is taken when a committing transaction's buffer is

@@ -58,7 +58,7 @@ auto Ext4::modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock& {
 auto Ext4::write(const OpCall& call) -> std::uint64_t {
     // generic_perform_write, page by page: ext4_da_write_begin's -ENOSPC
     // goes to ext4_should_retry_alloc, which decides whether to try that
-    // page again (issue 14); when it gives up, the write returns the bytes
+    // page again; when it gives up, the write returns the bytes
     // copied before that page, or -ENOSPC if none.
     const BlockRange range = call.blocks(block_size_);
     std::uint64_t done = range.start;

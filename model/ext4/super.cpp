@@ -290,7 +290,7 @@ auto json_text(const std::string& value) -> std::string {
     return "\"" + value + "\"";
 }
 
-// seeds/jbd2-checkpoint-busy-stop.txt: one value per tree, cumulative, as
+// The series "jbd2: fix checkpoint cleanup performance regression": one value per tree, cumulative, as
 // read in the kernel:
 // - hybrid-v5.8: v5.8's commit-time cleanup, journal_clean_one_cp_list,
 //   which returns at the first buffer __try_to_free_cp_buf cannot free
@@ -466,9 +466,9 @@ auto info() -> ModelInfo {
     info.knobs = {checkpoint_tree.info(), journal_size.info(), revoke_records.info()};
     info.costs = {
         {"cp_scan_step_ns", static_cast<std::uint64_t>(cpu_cost::cp_scan_step),
-         "CPU time of one journal_shrink_one_cp_list iteration under j_list_lock (a trylock and two "
-         "cold cache lines), ns; 570 derived in FIDELITY.md 5.4 from the seed: (1/2107.1 - "
-         "1/8558.4) s per file over ~626 buffers scanned per commit"}};
+         "CPU time of one journal_shrink_one_cp_list iteration under j_list_lock, ns: 400, an estimate "
+         "(three cold cache lines, the journal head, the buffer head and unlock_buffer's bit wait-queue "
+         "bucket, and two atomics), not fitted to the seed's rates (which would give 570)"}};
     info.ops = ops();
     info.byte_granular = true;  // i_size in bytes; a partial block is written as its whole page
     info.counters = counters();

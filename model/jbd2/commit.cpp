@@ -1,5 +1,7 @@
-// fs/jbd2/commit.c jbd2_journal_commit_transaction. FIDELITY.md 5.2 lists the
-// steps C1..C11 this follows.
+// fs/jbd2/commit.c jbd2_journal_commit_transaction, in the steps C1..C11:
+// C1 T_LOCKED, C2 the checkpoint cleanup, C3 T_FLUSH, C4 ordered data, C5 the
+// log copies, C6 the tail snapshot, C7 the wait for the log, C8 the commit
+// block, C9 the tail update, C10 the forget list, C11 T_FINISHED.
 #include <algorithm>
 
 #include "model/ext4/ext4.hpp"

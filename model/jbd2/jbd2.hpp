@@ -14,12 +14,18 @@
 namespace model::jbd2 {
 
 /// CPU time, charged only in performance runs (sim::cpu): one iteration of
-/// journal_shrink_one_cp_list (a trylock and two cold cache lines; FIDELITY.md
-/// 5.4 derives about 0.57 us from the seed's figures: 1/2107.1 - 1/8558.4 s
-/// per file over ~626 buffers per commit). A scenario may set it (`"costs":
-/// {"cp_scan_step_ns": N}`) and `perf --vary cp_scan_step_ns=...` sweeps it.
+/// journal_shrink_one_cp_list over a list no cache holds:
+/// jbd2_journal_try_remove_checkpoint reads the journal head (b_cpnext,
+/// b_transaction) and the buffer head (trylock_buffer, buffer_dirty), and
+/// unlock_buffer's wake_up_bit reads the bit wait-queue's hash bucket: three
+/// cold cache lines at ~120 ns and two atomics, about 400 ns. An
+/// order-of-magnitude estimate made without the seed's rates, so that the
+/// files/s it gives the regressed kernel is a prediction (the seed's two rates
+/// would give 570 ns: 1/2107.1 - 1/8558.4 s per file over ~626 buffers a
+/// commit). A scenario may set it (`"costs": {"cp_scan_step_ns": N}`) and
+/// `perf --vary cp_scan_step_ns=...` sweeps it.
 namespace cpu_cost {
-inline constexpr sim::Duration cp_scan_step = 570 * sim::nanoseconds;
+inline constexpr sim::Duration cp_scan_step = 400 * sim::nanoseconds;
 inline constexpr sim::Duration handle = 3 * sim::microseconds;
 }  // namespace cpu_cost
 

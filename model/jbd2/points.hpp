@@ -1,6 +1,6 @@
 #pragma once
-// The ext4/jbd2 model's yield points (seeds/jbd2-checkpoint-busy-stop.txt;
-// FIDELITY.md 5.2 names the commit steps C1..C11 and `cp.scan_step`).
+// The ext4/jbd2 model's yield points (C1..C11 name the steps of
+// jbd2_journal_commit_transaction, model/jbd2/commit.cpp).
 //
 // Each names what the code on either side of it touches, up to the previous
 // and the next yield point of the same task (sim/yield_point.hpp), so that

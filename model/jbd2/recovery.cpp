@@ -2,7 +2,7 @@
 // PASS_REVOKE, PASS_REPLAY) over the journal superblock's start and sequence,
 // to the home blocks each mount reads (model/ext4/super.cpp mounts).
 //
-// Recovery writes (recover_with_writes; crash during recovery, issue 11):
+// Recovery writes (recover_with_writes; crash during recovery):
 // PASS_REPLAY copies each logged block into the home block's buffer and
 // marks it dirty; jbd2_journal_recover then writes them (sync_blockdev) and
 // FLUSHes the fs device; only then does jbd2_journal_load's journal_reset
