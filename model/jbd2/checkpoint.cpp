@@ -1,13 +1,49 @@
-// fs/jbd2/checkpoint.c: checkpoint lists, the commit-time cleanup
-// (__jbd2_journal_clean_checkpoint_list), the shrinker
-// (jbd2_journal_shrink_checkpoint_list), jbd2_log_do_checkpoint and the tail
-// (jbd2_cleanup_journal_tail, __jbd2_update_log_tail).
+// fs/jbd2/checkpoint.c: __jbd2_log_wait_for_space, checkpoint lists, the
+// commit-time cleanup (__jbd2_journal_clean_checkpoint_list), the shrinker
+// (jbd2_journal_shrink_checkpoint_list), jbd2_log_do_checkpoint and
+// jbd2_cleanup_journal_tail.
 #include <algorithm>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
+namespace model::ext4 {
+
+auto Ext4::log_space_left() const -> std::uint64_t {
+    // jbd2_log_space_left: the free blocks between j_head and j_tail, less a
+    // margin for the commit's control blocks.
+    const std::uint64_t length = j_last_ - j_first_;
+    const std::uint64_t used = (j_head_ + length - j_tail_) % length;
+    const std::uint64_t free = length - used;
+    constexpr std::uint64_t margin = 32;
+    return free > margin ? free - margin : 0;
+}
+
+void Ext4::log_wait_for_space() {
+    // __jbd2_log_wait_for_space.
+    while (log_space_left() < max_transaction_buffers_) {
+        // The checkpoint may run from here, in a stretch the caller's points do not cover.
+        touch({points::journal, points::checkpoint, points::buffer, points::log});
+        j_checkpoint_mutex_.lock();
+        if (log_space_left() >= max_transaction_buffers_) {
+            j_checkpoint_mutex_.unlock();
+            continue;
+        }
+        const std::uint64_t committing = committing_;
+        if (!checkpoint_transactions_.empty()) {
+            do_checkpoint();
+        } else if (cleanup_journal_tail() <= 0) {
+            // We were able to recover space.
+        } else if (committing != 0) {
+            j_checkpoint_mutex_.unlock();
+            log_wait_commit(committing);
+            continue;
+        } else {
+            SIM_ASSERT(false && "jbd2: no way to get more journal space");
+        }
+        j_checkpoint_mutex_.unlock();
+    }
+}
 
 auto Ext4::remove_checkpoint(std::uint64_t block) -> bool {
     // __jbd2_journal_remove_checkpoint: 1 when it drops the transaction.
@@ -20,11 +56,18 @@ auto Ext4::remove_checkpoint(std::uint64_t block) -> bool {
     if (!transaction.t_checkpoint_list.empty()) return false;
     // A running or committing transaction's list may be empty and stay.
     if (transaction.state != TState::finished) return false;
-    std::erase(checkpoint_transactions_, cp);
-    transactions_.erase(cp);
-    counters_.transactions_dropped++;
+    drop_transaction(cp);
     SIM_NOTE("jbd2: transaction " + std::to_string(cp) + "'s checkpoint list is empty: transaction dropped");
     return true;
+}
+
+void Ext4::drop_transaction(std::uint64_t tid) {
+    // __jbd2_journal_drop_transaction: off j_checkpoint_transactions; the
+    // shrinker's resume cursor (j_shrink_transaction) is reset.
+    std::erase(checkpoint_transactions_, tid);
+    transactions_.erase(tid);
+    j_shrink_transaction_ = 0;
+    counters_.transactions_dropped++;
 }
 
 void Ext4::insert_checkpoint(std::uint64_t block, std::uint64_t tid) {
@@ -110,59 +153,48 @@ void Ext4::clean_checkpoint_list() {
 }
 
 void Ext4::shrink_checkpoint_list() {
-    // jbd2_journal_shrink_checkpoint_list (ext4_journal_scan_objects, added in
-    // v5.16): SHRINK_BUSY_SKIP over every checkpoint transaction, nr_to_scan
-    // being every checkpoint buffer (jbd2_journal_shrink_count).
+    // ext4_journal_scan_objects -> jbd2_journal_shrink_checkpoint_list, one
+    // call of the shrinker's scan: nr_to_scan is do_shrink_slab's batch
+    // (SHRINK_BATCH, 128) or the count (jbd2_journal_shrink_count, every
+    // checkpoint buffer) when smaller. It resumes at j_shrink_transaction,
+    // walks SHRINK_BUSY_SKIP to the last transaction, counting down
+    // nr_to_scan by the buffers it frees, and keeps the next transaction as
+    // the cursor when nr_to_scan ran out first; it starts again from the
+    // cursor while both remain ("goto again").
     if (!knobs_.has_shrinker()) {
         SIM_NOTE("shrinker: v5.8 has no jbd2 checkpoint shrinker (added in v5.16)");
         return;
     }
+    constexpr std::uint64_t shrink_batch = 128;  // SHRINK_BATCH
     j_list_lock_.lock();
-    std::uint64_t nr_to_scan = 0;
-    for (const std::uint64_t tid : checkpoint_transactions_) nr_to_scan += tx(tid).t_checkpoint_list.size();
-    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    std::uint64_t count = 0;
+    for (const std::uint64_t tid : checkpoint_transactions_) count += tx(tid).t_checkpoint_list.size();
+    std::uint64_t nr_to_scan = std::min(count, shrink_batch);
     std::uint64_t scanned = 0;
-    for (const std::uint64_t tid : order) {
-        if (nr_to_scan == 0) break;
-        if (transactions_.count(tid) == 0) continue;
-        bool released = false;
-        const std::uint64_t freed = shrink_one_cp_list(tid, ShrinkType::busy_skip, released, scanned);
-        nr_to_scan -= std::min(nr_to_scan, freed);
+    while (nr_to_scan > 0 && !checkpoint_transactions_.empty()) {
+        shrink_pass(nr_to_scan, scanned);
+        if (j_shrink_transaction_ == 0) break;
     }
     counters_.shrink_scan_steps += scanned;
     j_list_lock_.unlock();
 }
 
-auto Ext4::get_log_tail(std::uint64_t& tid, std::uint64_t& block) const -> bool {
-    // jbd2_journal_get_log_tail.
-    if (!checkpoint_transactions_.empty()) {
-        tid = checkpoint_transactions_.front();
-        block = transactions_.at(tid).t_log_start;
-    } else if (committing_ != 0) {
-        tid = committing_;
-        block = transactions_.at(tid).t_log_start;
-    } else if (running_ != 0) {
-        tid = running_;
-        block = j_head_;
-    } else {
-        tid = j_transaction_sequence_;
-        block = j_head_;
+void Ext4::shrink_pass(std::uint64_t& nr_to_scan, std::uint64_t& scanned) {
+    // One pass of jbd2_journal_shrink_checkpoint_list's loop, from the cursor
+    // (or the oldest transaction) to the last one, j_list_lock held.
+    const std::vector<std::uint64_t> order = checkpoint_transactions_;
+    auto at = std::find(order.begin(), order.end(), j_shrink_transaction_);
+    if (at == order.end()) at = order.begin();
+    for (; at != order.end(); ++at) {
+        if (transactions_.count(*at) == 0) continue;  // dropped by this walk: its next is still listed
+        bool released = false;
+        const std::uint64_t freed = shrink_one_cp_list(*at, ShrinkType::busy_skip, released, scanned);
+        nr_to_scan -= std::min(nr_to_scan, freed);
+        if (nr_to_scan == 0) break;
     }
-    return tid > j_tail_sequence_;
-}
-
-void Ext4::update_log_tail(std::uint64_t tid, std::uint64_t block) {
-    // __jbd2_update_log_tail: jbd2_journal_update_sb_log_tail (REQ_SYNC |
-    // REQ_FUA), then j_tail_sequence and j_tail. j_checkpoint_mutex held.
-    device_.write_and_wait(1, 1, store(JournalSuper{block, tid}), true, "super");
-    counters_.tail_updates++;
-    if (tid > j_tail_sequence_) {
-        j_tail_sequence_ = tid;
-        j_tail_ = block;
-    }
-    SIM_NOTE("jbd2: journal superblock: tail at log block " + std::to_string(block) + ", sequence " +
-             std::to_string(tid) + " (transactions before it are no longer replayed)");
-    sim::yield(points::checkpoint_tail_updated);
+    // transaction != last_transaction: the next one is the cursor; else none.
+    const bool stopped_early = at != order.end() && std::next(at) != order.end();
+    j_shrink_transaction_ = stopped_early ? *std::next(at) : 0;
 }
 
 auto Ext4::cleanup_journal_tail() -> int {
@@ -279,4 +311,4 @@ void Ext4::force_relogged_commit(std::uint64_t block, std::vector<std::uint64_t>
     j_list_lock_.lock();
 }
 
-}  // namespace model::jbd2
+}  // namespace model::ext4

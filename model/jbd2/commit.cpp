@@ -1,84 +1,35 @@
-// kjournald2 (fs/jbd2/journal.c kjournald2, commit.c
-// jbd2_journal_commit_transaction), the commit timer and the flusher.
-// The steps C1..C11 follow jbd2_journal_commit_transaction in order.
+// fs/jbd2/commit.c jbd2_journal_commit_transaction, in the steps C1..C11:
+// C1 T_LOCKED, C2 the checkpoint cleanup, C3 T_FLUSH, C4 ordered data, C5 the
+// log copies, C6 the tail snapshot, C7 the wait for the log, C8 the commit
+// block, C9 the tail update, C10 the forget list, C11 T_FINISHED.
 #include <algorithm>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
-
-void Ext4::kjournald2() {
-    for (;;) {
-        while (j_commit_sequence_ >= j_commit_request_) j_wait_commit_.wait();
-        // Woken (or back from a commit): the commit reads and sets t_state
-        // before its first yield point.
-        touch({points::journal});
-        if (running_ == 0 || running_ > j_commit_request_) {
-            j_commit_sequence_ = std::max(j_commit_sequence_, j_commit_request_);
-            continue;
-        }
-        commit_transaction();
-    }
-}
-
-void Ext4::commit_timer() {
-    // j_commit_timer (commit_timeout): the running transaction's t_expires,
-    // commit_interval after it started, wakes kjournald2 to commit it.
-    for (;;) {
-        sim::current_scheduler().sleep(commit_interval);
-        touch({points::journal});  // woken by its timer: no yield point covers this stretch
-        if (running_ != 0 && sim::now() - tx(running_).t_start >= commit_interval) log_start_commit(running_);
-    }
-}
-
-void Ext4::flusher() {
-    // wb_workfn every dirty_writeback_interval: write back the block device's
-    // dirty buffers older than dirty_expire_interval (__block_write_full_page,
-    // WB_SYNC_NONE: trylock_buffer, clear BH_Dirty at submission, unlock at
-    // completion). JBDDirty buffers are not dirty to writeback.
-    for (;;) {
-        sim::current_scheduler().sleep(dirty_writeback_interval);
-        touch({points::buffer});  // woken by its timer: no yield point covers this stretch
-        std::uint64_t submitted = 0;
-        for (const auto& [block, buffer] : bcache_.buffers()) {
-            BufferHead& bh = bcache_.get(block);
-            // A buffer the set-up dirtied carries the set-up's clock: not expired before it.
-            if (!bh.dirty || sim::now() < bh.dirtied_at + dirty_expire_interval) continue;
-            if (!BufferCache::trylock_buffer(bh)) continue;
-            if (!BufferCache::test_clear_buffer_dirty(bh)) {
-                bcache_.unlock_buffer(bh);
-                continue;
-            }
-            bcache_.submit_write(device_, bh, store(live_.at(block)), "meta");
-            counters_.flusher_writes++;
-            submitted++;
-        }
-        if (submitted > 0) {
-            SIM_NOTE("flusher: " + std::to_string(submitted) + " expired metadata buffers submitted");
-            sim::yield(points::flusher_submitted);
-        }
-    }
-}
+namespace model::ext4 {
 
 void Ext4::commit_transaction() {
     const std::uint64_t tid = running_;
     SIM_ASSERT(tid != 0 && committing_ == 0);
     counters_.commits++;
-    commit_lock_updates(tid);  // C1
+    commit_lock_updates(tid);     // C1
+    commit_refile_reserved(tid);  // T_SWITCH: BJ_Reserved first
     // C2: checkpoint cleanup under j_list_lock, before any log write.
     j_list_lock_.lock();
     clean_checkpoint_list();
     j_list_lock_.unlock();
-    commit_switch_running(tid);  // C3
-    commit_ordered_data(tid);    // C4
+    commit_switch_running(tid);                          // C3
+    const std::uint64_t data = commit_submit_data(tid);  // C4, not waited yet
 
-    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers.
+    // C5: T_COMMIT: the descriptor and the copies of the metadata buffers,
+    // submitted while the data is in flight.
     tx(tid).state = TState::commit;
     const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
     LogWrites log;
     write_revoke_records(tid, log);
     write_log_copies(tid, buffers, log);
+    commit_wait_data(data);                            // journal_finish_inode_data_buffers
     const TailSnapshot tail = commit_tail_snapshot();  // C6
     // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
     tx(tid).state = TState::commit_dflush;
@@ -94,7 +45,7 @@ void Ext4::commit_transaction() {
         if (tail.tid > j_tail_sequence_) update_log_tail(tail.tid, tail.block);
     }
     j_list_lock_.lock();
-    commit_forget_list(tid, buffers);  // C10
+    commit_forget_list(tid, buffers);    // C10
     commit_finish(tid, buffers.size());  // C11, drops j_list_lock
 }
 
@@ -107,14 +58,13 @@ void Ext4::commit_lock_updates(std::uint64_t tid) {
     sim::yield(points::commit_locked);
 }
 
-void Ext4::commit_switch_running(std::uint64_t tid) {
-    // C3: T_FLUSH; a new running transaction may start. Reserved buffers that
-    // were never dirtied go back (jbd2_journal_refile_buffer).
+void Ext4::commit_refile_reserved(std::uint64_t tid) {
+    // T_SWITCH: "the first thing we are allowed to do is to discard any
+    // remaining BJ_Reserved buffers" (jbd2_journal_commit_transaction, before
+    // __jbd2_journal_clean_checkpoint_list): reserved buffers never dirtied
+    // go back (jbd2_journal_refile_buffer), so that the cleanup that follows
+    // no longer sees b_transaction set on them.
     Transaction& transaction = tx(tid);
-    transaction.state = TState::flush;
-    committing_ = tid;
-    running_ = 0;
-    transaction.t_log_start = j_head_;
     for (const std::uint64_t block : transaction.t_reserved) {
         BufferHead& bh = bcache_.get(block);
         bh.jh.b_transaction = 0;
@@ -124,15 +74,30 @@ void Ext4::commit_switch_running(std::uint64_t tid) {
         }
     }
     transaction.t_reserved.clear();
+}
+
+void Ext4::commit_switch_running(std::uint64_t tid) {
+    // C3: T_FLUSH; a new running transaction may start.
+    Transaction& transaction = tx(tid);
+    transaction.state = TState::flush;
+    committing_ = tid;
+    running_ = 0;
+    transaction.t_log_start = j_head_;
     j_wait_transaction_locked_.wake_all();
     sim::yield(points::commit_flush);
 }
 
-void Ext4::commit_ordered_data(std::uint64_t tid) {
-    // C4: ordered-mode data (journal_submit_data_buffers, then
-    // journal_finish_inode_data_buffers waits).
+auto Ext4::commit_submit_data(std::uint64_t tid) -> std::uint64_t {
+    // C4: ordered-mode data, submitted (journal_submit_data_buffers, commit
+    // phase 2a) and not waited: the log writes go out while it is in flight.
     std::uint64_t data = 0;
     for (const std::uint32_t file : tx(tid).t_inode_list) data += write_pages(file);
+    return data;
+}
+
+void Ext4::commit_wait_data(std::uint64_t data) {
+    // journal_finish_inode_data_buffers, after the log blocks are submitted
+    // and before jbd2_journal_get_log_tail: wait for the ordered data.
     wait_data();
     if (data > 0) sim::yield(points::commit_data_written);
 }
@@ -145,16 +110,6 @@ void Ext4::submit_log_block(LogWrites& log, disk::Content content) {
         log.wait.wake_all();
     });
     j_head_ = log_next(j_head_);
-}
-
-void Ext4::write_revoke_records(std::uint64_t tid, LogWrites& log) {
-    // jbd2_journal_write_revoke_records (commit phase 2a, before the
-    // metadata's descriptor): the table of the transaction being committed.
-    const std::vector<std::uint64_t>& revoked = tx(tid).t_revoke;
-    if (revoked.empty()) return;
-    submit_log_block(log, store(RevokeBlock{tid, revoked}));
-    SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + ": revoke block with " +
-             std::to_string(revoked.size()) + " records");
 }
 
 void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log) {
@@ -194,13 +149,19 @@ void Ext4::write_commit_block(std::uint64_t tid) {
 }
 
 void Ext4::commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers) {
-    // C10, j_list_lock held: the t_forget list, which holds the logged
-    // buffers and those jbd2_journal_forget filed there. Each leaves an older
-    // checkpoint list; a buffer freed while an older commit owned it
-    // (BH_Freed) and claimed by no later transaction loses JBDDirty; the
-    // rest join this checkpoint list while JBDDirty; each is refiled.
-    std::vector<std::uint64_t> forget = buffers;
-    forget.insert(forget.end(), tx(tid).t_forget.begin(), tx(tid).t_forget.end());
+    // C10, j_list_lock held: the t_forget list, taken from its head. It
+    // holds first the buffers jbd2_journal_forget (or a refile) filed there
+    // while the transaction ran, then the logged ones: commit phase 3 takes
+    // each shadow buffer from the tail of t_shadow_list
+    // (t_shadow_list->b_tprev) and files it at the tail of t_forget
+    // (__blist_add_buffer), so they come in reverse logging order. Each leaves
+    // an older checkpoint list; a buffer freed while an older commit owned it
+    // (BH_Freed) and claimed by no later transaction loses JBDDirty; the rest
+    // join this checkpoint list while JBDDirty, each at its head
+    // (__jbd2_journal_insert_checkpoint), so that the list ends up in
+    // t_buffers order, the first-logged buffer at its head; each is refiled.
+    std::vector<std::uint64_t> forget = tx(tid).t_forget;
+    forget.insert(forget.end(), buffers.rbegin(), buffers.rend());
     for (const std::uint64_t block : forget) {
         BufferHead& bh = bcache_.get(block);
         if (bh.jh.b_cp_transaction != 0) remove_checkpoint(block);
@@ -240,26 +201,29 @@ void Ext4::refile_buffer(std::uint64_t block) {
 }
 
 void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
-    // C11, j_list_lock held: T_COMMIT_CALLBACK, on the checkpoint
-    // transactions; then T_FINISHED, and j_list_lock is dropped.
+    // C11, j_list_lock held on entry: on the checkpoint transactions (even
+    // with an empty list: it cannot be dropped before T_FINISHED), then
+    // T_COMMIT_CALLBACK and the lock dropped; j_commit_callback
+    // (ext4_journal_commit_callback) runs with no journal lock; then, under
+    // j_list_lock again, T_FINISHED, and the transaction is dropped if its
+    // checkpoint list is empty (__jbd2_journal_drop_transaction).
+    checkpoint_transactions_.push_back(tid);
     tx(tid).state = TState::commit_callback;
-    release_freed_blocks(tid);  // j_commit_callback (ext4_journal_commit_callback)
     j_commit_sequence_ = tid;
     committing_ = 0;
-    const bool listed = !tx(tid).t_checkpoint_list.empty();
-    if (listed) checkpoint_transactions_.push_back(tid);
+    j_list_lock_.unlock();
+    release_freed_blocks(tid);  // j_commit_callback
+    j_list_lock_.lock();
     tx(tid).state = TState::finished;
-    if (!listed) {
-        transactions_.erase(tid);
-        counters_.transactions_dropped++;
-    }
+    const bool listed = !tx(tid).t_checkpoint_list.empty();
+    if (!listed) drop_transaction(tid);
     j_list_lock_.unlock();
     j_wait_done_commit_.wake_all();
     SIM_NOTE("kjournald2: transaction " + std::to_string(tid) + " finished" +
-             (listed ? ", on the checkpoint list with its " + std::to_string(buffers) +
-                           " buffers, still dirty"
-                     : ", nothing to checkpoint"));
+             (listed
+                  ? ", on the checkpoint list with its " + std::to_string(buffers) + " buffers, still dirty"
+                  : ", nothing to checkpoint"));
     sim::yield(points::commit_done);
 }
 
-}  // namespace model::jbd2
+}  // namespace model::ext4

@@ -1,11 +1,10 @@
 #pragma once
-// The ext4/jbd2 model's yield points ("jbd2: fix checkpoint cleanup performance regression";
-// the commit steps C1..C11 follow jbd2_journal_commit_transaction, and `cp.scan_step` is one
-// iteration of journal_shrink_one_cp_list).
+// The ext4/jbd2 model's yield points (C1..C11 name the steps of
+// jbd2_journal_commit_transaction, model/jbd2/commit.cpp).
 //
 // Each names what the code on either side of it touches, up to the previous
 // and the next yield point of the same task (sim/yield_point.hpp), so that
-// sleep sets can prune (docs/exploring.md). Locks (j_list_lock,
+// sleep sets can prune (README "Exploring"). Locks (j_list_lock,
 // j_checkpoint_mutex), wait queues (buffer.lock, j_wait_*) and the disk
 // report themselves; the rest is the journal's own state, in five parts:
 // - jbd2.journal: journal_t's running and committing transactions (t_state,
@@ -51,6 +50,11 @@ inline const sim::YieldPoint get_write_access = register_yield_point(
     "jbd2.handle.get_write_access",
     "do_get_write_access: the buffer joined the running transaction (b_transaction set, or "
     "b_next_transaction while the committing one owns it, {journal, buffer, inode, log}); a dirty buffer became JBDDirty");
+inline const sim::YieldPoint commit_requested = register_yield_point(
+    "jbd2.commit.requested",
+    "jbd2_complete_transaction (fsync): the commit is asked for (kjournald2 woken) and the caller has "
+    "yet to sleep on j_wait_done_commit",
+    {journal});
 inline const sim::YieldPoint commit_locked = register_yield_point(
     "jbd2.commit.locked", "C1: the transaction is T_LOCKED and its open handles reached zero", {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint scan_step = register_yield_point(
@@ -59,7 +63,8 @@ inline const sim::YieldPoint scan_step = register_yield_point(
 inline const sim::YieldPoint commit_flush = register_yield_point(
     "jbd2.commit.flush", "C3: T_FLUSH, t_log_start = j_head; a new running transaction may start", {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_data_written = register_yield_point(
-    "jbd2.commit.data_written", "C4: ordered-mode data of the transaction's inodes written and waited", {journal, checkpoint, buffer, log, inode});
+    "jbd2.commit.data_written",
+    "journal_finish_inode_data_buffers: the ordered-mode data submitted at C4 (before the log writes) waited", {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_log_written = register_yield_point(
     "jbd2.commit.log_written",
     "C5/C7: descriptor and metadata copies written to the log and waited for (not durable yet)", {journal, log});
@@ -87,6 +92,6 @@ inline const sim::YieldPoint* const all[] = {
     &create_done,       &write_done,   &fsync_after_data,    &get_write_access,        &commit_locked,
     &scan_step,         &commit_flush, &commit_data_written, &commit_log_written,      &commit_tail_snapshot,
     &commit_durable,    &commit_done,  &checkpoint_flushed,  &checkpoint_tail_updated, &checkpoint_batch,
-    &flusher_submitted,
+    &flusher_submitted, &commit_requested,
 };
 }  // namespace model::jbd2::points

@@ -1,6 +1,6 @@
 // Mount after a crash: fs/jbd2/recovery.c jbd2_journal_recover (PASS_SCAN,
 // PASS_REVOKE, PASS_REPLAY) over the journal superblock's start and sequence,
-// then ext4 reads its directory and inodes. A pure function of the image.
+// to the home blocks each mount reads (model/ext4/super.cpp mounts).
 //
 // Recovery writes (recover_with_writes; crash during recovery):
 // PASS_REPLAY copies each logged block into the home block's buffer and
@@ -14,17 +14,11 @@
 // writes whole blocks, so it is idempotent.
 #include <algorithm>
 #include <optional>
-#include <set>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
+#include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
-
-auto Ext4::home_block(const disk::Image& image, std::uint64_t block) const -> const MetaBlock* {
-    const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(block));
-    SIM_ASSERT(meta != nullptr && meta->block == block);  // mkfs wrote every metadata block
-    return meta;
-}
+namespace model::ext4 {
 
 auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
     -> std::optional<LoggedTransaction> {
@@ -57,44 +51,50 @@ auto Ext4::read_transaction(const disk::Image& image, std::uint64_t at, std::uin
     return found;
 }
 
-void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
-                           std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
-                           ReplayPlan* plan) const {
-    const JournalSuper* super = meta_objects_.find<JournalSuper>(image.read(1));
-    if (super == nullptr) {
-        fail_mount(state, "no journal superblock at block 1");
-        return;
-    }
-    // PASS_SCAN from s_start/s_sequence to the last complete transaction.
+auto Ext4::scan_pass(const disk::Image& image, const JournalSuper& super, RecoveredState& state) const
+    -> std::vector<LoggedTransaction> {
+    // do_one_pass(PASS_SCAN): from s_start/s_sequence to the last complete
+    // transaction (info->end_transaction).
     std::vector<LoggedTransaction> replay;
-    if (super->s_start != 0) {
-        std::uint64_t at = super->s_start;
-        std::uint64_t sequence = super->s_sequence;
-        while (replay.size() < j_last_ - j_first_) {
-            auto found = read_transaction(image, at, sequence++);
-            if (!found) break;
-            at = found->next;
-            replay.push_back(std::move(*found));
-        }
-        state.notes.push_back(
-            "jbd2 recovery: journal superblock start block " + std::to_string(super->s_start) + ", sequence " +
-            std::to_string(super->s_sequence) + "; PASS_SCAN found " + std::to_string(replay.size()) +
-            " complete transactions" +
-            (replay.empty() ? ""
-                            : " (" + std::to_string(replay.front().sequence) + ".." +
-                                  std::to_string(replay.back().sequence) + ")"));
-    } else {
+    if (super.s_start == 0) {
         state.notes.push_back("jbd2 recovery: the journal is clean (s_start 0)");
+        return replay;
     }
-    // PASS_REVOKE: each revoked block with the latest sequence that revoked
-    // it (jbd2_journal_set_revoke).
+    std::uint64_t at = super.s_start;
+    std::uint64_t sequence = super.s_sequence;
+    while (replay.size() < j_last_ - j_first_) {
+        auto found = read_transaction(image, at, sequence++);
+        if (!found) break;
+        at = found->next;
+        replay.push_back(std::move(*found));
+    }
+    state.notes.push_back("jbd2 recovery: journal superblock start block " + std::to_string(super.s_start) +
+                          ", sequence " + std::to_string(super.s_sequence) + "; PASS_SCAN found " +
+                          std::to_string(replay.size()) + " complete transactions" +
+                          (replay.empty() ? ""
+                                          : " (" + std::to_string(replay.front().sequence) + ".." +
+                                                std::to_string(replay.back().sequence) + ")"));
+    return replay;
+}
+
+auto Ext4::revoke_pass(const std::vector<LoggedTransaction>& replay)
+    -> std::map<std::uint64_t, std::uint64_t> {
+    // do_one_pass(PASS_REVOKE), scan_revoke_records: each revoked block with
+    // the latest sequence that revoked it (jbd2_journal_set_revoke).
     std::map<std::uint64_t, std::uint64_t> revoked;
     for (const LoggedTransaction& found : replay) {
-        for (const std::uint64_t block : found.revoked) revoked[block] = std::max(revoked[block], found.sequence);
+        for (const std::uint64_t block : found.revoked)
+            revoked[block] = std::max(revoked[block], found.sequence);
     }
-    // PASS_REPLAY: later transactions win (each copy overwrites the buffer);
-    // a copy from a transaction no later than a revoke of its block is
-    // skipped (jbd2_journal_test_revoke).
+    return revoked;
+}
+
+auto Ext4::replay_pass(const std::vector<LoggedTransaction>& replay,
+                       const std::map<std::uint64_t, std::uint64_t>& revoked, HomeBlocks& home,
+                       std::map<std::uint64_t, disk::Content>& replayed, ReplayPlan* plan) -> std::uint64_t {
+    // do_one_pass(PASS_REPLAY): later transactions win (each copy overwrites
+    // the buffer); a copy from a transaction no later than a revoke of its
+    // block is skipped (jbd2_journal_test_revoke). Returns the skipped count.
     std::uint64_t skipped = 0;
     for (const LoggedTransaction& found : replay) {
         for (const auto& [copy, content] : found.copies) {
@@ -108,6 +108,21 @@ void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
             if (plan != nullptr) plan->home[copy->block] = {content, found.sequence};
         }
     }
+    return skipped;
+}
+
+void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
+                           std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
+                           ReplayPlan* plan) const {
+    // jbd2_journal_recover: the three passes of do_one_pass over the log.
+    const JournalSuper* super = meta_objects_.find<JournalSuper>(image.read(1));
+    if (super == nullptr) {
+        fail_mount(state, "no journal superblock at block 1");
+        return;
+    }
+    const std::vector<LoggedTransaction> replay = scan_pass(image, *super, state);
+    const std::map<std::uint64_t, std::uint64_t> revoked = revoke_pass(replay);
+    const std::uint64_t skipped = replay_pass(replay, revoked, home, replayed, plan);
     if (!revoked.empty()) {
         state.notes.push_back("jbd2 recovery: PASS_REVOKE found " + std::to_string(revoked.size()) +
                               " revoked blocks; PASS_REPLAY skipped " + std::to_string(skipped) +
@@ -117,21 +132,25 @@ void Ext4::recover_journal(const disk::Image& image, HomeBlocks& home,
         plan->needed = true;
         plan->end_transaction = super->s_sequence + replay.size();
     }
-    JournalAudit audit = journal_audit(image, *super, replay);
-    for (const auto& [block, meta] : home) audit.home_versions[block] = meta->version;
+    state.journal = journal_audit(image, *super, replay);
+    audit_names(image, home, *state.journal);
+}
+
+void Ext4::audit_names(const disk::Image& image, const HomeBlocks& home, JournalAudit& audit) const {
     // Each logged block: its name, for the checker's message; one neither
     // replayed nor static metadata (a subdirectory's block, written home by
     // a checkpoint): what its home holds.
+    for (const auto& [block, meta] : home) audit.home_versions[block] = meta->version;
     for (const JournalTransaction& transaction : audit.durable) {
         for (const JournalUpdate& update : transaction.updates) {
             if (audit.block_names.count(update.block) != 0) continue;
             audit.block_names[update.block] = block_name(update.block);
             if (audit.home_versions.count(update.block) != 0) continue;
             const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(update.block));
-            audit.home_versions[update.block] = meta != nullptr && meta->block == update.block ? meta->version : 0;
+            audit.home_versions[update.block] =
+                meta != nullptr && meta->block == update.block ? meta->version : 0;
         }
     }
-    state.journal = std::move(audit);
 }
 
 auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
@@ -145,9 +164,11 @@ auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
     // find): one per run of the image's blocks at most, so the audit visits
     // the runs, not every block of the log.
     std::vector<std::uint64_t> starts;
-    image.blocks().for_each(j_first_, j_last_, [&](std::uint64_t start, std::uint64_t, const disk::DurableBlock& block) {
-        if (block.content.kind == disk::ContentKind::meta && block.content.offset == 0) starts.push_back(start);
-    });
+    image.blocks().for_each(
+        j_first_, j_last_, [&](std::uint64_t start, std::uint64_t, const disk::DurableBlock& block) {
+            if (block.content.kind == disk::ContentKind::meta && block.content.offset == 0)
+                starts.push_back(start);
+        });
     for (const std::uint64_t at : starts) {
         // A transaction starts at its revoke block, else at its descriptor.
         const disk::Content content = image.read(at);
@@ -155,7 +176,8 @@ auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
         const Descriptor* descriptor = meta_objects_.find<Descriptor>(content);
         if (revoke == nullptr && descriptor == nullptr) continue;
         const std::uint64_t sequence = revoke != nullptr ? revoke->sequence : descriptor->sequence;
-        const RevokeBlock* before = meta_objects_.find<RevokeBlock>(image.read(at == j_first_ ? j_last_ - 1 : at - 1));
+        const RevokeBlock* before =
+            meta_objects_.find<RevokeBlock>(image.read(at == j_first_ ? j_last_ - 1 : at - 1));
         if (descriptor != nullptr && before != nullptr && before->sequence == sequence) continue;
         const auto found = read_transaction(image, at, sequence);
         if (!found) continue;
@@ -164,7 +186,8 @@ auto Ext4::journal_audit(const disk::Image& image, const JournalSuper& super,
         transaction.revoked = found->revoked;
         transaction.replayed = !replay.empty() && transaction.sequence >= replay.front().sequence &&
                                transaction.sequence <= replay.back().sequence;
-        for (const auto& [copy, content] : found->copies) transaction.updates.push_back({copy->block, copy->version});
+        for (const auto& [copy, content] : found->copies)
+            transaction.updates.push_back({copy->block, copy->version});
         durable[transaction.sequence] = std::move(transaction);
     }
     for (auto& [sequence, transaction] : durable) audit.durable.push_back(std::move(transaction));
@@ -187,7 +210,12 @@ auto Ext4::recover_with_writes(const disk::Image& image) -> Recovery {
                                          std::to_string(replayed.second) +
                                          "'s log copy, home (jbd2_journal_recover: sync_blockdev)"});
     }
-    recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush",
+    recovery.requests.push_back({Kind::flush,
+                                 0,
+                                 0,
+                                 {},
+                                 false,
+                                 "flush",
                                  "FLUSH the fs device (jbd2_journal_recover: blkdev_issue_flush, \"Make sure "
                                  "all replayed data is on permanent storage\")"});
     // jbd2_journal_load -> journal_reset: j_tail = j_head = j_first (no
@@ -195,117 +223,17 @@ auto Ext4::recover_with_writes(const disk::Image& image) -> Recovery {
     // jbd2_journal_update_sb_log_tail (REQ_SYNC | REQ_FUA).
     const std::uint64_t end = plan.end_transaction;
     recovery.requests.push_back({Kind::write, 1, 1, store(JournalSuper{j_first_, end}), true, "super",
-                                 "W(super) FUA journal superblock: start log block " + std::to_string(j_first_) +
-                                     ", sequence " + std::to_string(end) +
+                                 "W(super) FUA journal superblock: start log block " +
+                                     std::to_string(j_first_) + ", sequence " + std::to_string(end) +
                                      " (journal_reset: jbd2_journal_update_sb_log_tail)"});
     // ext4_fill_super -> ext4_mark_recovery_complete -> jbd2_journal_flush:
     // nothing to checkpoint, then jbd2_mark_journal_empty (s_start 0, FUA).
     recovery.requests.push_back({Kind::write, 1, 1, store(JournalSuper{0, end}), true, "super",
-                                 "W(super) FUA journal superblock: s_start 0, sequence " + std::to_string(end) +
+                                 "W(super) FUA journal superblock: s_start 0, sequence " +
+                                     std::to_string(end) +
                                      " (ext4_mark_recovery_complete: jbd2_journal_flush -> "
                                      "jbd2_mark_journal_empty)"});
     return recovery;
 }
 
-auto Ext4::recover(const disk::Image& image) const -> RecoveredState {
-    return mount(image, nullptr);
-}
-
-auto Ext4::mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredState {
-    RecoveredState state;
-    state.device_blocks = device_.block_count();
-    state.metadata_end = groups_[0].data_start;  // group 0's; later groups' bitmaps and tables lie past it
-    state.files.resize(file_names_.size());
-    HomeBlocks home;
-    for (const Group& group : groups_) {
-        for (std::uint64_t block = group.block_bitmap; block < group.data_start; block++)
-            home[block] = home_block(image, block);
-    }
-    std::map<std::uint64_t, disk::Content> replayed;
-    recover_journal(image, home, replayed, state, plan);
-    if (!state.mount_error.empty()) return state;
-    state.mounted = true;
-    std::set<std::uint64_t> dir_blocks;
-    recover_names(image, home, replayed, state, dir_blocks);
-    // Logged subdirectory blocks no recovered directory maps any more.
-    for (const JournalTransaction& transaction : state.journal->durable) {
-        for (const JournalUpdate& update : transaction.updates) {
-            if (!is_static_meta(update.block) && dir_blocks.count(update.block) == 0)
-                state.journal->not_metadata.insert(update.block);
-        }
-    }
-    return state;
-}
-
-void Ext4::recover_names(const disk::Image& image, const HomeBlocks& home,
-                         const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
-                         std::set<std::uint64_t>& dir_blocks) const {
-    // ext4: names in the root directory and its subdirectories, inodes in the
-    // tables, blocks in the bitmaps. A subdirectory's block is metadata that
-    // mkfs did not write: after replay, or at home, or never written (empty).
-    std::map<std::string, std::uint32_t> by_path;
-    for (std::uint32_t file = 0; file < file_names_.size(); file++) by_path[file_names_[file]] = file;
-    const auto inode_of = [&](std::uint64_t ino) -> const InodeRecord& {
-        return home.at(inode_block(ino))->inodes[ino % inodes_per_block];
-    };
-    const auto block_free = [&](std::uint64_t device_block) {
-        if (device_block < groups_[0].block_bitmap) return true;
-        const Group& group = groups_[group_of_block(device_block)];
-        const auto& bits = home.at(group.block_bitmap)->bits;
-        return device_block < group.data_start || device_block - group.data_start >= bits.size() ||
-               !bits[device_block - group.data_start];
-    };
-    static const MetaBlock never_written;
-    const auto dir_block = [&](std::uint64_t block) -> const MetaBlock* {
-        const auto replayed = home.find(block);
-        if (replayed != home.end()) return replayed->second;
-        const MetaBlock* meta = meta_objects_.find<MetaBlock>(image.read(block));
-        return meta != nullptr && meta->block == block ? meta : &never_written;
-    };
-    std::vector<std::pair<std::string, const MetaBlock*>> directories;  // path prefix, block
-    for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++)
-        directories.emplace_back("", home.at(block));
-    for (std::size_t d = 0; d < directories.size(); d++) {
-        const std::string prefix = directories[d].first;
-        const auto& entries = directories[d].second->entries;  // a stored block: never moves
-        for (const auto& [entry, ino] : entries) {
-            const InodeRecord& record = inode_of(ino);
-            if (!record.used) {
-                state.consistency_errors.push_back("directory entry " + prefix + entry + " names inode " +
-                                                   std::to_string(ino) + ", which is not in use");
-                continue;
-            }
-            if (!home.at(groups_[ino / inodes_per_group].inode_bitmap)->bits[ino % inodes_per_group]) {
-                state.consistency_errors.push_back("inode " + std::to_string(ino) + " (" + prefix + entry +
-                                                   ") is in use but free in the inode bitmap");
-            }
-            for (const auto& [file_block, device_block] : record.blocks) {
-                if (block_free(device_block)) {
-                    state.consistency_errors.push_back("inode " + std::to_string(ino) + " maps block " +
-                                                       std::to_string(device_block) +
-                                                       ", which is free in the block bitmap");
-                }
-                if (!record.directory) continue;
-                directories.emplace_back(prefix + entry + "/", dir_block(device_block));
-                dir_blocks.insert(device_block);
-            }
-            const auto file = by_path.find(prefix + entry);
-            if (record.directory || file == by_path.end()) continue;
-            RecoveredFile& recovered = state.files[file->second];
-            recovered.exists = true;
-            recovered.size_bytes = record.size;
-            for (const auto& [file_block, device_block] : record.blocks) {
-                recovered.extents.push_back({file_block, device_block, 1, false});
-                // A block PASS_REPLAY wrote reads as the log copy it wrote there.
-                const auto copy = replayed.find(device_block);
-                if (copy != replayed.end()) {
-                    recovered.blocks.assign(file_block, file_block + 1, copy->second);
-                } else {
-                    recovered.read_mapped(image, file_block, device_block, 1);
-                }
-            }
-        }
-    }
-}
-
-}  // namespace model::jbd2
+}  // namespace model::ext4

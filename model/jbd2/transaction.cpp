@@ -1,49 +1,11 @@
 // Handles (fs/jbd2/transaction.c): jbd2_journal_start/stop (start_this_handle),
-// do_get_write_access, jbd2_journal_dirty_metadata; and the commit requests of
-// fs/jbd2/journal.c (jbd2_log_start_commit, jbd2_log_wait_commit) and
-// checkpoint.c's __jbd2_log_wait_for_space.
+// do_get_write_access, jbd2_journal_dirty_metadata, jbd2_journal_forget.
 #include <algorithm>
 
-#include "model/jbd2/ext4.hpp"
+#include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 
-namespace model::jbd2 {
-
-auto Ext4::log_space_left() const -> std::uint64_t {
-    // jbd2_log_space_left: the free blocks between j_head and j_tail, less a
-    // margin for the commit's control blocks.
-    const std::uint64_t length = j_last_ - j_first_;
-    const std::uint64_t used = (j_head_ + length - j_tail_) % length;
-    const std::uint64_t free = length - used;
-    constexpr std::uint64_t margin = 32;
-    return free > margin ? free - margin : 0;
-}
-
-void Ext4::log_wait_for_space() {
-    // __jbd2_log_wait_for_space.
-    while (log_space_left() < max_transaction_buffers_) {
-        // The checkpoint may run from here, in a stretch the caller's points do not cover.
-        touch({points::journal, points::checkpoint, points::buffer, points::log});
-        j_checkpoint_mutex_.lock();
-        if (log_space_left() >= max_transaction_buffers_) {
-            j_checkpoint_mutex_.unlock();
-            continue;
-        }
-        const std::uint64_t committing = committing_;
-        if (!checkpoint_transactions_.empty()) {
-            do_checkpoint();
-        } else if (cleanup_journal_tail() <= 0) {
-            // We were able to recover space.
-        } else if (committing != 0) {
-            j_checkpoint_mutex_.unlock();
-            log_wait_commit(committing);
-            continue;
-        } else {
-            SIM_ASSERT(false && "jbd2: no way to get more journal space");
-        }
-        j_checkpoint_mutex_.unlock();
-    }
-}
+namespace model::ext4 {
 
 auto Ext4::journal_start() -> std::uint64_t {
     // start_this_handle: wait while the running transaction is T_LOCKED
@@ -186,36 +148,4 @@ void Ext4::journal_forget(std::uint64_t tid, std::uint64_t block) {
     }
 }
 
-void Ext4::journal_revoke(std::uint64_t tid, std::uint64_t block) {
-    // ext4_forget of a metadata block (is_metadata, data=ordered) ->
-    // jbd2_journal_revoke: the buffer, if cached, is forgotten, and a revoke
-    // record for the block goes into the running transaction's table
-    // (insert_revoke_hash), to be written at its commit.
-    if (bcache_.find(block) != nullptr) journal_forget(tid, block);
-    if (!knobs_.revoke) return;  // the hypothetical kernel: forgotten as a data block, no record
-    Transaction& transaction = tx(tid);
-    if (std::find(transaction.t_revoke.begin(), transaction.t_revoke.end(), block) == transaction.t_revoke.end())
-        transaction.t_revoke.push_back(block);
-    SIM_NOTE("jbd2_journal_revoke: " + block_name(block) + " freed: revoke record in transaction " +
-             std::to_string(tid));
-}
-
-void Ext4::log_start_commit(std::uint64_t tid) {
-    // __jbd2_log_start_commit: only the running transaction can be asked for.
-    if (tid == running_ && j_commit_request_ < tid) {
-        j_commit_request_ = tid;
-        j_wait_commit_.wake_all();
-    }
-}
-
-void Ext4::log_wait_commit(std::uint64_t tid) {
-    if (!kjournald2_running_) {
-        // The set-up runs with no kernel threads: the caller commits (what
-        // jbd2_journal_flush would leave behind).
-        while (j_commit_sequence_ < tid && running_ != 0) commit_transaction();
-        return;
-    }
-    while (j_commit_sequence_ < tid) j_wait_done_commit_.wait();
-}
-
-}  // namespace model::jbd2
+}  // namespace model::ext4

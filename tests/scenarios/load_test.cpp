@@ -456,7 +456,7 @@ TEST_CASE("load_scenario: every bad input fails with its exact message") {
          "$.variants[0].config.release_extent_maps: expected one of before-fix, fix-1, fix-2, "
          "fix-3, hypothetical-before-fix-without-full-sync, got \"sometimes\""},
         {"ext4_bad_checkpoint_cleanup",
-         "$.variants[0].config.checkpoint_cleanup: expected one of v5.8, v6.5, patch-1, patch-2, "
+         "$.variants[0].config.checkpoint_cleanup: expected one of hybrid-v5.8, v6.5, patch-1, patch-2, "
          "got \"v6.6\""},
         {"ext4_checkpoint_with_file", "$.tasks[0].ops[0].file: expected one of the keys op, got an unknown key"},
         {"ext4_fsync_without_file", "$.tasks[0].ops[0].file: expected a required key, got nothing"},

@@ -132,7 +132,7 @@ TEST_CASE("ext4: the commit-time cleanup skips busy buffers on v6.5 and stops at
     // first: the directory block, the inode table block, the inode bitmap.
     // Transaction 2 (a write to A) re-logs the inode table block.
     std::map<std::string, std::uint64_t> steps;
-    for (const char* tree : {"v6.5", "patch-1", "patch-2", "v5.8"}) {
+    for (const char* tree : {"v6.5", "patch-1", "patch-2", "hybrid-v5.8"}) {
         CAPTURE(tree);
         World world(tree);
         world.run({op::create(file_a), op::fsync(file_a), op::write(file_a, 0, 4096, 1), op::fsync(file_a)});
@@ -141,7 +141,7 @@ TEST_CASE("ext4: the commit-time cleanup skips busy buffers on v6.5 and stops at
     CHECK(steps["v6.5"] == 3);
     CHECK(steps["patch-1"] == 1);
     CHECK(steps["patch-2"] == 1);
-    CHECK(steps["v5.8"] == 1);
+    CHECK(steps["hybrid-v5.8"] == 1);
 }
 
 namespace {
@@ -178,7 +178,7 @@ TEST_CASE(
 }
 
 TEST_CASE("ext4: with patch 2/3 the re-logged buffers are busy; the checkpoint forces T2's commit") {
-    for (const char* tree : {"patch-2", "v5.8"}) {
+    for (const char* tree : {"patch-2", "hybrid-v5.8"}) {
         CAPTURE(tree);
         World world(tree);
         const auto state = race(world);

@@ -1,16 +1,19 @@
 #pragma once
-// ext4 on jbd2, as far as "jbd2: fix checkpoint cleanup performance regression"
-// needs it: a small ext4 (block groups, each with its block and
-// inode bitmaps and inode table; the root directory and its subdirectories,
-// whose blocks hold names; inodes in inode-table blocks; ordered-mode
-// data, fsync that forces the running transaction's commit) on jbd2: handles
-// (jbd2_journal_start/stop, do_get_write_access, jbd2_journal_dirty_metadata),
-// the running and committing transactions, kjournald2's commit
+// ext4 (fs/ext4/) on jbd2 (model/jbd2/jbd2.hpp), as far as the series
+// "jbd2: fix checkpoint cleanup performance regression" needs it: a small
+// ext4 (block groups, each with its block and inode bitmaps and inode table;
+// the root directory and its subdirectories, whose blocks hold names; inodes
+// in inode-table blocks; ordered-mode data, fsync that forces the running
+// transaction's commit) on jbd2: handles (jbd2_journal_start/stop,
+// do_get_write_access, jbd2_journal_dirty_metadata), the running and
+// committing transactions, kjournald2's commit
 // (jbd2_journal_commit_transaction, C1..C11), checkpoint lists and
 // __jbd2_journal_clean_checkpoint_list, jbd2_log_do_checkpoint, the checkpoint
 // shrinker, and recovery (fs/jbd2/recovery.c). Follows v6.5's fs/jbd2/
 // checkpoint.c, commit.c, transaction.c and recovery.c; the knob selects the
-// tree (model/jbd2/super.cpp).
+// tree (model/ext4/super.cpp). The ext4 side follows fs/ext4 file by file
+// (mkfs, super, inode, namei, ialloc, balloc, fsync); the journal's code is
+// member functions of the same class, in model/jbd2/, by fs/jbd2's files.
 //
 // Left out on purpose: fast commit, async commit, checksums,
 // data=journal, external journals, the shrinker's resume cursor, statistics,
@@ -39,33 +42,26 @@
 #include "model/buffer_head.hpp"
 #include "model/filesystem.hpp"
 #include "model/filesystem_base.hpp"
+#include "model/jbd2/jbd2.hpp"
+#include "model/jbd2/points.hpp"
 #include "model/metadata_store.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
 
-namespace model::jbd2 {
+namespace model::ext4 {
 
-/// CPU time, charged only in performance runs (sim::cpu): one iteration of
-/// journal_shrink_one_cp_list (a trylock and two cold cache lines; about
-/// 0.57 us from the figures of "jbd2: fix checkpoint cleanup performance
-/// regression": 1/2107.1 - 1/8558.4 s
-/// per file over ~626 buffers per commit). A scenario may set it (`"costs":
-/// {"cp_scan_step_ns": N}`) and `perf --vary cp_scan_step_ns=...` sweeps it.
-namespace cpu_cost {
-inline constexpr sim::Duration cp_scan_step = 570 * sim::nanoseconds;
-inline constexpr sim::Duration handle = 3 * sim::microseconds;
-}  // namespace cpu_cost
+using jbd2::CommitBlock;
+using jbd2::Descriptor;
+using jbd2::JournalSuper;
+using jbd2::nr_batch;
+using jbd2::RevokeBlock;
+using jbd2::Transaction;
+using jbd2::Tree;
+using jbd2::TState;
+namespace cpu_cost = jbd2::cpu_cost;
+namespace points = jbd2::points;
 
 enum class Op : OpId { create, write, fsync, checkpoint, shrink, mkdir, unlink, sync, rmdir };
-
-/// Which kernel's checkpoint-list cleanup runs: one value per real tree
-/// (super.cpp says why one knob, not two).
-enum class Tree : std::uint8_t {
-    v5_8,     // journal_clean_one_cp_list stops at the first buffer __try_to_free_cp_buf cannot free
-    v6_5,     // journal_shrink_one_cp_list skips busy buffers; b_transaction not checked
-    patch_1,  // + patch 1/3: SHRINK_BUSY_STOP at commit
-    patch_2,  // + patch 2/3: a buffer with b_transaction set is busy
-};
 
 struct Knobs {
     Tree tree = Tree::patch_2;
@@ -93,7 +89,6 @@ inline constexpr std::uint64_t dir_blocks = 16;  // the root directory's, preall
 inline constexpr sim::Duration commit_interval = 5 * sim::seconds;           // ext4 commit=5
 inline constexpr sim::Duration dirty_writeback_interval = 5 * sim::seconds;  // dirty_writeback_centisecs
 inline constexpr sim::Duration dirty_expire_interval = 30 * sim::seconds;    // dirty_expire_centisecs
-inline constexpr std::uint64_t nr_batch = 64;                                // JBD2_NR_BATCH
 
 struct InodeRecord {
     bool used = false;
@@ -115,45 +110,18 @@ struct MetaBlock {
     std::vector<bool> bits;                                      // bitmaps
 };
 
-/// journal_superblock_t: s_start 0 means clean.
-struct JournalSuper {
-    std::uint64_t s_start = 0;
-    std::uint64_t s_sequence = 0;
-};
-/// A revoke block (JBD2_REVOKE_BLOCK, jbd2_journal_write_revoke_records): the
-/// home blocks the transaction freed; recovery replays no copy of them from
-/// this transaction or an earlier one.
-struct RevokeBlock {
-    std::uint64_t sequence = 0;
-    std::vector<std::uint64_t> blocks;
-};
-/// A descriptor block: the transaction's tags (home blocks of the copies that follow it).
-struct Descriptor {
-    std::uint64_t sequence = 0;
-    std::vector<std::uint64_t> tags;
-};
-struct CommitBlock {
-    std::uint64_t sequence = 0;
-};
 using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock, RevokeBlock>;
 
-// Every member of the objects above, for the runner's verdict memo across
-// schedules (model/metadata_store.hpp): a member added to them goes here too.
-// None holds an object id (a descriptor's tags are home block numbers).
-inline void encode_object(KeyWords& out, const JournalSuper& super) {
-    out.insert(out.end(), {super.s_start, super.s_sequence});
-}
-inline void encode_object(KeyWords& out, const Descriptor& descriptor) {
-    out.push_back(descriptor.sequence);
-    out.push_back(descriptor.tags.size());
-    out.insert(out.end(), descriptor.tags.begin(), descriptor.tags.end());
-}
+// Every member of a MetaBlock, for the runner's verdict memo across schedules
+// (model/metadata_store.hpp); the journal's blocks encode in model/jbd2/jbd2.hpp.
 inline void encode_object(KeyWords& out, const MetaBlock& meta) {
-    out.insert(out.end(), {static_cast<std::uint64_t>(meta.kind), meta.block, meta.version, meta.inodes.size()});
+    out.insert(out.end(),
+               {static_cast<std::uint64_t>(meta.kind), meta.block, meta.version, meta.inodes.size()});
     for (const InodeRecord& inode : meta.inodes) {
         out.insert(out.end(), {std::uint64_t{inode.used}, std::uint64_t{inode.directory}, inode.size,
                                inode.blocks.size()});
-        for (const auto& [file_block, device_block] : inode.blocks) out.insert(out.end(), {file_block, device_block});
+        for (const auto& [file_block, device_block] : inode.blocks)
+            out.insert(out.end(), {file_block, device_block});
     }
     out.push_back(meta.entries.size());
     for (const auto& [name, ino] : meta.entries) {
@@ -162,40 +130,8 @@ inline void encode_object(KeyWords& out, const MetaBlock& meta) {
     }
     encode_bits(out, meta.bits);
 }
-inline void encode_object(KeyWords& out, const CommitBlock& commit) { out.push_back(commit.sequence); }
-inline void encode_object(KeyWords& out, const RevokeBlock& revoke) {
-    out.push_back(revoke.sequence);
-    out.push_back(revoke.blocks.size());
-    out.insert(out.end(), revoke.blocks.begin(), revoke.blocks.end());
-}
 template <typename T>
 void object_references(const T&, std::vector<std::uint64_t>&) {}
-
-/// t_state.
-enum class TState : std::uint8_t {
-    running,
-    locked,
-    flush,
-    commit,
-    commit_dflush,
-    commit_jflush,
-    commit_callback,
-    finished,
-};
-
-struct Transaction {
-    std::uint64_t tid = 0;
-    TState state = TState::running;
-    std::uint32_t t_updates = 0;
-    std::vector<std::uint64_t> t_buffers;          // BJ_Metadata, by block
-    std::vector<std::uint64_t> t_reserved;         // BJ_Reserved
-    std::vector<std::uint64_t> t_forget;           // BJ_Forget: forgotten buffers (jbd2_journal_forget)
-    std::vector<std::uint64_t> t_revoke;           // revoke records inserted while it ran (j_revoke)
-    std::vector<std::uint64_t> t_checkpoint_list;  // head first (new entries go in at the head)
-    std::vector<std::uint32_t> t_inode_list;       // ordered-mode inodes (jbd2_inode)
-    std::uint64_t t_log_start = 0;
-    sim::Instant t_start = 0;
-};
 
 /// One block group (fs/ext4/ext4.h struct ext4_group_desc without flex_bg):
 /// its block bitmap, inode bitmap and inode table at its start, then data.
@@ -205,7 +141,7 @@ struct Group {
     std::uint64_t inode_table = 0;
     std::uint64_t data_start = 0;  // group 0: after the root directory's blocks
     std::uint64_t data_end = 0;
-    std::uint64_t used_dirs = 0;   // bg_used_dirs_count (find_group_orlov)
+    std::uint64_t used_dirs = 0;  // bg_used_dirs_count (find_group_orlov)
 };
 
 /// A subdirectory of the root: its inode and its blocks (ext4_append).
@@ -254,16 +190,19 @@ public:
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
-    static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
-        -> std::uint64_t;
+    static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks,
+                               std::uint64_t journal_bytes) -> std::uint64_t;
     /// The data blocks of every group (what a workload's data may fill).
-    static auto data_blocks(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t journal_bytes)
-        -> std::uint64_t;
+    static auto data_blocks(std::uint32_t block_size, std::uint64_t device_blocks,
+                            std::uint64_t journal_bytes) -> std::uint64_t;
     static auto make_groups(std::uint32_t block_size, std::uint64_t device_blocks, std::uint64_t groups_start)
         -> std::vector<Group>;
 
 private:
-    // inode.cpp: ext4
+    // super.cpp: the entry point and the mount
+    void touch_op(Op op);
+    auto file_op(const OpCall& call) -> OpResult;
+    // mkfs.cpp, namei.cpp, ialloc.cpp, balloc.cpp, inode.cpp, fsync.cpp
     void format_groups();
     void create(std::uint32_t file);
     void mkdir(std::uint32_t file);
@@ -291,6 +230,8 @@ private:
     auto write(const OpCall& call) -> std::uint64_t;
     /// Writes the call's blocks from `from` on: the block it stopped at
     /// (the first hole it found no block for), or the range's end.
+    auto map_holes(const OpCall& call, std::uint64_t tid, const BlockRange& range,
+                   std::map<std::uint64_t, std::uint64_t>& allocated) -> std::optional<std::uint64_t>;
     auto write_once(const OpCall& call, std::uint64_t from) -> std::uint64_t;
     auto should_retry_alloc(int& retries) -> bool;
     [[nodiscard]] auto free_blocks() const -> std::uint64_t;
@@ -307,7 +248,7 @@ private:
     auto modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock&;
     [[nodiscard]] auto inode_block(std::uint64_t ino) const -> std::uint64_t;
     [[nodiscard]] auto block_name(std::uint64_t block) const -> std::string;
-    // transaction.cpp: handles
+    // model/jbd2/transaction.cpp, revoke.cpp, journal.cpp: handles and commit requests
     auto journal_start() -> std::uint64_t;
     void journal_stop(std::uint64_t tid);
     void do_get_write_access(std::uint64_t tid, std::uint64_t block);
@@ -316,9 +257,10 @@ private:
     void journal_forget(std::uint64_t tid, std::uint64_t block);
     void log_start_commit(std::uint64_t tid);
     void log_wait_commit(std::uint64_t tid);
+    void complete_transaction(std::uint64_t tid);
     void log_wait_for_space();
     [[nodiscard]] auto log_space_left() const -> std::uint64_t;
-    // commit.cpp: kjournald2
+    // model/jbd2/commit.cpp: kjournald2, commit_timer (journal.cpp), the flusher (super.cpp)
     void kjournald2();
     void commit_timer();
     void commit_transaction();
@@ -335,7 +277,9 @@ private:
     };
     void commit_lock_updates(std::uint64_t tid);
     void commit_switch_running(std::uint64_t tid);
-    void commit_ordered_data(std::uint64_t tid);
+    void commit_refile_reserved(std::uint64_t tid);
+    auto commit_submit_data(std::uint64_t tid) -> std::uint64_t;
+    void commit_wait_data(std::uint64_t data);
     void submit_log_block(LogWrites& log, disk::Content content);
     void write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>& buffers, LogWrites& log);
     auto commit_tail_snapshot() -> TailSnapshot;
@@ -344,15 +288,17 @@ private:
     void commit_forget_list(std::uint64_t tid, const std::vector<std::uint64_t>& buffers);
     void refile_buffer(std::uint64_t block);
     void commit_finish(std::uint64_t tid, std::size_t buffers);
-    // checkpoint.cpp
+    // model/jbd2/checkpoint.cpp; the log tail in journal.cpp
     enum class ShrinkType : std::uint8_t { destroy, busy_stop, busy_skip };
     auto try_remove_checkpoint(std::uint64_t block) -> int;
     auto remove_checkpoint(std::uint64_t block) -> bool;
+    void drop_transaction(std::uint64_t tid);
     void insert_checkpoint(std::uint64_t block, std::uint64_t tid);
     auto shrink_one_cp_list(std::uint64_t tid, ShrinkType type, bool& released, std::uint64_t& scanned)
         -> std::uint64_t;
     void clean_checkpoint_list();
     void shrink_checkpoint_list();
+    void shrink_pass(std::uint64_t& nr_to_scan, std::uint64_t& scanned);
     auto do_checkpoint() -> int;
     /// How one walk of a checkpoint list ends: jbd2_log_do_checkpoint's
     /// `goto restart` (locks were dropped), the transaction is done, or the
@@ -366,13 +312,13 @@ private:
     void update_log_tail(std::uint64_t tid, std::uint64_t block);
     void write_dirty_buffer(std::uint64_t block, const char* who);
     void flusher();
-    // recovery.cpp
+    // model/jbd2/recovery.cpp; mount and recover_names in super.cpp
     /// A transaction PASS_SCAN found complete at a log position.
     struct LoggedTransaction {
         std::uint64_t sequence = 0;
         std::vector<std::pair<const MetaBlock*, disk::Content>> copies;  // the copy, as the log holds it
-        std::vector<std::uint64_t> revoked;                               // its revoke block's records
-        std::uint64_t next = 0;                                           // the log block after its commit block
+        std::vector<std::uint64_t> revoked;                              // its revoke block's records
+        std::uint64_t next = 0;  // the log block after its commit block
     };
     /// What jbd2_journal_recover leaves to write: the buffers PASS_REPLAY
     /// dirtied (the last logged copy of each home block wins) and
@@ -382,21 +328,33 @@ private:
     /// mount stores none), so a mount copies no block.
     using HomeBlocks = std::map<std::uint64_t, const MetaBlock*>;
     struct ReplayPlan {
-        bool needed = false;  // s_start != 0
+        bool needed = false;                                                    // s_start != 0
         std::map<std::uint64_t, std::pair<disk::Content, std::uint64_t>> home;  // block -> copy, its sequence
         std::uint64_t end_transaction = 0;
     };
     [[nodiscard]] auto mount(const disk::Image& image, ReplayPlan* plan) const -> RecoveredState;
-    [[nodiscard]] auto read_transaction(const disk::Image& image, std::uint64_t at, std::uint64_t sequence) const
-        -> std::optional<LoggedTransaction>;
+    [[nodiscard]] auto read_transaction(const disk::Image& image, std::uint64_t at,
+                                        std::uint64_t sequence) const -> std::optional<LoggedTransaction>;
     /// PASS_REVOKE and PASS_REPLAY into `home` and `replayed` (the content
     /// replay leaves in each block it wrote).
     void recover_journal(const disk::Image& image, HomeBlocks& home,
                          std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                          ReplayPlan* plan) const;
+    [[nodiscard]] auto scan_pass(const disk::Image& image, const JournalSuper& super,
+                                 RecoveredState& state) const -> std::vector<LoggedTransaction>;
+    [[nodiscard]] static auto revoke_pass(const std::vector<LoggedTransaction>& replay)
+        -> std::map<std::uint64_t, std::uint64_t>;
+    static auto replay_pass(const std::vector<LoggedTransaction>& replay,
+                            const std::map<std::uint64_t, std::uint64_t>& revoked, HomeBlocks& home,
+                            std::map<std::uint64_t, disk::Content>& replayed, ReplayPlan* plan)
+        -> std::uint64_t;
+    void audit_names(const disk::Image& image, const HomeBlocks& home, JournalAudit& audit) const;
     [[nodiscard]] auto journal_audit(const disk::Image& image, const JournalSuper& super,
                                      const std::vector<LoggedTransaction>& replay) const -> JournalAudit;
     [[nodiscard]] auto home_block(const disk::Image& image, std::uint64_t block) const -> const MetaBlock*;
+    [[nodiscard]] auto block_free(const HomeBlocks& home, std::uint64_t device_block) const -> bool;
+    void recover_file(const disk::Image& image, const std::map<std::uint64_t, disk::Content>& replayed,
+                      const InodeRecord& record, RecoveredFile& recovered) const;
     void recover_names(const disk::Image& image, const HomeBlocks& home,
                        const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                        std::set<std::uint64_t>& dir_blocks) const;
@@ -425,7 +383,7 @@ private:
     std::uint64_t j_last_ = 0;
     std::uint64_t dir_start_ = 0;  // the root directory's blocks, in group 0
     std::vector<Group> groups_;
-    std::map<std::string, Directory> dirs_;  // the root's subdirectories, by name
+    std::map<std::string, Directory> dirs_;      // the root's subdirectories, by name
     std::uint64_t max_transaction_buffers_ = 0;  // j_max_transaction_buffers
 
     // The buffer cache and what each metadata buffer holds (b_data); frozen
@@ -434,7 +392,7 @@ private:
     BufferCache bcache_;
     std::map<std::uint64_t, MetaBlock> live_;
     std::map<std::uint64_t, MetaBlock> frozen_;
-    std::vector<Inode> inodes_;           // by file id
+    std::vector<Inode> inodes_;  // by file id
     // Blocks freed by a transaction not yet committed, by tid: cleared in the
     // block bitmap buffer, not yet reusable (ext4_mb_free_metadata: with
     // data=ordered the buddy gets them back in the commit callback,
@@ -451,6 +409,7 @@ private:
     std::uint64_t running_ = 0;
     std::uint64_t committing_ = 0;
     std::vector<std::uint64_t> checkpoint_transactions_;  // oldest first
+    std::uint64_t j_shrink_transaction_ = 0;              // the shrinker's resume cursor (0: none)
     std::uint64_t j_head_ = 0;
     std::uint64_t j_tail_ = 0;
     std::uint64_t j_tail_sequence_ = 1;
@@ -472,4 +431,4 @@ private:
     Counters counters_;
 };
 
-}  // namespace model::jbd2
+}  // namespace model::ext4
