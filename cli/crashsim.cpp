@@ -288,10 +288,9 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
     // The line a dfs run prints first costs a few walks (the first
-    // counterexample within 10 ms); --estimate, --walks and a split depth
-    // chosen from the estimate (the same for every J and N) take them all.
-    const bool picks_split = args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1);
-    if (dfs && !args.estimate && !args.walks_given && !picks_split) {
+    // counterexample within 10 ms), the same line for any J and N; --estimate
+    // and --walks take them all, and so does the split depth's own estimate.
+    if (dfs && !args.estimate && !args.walks_given) {
         request.estimate_runs = scenarios::estimate_first_line_runs;
     }
     // --estimate alone on dfs: heuristic sampling, close where Knuth's walks
@@ -317,6 +316,11 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         throw scenarios::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
     }
     request.dpor = args.dpor;
+    if (args.dpor && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
+        throw scenarios::InputError("--dpor: expected --split-depth D with --jobs above 1 or --shard (a split dpor "
+                                    "search's counts depend on its depth, the same for any J and N at one depth), "
+                                    "got none");
+    }
     request.seed = args.seed;
     request.schedules = dfs && !args.schedules_given ? exhaustive_schedules_max : args.schedules;
     request.jobs = args.jobs;
@@ -382,7 +386,15 @@ auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simu
     const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, seconds_now);
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.split_depth == 0 &&
         (request.jobs > 1 || request.shard_count > 1)) {
-        request.split_depth = scenarios::split_depth_for(estimate, scenarios::split_units_wanted(request));
+        // The depth from all the walks (the same for every shard); the
+        // printed line stays the one any J and N print.
+        scenarios::FuzzRequest walks = request;
+        walks.estimate_runs = 0;
+        walks.estimate_stratified = false;
+        if (request.estimate_stratified) walks.estimate_walks = scenarios::estimate_walks_default;
+        const bool whole = request.estimate_runs == 0 && !request.estimate_stratified;
+        const scenarios::SearchEstimate walked = whole ? estimate : scenarios::estimate_search(simulation, walks);
+        request.split_depth = scenarios::split_depth_for(walked, scenarios::split_units_wanted(request));
     }
     return estimate;
 }
@@ -848,7 +860,8 @@ void add_fuzz(CLI::App& app, Command& c) {
         ->check(in_range(0, scenarios::recovery_crashes_max));
     c.fuzz->add_option("--seed", c.fuzz_args.seed, "campaign seed")->check(any_u64);
     c.schedules = c.fuzz->add_option("--schedules", c.fuzz_args.schedules,
-                                       "schedules to run (dfs: the most it may take)")
+                                       "schedules to run in all, the same for any --jobs (dfs: the most it may take; "
+                                       "a shard takes its share)")
                              ->check(in_range(1, schedules_max));
     c.fuzz->add_option("--out", c.fuzz_args.out, "directory for the repro file");
     c.fuzz->add_flag("--quiet", c.fuzz_args.quiet, "do not print the failing story");
@@ -858,7 +871,9 @@ void add_fuzz(CLI::App& app, Command& c) {
                            std::to_string(scenarios::shrink_schedules_total_default) + ")")
         ->check(in_range(1, ~std::uint64_t{0}));
     c.fuzz->add_option("--trace", c.fuzz_args.trace, "write the failing run as Chrome trace-event JSON");
-    c.fuzz->add_option("--jobs", c.fuzz_args.jobs, "threads (dfs: sharing the units of a split tree; default 1)")
+    c.fuzz->add_option("--jobs", c.fuzz_args.jobs,
+                       "threads; the result is the same for any J, only the wall time changes (dfs: sharing "
+                       "the units of a split tree; default 1)")
         ->check(in_range(1, jobs_max));
     c.fuzz->add_option("--shard", c.fuzz_args.shard,
                      "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
@@ -900,7 +915,9 @@ void add_other_verbs(CLI::App& app, Command& c) {
     c.check->add_option("paths", c.check_args.paths, "scenario files or directories (default: scenarios)");
     c.check->add_option("--junit", c.check_args.junit, "write a JUnit XML report to FILE");
     c.check->add_option("--json", c.check_args.json, "write a JSON report with every figure to FILE");
-    c.check->add_option("--jobs", c.check_args.jobs, "threads for random and pct campaigns (default 1)")
+    c.check->add_option("--jobs", c.check_args.jobs,
+                        "threads; the same verdicts, counts and violations for any J, only the wall time "
+                        "changes (default 1)")
         ->check(in_range(1, jobs_max));
     c.check->add_option("--verify-determinism", c.check_args.verify_every,
                         "N: in every campaign, run every Nth schedule twice more with a trace and compare")

@@ -242,7 +242,8 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
                 subset_writes_max);
     } else if (dfs) {
         appendf(out, "incomplete: stopped after %llu schedules (--schedules%s), no violation so far\n",
-                static_cast<ull>(report.schedules), report.split_depth != 0 ? ", a cap on each job" : "");
+                static_cast<ull>(report.schedules),
+                request.shard_count > 1 ? ": this shard's share of the campaign's cap" : ", the search's in all");
     } else {
         appendf(out, "no violation in %llu schedules\n", static_cast<ull>(report.schedules));
     }
@@ -274,7 +275,8 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
     }
     if (dfs && report.split_depth != 0) {
         appendf(out, "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
-                     "depth; counts are the explored units'); --schedules %llu caps each of the %u job(s)\n",
+                     "depth; counts are the explored units'); --schedules %llu caps the search in all, its units "
+                     "taken in order, the same for any --jobs (%u here)\n",
                 report.split_depth, report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
                 static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
     }

@@ -262,7 +262,8 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     result.judged = judged_counts(report.checker_names, report.judged);
     result.reached = reached_counts(scenario.model, report.hits);
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
-        result.dfs = DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs};
+        result.dfs = DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs,
+                               report.unit_schedules};
     }
     if (scenario.faults.budget > 0) result.faults = report.faults;
     return result;
@@ -270,14 +271,23 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
 
 namespace {
 
-auto dfs_json(const DfsResult& dfs) -> Json {
-    return {{"complete", dfs.complete},
-            {"split_depth", dfs.split_depth},
-            {"units", dfs.units},
-            {"units_explored", dfs.units_explored},
-            {"pruned_by_sleep_sets", dfs.stats.pruned_sleep},
-            {"pruned_by_bound", dfs.stats.pruned_bound},
-            {"runs_cut_as_redundant", dfs.stats.abandoned}};
+/// A shard's carries its split, which merge compares; a whole search's
+/// (unsharded, or merged) does not: the split is how the jobs shared the
+/// work, and the result is the same for any --jobs.
+auto dfs_json(const DfsResult& dfs, bool sharded) -> Json {
+    Json json = {{"complete", dfs.complete},
+                 {"pruned_by_sleep_sets", dfs.stats.pruned_sleep},
+                 {"pruned_by_bound", dfs.stats.pruned_bound},
+                 {"runs_cut_as_redundant", dfs.stats.abandoned}};
+    if (sharded) {
+        json["split_depth"] = dfs.split_depth;
+        json["units"] = dfs.units;
+        json["units_explored"] = dfs.units_explored;
+        Json units = Json::array();
+        for (const auto& [unit, schedules] : dfs.unit_schedules) units.push_back({unit, schedules});
+        json["unit_schedules"] = units;
+    }
+    return json;
 }
 
 auto estimate_json(const SearchEstimate& estimate) -> Json {
@@ -328,7 +338,7 @@ auto campaign_result_text(const CampaignResult& result) -> std::string {
                        {"explore", explore_json(result.bounds)},
                        {"violations", violations}};
     add_coverage_json(json, result.judged, result.reached);
-    if (result.dfs) json["dfs"] = dfs_json(*result.dfs);
+    if (result.dfs) json["dfs"] = dfs_json(*result.dfs, result.shard_count > 1);
     if (result.faults) json["faults"] = faults_json(*result.faults);
     if (result.estimate) json["estimate"] = estimate_json(*result.estimate);
     return json.dump(2) + "\n";
@@ -370,14 +380,29 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
 }
 
 auto read_dfs(const Json& value, const JsonReader& in) -> DfsResult {
-    const Names keys = {"complete", "split_depth", "units", "units_explored", "pruned_by_sleep_sets", "pruned_by_bound",
-                        "runs_cut_as_redundant"};
-    in.check_keys(value, "$.dfs", keys, keys);
+    const Names required = {"complete", "pruned_by_sleep_sets", "pruned_by_bound", "runs_cut_as_redundant"};
+    const Names keys = {"complete", "split_depth", "units", "units_explored", "unit_schedules", "pruned_by_sleep_sets",
+                        "pruned_by_bound", "runs_cut_as_redundant"};
+    in.check_keys(value, "$.dfs", keys, required);
     DfsResult dfs;
     dfs.complete = in.read_bool(value.at("complete"), "$.dfs.complete");
-    dfs.split_depth = in.read_unsigned(value.at("split_depth"), "$.dfs.split_depth");
-    dfs.units = in.read_unsigned(value.at("units"), "$.dfs.units");
-    dfs.units_explored = in.read_unsigned(value.at("units_explored"), "$.dfs.units_explored");
+    // A shard's split (dfs_json); a whole search's result has none.
+    const auto optional = [&](const char* key) -> std::uint64_t {
+        return value.contains(key) ? in.read_unsigned(value.at(key), std::string("$.dfs.") + key) : 0;
+    };
+    dfs.split_depth = optional("split_depth");
+    dfs.units = optional("units");
+    dfs.units_explored = optional("units_explored");
+    if (value.contains("unit_schedules")) {
+        const Json& units = value.at("unit_schedules");
+        in.check_array(units, "$.dfs.unit_schedules");
+        for (std::size_t i = 0; i < units.size(); i++) {
+            const std::string where = "$.dfs.unit_schedules[" + std::to_string(i) + "]";
+            if (!units[i].is_array() || units[i].size() != 2) in.fail(where, "a [unit, schedules] pair", type_name(units[i]));
+            dfs.unit_schedules.emplace_back(in.read_unsigned(units[i][0], where + "[0]"),
+                                            in.read_unsigned(units[i][1], where + "[1]"));
+        }
+    }
     dfs.stats.pruned_sleep = in.read_unsigned(value.at("pruned_by_sleep_sets"), "$.dfs.pruned_by_sleep_sets");
     dfs.stats.pruned_bound = in.read_unsigned(value.at("pruned_by_bound"), "$.dfs.pruned_by_bound");
     dfs.stats.abandoned = in.read_unsigned(value.at("runs_cut_as_redundant"), "$.dfs.runs_cut_as_redundant");
@@ -542,6 +567,26 @@ void merge_dfs(DfsResult& merged, const DfsResult& shard) {
     merged.units = std::max(merged.units, shard.units);
     merged.units_explored += shard.units_explored;
     merged.stats += shard.stats;
+    merged.unit_schedules.insert(merged.unit_schedules.end(), shard.unit_schedules.begin(), shard.unit_schedules.end());
+}
+
+/// dfs: a shard's violation counts its index within its unit; the merged
+/// search's count from the search's first schedule, as the unsharded one's.
+void index_from_first(CampaignResult& merged) {
+    if (!merged.dfs) return;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>& units = merged.dfs->unit_schedules;
+    std::sort(units.begin(), units.end());
+    std::map<std::uint64_t, std::uint64_t> offset;
+    std::uint64_t before = 0;
+    for (const auto& [unit, schedules] : units) {
+        offset[unit] = before;
+        before += schedules;
+    }
+    for (FoundViolation& found : merged.violations) {
+        if (!found.unit || offset.count(*found.unit) == 0) continue;
+        found.index += offset[*found.unit];
+        found.unit = std::nullopt;
+    }
 }
 
 }  // namespace
@@ -585,6 +630,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     std::sort(merged.violations.begin(), merged.violations.end(), [](const FoundViolation& a, const FoundViolation& b) {
         return std::pair(a.unit.value_or(0), a.index) < std::pair(b.unit.value_or(0), b.index);
     });
+    index_from_first(merged);
     return merged;
 }
 

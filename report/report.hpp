@@ -32,6 +32,8 @@ struct DfsResult {
     std::uint64_t units = 0;        // the tree's, when known
     std::uint64_t units_explored = 0;
     sim::DfsStats stats;
+    /// A shard's: (unit, schedules) of each unit it explored (FuzzReport::unit_schedules).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> unit_schedules;
 };
 
 /// A fuzz campaign's result, or one shard's.

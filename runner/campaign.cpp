@@ -215,15 +215,32 @@ struct ShardRun {
 
 namespace {
 
+/// The schedules a dfs search may take: the request's cap; a shard's share
+/// of it (the first cap % N shards one more), so the shards of a capped
+/// campaign spend its one total.
+auto dfs_budget(const FuzzRequest& request) -> std::uint64_t {
+    const std::uint64_t count = request.shard_count;
+    return request.schedules / count + (request.shard_index < request.schedules % count ? 1 : 0);
+}
+
 /// A dfs search, whole or split into units (sim/dfs.hpp) shared by
 /// request.jobs workers, each with its own world and tree. Each unit's
 /// figures are kept apart and folded in unit order, so counts, violations and
 /// their indices do not depend on the jobs or on which worker ran a unit;
 /// with shards, each shard's units sum with the others' (crashsim merge).
+///
+/// The cap (request.schedules) is the search's, not a job's: the schedules
+/// are those of the unsplit search in its order, units 0, 1, ... each whole
+/// until the cap, the last one cut there. A worker stops its unit once the
+/// units before it have run as many as the cap leaves (a bound that only
+/// falls as they run), and claims no unit past a spent cap; the fold takes
+/// the units in order, and where a worker ran past the cut (the units before
+/// it ended short of the bound it stopped at), runs that unit again alone
+/// to the cut. A shard's cap is its share of the campaign's (dfs_budget).
 class DfsSearch {
 public:
     DfsSearch(Simulation& simulation, const FuzzRequest& request, std::size_t depth)
-        : simulation_(simulation), request_(request), depth_(depth) {}
+        : simulation_(simulation), request_(request), depth_(depth), budget_(dfs_budget(request)) {}
     auto run() -> FuzzReport;
 
 private:
@@ -231,16 +248,25 @@ private:
         FuzzReport part;  // indices within the unit
         std::vector<std::uint32_t> failing_choices;
         std::optional<CrashRecord> failing_crash;
+        std::atomic<std::uint64_t> progress{0};  // part.schedules, for the other workers' bounds
+        bool ended = false;    // every schedule of the unit was run
+        bool bounded = false;  // stopped at the cap, with schedules of the unit left
     };
     auto claim(std::uint64_t unit, Unit*& slot) -> bool;
+    auto earlier(std::uint64_t unit) -> std::uint64_t;
+    auto spent(const Unit& unit, std::uint64_t number, std::uint64_t& bound) -> bool;
     void work(Simulation& world, bool caller);
     auto record(Unit& unit, const RunOutcome& outcome, Simulation& world) -> bool;
+    auto rerun(std::uint64_t number, std::uint64_t cap) -> std::unique_ptr<Unit>;
     void report_progress();
+    void add(FuzzReport& report, std::uint64_t number, Unit& unit, std::uint64_t offset);
+    auto more_units_after(std::uint64_t number) const -> bool;
     auto fold() -> FuzzReport;
 
     Simulation& simulation_;
     const FuzzRequest& request_;
     std::size_t depth_;  // 0: not split
+    std::uint64_t budget_;  // the schedules this search may take
     std::mutex mutex_;
     std::map<std::uint64_t, Unit> units_;  // claimed, by number
     std::atomic<std::uint64_t> stop_unit_{~std::uint64_t{0}};  // the lowest that stopped at a violation
@@ -249,15 +275,43 @@ private:
     std::atomic<std::uint64_t> violations_{0};
     std::atomic<std::uint64_t> units_total_{0};  // set by a worker that walked the whole tree
     std::atomic<bool> interrupted_{false};
-    std::atomic<bool> capped_{false};
+    std::atomic<bool> beyond_{false};  // a unit of this search lies past the spent cap
 };
+
+/// The schedules of the units claimed before `unit` so far: fewer than, or
+/// as many as, they will have.
+auto DfsSearch::earlier(std::uint64_t unit) -> std::uint64_t {
+    std::uint64_t sum = 0;
+    for (auto it = units_.begin(); it != units_.end() && it->first < unit; ++it) sum += it->second.progress.load();
+    return sum;
+}
 
 auto DfsSearch::claim(std::uint64_t unit, Unit*& slot) -> bool {
     if (unit % request_.shard_count != request_.shard_index || unit > stop_unit_.load()) return false;
     const std::lock_guard<std::mutex> lock(mutex_);
+    if (earlier(unit) >= budget_) {
+        beyond_ = true;  // and so is every unit after it
+        return false;
+    }
     const auto [it, inserted] = units_.try_emplace(unit);
     if (inserted) slot = &it->second;
     return inserted;
+}
+
+/// Whether `unit` (number `number`) has run all the cap leaves it, with the
+/// units before it at what they ran so far; `bound` caches that figure,
+/// read again every batch_per_job schedules and whenever the unit reaches it.
+auto DfsSearch::spent(const Unit& unit, std::uint64_t number, std::uint64_t& bound) -> bool {
+    const std::uint64_t schedules = unit.part.schedules;
+    if (schedules < bound && schedules % batch_per_job != 0) return false;
+    if (depth_ == 0) {
+        bound = budget_;
+    } else {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        const std::uint64_t before = earlier(number);
+        bound = before >= budget_ ? 0 : budget_ - before;
+    }
+    return schedules >= bound;
 }
 
 /// Adds one run to its unit; true when the search stops there.
@@ -278,6 +332,7 @@ auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world)
         if (!result.nondeterminism.empty()) part.nondeterministic.push_back({part.schedules, 0, result.nondeterminism});
     }
     tally(part, result);
+    unit.progress.store(part.schedules);
     world.count_reached(outcome);
     runs_++;
     crash_states_ += result.crash_states;
@@ -306,14 +361,16 @@ void DfsSearch::work(Simulation& world, bool caller) {
     } else {
         tree.split(depth_, [this, &current](std::uint64_t unit) { return claim(unit, current); });
     }
-    std::uint64_t mine = 0;
+    std::uint64_t bound = 0;
     for (bool more = true; more;) {
         if (stop_requested()) {
             interrupted_ = true;
             return;
         }
-        if (tree.unit() > stop_unit_.load()) return;  // a unit before it stopped the search
+        const std::uint64_t number = tree.unit();
+        if (number > stop_unit_.load()) return;  // a unit before it stopped the search
         const bool owned = tree.owned();
+        if (!owned && beyond_.load()) return;  // every unit left to claim is past the cap
         Unit* unit = current;
         const RunOutcome outcome = world.run_dfs(tree, false);
         if (outcome.interrupted) {
@@ -323,19 +380,52 @@ void DfsSearch::work(Simulation& world, bool caller) {
         if (owned && record(*unit, outcome, world)) {
             unit->part.dfs += tree.take_stats();
             std::uint64_t lowest = stop_unit_.load();
-            while (tree.unit() < lowest && !stop_unit_.compare_exchange_weak(lowest, tree.unit())) {
+            while (number < lowest && !stop_unit_.compare_exchange_weak(lowest, number)) {
             }
             return;
         }
         more = tree.backtrack();
-        if (owned) unit->part.dfs += tree.take_stats();
-        if (owned && ++mine >= request_.schedules && more) {
-            capped_ = true;
+        if (!owned) continue;
+        unit->part.dfs += tree.take_stats();
+        if (!more || tree.unit() != number) {
+            unit->ended = true;
+            bound = 0;  // read again for the next unit
+        } else if (spent(*unit, number, bound)) {
+            unit->bounded = true;  // and every unit after it is past the cap
             return;
         }
-        if (caller && owned && mine % batch_per_job == 0) report_progress();
+        if (caller && unit->part.schedules % batch_per_job == 0) report_progress();
     }
     units_total_ = tree.unit() + 1;
+}
+
+/// Unit `number` again, alone, to its first `cap` schedules: the fold's cut
+/// where a worker ran past it.
+auto DfsSearch::rerun(std::uint64_t number, std::uint64_t cap) -> std::unique_ptr<Unit> {
+    SIM_ASSERT(depth_ != 0 && cap != 0);
+    auto unit = std::make_unique<Unit>();
+    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets, request_.dpor, crash_visible());
+    tree.split(depth_, [number](std::uint64_t u) { return u == number; });
+    while (tree.unit() <= number) {
+        const bool owned = tree.owned();
+        const RunOutcome outcome = simulation_.run_dfs(tree, false);
+        if (outcome.interrupted) {
+            interrupted_ = true;
+            break;
+        }
+        if (owned && record(*unit, outcome, simulation_)) {
+            unit->part.dfs += tree.take_stats();
+            break;
+        }
+        const bool more = tree.backtrack();
+        if (owned) unit->part.dfs += tree.take_stats();
+        if (owned && unit->part.schedules == cap) {
+            unit->bounded = true;
+            break;
+        }
+        if (!more) break;
+    }
+    return unit;
 }
 
 auto DfsSearch::run() -> FuzzReport {
@@ -348,54 +438,86 @@ auto DfsSearch::run() -> FuzzReport {
     return fold();
 }
 
-/// The units in order: counts summed, indices made the search's (a shard's
+/// Adds unit `number`'s figures, its indices made the search's (a shard's
 /// stay within their unit, which they name).
+void DfsSearch::add(FuzzReport& report, std::uint64_t number, Unit& unit, std::uint64_t offset) {
+    const bool sharded = request_.shard_count > 1;
+    const FuzzReport& part = unit.part;
+    report.schedules += part.schedules;
+    report.crash_states += part.crash_states;
+    report.crash_states_reused += part.crash_states_reused;
+    report.recovery_crash_states += part.recovery_crash_states;
+    report.faults += part.faults;
+    report.steps += part.steps;
+    report.schedules_reordering += part.schedules_reordering;
+    report.schedules_waking += part.schedules_waking;
+    report.schedules_cut += part.schedules_cut;
+    report.verified += part.verified;
+    add_counts(report.judged, part.judged);
+    add_counts(report.hits, part.hits);
+    report.dfs += part.dfs;
+    for (FoundViolation found : part.violations) {
+        if (sharded) found.unit = number;
+        found.index += sharded ? 0 : offset;
+        report.violations.push_back(found);
+    }
+    for (Nondeterminism failure : part.nondeterministic) {
+        failure.index += sharded ? 0 : offset;
+        report.nondeterministic.push_back(failure);
+    }
+    if (part.found && !report.found) {
+        report.found = true;
+        report.index = part.index + (sharded ? 0 : offset);
+        if (sharded) report.unit = number;
+        // Replayed with a trace for the story: the choices and the crash
+        // (none for a liveness or deadlock violation) are the whole run.
+        report.failing = simulation_.replay(unit.failing_choices, unit.failing_crash, true);
+        SIM_ASSERT(report.failing.violated());
+    }
+}
+
+/// Whether this search (this shard) has a unit after `number`.
+auto DfsSearch::more_units_after(std::uint64_t number) const -> bool {
+    if (beyond_.load()) return true;
+    const std::uint64_t count = request_.shard_count;
+    const std::uint64_t next = number + 1 + (request_.shard_index + count - (number + 1) % count) % count;
+    return units_total_.load() == 0 || next < units_total_.load();
+}
+
+/// The units in order until the cap: the last one taken whole or cut.
 auto DfsSearch::fold() -> FuzzReport {
     FuzzReport report = start_report(simulation_);
-    const bool sharded = request_.shard_count > 1;
     std::uint64_t offset = 0;
-    for (auto& [number, unit] : units_) {
+    bool capped = false;
+    std::unique_ptr<Unit> cut;
+    std::uint64_t folded = 0;
+    for (auto& [number, claimed] : units_) {
         if (number > stop_unit_.load()) break;
-        const FuzzReport& part = unit.part;
-        report.schedules += part.schedules;
-        report.crash_states += part.crash_states;
-        report.crash_states_reused += part.crash_states_reused;
-        report.recovery_crash_states += part.recovery_crash_states;
-        report.faults += part.faults;
-        report.steps += part.steps;
-        report.schedules_reordering += part.schedules_reordering;
-        report.schedules_waking += part.schedules_waking;
-        report.schedules_cut += part.schedules_cut;
-        report.verified += part.verified;
-        add_counts(report.judged, part.judged);
-        add_counts(report.hits, part.hits);
-        report.dfs += part.dfs;
-        for (FoundViolation found : part.violations) {
-            if (sharded) found.unit = number;
-            found.index += sharded ? 0 : offset;
-            report.violations.push_back(found);
+        if (offset == budget_) {
+            capped = true;  // a unit past the cap
+            break;
         }
-        for (Nondeterminism failure : part.nondeterministic) {
-            failure.index += sharded ? 0 : offset;
-            report.nondeterministic.push_back(failure);
+        Unit* unit = &claimed;
+        if (unit->part.schedules > budget_ - offset) {
+            cut = rerun(number, budget_ - offset);
+            unit = cut.get();
         }
-        if (part.found && !report.found) {
-            report.found = true;
-            report.index = part.index + (sharded ? 0 : offset);
-            if (sharded) report.unit = number;
-            // Replayed with a trace for the story: the choices and the crash
-            // (none for a liveness or deadlock violation) are the whole run.
-            report.failing = simulation_.replay(unit.failing_choices, unit.failing_crash, true);
-            SIM_ASSERT(report.failing.violated());
+        add(report, number, *unit, offset);
+        if (request_.shard_count > 1) report.unit_schedules.emplace_back(number, unit->part.schedules);
+        folded++;
+        offset += unit->part.schedules;
+        if (unit->bounded) {
+            capped = true;
+            break;
         }
-        offset += part.schedules;
     }
+    if (!capped && offset == budget_ && !units_.empty()) capped = more_units_after(std::prev(units_.end())->first);
     report.interrupted = interrupted_;
-    report.complete = units_total_ != 0 && !interrupted_ && !capped_ && stop_unit_.load() == ~std::uint64_t{0};
+    report.complete = units_total_ != 0 && !interrupted_ && !capped && stop_unit_.load() == ~std::uint64_t{0};
     if (depth_ != 0) {
         report.split_depth = depth_;
         report.units = units_total_;
-        report.units_explored = units_.size();
+        report.units_explored = folded;  // those the counts are of (a worker may run one past the cap)
     }
     return report;
 }

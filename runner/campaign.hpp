@@ -48,7 +48,10 @@ inline constexpr std::uint32_t estimate_probes_default = 2;
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = fuzz_schedules_default;  // dfs: the most schedules it may take
+    /// The campaign's schedules in all, for any `jobs` (random, pct: indices
+    /// 0..schedules-1; dfs: the most it may take, the unsplit search's first
+    /// that many; a dfs shard takes its share, DfsSearch in campaign.cpp).
+    std::uint64_t schedules = fuzz_schedules_default;
     bool stop_at_first = true;
     bool sleep_sets = true;  // dfs: partial-order reduction on
     /// dfs: source-set dpor (--dpor; sim/dfs.hpp); off, the default: every
@@ -139,6 +142,9 @@ struct FuzzReport {
     std::size_t split_depth = 0;
     std::uint64_t units = 0;
     std::uint64_t units_explored = 0;
+    /// dfs shard: each unit folded and its schedules, by number, so that
+    /// merge can count a violation's index from the search's first schedule.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> unit_schedules;
 };
 
 /// A search's size before it runs (fuzz --estimate). dfs:

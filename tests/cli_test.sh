@@ -469,6 +469,9 @@ bad_flag "fuzz --strategy dfs2" "crashsim: --strategy" -- fuzz "$SCEN" --strateg
 bad_flag "fuzz --strategy pct:0" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct:0 --out "$TMP/flag"
 bad_flag "fuzz --strategy pct:" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct: --out "$TMP/flag"
 bad_flag "fuzz --schedules 0" "crashsim: --schedules" -- fuzz "$SCEN" --schedules 0 --out "$TMP/flag"
+bad_flag "fuzz --dpor --jobs 2 without --split-depth" \
+    "crashsim: --dpor: expected --split-depth D with --jobs above 1" -- \
+    fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --jobs 2 --out "$TMP/flag"
 bad_flag "fuzz --dpor with --no-reduction" "crashsim: --dpor: expected no --no-reduction (dpor is a reduction), got both" -- \
     fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --no-reduction --out "$TMP/flag"
 bad_flag "fuzz --schedules abc" "crashsim: " -- fuzz "$SCEN" --schedules abc --out "$TMP/flag"
@@ -731,7 +734,7 @@ else
     not_ok "a dfs shard's repro is named by its unit and its index within it" "$(files_in "$TMP/dfs-shard-repros")"
 fi
 expect_grep "a dfs shard says where it found the violation" "of dfs unit" "$TMP/dfs-shard.out"
-expect_grep "a split dfs says --schedules caps each job" "caps each of the 1 job(s)" "$TMP/dfs-shard.out"
+expect_grep "a split dfs says --schedules caps the search in all" "caps the search in all" "$TMP/dfs-shard.out"
 run_cs "$TMP/merge.out" "$TMP/merge.err" merge "$TMP"/shards/result-*.json --out "$TMP/merged.json"
 expect_rc "merge of three shards" 1 "$TMP/merge.out" "$TMP/merge.err"
 run_cs "$TMP/all.out" "$TMP/all.err" fuzz "$SCEN" --variant before-fix --schedules 3000 --all \
@@ -743,6 +746,37 @@ if [ "$(grep -v '"shard"\|"index": [0-9]*,$\|"count"' "$TMP/merged.json" | grep 
 else
     not_ok "merged shards equal the whole campaign run with 2 jobs" "$(diff "$TMP/merged.json" "$TMP/all.json" | head -n 10)"
 fi
+# A campaign's budgets are totals: check --json and fuzz --result (times
+# aside) are the same for --jobs 1, 2 and 3, where dfs stops at its cap and
+# where it completes, and the merged dfs shards are the unsharded result.
+sed -e 's/"schedules": 10000, "dfs_schedules": 50000/"schedules": 300, "dfs_schedules": 12000/' \
+    scenarios/btrfs/kthread-commit-in-fast-fsync.json >"$TMP/capped.json"
+mkdir "$TMP/budgets"
+for j in 1 2 3; do
+    "$BIN" check "$TMP/capped.json" --jobs "$j" --json "$TMP/budgets/check-j$j.json" >/dev/null 2>&1
+    "$BIN" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --schedules 5000 --jobs "$j" --quiet \
+        --result "$TMP/budgets/capped-j$j.json" --out "$TMP/budgets" >/dev/null 2>&1
+    "$BIN" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --jobs "$j" --quiet \
+        --result "$TMP/budgets/whole-j$j.json" --out "$TMP/budgets" >/dev/null 2>&1
+done
+for k in 0 1; do
+    "$BIN" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --shard "$k/2" --quiet \
+        --result "$TMP/budgets/shard$k.json" --out "$TMP/budgets" >/dev/null 2>&1
+done
+"$BIN" merge "$TMP/budgets/shard0.json" "$TMP/budgets/shard1.json" --out "$TMP/budgets/merged.json" >/dev/null 2>&1
+untimed() { grep -v 'seconds' "$1"; }
+for pair in check-j1:check-j2 check-j1:check-j3 capped-j1:capped-j2 capped-j1:capped-j3 whole-j1:whole-j2 \
+    whole-j1:whole-j3 whole-j1:merged; do
+    a="$TMP/budgets/${pair%%:*}.json"
+    b="$TMP/budgets/${pair##*:}.json"
+    if [ -s "$a" ] && [ "$(untimed "$a")" = "$(untimed "$b")" ]; then
+        ok "${pair##*:} is ${pair%%:*}, times aside"
+    else
+        not_ok "${pair##*:} is ${pair%%:*}, times aside" "$(diff "$a" "$b" | head -n 10)"
+    fi
+done
+expect_grep "check with jobs says where dfs stopped at its cap" "did not complete within 12000 schedules" \
+    "$TMP/budgets/check-j2.json"
 expect_grep "merge states the bounds the shards explored with" \
     "explored with at most 1 I/O reordering and 0 daemon wake-ups per schedule" "$TMP/merge.out"
 mkdir "$TMP/other-bounds"
