@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runner/repro.hpp"
+#include "runner/hex.hpp"
 #include "sim/assert.hpp"
 #include "sim/stop.hpp"
 
