@@ -108,7 +108,7 @@ private:
     auto read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
     void read_checkers(const Json& value);
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
-    auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
+    auto read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec;
     void read_workload(const Json& value);
     auto read_fio(const Json& job) const -> FioJob;
     void expand_fio(const FioJob& fio);
@@ -148,7 +148,7 @@ private:
     Scenario scenario_;
     const model::ModelInfo* model_ = nullptr;
     std::map<std::string, std::string> config_base_;
-    FuzzBudget fuzz_default_{{"random"}, fuzz_schedules_default, 0};
+    FuzzBudget fuzz_default_{{sim::StrategySpec{}}, fuzz_schedules_default, 0};
     std::set<std::string> files_setup_;
     std::set<std::string> files_created_;
     Names must_reach_;
@@ -1384,19 +1384,17 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
     if (strategies.empty()) fail(strategies_path, "a non-empty array", "an empty array");
     for (std::size_t index = 0; index < strategies.size(); index++) {
         const auto strategy_path = index_path(strategies_path, index);
-        auto strategy = read_strategy(strategies[index], strategy_path);
-        if (contains(budget.strategies, strategy)) {
-            fail(strategy_path, "a strategy not listed before", json_quoted(strategy));
-        }
-        budget.strategies.push_back(std::move(strategy));
+        const sim::StrategySpec strategy = read_strategy(strategies[index], strategy_path);
+        const bool listed = std::any_of(budget.strategies.begin(), budget.strategies.end(),
+                                        [&](const sim::StrategySpec& s) { return s.text() == strategy.text(); });
+        if (listed) fail(strategy_path, "a strategy not listed before", json_quoted(strategy.text()));
+        budget.strategies.push_back(strategy);
     }
     budget.schedules = read_positive(value.at("schedules"), json_path + ".schedules");
     if (value.contains("dfs_schedules")) {
         budget.dfs_schedules = read_positive(value.at("dfs_schedules"), json_path + ".dfs_schedules");
-        // Read by sim::parse_strategy, the one definition of the spelling.
-        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(), [](const std::string& s) {
-            sim::StrategySpec spec;
-            return sim::parse_strategy(s, spec) && spec.kind == sim::StrategySpec::Kind::dfs;
+        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(), [](const sim::StrategySpec& s) {
+            return s.kind == sim::StrategySpec::Kind::dfs;
         });
         if (!dfs) fail(json_path + ".dfs_schedules", "a dfs strategy in strategies to cap", "none");
     }
@@ -1406,13 +1404,13 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
 
 // Only canonical spellings ("pct:3", not "pct:03"), since strategies are printed back in
 // repro files and compared as strings; sim::parse_strategy is the one definition.
-auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> std::string {
+auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec {
     const std::string expected = std::string("one of ") + sim::strategy_spellings;
     if (!value.is_string()) fail(json_path, expected, type_name(value));
     auto strategy = value.get<std::string>();
     sim::StrategySpec spec;
     if (!sim::parse_strategy(strategy, spec)) fail(json_path, expected, json_quoted(strategy));
-    return strategy;
+    return spec;
 }
 
 void Loader::read_variants(const Json& value) {

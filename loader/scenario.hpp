@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/strategy.hpp"
+
 namespace scenarios {
 
 /// Bad scenario, repro or flag: one message naming the file, the JSON path
@@ -90,7 +92,7 @@ inline constexpr std::uint64_t fuzz_schedules_default = 10'000;
 
 /// A fuzz budget: which strategies, how many schedules each.
 struct FuzzBudget {
-    std::vector<std::string> strategies;  // "random", "pct:3"
+    std::vector<sim::StrategySpec> strategies;  // "random", "pct:3", parsed once by the loader
     std::uint64_t schedules = 0;
     /// The cap of a dfs strategy, when it differs (`dfs_schedules`): a proof
     /// must complete, which may take more schedules than a random or PCT

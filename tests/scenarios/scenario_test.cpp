@@ -289,7 +289,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         REQUIRE(!variant.expect.fuzz.strategies.empty());
         // For dfs the budget is a cap on an exhaustive search, which 5000 does
         // not cover at two preemptions; the dfs tests below run it whole.
-        std::erase(variant.expect.fuzz.strategies, std::string("dfs:2"));
+        std::erase_if(variant.expect.fuzz.strategies, [](const auto& s) { return s.text() == "dfs:2"; });
         variant.expect.fuzz.schedules = 5000;
         const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
         INFO(row.detail);
@@ -312,7 +312,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
 TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     const auto scenario = load();
     scenarios::Variant variant = *scenario.find_variant("fix-1");
-    variant.expect.fuzz.strategies = {"random", "dfs:1"};
+    variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
     variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
     // The dfs:1 proof takes 11,557 schedules: 50 would leave it incomplete
@@ -334,7 +334,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
         variant.name = "before-fix-claims-holds";
         variant.expect = scenarios::Expectation{};
         variant.expect.kind = scenarios::Expectation::Kind::holds;
-        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         variant.expect.fuzz.seed = 0;
         const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
@@ -350,7 +350,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
         scenarios::Variant variant = variant_of(scenario, "before-fix");
         variant.expect = scenarios::Expectation{};
         variant.expect.kind = scenarios::Expectation::Kind::holds;
-        variant.expect.fuzz.strategies = {"random"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random"});
         variant.expect.fuzz.schedules = 10000;
         const auto row = scenarios::check_variant(unscripted, variant, fixed_clock);
         CHECK_FALSE(row.met);
@@ -361,7 +361,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
         variant.name = "fix-1-claims-violates";
         variant.expect.kind = scenarios::Expectation::Kind::violates;
         variant.expect.checker = "fsync_durability";
-        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
         CHECK_FALSE(row.met);
