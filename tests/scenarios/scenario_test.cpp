@@ -280,7 +280,7 @@ TEST_CASE("scenario: fix-1 and fix-2 survive fuzzing") {
     }
 }
 
-TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)") {
+TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     REQUIRE(scenario.variants.size() == 4);
     for (const auto& shipped : scenario.variants) {
@@ -327,7 +327,7 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     CHECK(row.schedules == 1 + 50 + 11557);
 }
 
-TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
+TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
         scenarios::Variant variant = variant_of(scenario, "before-fix");
@@ -424,7 +424,7 @@ TEST_CASE("scenario: a schedule step that can never complete is an InputError na
     }
 }
 
-TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound") {
+TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
@@ -456,8 +456,8 @@ TEST_CASE("dfs: without preemptions the race cannot happen, and the search compl
     CHECK(report.complete);
 }
 
-// Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
-TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("slow")) {
+// Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
+TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const char* variant_name : {"before-fix", "fix-1", "fix-2"}) {
         CAPTURE(variant_name);
@@ -503,7 +503,7 @@ auto count_lines(const std::string& text) -> std::size_t {
 }
 }  // namespace
 
-TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way") {
+TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" * doctest::test_suite("campaign")) {
     const std::string text = scenarios::read_text_file(scenario_path);
     const auto scenario = scenarios::parse_scenario(text, scenario_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
