@@ -37,7 +37,8 @@ auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t tot
     if (summary.errors == 0) {
         say("check: %zu of %zu expectations met\n", summary.met, rows.size());
     } else {
-        say("check: %zu of %zu expectations met; %zu ERROR (a scenario file or run that failed on its input)\n",
+        say("check: %zu of %zu expectations met; %zu ERROR (a scenario file or run that failed on its "
+            "input)\n",
             summary.met, rows.size(), summary.errors);
     }
     return summary.met == rows.size() ? ExitCode::pass : ExitCode::violation;
@@ -45,8 +46,8 @@ auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t tot
 
 /// How the gate tells its progress: each row printed as it ends, a live
 /// progress line while a campaign runs.
-auto gate_options(const CheckArgs& args, const scenarios::CheckTable& table, std::optional<ProgressLine>& progress)
-    -> scenarios::GateOptions {
+auto gate_options(const CheckArgs& args, const scenarios::CheckTable& table,
+                  std::optional<ProgressLine>& progress) -> scenarios::GateOptions {
     scenarios::GateOptions options;
     options.jobs = args.jobs;
     options.verify_every = args.verify_every;

@@ -101,7 +101,8 @@ void require_writable(const std::string& flag, const std::string& path) {
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code error;
     if (!parent.empty() && !std::filesystem::is_directory(parent, error)) {
-        throw scenarios::InputError(flag + ": expected a file in an existing directory, got \"" + path + "\"");
+        throw scenarios::InputError(flag + ": expected a file in an existing directory, got \"" + path +
+                                    "\"");
     }
     if (std::filesystem::is_directory(path, error)) {
         throw scenarios::InputError(flag + ": expected a file, got the directory \"" + path + "\"");

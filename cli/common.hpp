@@ -76,7 +76,8 @@ void print_story(const scenarios::RunOutcome& outcome);
 
 void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome);
 
-void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome, const std::string& title);
+void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+                        const std::string& title);
 
 /// Fails before any work when an output file could not be written, so a run
 /// never prints its findings and then exits 2.
@@ -87,7 +88,8 @@ auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode;
 /// A live line on a terminal; nothing elsewhere (CI reads the summary only).
 class ProgressLine {
 public:
-    explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDOUT_FILENO) != 0), started_(seconds_now()) {}
+    explicit ProgressLine(bool enabled)
+        : enabled_(enabled && ::isatty(STDOUT_FILENO) != 0), started_(seconds_now()) {}
     ~ProgressLine() { clear(); }
     ProgressLine(const ProgressLine&) = delete;
     auto operator=(const ProgressLine&) -> ProgressLine& = delete;

@@ -26,7 +26,9 @@ auto main(int argc, char** argv) -> int {
     // prints what it explored and writes its reports (by rename, whole).
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
-    CLI::App app{"crashsim: a deterministic crash-consistency simulator for file-system write, fsync and commit protocols"};
+    CLI::App app{
+        "crashsim: a deterministic crash-consistency simulator for file-system write, fsync and commit "
+        "protocols"};
     app.require_subcommand(1);
     cli::Verbs verbs;
     cli::add_run_command(app, verbs);

@@ -58,7 +58,8 @@ void parse_shard(const std::string& text, scenarios::FuzzRequest& request) {
         }
         return static_cast<std::uint32_t>(std::stoul(digits));
     };
-    if (slash == std::string::npos) throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+    if (slash == std::string::npos)
+        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     request.shard_index = number(text.substr(0, slash));
     request.shard_count = number(text.substr(slash + 1));
     if (request.shard_count == 0 || request.shard_index >= request.shard_count) {
@@ -104,8 +105,8 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         const std::string got = !dfs ? "with --strategy " + args.strategy
                                 : !args.estimate ? std::string("without --estimate")
                                                  : std::string("with --walks");
-        throw scenarios::InputError("--probes: expected only with --strategy dfs and --estimate, without --walks, got it " +
-                                    got);
+        throw scenarios::InputError(
+            "--probes: expected only with --strategy dfs and --estimate, without --walks, got it " + got);
     }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
@@ -126,15 +127,19 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
 }
 
 /// The campaign's JSON result, when asked for or sharded; returns its path.
-auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request, const scenarios::Scenario& scenario,
-                  const std::string& text, const std::string& variant, const scenarios::FuzzReport& report,
-                  const scenarios::SearchEstimate* estimate) -> std::string {
+auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request,
+                  const scenarios::Scenario& scenario, const std::string& text, const std::string& variant,
+                  const scenarios::FuzzReport& report, const scenarios::SearchEstimate* estimate)
+    -> std::string {
     std::string path = args.result;
     if (path.empty() && request.shard_count > 1) {
-        path = (std::filesystem::path(args.out) / scenarios::result_file_name(scenario.name, variant, request)).string();
+        path =
+            (std::filesystem::path(args.out) / scenarios::result_file_name(scenario.name, variant, request))
+                .string();
     }
     if (!path.empty()) {
-        scenarios::CampaignResult result = scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant);
+        scenarios::CampaignResult result =
+            scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant);
         if (estimate != nullptr) result.estimate = *estimate;
         scenarios::write_campaign_result(result, path);
     }
@@ -144,8 +149,8 @@ auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request, c
 /// The failing run (shrunk unless --no-shrink): its story, its repro file;
 /// false when shrinking was interrupted (the repro says how far it got).
 auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& request,
-                      const scenarios::Scenario& scenario, const std::string& text, const std::string& variant,
-                      const scenarios::FuzzReport& report) -> bool {
+                      const scenarios::Scenario& scenario, const std::string& text,
+                      const std::string& variant, const scenarios::FuzzReport& report) -> bool {
     scenarios::Repro repro = scenarios::make_repro(report, request, args.scenario, text, variant);
     bool interrupted = false;
     bool budget_spent = false;
@@ -178,7 +183,8 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
 
 /// The search's estimate (fuzz --estimate; the first line of a dfs run) and,
 /// for a split dfs, the depth it splits at.
-auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simulation) -> scenarios::SearchEstimate {
+auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simulation)
+    -> scenarios::SearchEstimate {
     const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, seconds_now);
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.split_depth == 0 &&
         (request.jobs > 1 || request.shard_count > 1)) {
@@ -250,20 +256,25 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     CLI::Option* preemptions = fuzz->add_option("--preemptions", args->preemptions,
                                          "dfs: the most preemptions a schedule may take (default 2)")
                                ->check(in_range(0, sim::dfs_preemptions_max));
-    fuzz->add_flag("--no-reduction", args->no_reduction, "dfs: turn partial-order reduction off (dpor and sleep sets)");
-    fuzz->add_flag("--dpor", args->dpor,
-                     "dfs: dynamic partial-order reduction, about one schedule per class of equivalent interleavings "
-                     "(default: every interleaving within the bound, pruned by sleep sets)");
+    fuzz->add_flag("--no-reduction", args->no_reduction,
+                   "dfs: turn partial-order reduction off (dpor and sleep sets)");
+    fuzz->add_flag(
+        "--dpor", args->dpor,
+        "dfs: dynamic partial-order reduction, about one schedule per class of equivalent interleavings "
+        "(default: every interleaving within the bound, pruned by sleep sets)");
     fuzz->add_option("--io-reorders", args->io_reorders,
-                     "per schedule, device completions that may fire ahead of earlier timers (0-8; default: the scenario's explore, else 1)")
+                     "per schedule, device completions that may fire ahead of earlier timers (0-8; default: "
+                     "the scenario's explore, else 1)")
         ->check(bound);
     fuzz->add_option("--daemon-wakeups", args->daemon_wakeups,
-                     "per schedule, daemon timers that may fire while tasks can run (0-8; default: the scenario's explore, else 1)")
+                     "per schedule, daemon timers that may fire while tasks can run (0-8; default: the "
+                     "scenario's explore, else 1)")
         ->check(bound);
-    fuzz->add_option("--recovery-crashes", args->recovery_crashes,
-                       "per crash state, power cuts nested inside recovery, each followed by a mount again (0-" +
-                           std::to_string(scenarios::recovery_crashes_max) + "; default: the scenario's explore, else " +
-                           std::to_string(scenarios::recovery_crashes_default) + ")")
+    fuzz->add_option(
+            "--recovery-crashes", args->recovery_crashes,
+            "per crash state, power cuts nested inside recovery, each followed by a mount again (0-" +
+                std::to_string(scenarios::recovery_crashes_max) + "; default: the scenario's explore, else " +
+                std::to_string(scenarios::recovery_crashes_default) + ")")
         ->check(in_range(0, scenarios::recovery_crashes_max));
     fuzz->add_option("--seed", args->seed, "campaign seed")->check(any_u64);
     CLI::Option* schedules = fuzz->add_option("--schedules", args->schedules,
@@ -279,27 +290,32 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_option("--trace", args->trace, "write the failing run as Chrome trace-event JSON");
     fuzz->add_option("--jobs", args->jobs, "threads (dfs: sharing the units of a split tree; default 1)")
         ->check(in_range(1, jobs_max));
-    fuzz->add_option("--shard", args->shard,
-                     "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
+    fuzz->add_option(
+        "--shard", args->shard,
+        "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
     fuzz->add_flag("--estimate", args->estimate,
                      "print an estimate of the schedules, crash states and time, run nothing");
-    CLI::Option* walks = fuzz->add_option("--walks", args->walks,
-                       "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
-                           std::to_string(scenarios::estimate_walks_default) + "; the line a dfs run prints first "
-                           "stops at " + std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
-        ->check(in_range(1, walks_max));
+    CLI::Option* walks =
+        fuzz->add_option("--walks", args->walks,
+                         "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
+                             std::to_string(scenarios::estimate_walks_default) +
+                             "; the line a dfs run prints first "
+                             "stops at " +
+                             std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
+            ->check(in_range(1, walks_max));
     CLI::Option* probes = fuzz->add_option("--probes", args->probes,
                                   "dfs --estimate: stratified probes (heuristic sampling; default " +
                                       std::to_string(scenarios::estimate_probes_default) + ")")
                    ->check(in_range(1, probes_max));
-    fuzz->add_option("--split-depth", args->split_depth,
-                       "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
-                       "the estimate, 64 units per shard or job)")
+    fuzz->add_option(
+            "--split-depth", args->split_depth,
+            "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
+            "the estimate, 64 units per shard or job)")
         ->check(in_range(1, split_depth_max));
     fuzz->add_option("--result", args->result, "write the campaign's JSON result to FILE");
     fuzz->add_flag("--all", args->all, "do not stop at the first violation");
     fuzz->add_option("--verify-determinism", args->verify_every,
-                       "N: run every Nth schedule twice more with a trace and compare (exit 3 if they differ)")
+                     "N: run every Nth schedule twice more with a trace and compare (exit 3 if they differ)")
         ->check(in_range(1, schedules_max));
     verbs.add(fuzz, [args, preemptions, schedules, walks, probes] {
         args->preemptions_given = preemptions->count() > 0;

@@ -41,7 +41,8 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     scenarios::Scenario scenario = load(path);
     if (!points.empty()) scenarios::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
-        throw scenarios::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
+        throw scenarios::InputError(path +
+                                    ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
     const scenarios::PerfReport report = scenarios::measure(scenario);
@@ -50,7 +51,8 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
         return ExitCode::interrupted;
     }
-    say("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(), scenario.device.profile.c_str());
+    say("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(),
+        scenario.device.profile.c_str());
     output() += scenarios::hypothetical_variants_text(scenario);
     const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
     output() += table.table + table.ratios;
@@ -78,7 +80,8 @@ auto run_perf_verb(const PerfArgs& c) -> ExitCode {
 
 void add_perf_command(CLI::App& app, Verbs& verbs) {
     auto args = std::make_shared<PerfArgs>();
-    CLI::App* perf = app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");
+    CLI::App* perf =
+        app.add_subcommand("perf", "throughput and fsync latency of every variant, in virtual time");
     perf->add_option("scenario", args->scenario, "scenario JSON file with a workload")->required();
     perf->add_option("--csv", args->csv, "write the table as CSV to FILE");
     perf->add_option("--plot", args->plot,

@@ -37,7 +37,8 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
         return ExitCode::interrupted;
     }
     say("%s repro written to %s\nreplay it with: crashsim replay %s\n",
-        shrunk.budget_spent ? "shrunk (as far as the budget allowed: not minimal)" : "shrunk", out.c_str(), out.c_str());
+        shrunk.budget_spent ? "shrunk (as far as the budget allowed: not minimal)" : "shrunk", out.c_str(),
+        out.c_str());
     return verdict(shrunk.outcome);
 }
 

@@ -18,13 +18,14 @@ auto perf_counter_names(const std::string& model) -> std::vector<std::string> {
 }
 
 auto format_vary(const VaryReport& report) -> std::string {
-    std::string text = "crashsim perf " + report.scenario + " --vary " + report.name + " (" + report.json_path +
-                       "), " + report.metric + " ratios:\n";
+    std::string text = "crashsim perf " + report.scenario + " --vary " + report.name + " (" +
+                       report.json_path + "), " + report.metric + " ratios:\n";
     std::vector<std::string> headers;
     if (!report.reports.empty()) {
         for (const auto& result : report.reports.front().ratios) {
             std::string header = result.ratio.numerator + "/" + result.ratio.denominator;
-            if (result.point) header += "@" + report.reports.front().parameter + "=" + std::to_string(*result.point);
+            if (result.point)
+                header += "@" + report.reports.front().parameter + "=" + std::to_string(*result.point);
             headers.push_back(header);
         }
     }
@@ -32,7 +33,8 @@ auto format_vary(const VaryReport& report) -> std::string {
     std::snprintf(cell, sizeof cell, "%16s", report.name.c_str());
     text += cell;
     for (const auto& header : headers) {
-        std::snprintf(cell, sizeof cell, " %*s", static_cast<int>(std::max<std::size_t>(header.size(), 6)), header.c_str());
+        std::snprintf(cell, sizeof cell, " %*s", static_cast<int>(std::max<std::size_t>(header.size(), 6)),
+                      header.c_str());
         text += cell;
     }
     text += "  verdict\n";
@@ -42,8 +44,8 @@ auto format_vary(const VaryReport& report) -> std::string {
         std::string out_of_range;
         for (std::size_t j = 0; j < report.reports[i].ratios.size() && j < headers.size(); j++) {
             const auto& result = report.reports[i].ratios[j];
-            std::snprintf(cell, sizeof cell, " %*.2f", static_cast<int>(std::max<std::size_t>(headers[j].size(), 6)),
-                          result.value);
+            std::snprintf(cell, sizeof cell, " %*.2f",
+                          static_cast<int>(std::max<std::size_t>(headers[j].size(), 6)), result.value);
             text += cell;
             if (!result.met) out_of_range += (out_of_range.empty() ? "" : ", ") + headers[j];
         }
@@ -76,18 +78,22 @@ CheckTable::CheckTable(const std::vector<Scenario>& scenarios) {
 
 auto CheckTable::header() const -> std::string {
     char line[512];
-    std::snprintf(line, sizeof line, "%-*s %-*s %-*s %-7s %10s %13s %9s", scenario, "scenario", variant, "variant",
-                  expectation, "expectation", "verdict", "schedules", "crash states", "time");
+    std::snprintf(line, sizeof line, "%-*s %-*s %-*s %-7s %10s %13s %9s", scenario, "scenario", variant,
+                  "variant", expectation, "expectation", "verdict", "schedules", "crash states", "time");
     return line;
 }
 
 auto CheckTable::row(const CheckRow& row) const -> std::string {
     char numbers[128];
-    std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s", row.met ? "ok" : row.error ? "ERROR" : "FAILED",
-                  static_cast<unsigned long long>(row.schedules), static_cast<unsigned long long>(row.crash_states),
-                  row.seconds);
+    std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s",
+                  row.met     ? "ok"
+                  : row.error ? "ERROR"
+                              : "FAILED",
+                  static_cast<unsigned long long>(row.schedules),
+                  static_cast<unsigned long long>(row.crash_states), row.seconds);
     const auto padded = [](const std::string& text, int width) {
-        return text + std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ');
+        return text +
+               std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ');
     };
     return padded(row.scenario, scenario) + " " + padded(row.variant, variant) + " " +
            padded(row.expectation, expectation) + numbers;

@@ -130,11 +130,12 @@ auto expectations_total(std::size_t files_in_error, const std::vector<Scenario>&
 
 auto gate_summary(const std::vector<CheckRow>& rows) -> GateSummary {
     GateSummary summary;
-    summary.met = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
+    summary.met = static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.met; }));
     summary.skipped = static_cast<std::size_t>(
         std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.skipped || r.interrupted; }));
-    summary.errors =
-        static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
+    summary.errors = static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.error; }));
     return summary;
 }
 

@@ -45,8 +45,8 @@ struct GateOptions {
 /// printed as it ends; once a stop is requested the rest are skipped rows.
 /// True when the check was interrupted here. A scenario `named` on the command
 /// line rethrows an input error; one found in a directory becomes an ERROR row.
-auto check_scenario(const Scenario& scenario, bool named, const GateOptions& options, std::vector<CheckRow>& rows)
-    -> bool;
+auto check_scenario(const Scenario& scenario, bool named, const GateOptions& options,
+                    std::vector<CheckRow>& rows) -> bool;
 
 /// The scenarios `check` runs, each with whether it was named on the command line.
 struct CheckScenarios {
@@ -56,7 +56,8 @@ struct CheckScenarios {
 
 // A bad file named on the command line is bad input (exit 2, like every verb);
 // one found in a directory is an ERROR row and the other scenarios still run.
-auto load_gate_scenarios(const std::vector<ScenarioFile>& files, std::vector<CheckRow>& rows) -> CheckScenarios;
+auto load_gate_scenarios(const std::vector<ScenarioFile>& files, std::vector<CheckRow>& rows)
+    -> CheckScenarios;
 
 /// The expectations `check` has: one per file in error, one per variant that
 /// is not a measure and one per performance ratio of each scenario loaded.

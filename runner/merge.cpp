@@ -27,7 +27,8 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
     result.judged = judged_counts(report.checker_names, report.judged);
     result.reached = reached_counts(scenario.model, report.hits);
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs) {
-        result.dfs = DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs};
+        result.dfs =
+            DfsResult{report.complete, report.split_depth, report.units, report.units_explored, report.dfs};
     }
     if (scenario.faults.budget > 0) result.faults = report.faults;
     return result;
@@ -73,7 +74,8 @@ void check_same_campaign(const CampaignResult& shard, const std::string& path, c
                 first.dfs ? "split depth " + std::to_string(depth(first)) : "no dfs member");
     }
     if (shard.faults.has_value() != first.faults.has_value()) {
-        differs("faults", shard.faults ? "fault counts" : "none", first.faults ? "fault counts" : "no faults member");
+        differs("faults", shard.faults ? "fault counts" : "none",
+                first.faults ? "fault counts" : "no faults member");
     }
 }
 
@@ -123,9 +125,10 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
         }
     }
     // dfs shards: by unit, then within it (the unsplit search's order).
-    std::sort(merged.violations.begin(), merged.violations.end(), [](const FoundViolation& a, const FoundViolation& b) {
-        return std::pair(a.unit.value_or(0), a.index) < std::pair(b.unit.value_or(0), b.index);
-    });
+    std::sort(merged.violations.begin(), merged.violations.end(),
+              [](const FoundViolation& a, const FoundViolation& b) {
+                  return std::pair(a.unit.value_or(0), a.index) < std::pair(b.unit.value_or(0), b.index);
+              });
     return merged;
 }
 

@@ -66,7 +66,8 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
         const bool phased = row.outcome.create_phase_ns != 0;
         const double create_s = phased ? static_cast<double>(row.outcome.create_phase_ns) / 1e9 : seconds;
         const double unlink_s =
-            phased ? std::max(static_cast<double>(row.outcome.elapsed_ns - row.outcome.create_phase_ns) / 1e9, 1e-12)
+            phased ? std::max(static_cast<double>(row.outcome.elapsed_ns - row.outcome.create_phase_ns) / 1e9,
+                              1e-12)
                    : seconds;
         row.files_per_s = static_cast<double>(row.outcome.creates) / create_s;
         row.unlinks_per_s = static_cast<double>(row.outcome.unlinks) / unlink_s;
@@ -118,8 +119,8 @@ auto measure(const Scenario& scenario) -> PerfReport {
     return report;
 }
 
-auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std::optional<std::uint64_t> point)
-    -> std::string {
+auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter,
+                      std::optional<std::uint64_t> point) -> std::string {
     std::string variant = ratio.numerator + "/" + ratio.denominator;
     if (point) variant += " at " + parameter + "=" + std::to_string(*point);
     return variant;
@@ -130,7 +131,8 @@ auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std
 }
 
 auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string {
-    return ratio_metric(scenario, ratio) + " ratio in [" + format_ratio(ratio.min) + ", " + format_ratio(ratio.max) + "]";
+    return ratio_metric(scenario, ratio) + " ratio in [" + format_ratio(ratio.min) + ", " +
+           format_ratio(ratio.max) + "]";
 }
 
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow> {
@@ -214,16 +216,18 @@ void keep_points(Scenario& scenario, const std::string& values) {
     }
     std::vector<std::uint64_t> kept;
     for (const std::string& value : split_values(values)) {
-        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 19) {
-            throw InputError("--points: expected values of " + scenario.sweep_parameter + " separated by commas, got " +
-                             Json(values).dump());
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+            value.size() > 19) {
+            throw InputError("--points: expected values of " + scenario.sweep_parameter +
+                             " separated by commas, got " + Json(values).dump());
         }
         const std::uint64_t number = std::stoull(value);
-        if (std::find(scenario.sweep_values.begin(), scenario.sweep_values.end(), number) == scenario.sweep_values.end()) {
+        if (std::find(scenario.sweep_values.begin(), scenario.sweep_values.end(), number) ==
+            scenario.sweep_values.end()) {
             std::string swept;
             for (auto v : scenario.sweep_values) swept += (swept.empty() ? "" : ", ") + std::to_string(v);
-            throw InputError("--points: expected one of the sweep's values of " + scenario.sweep_parameter + " (" + swept +
-                             "), got " + value);
+            throw InputError("--points: expected one of the sweep's values of " + scenario.sweep_parameter +
+                             " (" + swept + "), got " + value);
         }
         if (std::find(kept.begin(), kept.end(), number) == kept.end()) kept.push_back(number);
     }
@@ -241,11 +245,13 @@ void keep_points(Scenario& scenario, const std::string& values) {
         return !at || std::find(point_values.begin(), point_values.end(), *at) != point_values.end();
     };
     auto& ratios = scenario.perf->ratios;
-    ratios.erase(std::remove_if(ratios.begin(), ratios.end(), [&](const PerfRatio& r) { return !kept_point(r.at); }),
-                 ratios.end());
+    ratios.erase(
+        std::remove_if(ratios.begin(), ratios.end(), [&](const PerfRatio& r) { return !kept_point(r.at); }),
+        ratios.end());
     auto& seed = scenario.perf->seed_points;
-    seed.erase(std::remove_if(seed.begin(), seed.end(), [&](const SeedPoint& p) { return !kept_point(p.point); }),
-               seed.end());
+    seed.erase(
+        std::remove_if(seed.begin(), seed.end(), [&](const SeedPoint& p) { return !kept_point(p.point); }),
+        seed.end());
 }
 
 auto vary_parameters(const std::string& model) -> std::vector<std::string> {
@@ -299,7 +305,8 @@ auto vary_profile_target(const std::string& name, const Scenario& base) -> std::
     if (dot == std::string::npos || base.machines.count(name.substr(0, dot)) == 0) return "";
     const std::string profile = name.substr(0, dot);
     const std::string field = name.substr(dot + 1);
-    for (const char* known : {"cpus", "cores_per_socket", "line_hit_ns", "line_miss_ns", "line_miss_remote_ns"}) {
+    for (const char* known :
+         {"cpus", "cores_per_socket", "line_hit_ns", "line_miss_ns", "line_miss_remote_ns"}) {
         if (field == known) return "/machines/" + profile + "/" + field;
     }
     if (const model::ModelInfo* info = model::find_model(base.model)) {

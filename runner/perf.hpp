@@ -64,15 +64,16 @@ void keep_points(Scenario& scenario, const std::string& values);
 auto vary_parameters(const std::string& model) -> std::vector<std::string>;
 /// Loads the scenario once per value of `spec` ("NAME=V1,V2,...") and runs
 /// each; a bad spec or value throws InputError naming it.
-auto measure_vary(const std::string& path, const std::string& spec, const std::string& points = "") -> VaryReport;
+auto measure_vary(const std::string& path, const std::string& spec, const std::string& points = "")
+    -> VaryReport;
 
 /// Runs every variant (throws InputError on a deadlock or step bound).
 auto measure(const Scenario& scenario) -> PerfReport;
 /// One check row per ratio of the scenario's perf expectations.
 auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow>;
 /// The variant and expectation columns of a performance row of `check`.
-auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter, std::optional<std::uint64_t> point)
-    -> std::string;
+auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter,
+                      std::optional<std::uint64_t> point) -> std::string;
 auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string;
 /// The metric a ratio compares: its own, else the scenario's perf.metric.
 auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std::string&;
