@@ -24,7 +24,8 @@ public:
 /// expanded: "interrupted while loading FILE". cli/crashsim.cpp exits 130.
 class LoadInterrupted : public std::runtime_error {
 public:
-    explicit LoadInterrupted(const std::string& path) : std::runtime_error("interrupted while loading " + path) {}
+    explicit LoadInterrupted(const std::string& path)
+        : std::runtime_error("interrupted while loading " + path) {}
 };
 
 struct Op {
@@ -292,16 +293,17 @@ inline constexpr std::uint32_t explore_bound_max = 8;
 /// step bounds when they are not the defaults.
 inline auto describe_bounds(const ExploreBounds& bounds) -> std::string {
     std::string text = "at most " + std::to_string(bounds.io_reorders) + " I/O reordering" +
-                       (bounds.io_reorders == 1 ? "" : "s") + " and " + std::to_string(bounds.daemon_wakeups) +
-                       " daemon wake-up" + (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
+                       (bounds.io_reorders == 1 ? "" : "s") + " and " +
+                       std::to_string(bounds.daemon_wakeups) + " daemon wake-up" +
+                       (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
     if (bounds.steps != explore_steps_default || bounds.progress_steps != progress_steps_default) {
         text += ", runs of at most " + std::to_string(bounds.steps) + " steps, no progress after " +
                 std::to_string(bounds.progress_steps);
     }
     text += bounds.recovery_crashes == 0
                 ? "; crash during recovery: not explored (bound 0)"
-                : "; crash during recovery: " + std::to_string(bounds.recovery_crashes) + " nested power cut" +
-                      (bounds.recovery_crashes == 1 ? "" : "s") + " per crash state";
+                : "; crash during recovery: " + std::to_string(bounds.recovery_crashes) +
+                      " nested power cut" + (bounds.recovery_crashes == 1 ? "" : "s") + " per crash state";
     return text;
 }
 

@@ -138,7 +138,8 @@ auto junit_fault_properties(const CheckRow& row) -> std::string {
     if (!row.faults) return "";
     const FaultCounts& faults = *row.faults;
     const auto property = [](const char* name, std::uint64_t value) {
-        return "        <property name=\"" + std::string(name) + "\" value=\"" + std::to_string(value) + "\"/>\n";
+        return "        <property name=\"" + std::string(name) + "\" value=\"" + std::to_string(value) +
+               "\"/>\n";
     };
     return "      <properties>\n" + property("faults.injected", faults.injected) +
            property("faults.survived", faults.survived) + property("faults.detected", faults.detected) +
@@ -233,11 +234,17 @@ void write_check_json(const std::vector<CheckRow>& rows, double seconds, const s
         list.push_back(std::move(json));
     }
     Json report = {{"crashsim_check", 1},
-                         {"summary",
-                          {{"variants", rows.size()}, {"met", met}, {"failed", rows.size() - met - skipped - errors},
-                           {"errors", errors}, {"skipped", skipped}, {"interrupted", skipped != 0},
-                           {"schedules", schedules}, {"crash_states", crash_states}, {"seconds", seconds}}},
-                         {"variants", list}};
+                   {"summary",
+                    {{"variants", rows.size()},
+                     {"met", met},
+                     {"failed", rows.size() - met - skipped - errors},
+                     {"errors", errors},
+                     {"skipped", skipped},
+                     {"interrupted", skipped != 0},
+                     {"schedules", schedules},
+                     {"crash_states", crash_states},
+                     {"seconds", seconds}}},
+                   {"variants", list}};
     add_model_coverage_json(report["summary"], rows);
     write_text_file_atomically(path, report.dump(2) + "\n");
 }
@@ -337,15 +344,17 @@ auto read_found(const Json& value, const std::string& where, const JsonReader& i
     found.violation.checker = in.read_name(value.at("checker"), where + ".checker");
     found.violation.file = in.read_string(value.at("file"), where + ".file");
     found.violation.offset = in.read_unsigned(value.at("offset"), where + ".offset");
-    if (!value.at("message").is_string()) in.fail(where + ".message", "a string", type_name(value.at("message")));
+    if (!value.at("message").is_string())
+        in.fail(where + ".message", "a string", type_name(value.at("message")));
     found.violation.message = value.at("message").get<std::string>();
     if (value.contains("unit")) found.unit = in.read_unsigned(value.at("unit"), where + ".unit");
     return found;
 }
 
 auto read_dfs(const Json& value, const JsonReader& in) -> DfsResult {
-    const Names keys = {"complete", "split_depth", "units", "units_explored", "pruned_by_sleep_sets", "pruned_by_bound",
-                        "runs_cut_as_redundant"};
+    const Names keys = {
+        "complete",        "split_depth",          "units", "units_explored", "pruned_by_sleep_sets",
+        "pruned_by_bound", "runs_cut_as_redundant"};
     in.check_keys(value, "$.dfs", keys, keys);
     DfsResult dfs;
     dfs.complete = in.read_bool(value.at("complete"), "$.dfs.complete");
@@ -382,14 +391,16 @@ auto read_figure(const Json& object, const std::string& key, const JsonReader& i
 
 auto read_estimate(const Json& value, const JsonReader& in) -> SearchEstimate {
     const Names timed = {"seconds", "seconds_per_run", "seconds_per_crash_state", "estimating_seconds"};
-    Names allowed = {"method", "walks", "seed", "schedules", "schedules_standard_error", "crash_states", "steps"};
+    Names allowed = {"method",       "walks", "seed", "schedules", "schedules_standard_error",
+                     "crash_states", "steps"};
     const Names required = allowed;
     const Names stopped = {"walks_stopped", "stopped_depth"};
     allowed.insert(allowed.end(), timed.begin(), timed.end());
     allowed.insert(allowed.end(), stopped.begin(), stopped.end());
     in.check_keys(value, "$.estimate", allowed, required);
     SearchEstimate estimate;
-    const std::string method = in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "stratified", "sample"}, "");
+    const std::string method =
+        in.read_choice(value.at("method"), "$.estimate.method", {"knuth", "stratified", "sample"}, "");
     estimate.dfs = method != "sample";
     estimate.stratified = method == "stratified";
     estimate.walks = in.read_unsigned(value.at("walks"), "$.estimate.walks");
@@ -426,11 +437,11 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     const JsonReader in(path, &numbers);
     read_format(json, "crashsim_result", 1, in);
     in.check_keys(json, "$",
-                  {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",
-                   "schedules_run", "crash_states", "steps", "interrupted", "explore", "violations", "judged",
-                   "coverage", "dfs", "faults", "estimate"},
-                  {"scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard", "schedules_run",
-                   "crash_states", "steps", "interrupted", "violations"});
+                  {"crashsim_result", "scenario", "scenario_hash", "variant", "strategy", "seed", "schedules",
+                   "shard", "schedules_run", "crash_states", "steps", "interrupted", "explore", "violations",
+                   "judged", "coverage", "dfs", "faults", "estimate"},
+                  {"scenario", "scenario_hash", "variant", "strategy", "seed", "schedules", "shard",
+                   "schedules_run", "crash_states", "steps", "interrupted", "violations"});
     CampaignResult result;
     result.scenario = in.read_name(json.at("scenario"), "$.scenario");
     result.scenario_hash = read_hex64(json.at("scenario_hash"), "$.scenario_hash", in);
@@ -441,7 +452,8 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     const Json& shard = json.at("shard");
     in.check_keys(shard, "$.shard", {"index", "count"}, {"index", "count"});
     constexpr std::uint64_t shard_max = std::numeric_limits<std::uint32_t>::max();
-    result.shard_count = static_cast<std::uint32_t>(in.read_unsigned_in(shard.at("count"), "$.shard.count", 1, shard_max));
+    result.shard_count =
+        static_cast<std::uint32_t>(in.read_unsigned_in(shard.at("count"), "$.shard.count", 1, shard_max));
     result.shard_index = static_cast<std::uint32_t>(
         in.read_unsigned_in(shard.at("index"), "$.shard.index", 0, result.shard_count - 1));
     result.schedules_run = in.read_unsigned(json.at("schedules_run"), "$.schedules_run");
