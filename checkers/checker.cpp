@@ -24,8 +24,8 @@ auto make_checker(std::string_view name) -> std::unique_ptr<Checker> {
 }
 
 auto checker_names() -> std::vector<std::string> {
-    return {"fault_outcome", "freeze_quiescence", "frozen_image", "fs_consistency", "fsync_durability", "journal_integrity", "mount",
-            "no_stale_data"};
+    return {"fault_outcome",    "freeze_quiescence", "frozen_image", "fs_consistency",
+            "fsync_durability", "journal_integrity", "mount",        "no_stale_data"};
 }
 
 auto checker_about(std::string_view name) -> std::string {

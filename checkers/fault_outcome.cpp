@@ -25,16 +25,17 @@ public:
         for (std::size_t file = 0; file < state.files.size() && out.empty(); file++) {
             const model::RecoveredFile& recovered = state.files[file];
             if (!recovered.exists) continue;
-            recovered.blocks.for_each([&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
-                if (!out.empty() || !content.faulty()) return;
-                const std::string& name = context.file_names[file];
-                const std::uint64_t offset = start * context.block_size;
-                const std::string found = content.describe(context.file_names, context.block_size);
-                out.push_back({"fault_outcome", name, offset, "whole blocks or an error (a checksum refusing the read)",
-                               found,
-                               "silently wrong: a read of " + name + " at " + std::to_string(offset) + " returns " +
-                                   found + ", and no checksum refuses it"});
-            });
+            recovered.blocks.for_each(
+                [&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
+                    if (!out.empty() || !content.faulty()) return;
+                    const std::string& name = context.file_names[file];
+                    const std::uint64_t offset = start * context.block_size;
+                    const std::string found = content.describe(context.file_names, context.block_size);
+                    out.push_back({"fault_outcome", name, offset,
+                                   "whole blocks or an error (a checksum refusing the read)", found,
+                                   "silently wrong: a read of " + name + " at " + std::to_string(offset) +
+                                       " returns " + found + ", and no checksum refuses it"});
+                });
         }
     }
 

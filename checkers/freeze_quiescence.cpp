@@ -47,7 +47,8 @@ public:
                 window_ = true;
                 drains_++;
                 for (const auto& [id, live] : live_) {
-                    if (live.task != freezer_) return report(out, id, live, "is live at the drain point", event);
+                    if (live.task != freezer_)
+                        return report(out, id, live, "is live at the drain point", event);
                 }
                 break;
             case model::EventKind::trans_alloc: {
@@ -64,7 +65,8 @@ public:
             case model::EventKind::trans_commit: {
                 const auto found = live_.find(event.transaction);
                 if (window_ && found != live_.end() && found->second.task != freezer_) {
-                    return report(out, event.transaction, found->second, "commits after the drain point", event);
+                    return report(out, event.transaction, found->second, "commits after the drain point",
+                                  event);
                 }
                 break;
             }
@@ -88,7 +90,8 @@ private:
                 window_ = false;
                 frozen_ = true;
                 for (const auto& [id, live] : live_) {
-                    if (live.log_space) return report(out, id, live, "holds log space at SB_FREEZE_COMPLETE", event);
+                    if (live.log_space)
+                        return report(out, id, live, "holds log space at SB_FREEZE_COMPLETE", event);
                 }
                 break;
             case model::FreezeLevel::unfrozen:
@@ -103,7 +106,8 @@ private:
 
     void report(std::vector<Violation>& out, std::uint64_t id, const Live& live, const std::string& what,
                 const model::Event& event) const {
-        const std::string who = "transaction #" + std::to_string(id) + " (" + live.what + ", task " + live.task + ")";
+        const std::string who =
+            "transaction #" + std::to_string(id) + " (" + live.what + ", task " + live.task + ")";
         const std::string expected = frozen_ ? "no transaction holding log space while frozen"
                                              : "no transaction but the freezer's (" + freezer_ +
                                                    ") between the drain point and SB_FREEZE_COMPLETE";

@@ -39,8 +39,9 @@ public:
             if (!record.superblock_only) {
                 return report(out, "only the final superblock transaction after the tail",
                               "record lsn " + std::to_string(record.lsn) + " (" + record.kinds + ")",
-                              "a frozen image's log needs replay of record lsn " + std::to_string(record.lsn) + " (" +
-                                  record.kinds + "), which changes more than the superblock");
+                              "a frozen image's log needs replay of record lsn " +
+                                  std::to_string(record.lsn) + " (" + record.kinds +
+                                  "), which changes more than the superblock");
             }
         }
         if (transactions > 1) {
@@ -54,13 +55,14 @@ public:
 
     /// A mounted image cut while frozen, by a model that accounts for its log
     /// records (a refused mount gives no account: the mount checker's).
-    [[nodiscard]] auto at_stake(const Oracle&, const model::RecoveredState& state, const CheckContext& context) const
-        -> bool override {
+    [[nodiscard]] auto at_stake(const Oracle&, const model::RecoveredState& state,
+                                const CheckContext& context) const -> bool override {
         return context.frozen == model::FreezeLevel::complete && state.log_records.has_value();
     }
 
 private:
-    static void report(std::vector<Violation>& out, std::string expected, std::string found, std::string message) {
+    static void report(std::vector<Violation>& out, std::string expected, std::string found,
+                       std::string message) {
         out.push_back({"frozen_image", "", 0, std::move(expected), std::move(found), std::move(message)});
     }
 };

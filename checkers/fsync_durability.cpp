@@ -111,8 +111,8 @@ private:
         const model::RecoveredFile& file = state.files[promise.file];
         // Formatted only for a violation: this runs on every promise of every crash state.
         const auto where = [&] {
-            return " (promised by " + promise.what + ", returned at step " + std::to_string(promise.returned_step) +
-                   ")";
+            return " (promised by " + promise.what + ", returned at step " +
+                   std::to_string(promise.returned_step) + ")";
         };
         // A removed file is not lost data: once its unlink began, recovery
         // may find it gone (the unlink durable) or whole.
@@ -137,7 +137,8 @@ private:
             return true;
         }
         bool failed = false;
-        promise.contents.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& expected_start) {
+        promise.contents.for_each([&](std::uint64_t start, std::uint64_t end,
+                                      const model::disk::Content& expected_start) {
             if (failed) return;
             const std::optional<StaleBlock> stale =
                 stale_block(file, promise.file, start, end, expected_start, oracle);

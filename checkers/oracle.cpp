@@ -167,9 +167,10 @@ auto Oracle::begin_fsync(std::uint32_t file, std::uint64_t step, std::string wha
     if (record.reported_sequence != 0) {
         // After a reported writeback error nothing written before it is promised.
         std::vector<std::pair<std::uint64_t, std::uint64_t>> lost;
-        promise.contents.for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::Content& content) {
-            if (content.version <= record.reported_version) lost.emplace_back(start, end);
-        });
+        promise.contents.for_each(
+            [&](std::uint64_t start, std::uint64_t end, const model::disk::Content& content) {
+                if (content.version <= record.reported_version) lost.emplace_back(start, end);
+            });
         for (auto [start, end] : lost) promise.contents.erase(start, end);
         promise.error_sequence = record.reported_sequence;
     }
@@ -217,7 +218,8 @@ void Oracle::encode(std::vector<std::uint64_t>& out) const {
         encode_contents(out, file.zeroed);
         out.push_back(file.size_changes.size());
         for (const SizeChange& change : file.size_changes) {
-            out.insert(out.end(), {std::uint64_t{change.sets}, change.size_bytes, change.began, change.ended});
+            out.insert(out.end(),
+                       {std::uint64_t{change.sets}, change.size_bytes, change.began, change.ended});
         }
     }
     out.push_back(promises_.size());

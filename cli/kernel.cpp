@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/common.hpp"
 #include "kernel/fstests.hpp"
 #include "kernel/harness.hpp"
 #include "kernel/host.hpp"
@@ -195,7 +196,9 @@ auto run_generic_042_verb(const KernelArgs& args) -> int {
 
 }  // namespace
 
-void add_kernel_command(CLI::App& app) {
+namespace cli {
+
+void add_kernel_command(CLI::App& app, Verbs& verbs) {
     auto args = std::make_shared<KernelArgs>();
     CLI::App* sub = app.add_subcommand("kernel",
                                        "run a scenario's workload on the running kernel through a logging "
@@ -211,20 +214,20 @@ void add_kernel_command(CLI::App& app) {
     sub->add_option("--variant", args->variant,
                     "the model's variant to compare with (default: the one naming the "
                     "running kernel, else the one with every knob at its default)");
-    sub->callback([args] {
+    verbs.add(sub, [args] {
+        if (!args->generic_042 && args->scenario.empty()) {
+            throw scenarios::InputError("kernel: expected a scenario file (or --generic-042)");
+        }
         int code = 2;
         try {
-            if (!args->generic_042 && args->scenario.empty()) {
-                throw scenarios::InputError("kernel: expected a scenario file (or --generic-042)");
-            }
             code = args->generic_042 ? run_generic_042_verb(*args) : run_kernel_verb(*args);
-        } catch (const scenarios::InputError& error) {
-            std::fprintf(stderr, "crashsim: %s\n", error.what());
         } catch (const kernel::HostError& error) {
             std::fprintf(stderr, "crashsim: kernel: %s\n", error.what());
             code = sim::stop_requested() ? 130 : 2;  // a command Ctrl-C killed fails too
         }
         std::fflush(stdout);
-        std::exit(code);
+        return static_cast<ExitCode>(code);
     });
 }
+
+}  // namespace cli

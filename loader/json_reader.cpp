@@ -87,7 +87,8 @@ public:
         // An integer literal read as a double lies outside 64 bits: it would be
         // printed and compared as a rounded double, not as written.
         if (written.find_first_of(".eE") == std::string::npos) {
-            fail_at(path_, next_path(), "an integer from -9223372036854775808 to 18446744073709551615", written);
+            fail_at(path_, next_path(), "an integer from -9223372036854775808 to 18446744073709551615",
+                    written);
         }
         floats_.push_back(written);
         return value(), Base::number_float(given, written);
@@ -141,7 +142,8 @@ private:
         std::string json_path = "$";
         for (std::size_t i = 0; i < level; i++) {
             const Frame& frame = frames_[i];
-            json_path += frame.is_array ? "[" + std::to_string(frame.index_next - 1) + "]" : key_segment(frame.key);
+            json_path +=
+                frame.is_array ? "[" + std::to_string(frame.index_next - 1) + "]" : key_segment(frame.key);
         }
         return json_path;
     }
@@ -161,7 +163,8 @@ private:
 
     void open(bool is_array) {
         if (frames_.size() == json_depth_max) {
-            fail_at(path_, next_path(), "arrays and objects nested at most " + std::to_string(json_depth_max) + " deep",
+            fail_at(path_, next_path(),
+                    "arrays and objects nested at most " + std::to_string(json_depth_max) + " deep",
                     "deeper nesting");
         }
         value();
@@ -216,7 +219,9 @@ void fail_at(const std::string& path, const std::string& json_path, const std::s
 }
 
 auto read_text_file(const std::string& path, const std::string& what) -> std::string {
-    const auto unreadable = [&](const std::string& reason) { fail_at(path, "$", "a readable " + what, reason); };
+    const auto unreadable = [&](const std::string& reason) {
+        fail_at(path, "$", "a readable " + what, reason);
+    };
     struct stat status {};
     if (::stat(path.c_str(), &status) != 0) unreadable(std::generic_category().message(errno));
     if (S_ISDIR(status.st_mode)) unreadable("a directory");
@@ -365,7 +370,8 @@ auto parse_size(const std::string& text, std::uint64_t& bytes) -> SizeText {
     unsigned shift = 0;
     if (digits < text.size()) {
         static const std::string suffixes = "kmgtpe";  // xfs_io's cvtnum, powers of 1024
-        const auto at = suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(text[digits]))));
+        const auto at =
+            suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(text[digits]))));
         if (at == std::string::npos) return SizeText::malformed;
         shift = 10 * static_cast<unsigned>(at + 1);
     }

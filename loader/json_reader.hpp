@@ -79,7 +79,8 @@ public:
     /// A number as the file writes it (when parse_json recorded it), else as a double prints.
     [[nodiscard]] auto number_text(const Json& value) const -> std::string;
 
-    [[noreturn]] void fail(const std::string& json_path, const std::string& expected, const std::string& got) const {
+    [[noreturn]] void fail(const std::string& json_path, const std::string& expected,
+                           const std::string& got) const {
         fail_at(path_, json_path, expected, got);
     }
 
@@ -88,7 +89,8 @@ public:
                     const Names& required) const;
     void check_array(const Json& value, const std::string& json_path) const;
     /// The member `key` of an object known to be one (check_keys), or a "required key" failure.
-    auto member(const Json& object, const std::string& json_path, const std::string& key) const -> const Json&;
+    auto member(const Json& object, const std::string& json_path, const std::string& key) const
+        -> const Json&;
 
     /// Printable text: no control characters (U+0000 to U+001F, U+007F to U+009F),
     /// since a NUL or an escape would cut or garble the terminal story.

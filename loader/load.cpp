@@ -108,7 +108,7 @@ private:
     auto read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
     void read_checkers(const Json& value);
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
-    auto read_strategy(const Json& value, const std::string& json_path) const -> std::string;
+    auto read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec;
     void read_workload(const Json& value);
     auto read_fio(const Json& job) const -> FioJob;
     void expand_fio(const FioJob& fio);
@@ -116,8 +116,8 @@ private:
     void expand_fs_mark(const FsMarkJob& fs_mark);
     void index_op_files();
     void old_directories(const FsMarkJob& fs_mark, std::set<std::uint64_t>& made);
-    auto fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::uint64_t files, const std::string& prefix,
-                     std::set<std::uint64_t>& made) -> std::vector<Op>;
+    auto fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::uint64_t files,
+                     const std::string& prefix, std::set<std::uint64_t>& made) -> std::vector<Op>;
     auto read_create_unlink(const Json& job) const -> CreateUnlinkJob;
     void generate_create_unlink(const CreateUnlinkJob& job);
     void check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const;
@@ -129,7 +129,8 @@ private:
     /// The CPU topology and cache-line fields of `machine` or a profile.
     void read_cpu_fields(const Json& value, const std::string& json_path, Machine& machine) const;
     void read_machines(const Json& value);
-    auto read_cost_map(const Json& value, const std::string& json_path) const -> std::map<std::string, std::uint64_t>;
+    auto read_cost_map(const Json& value, const std::string& json_path) const
+        -> std::map<std::string, std::uint64_t>;
     void read_costs(const Json& value);
     void check_layout(const Json& variant, const std::string& json_path, const model::Config& config) const;
     void read_explore(const Json& value);
@@ -148,7 +149,7 @@ private:
     Scenario scenario_;
     const model::ModelInfo* model_ = nullptr;
     std::map<std::string, std::string> config_base_;
-    FuzzBudget fuzz_default_{{"random"}, fuzz_schedules_default, 0};
+    FuzzBudget fuzz_default_{{sim::StrategySpec{}}, fuzz_schedules_default, 0};
     std::set<std::string> files_setup_;
     std::set<std::string> files_created_;
     Names must_reach_;
@@ -165,10 +166,9 @@ auto Loader::load(const std::string& text) -> Scenario {
 }
 
 auto Loader::load(const Json& root) -> Scenario {
-    check_keys(root, "$",
-               {"name", "about", "model", "device", "machine", "machines", "costs", "config", "setup", "workload",
-                "tasks", "crash", "schedule", "checkers", "fuzz", "perf", "sweep", "variants", "explore",
-                "must_reach", "faults"},
+    check_keys(root, "$", {"name",   "about", "model",    "device",   "machine", "machines",   "costs",
+                           "config", "setup", "workload", "tasks",    "crash",   "schedule",   "checkers",
+                           "fuzz",   "perf",  "sweep",    "variants", "explore", "must_reach", "faults"},
                root.is_object() && root.contains("workload")
                    ? Names{"name", "model", "device", "checkers", "variants"}
                    : Names{"name", "model", "device", "tasks", "checkers", "variants"});
@@ -200,8 +200,9 @@ auto Loader::load(const Json& root) -> Scenario {
             if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), *ratio.at) ==
                 scenario_.sweep_values.end()) {
                 fail(ratio.json_path + ".at",
-                     scenario_.sweep_values.empty() ? "no \"at\" (the scenario has no sweep)"
-                                                    : "one of the sweep's values of " + scenario_.sweep_parameter,
+                     scenario_.sweep_values.empty()
+                         ? "no \"at\" (the scenario has no sweep)"
+                         : "one of the sweep's values of " + scenario_.sweep_parameter,
                      std::to_string(*ratio.at));
             }
         }
@@ -209,8 +210,8 @@ auto Loader::load(const Json& root) -> Scenario {
     for (std::size_t i = 0; i < scenario_.variants.size(); i++) {
         const bool measured = scenario_.variants[i].expect.kind == Expectation::Kind::measure;
         if (measured && !scenario_.perf) {
-            fail(index_path("$.variants", i) + ".expect", "\"holds\" or an object (\"measure\" needs a perf key)",
-                 "\"measure\"");
+            fail(index_path("$.variants", i) + ".expect",
+                 "\"holds\" or an object (\"measure\" needs a perf key)", "\"measure\"");
         }
     }
     index_op_files();
@@ -258,8 +259,8 @@ void Loader::read_workload(const Json& value) {
         const FsMarkJob fs_mark = read_fs_mark(value.at("fs_mark"));
         // Before expanding: the device holds the data, and the ops are within the bound.
         check_device_holds({fs_mark.threads, fs_mark.files, fs_mark.size}, "$.workload.fs_mark");
-        take_workload_ops(std::uint64_t{fs_mark.threads} *
-                              (fs_mark.files * (fs_mark.fsync ? 3 : 2) + fs_mark.previous_files * (fs_mark.fsync ? 4 : 3)),
+        take_workload_ops(std::uint64_t{fs_mark.threads} * (fs_mark.files * (fs_mark.fsync ? 3 : 2) +
+                                                            fs_mark.previous_files * (fs_mark.fsync ? 4 : 3)),
                           "$.workload.fs_mark");
         expand_fs_mark(fs_mark);
         scenario_.fs_mark = fs_mark;
@@ -281,24 +282,30 @@ void Loader::read_workload(const Json& value) {
 
 auto Loader::read_fio(const Json& job) const -> FioJob {
     const std::string path = "$.workload.fio";
-    check_keys(job, path, {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
+    check_keys(job, path,
+               {"jobs", "rw", "bs", "size", "io_size", "fsync", "direct", "o_dsync", "seed", "prefill"},
                {"jobs", "rw", "bs", "size"});
     FioJob fio;
     fio.jobs = static_cast<std::uint32_t>(read_unsigned_in(job.at("jobs"), path + ".jobs", 1, 256));
     fio.random = read_choice(job.at("rw"), path + ".rw", {"write", "randwrite"}, "") == "randwrite";
     fio.bs = read_multiple(job.at("bs"), path + ".bs");
-    if (fio.bs == 0) fail(path + ".bs", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
+    if (fio.bs == 0)
+        fail(path + ".bs", "a positive multiple of " + std::to_string(scenario_.device.block_size), "0");
     auto multiple_of_bs = [&](const char* key) {
         const std::uint64_t bytes = scale_ == 1 ? read_size(job.at(key), path + "." + key)
                                                 : read_scaled(job.at(key), path + "." + key);
         if (bytes == 0) fail(path + "." + key, "an unsigned integer greater than 0", "0");
-        if (bytes % fio.bs != 0) fail(path + "." + key, "a multiple of bs (" + std::to_string(fio.bs) + ")", std::to_string(bytes));
+        if (bytes % fio.bs != 0)
+            fail(path + "." + key, "a multiple of bs (" + std::to_string(fio.bs) + ")",
+                 std::to_string(bytes));
         return bytes;
     };
     fio.size = multiple_of_bs("size");
     fio.io_size = job.contains("io_size") ? multiple_of_bs("io_size") : fio.size;
-    if (fio.io_size / fio.bs > 1'000'000) fail(path + ".io_size", "at most 1000000 writes per job", std::to_string(fio.io_size / fio.bs));
-    if (fio.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fio.size));
+    if (fio.io_size / fio.bs > 1'000'000)
+        fail(path + ".io_size", "at most 1000000 writes per job", std::to_string(fio.io_size / fio.bs));
+    if (fio.size > (std::uint64_t{1} << 40))
+        fail(path + ".size", "at most 2^40 bytes", std::to_string(fio.size));
     if (job.contains("fsync")) fio.fsync = read_unsigned_in(job.at("fsync"), path + ".fsync", 0, 1'000'000);
     if (job.contains("direct")) {
         if (!job.at("direct").is_boolean()) fail(path + ".direct", "a boolean", type_name(job.at("direct")));
@@ -307,23 +314,28 @@ auto Loader::read_fio(const Json& job) const -> FioJob {
         const bool has_flag = write != nullptr &&
                               std::any_of(write->fields.begin(), write->fields.end(),
                                           [](const auto& field) { return field.name == "direct"; });
-        if (fio.direct && !has_flag) fail(path + ".direct", "a model whose write takes the direct flag", "true");
+        if (fio.direct && !has_flag)
+            fail(path + ".direct", "a model whose write takes the direct flag", "true");
     }
     if (job.contains("o_dsync")) {
-        if (!job.at("o_dsync").is_boolean()) fail(path + ".o_dsync", "a boolean", type_name(job.at("o_dsync")));
+        if (!job.at("o_dsync").is_boolean())
+            fail(path + ".o_dsync", "a boolean", type_name(job.at("o_dsync")));
         fio.o_dsync = job.at("o_dsync").get<bool>();
     }
     if (job.contains("seed")) fio.seed = read_unsigned(job.at("seed"), path + ".seed");
     if (job.contains("prefill")) {
         // The file as the job finds it: sparse but sized (the model's operation that sets the
         // size), preallocated (the one that extends it), or written and fsynced.
-        fio.prefill = read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
+        fio.prefill =
+            read_choice(job.at("prefill"), path + ".prefill", {"none", "truncate", "falloc", "write"}, "");
         if (fio.prefill != "none" && prefill_op(fio.prefill) == nullptr) {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
     }
-    for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
-        if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
+    for (const auto& [role, op] :
+         {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
+        if (op == nullptr)
+            fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
     return fio;
 }
@@ -338,7 +350,8 @@ void Loader::expand_fio(const FioJob& fio) {
     const std::uint64_t fsync_every = fio.o_dsync ? 1 : fio.fsync;
     for (std::uint32_t index = 0; index < fio.jobs; index++) {
         const std::string file = "job" + std::to_string(index);
-        if (!files_created_.insert(file).second) fail(path, "job files job0..jobN-1 not created elsewhere", json_quoted(file));
+        if (!files_created_.insert(file).second)
+            fail(path, "job files job0..jobN-1 not created elsewhere", json_quoted(file));
         files_setup_.insert(file);
         scenario_.files.push_back(file);
         auto expanded = [&file](const model::OpInfo* info, const std::string& json_path) {
@@ -370,7 +383,8 @@ void Loader::expand_fio(const FioJob& fio) {
             op.has_offset = op.has_length = true;
             if (fio.direct) op.flags["direct"] = true;
             task.ops.push_back(op);
-            if (fsync_every != 0 && (write + 1) % fsync_every == 0) task.ops.push_back(expanded(op_fsync(), path));
+            if (fsync_every != 0 && (write + 1) % fsync_every == 0)
+                task.ops.push_back(expanded(op_fsync(), path));
         }
         scenario_.tasks.push_back(std::move(task));
     }
@@ -379,20 +393,24 @@ void Loader::expand_fio(const FioJob& fio) {
 // A copy-on-write model allocates new blocks for every write, overwrites included; each model
 // declares the blocks its metadata area leaves for data (model/registry.hpp). A workload that
 // cannot fit is bad input, not a run that ends in ENOSPC.
-void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors, const std::string& json_path) const {
+void Loader::check_device_holds(std::initializer_list<std::uint64_t> factors,
+                                const std::string& json_path) const {
     // The product of the factors (bytes), saturating instead of wrapping.
     std::uint64_t bytes = 1;
     for (std::uint64_t factor : factors) {
         if (__builtin_mul_overflow(bytes, factor, &bytes)) bytes = ~std::uint64_t{0};
     }
-    const std::uint64_t blocks_needed = bytes / scenario_.device.block_size + (bytes % scenario_.device.block_size != 0);
+    const std::uint64_t blocks_needed =
+        bytes / scenario_.device.block_size + (bytes % scenario_.device.block_size != 0);
     model::Geometry geometry{};
     geometry.block_size = scenario_.device.block_size;
     geometry.blocks = scenario_.device.blocks;
     geometry.profile = scenario_.device.profile;
     const std::uint64_t data_blocks = model::data_blocks(scenario_.model, geometry);
     if (blocks_needed > data_blocks) {
-        fail(json_path, "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) + " blocks)",
+        fail(json_path,
+             "a workload whose data fits in the device's data area (" + std::to_string(data_blocks) +
+                 " blocks)",
              std::to_string(blocks_needed) + " blocks of data");
     }
 }
@@ -416,11 +434,14 @@ void Loader::take_workload_ops(std::uint64_t ops, const std::string& json_path) 
 // before and unlinked its files ("d3/p0.f17") after its loop (the set-up).
 auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     const std::string path = "$.workload.fs_mark";
-    check_keys(job, path,
-               {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us", "previous_files"},
-               {"files", "size"});
-    for (const auto& [role, op] : {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
-        if (op == nullptr) fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
+    check_keys(
+        job, path,
+        {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us", "previous_files"},
+        {"files", "size"});
+    for (const auto& [role, op] :
+         {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
+        if (op == nullptr)
+            fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
     constexpr std::uint64_t files_max = 1'000'000;
     FsMarkJob fs_mark;
@@ -434,9 +455,11 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
                                    : "a positive multiple of " + std::to_string(scenario_.device.block_size),
              "0");
     }
-    if (fs_mark.size > (std::uint64_t{1} << 40)) fail(path + ".size", "at most 2^40 bytes", std::to_string(fs_mark.size));
+    if (fs_mark.size > (std::uint64_t{1} << 40))
+        fail(path + ".size", "at most 2^40 bytes", std::to_string(fs_mark.size));
     if (job.contains("threads")) {
-        fs_mark.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
+        fs_mark.threads =
+            static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
     }
     if (fs_mark.files * fs_mark.threads > files_max) {
         fail(path + ".files", "files * threads <= " + std::to_string(files_max),
@@ -444,16 +467,20 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
     }
     if (job.contains("dirs")) fs_mark.dirs = read_unsigned_in(job.at("dirs"), path + ".dirs", 1, files_max);
     if (job.contains("files_per_dir")) {
-        fs_mark.files_per_dir = read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, files_max);
+        fs_mark.files_per_dir =
+            read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, files_max);
     }
     if (job.contains("fsync")) fs_mark.fsync = read_bool(job.at("fsync"), path + ".fsync");
     if (job.contains("user_cpu_us")) {
         fs_mark.user_cpu_ns = read_user_cpu_ns(job.at("user_cpu_us"), path + ".user_cpu_us");
     }
     if (job.contains("previous_files")) {
-        fs_mark.previous_files = read_unsigned_in(job.at("previous_files"), path + ".previous_files", 0, files_max);
-        if (fs_mark.previous_files > 0 && model::op_with_effect(*model_, model::OracleEffect::remove_file) == nullptr) {
-            fail(path + ".previous_files", "0 on a model with no unlink operation (the earlier run unlinks its files)",
+        fs_mark.previous_files =
+            read_unsigned_in(job.at("previous_files"), path + ".previous_files", 0, files_max);
+        if (fs_mark.previous_files > 0 &&
+            model::op_with_effect(*model_, model::OracleEffect::remove_file) == nullptr) {
+            fail(path + ".previous_files",
+                 "0 on a model with no unlink operation (the earlier run unlinks its files)",
                  std::to_string(fs_mark.previous_files));
         }
         if (fs_mark.previous_files * fs_mark.threads > files_max) {
@@ -500,10 +527,12 @@ void Loader::old_directories(const FsMarkJob& fs_mark, std::set<std::uint64_t>& 
     const model::OpInfo* mkdir = model::op_making_directory(*model_);
     if (mkdir == nullptr) return;
     const model::OpInfo* sync = model::find_op(*model_, "sync");
-    if (sync == nullptr) fail(path + ".previous_files", "0 on a model with no sync operation", "a positive count");
+    if (sync == nullptr)
+        fail(path + ".previous_files", "0 on a model with no sync operation", "a positive count");
     const std::uint64_t files = std::max(fs_mark.files, fs_mark.previous_files);
     for (std::uint64_t index = 0; index < files; index++) {
-        const std::uint64_t dir = (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
+        const std::uint64_t dir =
+            (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
         if (!made.insert(dir).second) continue;
         const std::string dir_name = "d" + std::to_string(dir);
         if (!files_created_.insert(dir_name).second) {
@@ -543,7 +572,8 @@ auto Loader::fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::ui
     std::vector<Op> ops;
     for (std::uint64_t index = 0; index < files; index++) {
         if (index % 4096 == 0) poll_stop(path_);
-        const std::uint64_t dir = (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
+        const std::uint64_t dir =
+            (fs_mark.files_per_dir == 0 ? index : index / fs_mark.files_per_dir) % fs_mark.dirs;
         const std::string dir_name = "d" + std::to_string(dir);
         if (mkdir != nullptr && made.insert(dir).second) {
             if (!files_created_.insert(dir_name).second) {
@@ -552,7 +582,8 @@ auto Loader::fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::ui
             scenario_.files.push_back(dir_name);
             ops.push_back(expanded(mkdir->name, dir_name));
         }
-        const std::string file = dir_name + "/" + prefix + std::to_string(thread) + ".f" + std::to_string(index);
+        const std::string file =
+            dir_name + "/" + prefix + std::to_string(thread) + ".f" + std::to_string(index);
         if (!files_created_.insert(file).second) {
             fail(path, "file names dD/" + prefix + "T.fI not created elsewhere", json_quoted(file));
         }
@@ -581,7 +612,8 @@ auto Loader::read_create_unlink(const Json& job) const -> CreateUnlinkJob {
     }
     constexpr std::uint64_t files_max = 4'000'000;
     CreateUnlinkJob result;
-    result.threads = static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
+    result.threads =
+        static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
     result.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
     if (result.files * result.threads > files_max) {
         fail(path + ".files", "files * threads <= " + std::to_string(files_max),
@@ -611,7 +643,8 @@ void Loader::generate_create_unlink(const CreateUnlinkJob& job) {
         for (std::uint64_t index = 0; index < job.files; index++) {
             if (index % 4096 == 0) poll_stop(path_);
             std::string file = "t" + std::to_string(thread) + ".f" + std::to_string(index);
-            if (!files_created_.insert(file).second) fail(path, "file names tT.fI not created elsewhere", json_quoted(file));
+            if (!files_created_.insert(file).second)
+                fail(path, "file names tT.fI not created elsewhere", json_quoted(file));
             scenario_.files.push_back(std::move(file));
         }
         task.generated = std::move(ops);
@@ -642,16 +675,19 @@ auto Loader::read_metric(const Json& value, const std::string& json_path) const 
         return read_choice(value, json_path, figures, "");
     }
     const std::string& text = value.get_ref<const std::string&>();
-    if (model::find_counter(*model_, std::string_view(text).substr(counter_prefix.size())) != nullptr) return text;
+    if (model::find_counter(*model_, std::string_view(text).substr(counter_prefix.size())) != nullptr)
+        return text;
     Names counters;
-    for (const auto& counter : model_->counters) counters.push_back(std::string(counter_prefix) + counter.name);
+    for (const auto& counter : model_->counters)
+        counters.push_back(std::string(counter_prefix) + counter.name);
     fail(json_path, "counter:<name> for a counter of model " + model_->name + ": " + join(counters),
          json_quoted(text));
 }
 
 // A variant's configuration must fit the device (model::LayoutError): the
 // knob is named where it was set, the variant's config or the scenario's.
-void Loader::check_layout(const Json& variant, const std::string& json_path, const model::Config& config) const {
+void Loader::check_layout(const Json& variant, const std::string& json_path,
+                          const model::Config& config) const {
     model::Geometry geometry{};
     geometry.block_size = scenario_.device.block_size;
     geometry.blocks = scenario_.device.blocks;
@@ -701,13 +737,18 @@ void Loader::read_perf(const Json& value) {
                    {"numerator", "denominator", "min", "max"});
         PerfRatio ratio;
         ratio.json_path = path;
-        ratio.numerator = read_choice(ratios[i].at("numerator"), path + ".numerator", variants, "the variants ");
-        ratio.denominator = read_choice(ratios[i].at("denominator"), path + ".denominator", variants, "the variants ");
+        ratio.numerator =
+            read_choice(ratios[i].at("numerator"), path + ".numerator", variants, "the variants ");
+        ratio.denominator =
+            read_choice(ratios[i].at("denominator"), path + ".denominator", variants, "the variants ");
         ratio.min = read_number(ratios[i].at("min"), path + ".min");
         ratio.max = read_number(ratios[i].at("max"), path + ".max");
         if (ratios[i].contains("at")) ratio.at = read_unsigned(ratios[i].at("at"), path + ".at");
-        if (ratios[i].contains("metric")) ratio.metric = read_metric(ratios[i].at("metric"), path + ".metric");
-        if (ratio.max < ratio.min) fail(path + ".max", "at least min (" + number_text(ratios[i].at("min")) + ")", number_text(ratios[i].at("max")));
+        if (ratios[i].contains("metric"))
+            ratio.metric = read_metric(ratios[i].at("metric"), path + ".metric");
+        if (ratio.max < ratio.min)
+            fail(path + ".max", "at least min (" + number_text(ratios[i].at("min")) + ")",
+                 number_text(ratios[i].at("max")));
         perf.ratios.push_back(std::move(ratio));
     }
     scenario_.perf = std::move(perf);
@@ -743,7 +784,8 @@ void Loader::read_seed(const Json& value) {
         for (const auto& item : points[i].items()) {
             if (item.key() == parameter) continue;
             const double figure = read_number(item.value(), key_path(point_path, item.key()));
-            if (!(figure > 0)) fail(key_path(point_path, item.key()), "a positive number", number_text(item.value()));
+            if (!(figure > 0))
+                fail(key_path(point_path, item.key()), "a positive number", number_text(item.value()));
             seed.values[item.key()] = figure;
         }
         if (seed.values.empty()) fail(point_path, "at least one variant's figure", "none");
@@ -762,13 +804,15 @@ auto Loader::read_scaled(const Json& value, const std::string& json_path) const 
     if (scale_ == 1) return read_size(value, json_path);
     const std::uint64_t given = read_size(value, json_path);
     if (given % scale_ != 0) {
-        fail(json_path, "a multiple of machine.scale (" + std::to_string(scale_) + ")", std::to_string(given));
+        fail(json_path, "a multiple of machine.scale (" + std::to_string(scale_) + ")",
+             std::to_string(given));
     }
     const std::uint64_t bytes = given / scale_;
     if (bytes % scenario_.device.block_size != 0) {
         fail(json_path,
              "a multiple of the block size (" + std::to_string(scenario_.device.block_size) + ")" +
-                 (scale_ > 1 ? " once divided by machine.scale (" + std::to_string(scale_) + ")" : std::string()),
+                 (scale_ > 1 ? " once divided by machine.scale (" + std::to_string(scale_) + ")"
+                             : std::string()),
              std::to_string(given));
     }
     return bytes;
@@ -787,23 +831,29 @@ void Loader::read_machine(const Json& value) {
         scenario_.machine.scale = scale_;
     }
     if (value.contains("cpus")) {
-        scenario_.machine.cpus = static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), "$.machine.cpus", 1, 1024));
+        scenario_.machine.cpus =
+            static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), "$.machine.cpus", 1, 1024));
     }
     if (value.contains("page_cache")) {
-        scenario_.machine.page_cache_bytes = scale_ == 1 ? read_multiple(value.at("page_cache"), "$.machine.page_cache")
-                                                         : read_scaled(value.at("page_cache"), "$.machine.page_cache");
+        scenario_.machine.page_cache_bytes =
+            scale_ == 1 ? read_multiple(value.at("page_cache"), "$.machine.page_cache")
+                        : read_scaled(value.at("page_cache"), "$.machine.page_cache");
         const std::uint64_t pages = scenario_.machine.page_cache_bytes / scenario_.device.block_size;
         if (pages < 64) {
-            fail("$.machine.page_cache", "at least 64 blocks of " + std::to_string(scenario_.device.block_size) + " bytes",
+            fail("$.machine.page_cache",
+                 "at least 64 blocks of " + std::to_string(scenario_.device.block_size) + " bytes",
                  std::to_string(scenario_.machine.page_cache_bytes));
         }
         const std::uint64_t block = scenario_.device.block_size;
         // From the memory as stated: kswapd's pass is not scaled (see read_scaled).
-        scenario_.machine.reclaim_batch_bytes = std::max<std::uint64_t>(32 * block, pages * scale_ / 1000 * block);
+        scenario_.machine.reclaim_batch_bytes =
+            std::max<std::uint64_t>(32 * block, pages * scale_ / 1000 * block);
     }
     if (value.contains("reclaim_batch")) {
-        if (!value.contains("page_cache")) fail("$.machine.reclaim_batch", "a page_cache to reclaim from", "none");
-        scenario_.machine.reclaim_batch_bytes = read_multiple(value.at("reclaim_batch"), "$.machine.reclaim_batch");
+        if (!value.contains("page_cache"))
+            fail("$.machine.reclaim_batch", "a page_cache to reclaim from", "none");
+        scenario_.machine.reclaim_batch_bytes =
+            read_multiple(value.at("reclaim_batch"), "$.machine.reclaim_batch");
         if (scenario_.machine.reclaim_batch_bytes == 0 ||
             scenario_.machine.reclaim_batch_bytes > scenario_.machine.page_cache_bytes / 2) {
             fail("$.machine.reclaim_batch", "a positive size of at most half the page cache",
@@ -816,12 +866,15 @@ void Loader::read_machine(const Json& value) {
 // what an access to a shared cache line costs.
 void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Machine& machine) const {
     if (value.contains("cpus")) {
-        machine.cpus = static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), json_path + ".cpus", 1, 1024));
+        machine.cpus =
+            static_cast<std::uint32_t>(read_unsigned_in(value.at("cpus"), json_path + ".cpus", 1, 1024));
     }
     const bool topology = value.contains("sockets") || value.contains("cores_per_socket");
-    if (topology && machine.cpus == 0) fail(json_path + ".cpus", "a CPU count with sockets or cores_per_socket", "none");
+    if (topology && machine.cpus == 0)
+        fail(json_path + ".cpus", "a CPU count with sockets or cores_per_socket", "none");
     std::uint64_t sockets = 0;
-    if (value.contains("sockets")) sockets = read_unsigned_in(value.at("sockets"), json_path + ".sockets", 1, machine.cpus);
+    if (value.contains("sockets"))
+        sockets = read_unsigned_in(value.at("sockets"), json_path + ".sockets", 1, machine.cpus);
     // cores_per_socket alone: the CPUs fill sockets in order (the last one
     // may be partly used, as a VM's vCPUs on a host's sockets).
     if (value.contains("cores_per_socket")) {
@@ -836,14 +889,17 @@ void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Ma
                  std::to_string(machine.cores_per_socket) + " cores");
     }
     const auto read_line = [&](const char* key, std::uint64_t& field) {
-        if (value.contains(key)) field = read_unsigned_in(value.at(key), json_path + "." + key, 0, 1'000'000'000);
+        if (value.contains(key))
+            field = read_unsigned_in(value.at(key), json_path + "." + key, 0, 1'000'000'000);
     };
     read_line("line_hit_ns", machine.line_hit_ns);
     read_line("line_miss_ns", machine.line_miss_ns);
     read_line("line_miss_remote_ns", machine.line_miss_remote_ns);
-    if (!value.contains("line_miss_remote_ns")) machine.line_miss_remote_ns = std::max(machine.line_miss_remote_ns, machine.line_miss_ns);
+    if (!value.contains("line_miss_remote_ns"))
+        machine.line_miss_remote_ns = std::max(machine.line_miss_remote_ns, machine.line_miss_ns);
     if (machine.line_miss_remote_ns < machine.line_miss_ns) {
-        fail(json_path + ".line_miss_remote_ns", "at least line_miss_ns (" + std::to_string(machine.line_miss_ns) + ")",
+        fail(json_path + ".line_miss_remote_ns",
+             "at least line_miss_ns (" + std::to_string(machine.line_miss_ns) + ")",
              std::to_string(machine.line_miss_remote_ns));
     }
 }
@@ -852,19 +908,22 @@ void Loader::read_cpu_fields(const Json& value, const std::string& json_path, Ma
 // machine profiles a variant may run on; each starts from the
 // scenario's machine.
 void Loader::read_machines(const Json& value) {
-    if (!value.is_object() || value.empty()) fail("$.machines", "a non-empty object", value.is_object() ? "an empty object" : type_name(value));
+    if (!value.is_object() || value.empty())
+        fail("$.machines", "a non-empty object", value.is_object() ? "an empty object" : type_name(value));
     for (const auto& item : value.items()) {
         const std::string path = key_path("$.machines", item.key());
         check_keys(item.value(), path,
-                   {"about", "cpus", "sockets", "cores_per_socket", "line_hit_ns", "line_miss_ns", "line_miss_remote_ns",
-                    "costs"},
+                   {"about", "cpus", "sockets", "cores_per_socket", "line_hit_ns", "line_miss_ns",
+                    "line_miss_remote_ns", "costs"},
                    {"cpus"});
         MachineProfile profile;
         profile.name = read_name(Json(item.key()), path);
-        if (item.value().contains("about")) profile.about = read_string(item.value().at("about"), path + ".about");
+        if (item.value().contains("about"))
+            profile.about = read_string(item.value().at("about"), path + ".about");
         profile.machine = scenario_.machine;
         read_cpu_fields(item.value(), path, profile.machine);
-        if (item.value().contains("costs")) profile.costs = read_cost_map(item.value().at("costs"), path + ".costs");
+        if (item.value().contains("costs"))
+            profile.costs = read_cost_map(item.value().at("costs"), path + ".costs");
         scenario_.machines[profile.name] = profile;
     }
 }
@@ -888,7 +947,8 @@ void Loader::read_explore(const Json& value) {
     }
     // The step bound and the liveness bound, named and settable.
     if (value.contains("steps")) {
-        scenario_.explore.steps = read_unsigned_in(value.at("steps"), "$.explore.steps", 1, explore_steps_max);
+        scenario_.explore.steps =
+            read_unsigned_in(value.at("steps"), "$.explore.steps", 1, explore_steps_max);
     }
     if (value.contains("progress_steps")) {
         scenario_.explore.progress_steps =
@@ -919,7 +979,8 @@ void Loader::read_sweep(const Json& root) {
         const Json& point = points[i];
         if (!point.is_object()) fail(path, "an object of " + base + " fields", type_name(point));
         if (!point.contains(parameter)) fail(key_path(path, parameter), "a required key", "nothing");
-        const std::uint64_t value = read_sweep_value(point.at(parameter), key_path(path, parameter), kind, parameter);
+        const std::uint64_t value =
+            read_sweep_value(point.at(parameter), key_path(path, parameter), kind, parameter);
         if (std::find(scenario_.sweep_values.begin(), scenario_.sweep_values.end(), value) !=
             scenario_.sweep_values.end()) {
             fail(key_path(path, parameter), "a value no earlier point has", std::to_string(value));
@@ -990,12 +1051,14 @@ void Loader::read_model(const Json& value) {
 
 void Loader::read_device(const Json& value) {
     check_keys(value, "$.device",
-               {"block_size", "blocks", "profile", "write_latency_us", "flush_latency_us", "bandwidth", "write_cache"},
+               {"block_size", "blocks", "profile", "write_latency_us", "flush_latency_us", "bandwidth",
+                "write_cache"},
                {"block_size", "blocks"});
     // A device whose write cache lies about FLUSH, opted into.
     if (value.contains("write_cache")) {
-        scenario_.device.lying_cache = read_choice(value.at("write_cache"), "$.device.write_cache",
-                                                   {"honours-flush", "lies-about-flush"}, "") == "lies-about-flush";
+        scenario_.device.lying_cache =
+            read_choice(value.at("write_cache"), "$.device.write_cache",
+                        {"honours-flush", "lies-about-flush"}, "") == "lies-about-flush";
     }
     // The profile's calibrated figures, overridden (crashsim perf --vary write_latency_us=...).
     if (value.contains("write_latency_us")) {
@@ -1025,21 +1088,24 @@ void Loader::read_device(const Json& value) {
     scenario_.device.blocks =
         read_unsigned_in(value.at("blocks"), "$.device.blocks", 1, device_blocks_max);
     if (value.contains("profile")) {
-        scenario_.device.profile = read_choice(value.at("profile"), "$.device.profile",
-                                               {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational", "vm-nvme"}, "");
+        scenario_.device.profile =
+            read_choice(value.at("profile"), "$.device.profile",
+                        {"hdd", "ssd", "nvme", "ramdisk", "vm-rotational", "vm-nvme"}, "");
     }
 }
 
 // The device's fault budget and kinds; only for a model whose
 // checksums detect them or whose recovery survives them (ModelInfo::faults).
 void Loader::read_faults(const Json& value) {
-    check_keys(value, "$.faults", {"budget", "torn_writes", "misdirected_writes", "latent_errors", "write_errors"},
-               {"budget"});
-    scenario_.faults.budget =
-        static_cast<std::uint32_t>(read_unsigned_in(value.at("budget"), "$.faults.budget", 1, fault_budget_max));
-    if (value.contains("torn_writes")) scenario_.faults.torn_writes = read_bool(value.at("torn_writes"), "$.faults.torn_writes");
+    check_keys(value, "$.faults",
+               {"budget", "torn_writes", "misdirected_writes", "latent_errors", "write_errors"}, {"budget"});
+    scenario_.faults.budget = static_cast<std::uint32_t>(
+        read_unsigned_in(value.at("budget"), "$.faults.budget", 1, fault_budget_max));
+    if (value.contains("torn_writes"))
+        scenario_.faults.torn_writes = read_bool(value.at("torn_writes"), "$.faults.torn_writes");
     if (value.contains("misdirected_writes")) {
-        scenario_.faults.misdirected_writes = read_bool(value.at("misdirected_writes"), "$.faults.misdirected_writes");
+        scenario_.faults.misdirected_writes =
+            read_bool(value.at("misdirected_writes"), "$.faults.misdirected_writes");
     }
     if (value.contains("latent_errors")) {
         scenario_.faults.latent_errors = read_bool(value.at("latent_errors"), "$.faults.latent_errors");
@@ -1047,10 +1113,11 @@ void Loader::read_faults(const Json& value) {
     if (value.contains("write_errors")) {
         scenario_.faults.write_errors = read_bool(value.at("write_errors"), "$.faults.write_errors");
     }
-    if (!scenario_.faults.torn_writes && !scenario_.faults.misdirected_writes && !scenario_.faults.latent_errors &&
-        !scenario_.faults.write_errors) {
+    if (!scenario_.faults.torn_writes && !scenario_.faults.misdirected_writes &&
+        !scenario_.faults.latent_errors && !scenario_.faults.write_errors) {
         fail("$.faults",
-             "at least one fault kind enabled (torn_writes, misdirected_writes, latent_errors or write_errors: true)",
+             "at least one fault kind enabled (torn_writes, misdirected_writes, latent_errors or "
+             "write_errors: true)",
              "none");
     }
     // A model reports a failed data write only where ModelInfo::write_errors
@@ -1060,11 +1127,13 @@ void Loader::read_faults(const Json& value) {
              "model " + scenario_.model);
     }
     if (scenario_.faults.misdirected_writes && model_->misdirected_writes.empty()) {
-        fail("$.faults.misdirected_writes", "a model whose metadata blocks name their own block in a verified header (btrfs)",
+        fail("$.faults.misdirected_writes",
+             "a model whose metadata blocks name their own block in a verified header (btrfs)",
              "model " + scenario_.model);
     }
     if (model_->faults.empty()) {
-        fail("$.faults", "a model whose checksums detect device faults (btrfs, xfs)", "model " + scenario_.model);
+        fail("$.faults", "a model whose checksums detect device faults (btrfs, xfs)",
+             "model " + scenario_.model);
     }
 }
 
@@ -1378,7 +1447,8 @@ void Loader::read_checkers(const Json& value) {
 }
 
 auto Loader::read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget {
-    check_keys(value, json_path, {"strategies", "schedules", "dfs_schedules", "seed"}, {"strategies", "schedules"});
+    check_keys(value, json_path, {"strategies", "schedules", "dfs_schedules", "seed"},
+               {"strategies", "schedules"});
     FuzzBudget budget;
     const auto& strategies = value.at("strategies");
     const auto strategies_path = json_path + ".strategies";
@@ -1386,20 +1456,19 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
     if (strategies.empty()) fail(strategies_path, "a non-empty array", "an empty array");
     for (std::size_t index = 0; index < strategies.size(); index++) {
         const auto strategy_path = index_path(strategies_path, index);
-        auto strategy = read_strategy(strategies[index], strategy_path);
-        if (contains(budget.strategies, strategy)) {
-            fail(strategy_path, "a strategy not listed before", json_quoted(strategy));
-        }
-        budget.strategies.push_back(std::move(strategy));
+        const sim::StrategySpec strategy = read_strategy(strategies[index], strategy_path);
+        const bool listed =
+            std::any_of(budget.strategies.begin(), budget.strategies.end(),
+                        [&](const sim::StrategySpec& s) { return s.text() == strategy.text(); });
+        if (listed) fail(strategy_path, "a strategy not listed before", json_quoted(strategy.text()));
+        budget.strategies.push_back(strategy);
     }
     budget.schedules = read_positive(value.at("schedules"), json_path + ".schedules");
     if (value.contains("dfs_schedules")) {
         budget.dfs_schedules = read_positive(value.at("dfs_schedules"), json_path + ".dfs_schedules");
-        // Read by sim::parse_strategy, the one definition of the spelling.
-        const bool dfs = std::any_of(budget.strategies.begin(), budget.strategies.end(), [](const std::string& s) {
-            sim::StrategySpec spec;
-            return sim::parse_strategy(s, spec) && spec.kind == sim::StrategySpec::Kind::dfs;
-        });
+        const bool dfs =
+            std::any_of(budget.strategies.begin(), budget.strategies.end(),
+                        [](const sim::StrategySpec& s) { return s.kind == sim::StrategySpec::Kind::dfs; });
         if (!dfs) fail(json_path + ".dfs_schedules", "a dfs strategy in strategies to cap", "none");
     }
     if (value.contains("seed")) budget.seed = read_unsigned(value.at("seed"), json_path + ".seed");
@@ -1408,13 +1477,13 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
 
 // Only canonical spellings ("pct:3", not "pct:03"), since strategies are printed back in
 // repro files and compared as strings; sim::parse_strategy is the one definition.
-auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> std::string {
+auto Loader::read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec {
     const std::string expected = std::string("one of ") + sim::strategy_spellings;
     if (!value.is_string()) fail(json_path, expected, type_name(value));
     auto strategy = value.get<std::string>();
     sim::StrategySpec spec;
     if (!sim::parse_strategy(strategy, spec)) fail(json_path, expected, json_quoted(strategy));
-    return strategy;
+    return spec;
 }
 
 void Loader::read_variants(const Json& value) {
@@ -1451,7 +1520,8 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
             Names names;
             for (const auto& [name, profile] : scenario_.machines) names.push_back(name);
             fail(json_path + ".machine",
-                 names.empty() ? "no machine (the scenario declares no machines)" : "a machine profile: " + join(names),
+                 names.empty() ? "no machine (the scenario declares no machines)"
+                               : "a machine profile: " + join(names),
                  json_quoted(variant.machine));
         }
     }
@@ -1464,7 +1534,8 @@ auto Loader::read_variant(const Json& value, const std::string& json_path) const
 
 /// expect.faults: {"detected": true, "survived": true}, either or both, on a
 /// scenario whose faults a crash may inject.
-void Loader::read_fault_expectation(const Json& value, const std::string& json_path, Expectation& expect) const {
+void Loader::read_fault_expectation(const Json& value, const std::string& json_path,
+                                    Expectation& expect) const {
     if (scenario_.faults.budget == 0) {
         fail(json_path, "a scenario with a fault budget ($.faults.budget)", "a scenario without faults");
     }
@@ -1473,7 +1544,8 @@ void Loader::read_fault_expectation(const Json& value, const std::string& json_p
     const auto read_true = [&](const char* key, bool& into) {
         if (!value.contains(key)) return;
         const Json& given = value.at(key);
-        if (given != true) fail(json_path + "." + key, "true", given.is_boolean() ? "false" : type_name(given));
+        if (given != true)
+            fail(json_path + "." + key, "true", given.is_boolean() ? "false" : type_name(given));
         into = true;
     };
     read_true("detected", expect.faults_detected);
@@ -1553,8 +1625,9 @@ auto parse_scenario(const std::string& text, const std::string& path) -> Scenari
 }
 
 auto known_checkers() -> const std::vector<std::string>& {
-    static const std::vector<std::string> checkers = {"freeze_quiescence", "frozen_image",     "fs_consistency",
-                                                      "fsync_durability",  "journal_integrity", "no_stale_data"};
+    static const std::vector<std::string> checkers = {"freeze_quiescence", "frozen_image",
+                                                      "fs_consistency",    "fsync_durability",
+                                                      "journal_integrity", "no_stale_data"};
     return checkers;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/strategy.hpp"
+
 namespace scenarios {
 
 /// Bad scenario, repro or flag: one message naming the file, the JSON path
@@ -22,7 +24,8 @@ public:
 /// expanded: "interrupted while loading FILE". cli/crashsim.cpp exits 130.
 class LoadInterrupted : public std::runtime_error {
 public:
-    explicit LoadInterrupted(const std::string& path) : std::runtime_error("interrupted while loading " + path) {}
+    explicit LoadInterrupted(const std::string& path)
+        : std::runtime_error("interrupted while loading " + path) {}
 };
 
 struct Op {
@@ -90,7 +93,7 @@ inline constexpr std::uint64_t fuzz_schedules_default = 10'000;
 
 /// A fuzz budget: which strategies, how many schedules each.
 struct FuzzBudget {
-    std::vector<std::string> strategies;  // "random", "pct:3"
+    std::vector<sim::StrategySpec> strategies;  // "random", "pct:3", parsed once by the loader
     std::uint64_t schedules = 0;
     /// The cap of a dfs strategy, when it differs (`dfs_schedules`): a proof
     /// must complete, which may take more schedules than a random or PCT
@@ -290,16 +293,17 @@ inline constexpr std::uint32_t explore_bound_max = 8;
 /// step bounds when they are not the defaults.
 inline auto describe_bounds(const ExploreBounds& bounds) -> std::string {
     std::string text = "at most " + std::to_string(bounds.io_reorders) + " I/O reordering" +
-                       (bounds.io_reorders == 1 ? "" : "s") + " and " + std::to_string(bounds.daemon_wakeups) +
-                       " daemon wake-up" + (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
+                       (bounds.io_reorders == 1 ? "" : "s") + " and " +
+                       std::to_string(bounds.daemon_wakeups) + " daemon wake-up" +
+                       (bounds.daemon_wakeups == 1 ? "" : "s") + " per schedule";
     if (bounds.steps != explore_steps_default || bounds.progress_steps != progress_steps_default) {
         text += ", runs of at most " + std::to_string(bounds.steps) + " steps, no progress after " +
                 std::to_string(bounds.progress_steps);
     }
     text += bounds.recovery_crashes == 0
                 ? "; crash during recovery: not explored (bound 0)"
-                : "; crash during recovery: " + std::to_string(bounds.recovery_crashes) + " nested power cut" +
-                      (bounds.recovery_crashes == 1 ? "" : "s") + " per crash state";
+                : "; crash during recovery: " + std::to_string(bounds.recovery_crashes) +
+                      " nested power cut" + (bounds.recovery_crashes == 1 ? "" : "s") + " per crash state";
     return text;
 }
 

@@ -51,8 +51,9 @@ auto verdict_text(const RunOutcome& outcome) -> std::string {
         appendf(out, "no violation (%llu crash state(s) checked)\n", static_cast<ull>(outcome.crash_states));
     }
     if (outcome.cut_at_step != 0) {
-        appendf(out, "not explored past step %llu: the run reached the step bound (explore.steps); no claim about "
-                     "the rest of it\n",
+        appendf(out,
+                "not explored past step %llu: the run reached the step bound (explore.steps); no claim about "
+                "the rest of it\n",
                 static_cast<ull>(outcome.cut_at_step));
     }
     return out;
@@ -65,7 +66,8 @@ auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::strin
                                  ? static_cast<double>(progress.schedules_planned - progress.schedules) / rate
                                  : 0;
     std::string out;
-    appendf(out, "  %llu schedules, %.0f/s, %llu crash states, %llu violations, %.1f s elapsed, ~%.0f s left   ",
+    appendf(out,
+            "  %llu schedules, %.0f/s, %llu crash states, %llu violations, %.1f s elapsed, ~%.0f s left   ",
             static_cast<ull>(progress.schedules), rate, static_cast<ull>(progress.crash_states),
             static_cast<ull>(progress.violations), elapsed, remaining);
     return out;
@@ -98,9 +100,11 @@ auto about(double figure) -> std::string {
 
 auto split_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
     if (request.jobs == 1 && request.shard_count == 1) return "";
-    const std::size_t depth =
-        request.split_depth != 0 ? request.split_depth : split_depth_for(estimate, split_units_wanted(request));
-    const double units = estimate.units.empty() ? 1 : estimate.units[std::min(depth, estimate.units.size() - 1)];
+    const std::size_t depth = request.split_depth != 0
+                                  ? request.split_depth
+                                  : split_depth_for(estimate, split_units_wanted(request));
+    const double units =
+        estimate.units.empty() ? 1 : estimate.units[std::min(depth, estimate.units.size() - 1)];
     std::string out;
     appendf(out, "; split at depth %zu into about %s units", depth, about(units).c_str());
     return out;
@@ -113,11 +117,14 @@ namespace {
 auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std::string {
     if (!request.sleep_sets) return "reduction: none (--no-reduction): every interleaving within the bound\n";
     if (!request.dpor) {
-        return "reduction: sleep sets only: every interleaving within the bound (--dpor: about one per class)\n";
+        return "reduction: sleep sets only: every interleaving within the bound (--dpor: about one per "
+               "class)\n";
     }
     std::string out =
-        "reduction: dynamic partial-order reduction (--dpor; source sets with bounded POR's conservative backtrack "
-        "points; no sleep sets under a bound): about one schedule per class of equivalent interleavings, not every "
+        "reduction: dynamic partial-order reduction (--dpor; source sets with bounded POR's conservative "
+        "backtrack "
+        "points; no sleep sets under a bound): about one schedule per class of equivalent interleavings, not "
+        "every "
         "interleaving";
     if (split_depth != 0) out += "; split: every alternative above the split depth, dpor below it";
     return out + "\n";
@@ -127,43 +134,54 @@ auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std:
 auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
     std::string out;
     if (estimate.dfs) {
-        const char* what =
-            estimate.stratified ? (estimate.walks == 1 ? "stratified probe" : "stratified probes") : "Knuth walks";
+        const char* what = estimate.stratified
+                               ? (estimate.walks == 1 ? "stratified probe" : "stratified probes")
+                               : "Knuth walks";
         if (estimate.walks_stopped == 0) {
-            appendf(out, "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
-                         "%s steps",
-                    static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
-                    about(estimate.schedules).c_str(),
-                    estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
-                    about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+            appendf(
+                out,
+                "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
+                "%s steps",
+                static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+                about(estimate.schedules).c_str(),
+                estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
+                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
         } else {
             // A walk cut short counts its paths as schedules where it stopped:
             // less than the search, and no spread worth printing.
-            appendf(out, "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
-                         "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep: at "
-                         "the run cap, past a product of branching factors of 1e30 or at a stop request; a lower "
-                         "figure)",
-                    static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
-                    about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
-                    about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped), estimate.stopped_depth);
+            appendf(
+                out,
+                "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
+                "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep: at "
+                "the run cap, past a product of branching factors of 1e30 or at a stop request; a lower "
+                "figure)",
+                static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+                about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
+                about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped),
+                estimate.stopped_depth);
         }
         if (estimate.walks < estimate.walks_asked) {
-            appendf(out, " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
-                    static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
+            appendf(
+                out,
+                " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
+                static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
         }
         if (estimate.stratified) appendf(out, " (%llu runs)", static_cast<ull>(estimate.runs));
         if (request.dpor) out += " for the search without dpor (dpor may take fewer, or under a bound more)";
         out += split_text(estimate, request);
     } else {
-        appendf(out, "estimate (from the first %llu schedules, seed %llu): %s schedules (--schedules), about %s crash "
-                     "states, %s steps",
-                static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed), about(estimate.schedules).c_str(),
-                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+        appendf(
+            out,
+            "estimate (from the first %llu schedules, seed %llu): %s schedules (--schedules), about %s crash "
+            "states, %s steps",
+            static_cast<ull>(estimate.walks), static_cast<ull>(estimate.seed),
+            about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
+            about(estimate.steps).c_str());
     }
     if (estimate.timed) {
         const double jobs = request.jobs;
-        appendf(out, "; %s %.3g s at the measured rate", estimate.walks_stopped == 0 ? "about" : "more than about",
-                estimate.seconds / jobs);
+        appendf(out, "; %s %.3g s at the measured rate",
+                estimate.walks_stopped == 0 ? "about" : "more than about", estimate.seconds / jobs);
         if (request.jobs > 1) appendf(out, " on %u jobs with a core each", request.jobs);
         if (estimate.dfs) {
             appendf(out, " (%.3g us a run, %.3g us a crash state)", estimate.seconds_per_run * 1e6,
@@ -191,19 +209,20 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
     for (const auto& failure : report.nondeterministic) {
-        appendf(out, "NONDETERMINISM (a defect of crashsim or its model, not of the file system): schedule %llu",
+        appendf(out,
+                "NONDETERMINISM (a defect of crashsim or its model, not of the file system): schedule %llu",
                 static_cast<ull>(failure.index));
         if (!dfs) appendf(out, " (schedule seed %llu)", static_cast<ull>(failure.schedule_seed));
         appendf(out, ": %s\n", failure.what.c_str());
     }
-    appendf(out, "determinism: %llu schedule(s) (%s) run twice more with a trace: %s\n",
-            static_cast<ull>(report.verified),
-            every_text(request.verify_every, dfs, report.split_depth != 0).c_str(),
-            !report.nondeterministic.empty()
-                ? "not all the same (above)"
-                : dfs ? "byte-identical traces, the same steps and choices as the search's run"
-                      : "byte-identical traces, the same steps, choices, crash states and verdict as the campaign's "
-                        "run");
+    appendf(
+        out, "determinism: %llu schedule(s) (%s) run twice more with a trace: %s\n",
+        static_cast<ull>(report.verified),
+        every_text(request.verify_every, dfs, report.split_depth != 0).c_str(),
+        !report.nondeterministic.empty() ? "not all the same (above)"
+        : dfs ? "byte-identical traces, the same steps and choices as the search's run"
+              : "byte-identical traces, the same steps, choices, crash states and verdict as the campaign's "
+                "run");
     return out;
 }
 
@@ -215,8 +234,8 @@ auto fault_counts_text(const FaultCounts& faults) -> std::string {
     appendf(out,
             "device faults: %llu injected into crash states: %llu survived, %llu detected, %llu neither "
             "(a checker violated, or the mount failed for another reason)",
-            static_cast<ull>(faults.injected), static_cast<ull>(faults.survived), static_cast<ull>(faults.detected),
-            static_cast<ull>(faults.neither()));
+            static_cast<ull>(faults.injected), static_cast<ull>(faults.survived),
+            static_cast<ull>(faults.detected), static_cast<ull>(faults.neither()));
     return out;
 }
 
@@ -227,23 +246,26 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
     if (dfs && report.complete && request.shard_count > 1) {
-        appendf(out,
-                "shard %u/%u complete: its %llu units of %llu, %llu schedules, %llu crash states, no violation; "
-                "crashsim merge of every shard's result gives the search's verdict\n",
-                request.shard_index, request.shard_count, static_cast<ull>(report.units_explored),
-                static_cast<ull>(report.units), static_cast<ull>(report.schedules),
-                static_cast<ull>(report.crash_states));
+        appendf(
+            out,
+            "shard %u/%u complete: its %llu units of %llu, %llu schedules, %llu crash states, no violation; "
+            "crashsim merge of every shard's result gives the search's verdict\n",
+            request.shard_index, request.shard_count, static_cast<ull>(report.units_explored),
+            static_cast<ull>(report.units), static_cast<ull>(report.schedules),
+            static_cast<ull>(report.crash_states));
     } else if (dfs && report.complete) {
-        appendf(out,
-                "complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, %u I/O "
-                "reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
-                static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
-                request.strategy.preemptions, report.bounds.io_reorders, report.bounds.daemon_wakeups,
-                subset_writes_max);
+        appendf(
+            out,
+            "complete: %llu schedules, %llu crash states, no violation within bounds (%u preemptions, %u I/O "
+            "reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
+            static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
+            request.strategy.preemptions, report.bounds.io_reorders, report.bounds.daemon_wakeups,
+            subset_writes_max);
     } else if (dfs) {
         appendf(out, "incomplete: stopped after %llu schedules (--schedules%s), no violation so far\n",
                 static_cast<ull>(report.schedules),
-                request.shard_count > 1 ? ": this shard's share of the campaign's cap" : ", the search's in all");
+                request.shard_count > 1 ? ": this shard's share of the campaign's cap"
+                                        : ", the search's in all");
     } else {
         appendf(out, "no violation in %llu schedules\n", static_cast<ull>(report.schedules));
     }
@@ -255,41 +277,54 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
 auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
-    appendf(out, "schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash states/s\n",
+    appendf(out,
+            "schedules: %llu, crash states checked: %llu, steps: %llu, %.3f s, %.0f schedules/s, %.0f crash "
+            "states/s\n",
             static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
             static_cast<ull>(report.steps), elapsed, static_cast<double>(report.schedules) / elapsed,
             static_cast<double>(report.crash_states) / elapsed);
     if (report.crash_states_reused > 0) {
-        appendf(out, "verdict memo: %llu of the %llu crash states judged before in this search, their verdict reused\n",
+        appendf(out,
+                "verdict memo: %llu of the %llu crash states judged before in this search, their verdict "
+                "reused\n",
                 static_cast<ull>(report.crash_states_reused), static_cast<ull>(report.crash_states));
     }
     if (report.crash_states_distinct) {
-        appendf(out, "distinct crash states without a violation: %llu (image, promises and freeze level by content)\n",
-                static_cast<ull>(*report.crash_states_distinct));
+        appendf(
+            out,
+            "distinct crash states without a violation: %llu (image, promises and freeze level by content)\n",
+            static_cast<ull>(*report.crash_states_distinct));
     }
     if (dfs) {
-        appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
+        appendf(out,
+                "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as "
+                "redundant\n",
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
                 static_cast<ull>(report.dfs.abandoned));
         out += reduction_text(request, report.split_depth);
     }
     if (dfs && report.split_depth != 0) {
-        appendf(out, "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
-                     "depth; counts are the explored units'); --schedules %llu caps the search in all, its units "
-                     "taken in order, the same for any --jobs (%u here)\n",
-                report.split_depth, report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
+        appendf(out,
+                "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
+                "depth; counts are the explored units'); --schedules %llu caps the search in all, its units "
+                "taken in order, the same for any --jobs (%u here)\n",
+                report.split_depth,
+                report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
                 static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
     }
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
             describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
             static_cast<ull>(report.schedules_waking));
     if (report.bounds.recovery_crashes == 0) {
-        appendf(out, "crash during recovery: not explored (bound 0; --recovery-crashes N cuts the power inside "
-                     "each crash state's recovery)\n");
+        appendf(out,
+                "crash during recovery: not explored (bound 0; --recovery-crashes N cuts the power inside "
+                "each crash state's recovery)\n");
     } else {
-        appendf(out, "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
-                     "cut inside recovery\n",
-                report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
+        appendf(
+            out,
+            "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
+            "cut inside recovery\n",
+            report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
     }
     if (report.faults.injected != 0) out += fault_counts_text(report.faults) + "\n";
     if (report.schedules_cut != 0) {
@@ -326,13 +361,17 @@ auto merged_dfs_text(const DfsResult& dfs, bool no_violation) -> std::string {
         appendf(out, "split at depth %llu: %llu units explored of %llu\n", static_cast<ull>(dfs.split_depth),
                 static_cast<ull>(dfs.units_explored), static_cast<ull>(dfs.units));
     }
-    appendf(out, "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
-            static_cast<ull>(dfs.stats.pruned_sleep), static_cast<ull>(dfs.stats.pruned_bound),
-            static_cast<ull>(dfs.stats.abandoned));
+    appendf(
+        out,
+        "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as redundant\n",
+        static_cast<ull>(dfs.stats.pruned_sleep), static_cast<ull>(dfs.stats.pruned_bound),
+        static_cast<ull>(dfs.stats.abandoned));
     if (dfs.complete && no_violation) {
         out += "complete: every shard explored its units, no violation within bounds\n";
     } else if (!dfs.complete) {
-        out += "incomplete: a shard did not explore all its units (--schedules, a stop request or a violation)\n";
+        out +=
+            "incomplete: a shard did not explore all its units (--schedules, a stop request or a "
+            "violation)\n";
     }
     return out;
 }
@@ -341,8 +380,9 @@ auto merged_dfs_text(const DfsResult& dfs, bool no_violation) -> std::string {
 
 auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::string {
     std::string out;
-    appendf(out, "crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n", merged.scenario.c_str(),
-            merged.variant.c_str(), merged.strategy.c_str(), static_cast<ull>(merged.seed), shards);
+    appendf(out, "crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n",
+            merged.scenario.c_str(), merged.variant.c_str(), merged.strategy.c_str(),
+            static_cast<ull>(merged.seed), shards);
     appendf(out, "schedules: %llu of %llu, crash states checked: %llu, steps: %llu%s\n",
             static_cast<ull>(merged.schedules_run), static_cast<ull>(merged.schedules),
             static_cast<ull>(merged.crash_states), static_cast<ull>(merged.steps),
@@ -356,7 +396,8 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
     if (merged.dfs) out += merged_dfs_text(*merged.dfs, merged.violations.empty());
     appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
     if (merged.faults) out += fault_counts_text(*merged.faults) + "\n";
-    if (!merged.judged.empty() || !merged.reached.empty()) out += coverage_summary(merged.judged, merged.reached);
+    if (!merged.judged.empty() || !merged.reached.empty())
+        out += coverage_summary(merged.judged, merged.reached);
     return out;
 }
 
@@ -387,11 +428,12 @@ auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t eve
     std::uint64_t verified = 0;
     for (const auto& row : rows) verified += row.verified;
     std::string out;
-    appendf(out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
-            static_cast<ull>(verified), every_text(every, false).c_str(),
-            std::any_of(rows.begin(), rows.end(), [](const CheckRow& row) { return row.nondeterministic != 0; })
-                ? ": NOT all the same (rows above)"
-                : ": each ran the same");
+    appendf(
+        out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
+        static_cast<ull>(verified), every_text(every, false).c_str(),
+        std::any_of(rows.begin(), rows.end(), [](const CheckRow& row) { return row.nondeterministic != 0; })
+            ? ": NOT all the same (rows above)"
+            : ": each ran the same");
     return out;
 }
 
@@ -401,7 +443,8 @@ namespace {
 auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::vector<std::string> {
     std::vector<std::string> counters;
     for (const auto& name : perf_counter_names(scenario.model)) {
-        if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0) counters.push_back(name);
+        if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0)
+            counters.push_back(name);
     }
     return counters;
 }
@@ -438,7 +481,8 @@ void perf_line(PerfTable& table, const PerfRow& row, bool swept, int files_shown
             row.throughput_mib_s, row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms,
             row.fsync_max_ms, virtual_s);
     appendf(table.csv, "%s,%.4f,%.2f,%.2f,%.4f,%.4f,%.4f,%.6f", row.variant.c_str(), row.throughput_mib_s,
-            row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms, virtual_s);
+            row.writes_per_s, row.fsyncs_per_s, row.fsync_p50_ms, row.fsync_p99_ms, row.fsync_max_ms,
+            virtual_s);
     if (files_shown > 0) {
         appendf(table.table, " %10.0f", row.files_per_s);
         appendf(table.csv, ",%.2f", row.files_per_s);
@@ -464,15 +508,16 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
     const int files_shown = scenario.create_unlink ? 2 : scenario.fs_mark ? 1 : 0;
     const std::vector<std::string> counters = shown_counters(scenario, report);
     perf_heading(table, report, files_shown, counters);
-    for (const auto& row : report.rows) perf_line(table, row, !report.parameter.empty(), files_shown, counters);
+    for (const auto& row : report.rows)
+        perf_line(table, row, !report.parameter.empty(), files_shown, counters);
     for (const auto& result : report.ratios) {
         table.met = table.met && result.met;
         const std::string where =
             result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
         appendf(table.ratios, "ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n",
                 result.ratio.numerator.c_str(), result.ratio.denominator.c_str(), where.c_str(),
-                ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min, result.ratio.max,
-                result.met ? "ok" : "OUT OF RANGE");
+                ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min,
+                result.ratio.max, result.met ? "ok" : "OUT OF RANGE");
     }
     return table;
 }
@@ -510,7 +555,8 @@ void list_model(std::string& out, const model::ModelInfo& info) {
     }
     out += "    counters:\n";
     for (const auto& counter : info.counters) {
-        appendf(out, "      %-24s %s\n", (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
+        appendf(out, "      %-24s %s\n",
+                (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
                 counter.about.c_str());
     }
     if (!info.costs.empty()) out += "    costs (\"costs\": {NAME: ns}; perf --vary NAME=...):\n";
@@ -520,7 +566,8 @@ void list_model(std::string& out, const model::ModelInfo& info) {
     }
     std::string tasks;
     for (const auto& task : info.model_tasks) tasks += (tasks.empty() ? "" : ", ") + task;
-    appendf(out, "    tasks the model spawns: %s\n    yield points (each is a crash point):\n", tasks.c_str());
+    appendf(out, "    tasks the model spawns: %s\n    yield points (each is a crash point):\n",
+            tasks.c_str());
     for (const sim::YieldPoint* point : info.yield_points) {
         appendf(out, "      %-44s %s\n", std::string(point->name).c_str(), std::string(point->about).c_str());
     }
@@ -538,41 +585,55 @@ auto list_text() -> std::string {
     out += "device profiles:\n";
     for (const auto& profile : model::disk::profiles()) {
         const std::string bandwidth =
-            profile.bandwidth == 0 ? std::string()
-                                   : ", " + std::to_string(profile.bandwidth / (1024 * 1024)) + " MiB/s channel";
+            profile.bandwidth == 0
+                ? std::string()
+                : ", " + std::to_string(profile.bandwidth / (1024 * 1024)) + " MiB/s channel";
         appendf(out, "  %-8s write %llu ns, flush %llu ns%s, %s (%s)\n", profile.name.c_str(),
                 static_cast<ull>(profile.write_latency), static_cast<ull>(profile.flush_latency),
-                bandwidth.c_str(), profile.rotational ? "rotational" : "non-rotational", profile.source.c_str());
+                bandwidth.c_str(), profile.rotational ? "rotational" : "non-rotational",
+                profile.source.c_str());
     }
-    out += "machine profiles (\"machines\": {NAME: {...}}, a variant's \"machine\": NAME; perf --vary NAME.FIELD=...):\n"
-           "  cpus                 CPUs shared by every task (numbered 0..cpus-1)\n"
-           "  sockets              sockets (cpus = sockets * cores_per_socket)\n"
-           "  cores_per_socket     CPU c is on socket c / cores_per_socket\n"
-           "  line_hit_ns          a shared cache-line access on the CPU that owns the line\n"
-           "  line_miss_ns         one that pulls the line from a CPU of the same socket (after FIFO waiting)\n"
-           "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
-           "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
+    out +=
+        "machine profiles (\"machines\": {NAME: {...}}, a variant's \"machine\": NAME; perf --vary "
+        "NAME.FIELD=...):\n"
+        "  cpus                 CPUs shared by every task (numbered 0..cpus-1)\n"
+        "  sockets              sockets (cpus = sockets * cores_per_socket)\n"
+        "  cores_per_socket     CPU c is on socket c / cores_per_socket\n"
+        "  line_hit_ns          a shared cache-line access on the CPU that owns the line\n"
+        "  line_miss_ns         one that pulls the line from a CPU of the same socket (after FIFO waiting)\n"
+        "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
+        "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "device faults (opt-in):\n";
     out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
-           ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, \"write_errors\": true}   "
-           "at most budget faults per crash state, each a choice of the power cut, each on a different write the cut "
+           ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, "
+           "\"write_errors\": true}   "
+           "at most budget faults per crash state, each a choice of the power cut, each on a different write "
+           "the cut "
            "loses (write_errors: at most budget per run, each a choice of the schedule):\n"
-           "    torn_writes         a write the cut loses is partly on the media: its first sectors (512 bytes) new, "
+           "    torn_writes         a write the cut loses is partly on the media: its first sectors (512 "
+           "bytes) new, "
            "the rest old\n"
-           "    misdirected_writes  a write the cut loses landed on another block of the same area: its own block "
+           "    misdirected_writes  a write the cut loses landed on another block of the same area: its own "
+           "block "
            "keeps its old contents, the victim holds the new (only self-describing blocks, see below)\n"
-           "    latent_errors       one block the first mount reads through a checked path (the superblock; btrfs: the "
-           "fs tree and log tree roots it names) is unreadable: the read returns EIO and the mount fails with it "
+           "    latent_errors       one block the first mount reads through a checked path (the superblock; "
+           "btrfs: the "
+           "fs tree and log tree roots it names) is unreadable: the read returns EIO and the mount fails "
+           "with it "
            "(at most one per crash state: the mount stops at the first)\n"
-           "    write_errors        while the workload runs, a data writeback write completes with EIO: it is not "
-           "durable, the file system reports it to the application (see below); an fsync that returned EIO promises "
+           "    write_errors        while the workload runs, a data writeback write completes with EIO: it "
+           "is not "
+           "durable, the file system reports it to the application (see below); an fsync that returned EIO "
+           "promises "
            "nothing, and no later fsync promises what was written before an error was reported (fsyncgate)\n";
-    out += "  device.write_cache: \"lies-about-flush\"   a write cache that acknowledges FLUSH without making "
-           "earlier writes durable (FUA writes are honoured); a violation it causes is blamed on the device\n";
+    out +=
+        "  device.write_cache: \"lies-about-flush\"   a write cache that acknowledges FLUSH without making "
+        "earlier writes durable (FUA writes are honoured); a violation it causes is blamed on the device\n";
     out += "  what each model's checksums detect or its recovery survives:\n";
     for (const auto& info : model::models()) {
-        appendf(out, "    %-6s %s\n", info.name.c_str(), info.faults.empty() ? "none: no faults may be injected" : info.faults.c_str());
+        appendf(out, "    %-6s %s\n", info.name.c_str(),
+                info.faults.empty() ? "none: no faults may be injected" : info.faults.c_str());
         if (!info.faults.empty()) {
             appendf(out, "           misdirected writes: %s\n",
                     info.misdirected_writes.empty()
@@ -595,11 +656,14 @@ auto machine_profiles_text(const Scenario& scenario) -> std::string {
         const Machine& m = profile.machine;
         const std::uint32_t cores = m.cores_per_socket == 0 ? m.cpus : m.cores_per_socket;
         const std::uint32_t sockets = cores == 0 ? 1 : (m.cpus + cores - 1) / cores;
-        appendf(out, "  %s: %u CPUs, %u socket(s) of %u cores; line hit %llu ns, miss %llu ns, remote miss %llu ns\n",
-                name.c_str(), m.cpus, sockets, cores, static_cast<ull>(m.line_hit_ns), static_cast<ull>(m.line_miss_ns),
-                static_cast<ull>(m.line_miss_remote_ns));
+        appendf(
+            out,
+            "  %s: %u CPUs, %u socket(s) of %u cores; line hit %llu ns, miss %llu ns, remote miss %llu ns\n",
+            name.c_str(), m.cpus, sockets, cores, static_cast<ull>(m.line_hit_ns),
+            static_cast<ull>(m.line_miss_ns), static_cast<ull>(m.line_miss_remote_ns));
         if (!profile.about.empty()) appendf(out, "    %s\n", profile.about.c_str());
-        for (const auto& [cost, ns] : profile.costs) appendf(out, "    %s %llu\n", cost.c_str(), static_cast<ull>(ns));
+        for (const auto& [cost, ns] : profile.costs)
+            appendf(out, "    %s %llu\n", cost.c_str(), static_cast<ull>(ns));
         std::string variants;
         for (const auto& variant : scenario.variants) {
             if (variant.machine == name) variants += (variants.empty() ? "" : ", ") + variant.name;

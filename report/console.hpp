@@ -27,7 +27,8 @@ auto verdict_text(const RunOutcome& outcome) -> std::string;
 auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::string;
 
 /// "crashsim fuzz NAME: variant V, strategy S, seed N[, shard K/N][, J jobs]".
-auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request) -> std::string;
+auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+    -> std::string;
 /// "estimate (...): about N schedules, M crash states, T s at the measured
 /// rate ..." (fuzz --estimate, and the first line of every dfs run).
 auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string;

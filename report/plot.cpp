@@ -166,9 +166,11 @@ void check_plot_path(const std::string& svg_path) {
             for (const char d : svg_path) {
                 char hex[8];
                 std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(d));
-                shown += static_cast<unsigned char>(d) < 0x20 || d == 0x7f ? std::string(hex) : std::string(1, d);
+                shown +=
+                    static_cast<unsigned char>(d) < 0x20 || d == 0x7f ? std::string(hex) : std::string(1, d);
             }
-            throw InputError("--plot: expected a file name without control characters, got \"" + shown + "\"");
+            throw InputError("--plot: expected a file name without control characters, got \"" + shown +
+                             "\"");
         }
     }
     if (find_gnuplot().empty()) {
@@ -207,7 +209,8 @@ void plot_svg(const Scenario& scenario, const PerfReport& report, const std::str
     std::filesystem::remove_all(dir, ignored);
     if (status != 0 || std::filesystem::file_size(partial, ignored) == 0) {
         std::filesystem::remove(partial, ignored);
-        throw InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " + std::to_string(status));
+        throw InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " +
+                         std::to_string(status));
     }
     std::filesystem::rename(partial, svg_path);
 }

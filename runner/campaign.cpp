@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runner/repro.hpp"
+#include "runner/hex.hpp"
 #include "sim/assert.hpp"
 #include "sim/stop.hpp"
 
@@ -825,12 +825,13 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
 }
 
 /// A campaign of one of the expectation's strategies.
-void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const std::string& text,
+void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const sim::StrategySpec& strategy,
                     std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress,
                     std::uint64_t verify_every) {
     const Expectation& expect = simulation.variant().expect;
+    const std::string text = strategy.text();
     FuzzRequest request;
-    SIM_ASSERT(sim::parse_strategy(text, request.strategy));
+    request.strategy = strategy;
     request.seed = expect.fuzz.seed;
     request.schedules = expect.fuzz.schedules;
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && expect.fuzz.dfs_schedules != 0) {
@@ -888,9 +889,9 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     if (scenario.faults.budget > 0) row.faults = FaultCounts{};
     RowCounts counts;
     if (!scenario.schedule.empty()) check_scripted(row, simulation, counts, violates);
-    for (const std::string& text : expect.fuzz.strategies) {
+    for (const sim::StrategySpec& strategy : expect.fuzz.strategies) {
         if (!row.met || stop_requested()) break;
-        check_strategy(row, simulation, counts, text, jobs, progress, verify_every);
+        check_strategy(row, simulation, counts, strategy, jobs, progress, verify_every);
     }
     judge_coverage(row, simulation, counts.judged, counts.hits, violates);
     judge_faults(row, expect);

@@ -12,12 +12,6 @@ namespace {
 constexpr int repro_format = 1;
 }  // namespace
 
-auto hex(std::uint64_t value) -> std::string {
-    char text[19];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-    return text;
-}
-
 void write_repro(const Repro& repro, const std::string& path) {
     nlohmann::ordered_json json;
     json["crashsim_repro"] = repro_format;

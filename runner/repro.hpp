@@ -11,6 +11,7 @@
 #include "loader/json_reader.hpp"
 #include "runner/atomic_file.hpp"
 #include "runner/campaign.hpp"
+#include "runner/hex.hpp"
 #include "runner/runner.hpp"
 
 namespace scenarios {
@@ -50,9 +51,6 @@ auto repro_file_name(const std::string& scenario, const std::string& variant, co
 /// "result-SCENARIO-VARIANT-STRATEGY-seedN-shardKofN.json", the same.
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
     -> std::string;
-
-/// A 64-bit hash as repro files and messages write it: 16 hex digits.
-auto hex(std::uint64_t value) -> std::string;
 
 /// Writes to a temporary name and renames, so a reader sees all or nothing.
 void write_repro(const Repro& repro, const std::string& path);

@@ -68,6 +68,18 @@ inline auto spec_of(const std::string& text) -> sim::StrategySpec {
     return spec;
 }
 
+/// A fuzz budget's strategies as spelled, and spellings parsed into one.
+inline auto strategy_texts(const std::vector<sim::StrategySpec>& specs) -> std::vector<std::string> {
+    std::vector<std::string> texts;
+    for (const auto& spec : specs) texts.push_back(spec.text());
+    return texts;
+}
+inline auto strategy_specs(const std::vector<std::string>& texts) -> std::vector<sim::StrategySpec> {
+    std::vector<sim::StrategySpec> specs;
+    for (const auto& text : texts) specs.push_back(spec_of(text));
+    return specs;
+}
+
 inline auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
     return std::any_of(outcome.violations.begin(), outcome.violations.end(),
                        [&](const auto& violation) { return violation.checker == checker; });

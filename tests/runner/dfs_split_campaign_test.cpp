@@ -103,7 +103,7 @@ void same_for_any_split(const std::string& path, const std::string& variant, con
 
 }  // namespace
 
-TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for J and N in 1..3") {
+TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for J and N in 1..3" * doctest::test_suite("campaign")) {
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:1", 4);
     // A variant that fails: every violation found, the same ones.
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "before-fix", "dfs:1", 3);
@@ -111,11 +111,11 @@ TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:1", 4, false);
 }
 
-TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same verdicts (btrfs dfs:2)") {
+TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same verdicts (btrfs dfs:2)" * doctest::test_suite("campaign")) {
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:2", 0);
 }
 
-TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)") {
+TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)" * doctest::test_suite("campaign")) {
     const scenarios::Scenario scenario =
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
@@ -136,7 +136,7 @@ TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (
     CHECK(scenarios::fuzz(simulation, request).schedules == report.schedules);
 }
 
-TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time") {
+TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time" * doctest::test_suite("campaign")) {
     const scenarios::Scenario scenario =
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
@@ -162,7 +162,7 @@ TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same 
     CHECK(scenarios::estimate_search(simulation, request).walks == 2);
 }
 
-TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so") {
+TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so" * doctest::test_suite("campaign")) {
     // btrfs/log-commit-jiffy-sleep at dfs:2: a schedule is 11,949 steps and
     // 233,934 crash states. The first line's walks ran on for 16,441 runs
     // (62 s) and printed "inf schedules", "-nan crash states"; its timing
@@ -232,7 +232,7 @@ TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-sta
     CHECK(replay.steps > 256);
 }
 
-TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not") {
+TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not" * doctest::test_suite("campaign")) {
     const scenarios::Scenario scenario =
         scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));

@@ -60,9 +60,9 @@ auto masked(const scenarios::FuzzReport& report) -> std::set<std::string> {
 
 }  // namespace
 
-// Slow: the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it (not under sanitizers).
+// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under sanitizers).
 TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
-          doctest::test_suite("slow")) {
+          doctest::test_suite("campaign")) {
     std::uint64_t compared = 0;
     std::uint64_t compared_states = 0;  // searches whose distinct crash states were compared
     for (const std::string& path : test_support::bundled_scenarios()) {

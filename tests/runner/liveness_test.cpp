@@ -59,7 +59,7 @@ auto btrfs_impatient() -> std::string {
 }  // namespace
 
 TEST_CASE("liveness: a workload longer than 200,000 steps whose operations complete is not a livelock" *
-          doctest::test_suite("slow")) {
+          doctest::test_suite("campaign")) {
     // 200,000 steps was the old fixed limit, reported as "no progress".
     const scenarios::Scenario scenario = repeated(toy_scenario(""), 100'000);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
@@ -69,7 +69,7 @@ TEST_CASE("liveness: a workload longer than 200,000 steps whose operations compl
     CHECK_MESSAGE(!outcome.violated(), outcome.violations.front().message);
 }
 
-TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation") {
+TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation" * doctest::test_suite("campaign")) {
     const scenarios::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
     CHECK(scenario.explore.steps == 50);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
@@ -96,7 +96,7 @@ TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, 
     CHECK(row.detail.find("not explored past step 50 (the step bound explore.steps)") != std::string::npos);
 }
 
-TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds") {
+TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds" * doctest::test_suite("campaign")) {
     CHECK_THROWS_WITH_AS(scenarios::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
                          doctest::Contains("$.explore.steps: expected an unsigned integer from 1 to 1000000000"),
                          scenarios::InputError);
@@ -108,7 +108,7 @@ TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds
     CHECK(defaults.explore.progress_steps == scenarios::progress_steps_default);
 }
 
-TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash") {
+TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
     const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
@@ -126,7 +126,7 @@ TEST_CASE("liveness: no operation completing within explore.progress_steps is a 
     CHECK(outcome.cut_at_step == 0);
 }
 
-TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it") {
+TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
     const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-liveness-test";

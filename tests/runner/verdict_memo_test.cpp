@@ -267,9 +267,9 @@ TEST_CASE("verdict memo: two runs' images holding one id for different objects h
     CHECK(key_of(meta_image({super_twin, twin}), run_c) == key_of(meta_image({super_c, tree_c}), run_c));
 }
 
-// Slow: the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
+// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
 TEST_CASE("verdict memo: every bundled scenario reports the same with and without it, bounds 0-2" *
-          doctest::test_suite("slow")) {
+          doctest::test_suite("campaign")) {
     constexpr std::uint64_t cap = 300;  // schedules per search: the ext4 scenarios run ~100 a second
     std::uint64_t compared = 0;
     for (const std::string& path : test_support::bundled_scenarios()) {

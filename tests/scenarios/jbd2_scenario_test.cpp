@@ -37,7 +37,7 @@ auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::u
 
 }  // namespace
 
-TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search finds") {
+TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search finds" * doctest::test_suite("campaign")) {
     for (const char* variant : {"before-2-3", "v6.5"}) {
         CAPTURE(variant);
         const scenarios::FuzzReport unpruned = dfs(variant, 1, false, 5000);
@@ -49,7 +49,7 @@ TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search
     }
 }
 
-TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets prune") {
+TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets prune" * doctest::test_suite("campaign")) {
     // 3,000 schedules: within the first 300 nothing prunes since a step that
     // adds a timer (the daemons' sleeps) no longer commutes with timers.
     const scenarios::FuzzReport unpruned = dfs("fix", 1, false, 3000);

@@ -280,7 +280,7 @@ TEST_CASE("scenario: fix-1 and fix-2 survive fuzzing") {
     }
 }
 
-TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)") {
+TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     REQUIRE(scenario.variants.size() == 4);
     for (const auto& shipped : scenario.variants) {
@@ -289,7 +289,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         REQUIRE(!variant.expect.fuzz.strategies.empty());
         // For dfs the budget is a cap on an exhaustive search, which 5000 does
         // not cover at two preemptions; the dfs tests below run it whole.
-        std::erase(variant.expect.fuzz.strategies, std::string("dfs:2"));
+        std::erase_if(variant.expect.fuzz.strategies, [](const auto& s) { return s.text() == "dfs:2"; });
         variant.expect.fuzz.schedules = 5000;
         const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
         INFO(row.detail);
@@ -312,7 +312,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
 TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     const auto scenario = load();
     scenarios::Variant variant = *scenario.find_variant("fix-1");
-    variant.expect.fuzz.strategies = {"random", "dfs:1"};
+    variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
     variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
     // The dfs:1 proof takes 11,557 schedules: 50 would leave it incomplete
@@ -327,14 +327,14 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     CHECK(row.schedules == 1 + 50 + 11557);
 }
 
-TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
+TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
         scenarios::Variant variant = variant_of(scenario, "before-fix");
         variant.name = "before-fix-claims-holds";
         variant.expect = scenarios::Expectation{};
         variant.expect.kind = scenarios::Expectation::Kind::holds;
-        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         variant.expect.fuzz.seed = 0;
         const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
@@ -350,7 +350,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
         scenarios::Variant variant = variant_of(scenario, "before-fix");
         variant.expect = scenarios::Expectation{};
         variant.expect.kind = scenarios::Expectation::Kind::holds;
-        variant.expect.fuzz.strategies = {"random"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random"});
         variant.expect.fuzz.schedules = 10000;
         const auto row = scenarios::check_variant(unscripted, variant, fixed_clock);
         CHECK_FALSE(row.met);
@@ -361,7 +361,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong") {
         variant.name = "fix-1-claims-violates";
         variant.expect.kind = scenarios::Expectation::Kind::violates;
         variant.expect.checker = "fsync_durability";
-        variant.expect.fuzz.strategies = {"random", "pct:3"};
+        variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
         CHECK_FALSE(row.met);
@@ -424,7 +424,7 @@ TEST_CASE("scenario: a schedule step that can never complete is an InputError na
     }
 }
 
-TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound") {
+TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
@@ -456,8 +456,8 @@ TEST_CASE("dfs: without preemptions the race cannot happen, and the search compl
     CHECK(report.complete);
 }
 
-// Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
-TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("slow")) {
+// Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
+TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const char* variant_name : {"before-fix", "fix-1", "fix-2"}) {
         CAPTURE(variant_name);
@@ -503,7 +503,7 @@ auto count_lines(const std::string& text) -> std::size_t {
 }
 }  // namespace
 
-TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way") {
+TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" * doctest::test_suite("campaign")) {
     const std::string text = scenarios::read_text_file(scenario_path);
     const auto scenario = scenarios::parse_scenario(text, scenario_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));

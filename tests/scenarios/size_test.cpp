@@ -178,7 +178,7 @@ TEST_CASE("sizes: fsync_durability catches a model that never logs a truncate's 
     CHECK(violations.front().message.find("fsync #2 of I") != std::string::npos);
 }
 
-TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation") {
+TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation" * doctest::test_suite("campaign")) {
     const auto scenario = scenarios::load_scenario("scenarios/xfs/truncate-fsync-sizes.json");
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);

@@ -214,8 +214,8 @@ TEST_CASE("xfs scenario: fuzzing the unscripted race finds the exposure before t
     }
 }
 
-// Slow (about 15 s): the quick loop skips it (`crashsim_tests -tse=slow`), tools/test runs it.
-TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" * doctest::test_suite("slow")) {
+// Slow (about 15 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
+TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" * doctest::test_suite("campaign")) {
     for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {
         const auto scenario = scenarios::load_scenario(path);
         for (const auto& variant : scenario.variants) {

@@ -1,5 +1,5 @@
-// CPUs with identity and the single-owner cache line (sim::CacheLine): hits on the owning CPU, FIFO waiting and a
-// miss's cost otherwise, remote misses across sockets, and the knee that
+// CPUs with identity and the single-owner cache line (sim::CacheLine): hits on
+// the owning CPU, FIFO waiting and a miss's cost otherwise, remote misses across sockets, and the knee that
 // queueing on the line puts into a closed loop of CPUs.
 #include "sim/scheduler.hpp"
 

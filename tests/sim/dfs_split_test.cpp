@@ -145,7 +145,7 @@ TEST_CASE("dfs split: a tree that claims nothing runs each unit only to the spli
     CHECK(units < whole.runs);
 }
 
-TEST_CASE("dfs estimate: exact where every path has the same shape") {
+TEST_CASE("dfs estimate: exact where every path has the same shape" * doctest::test_suite("campaign")) {
     // 3 tasks of 2 steps (one yield each), every step conflicting: at P = 0
     // each path branches 3, 1, 2, 1 (a switch costs one preemption until the
     // running task ends): 6 schedules whatever the draws.
@@ -170,7 +170,7 @@ TEST_CASE("dfs estimate: exact where every path has the same shape") {
     }
 }
 
-TEST_CASE("dfs estimate: the mean over walks approaches the count where paths differ") {
+TEST_CASE("dfs estimate: the mean over walks approaches the count where paths differ" * doctest::test_suite("campaign")) {
     // Two tasks of 4 steps, independent, sleep sets on, P = 2: paths differ in
     // shape, so a walk is off, but the estimator is unbiased.
     const TaskSet set{2, 3, false};
@@ -186,7 +186,7 @@ TEST_CASE("dfs estimate: the mean over walks approaches the count where paths di
     CHECK(mean < 1.3 * static_cast<double>(whole.runs));
 }
 
-TEST_CASE("dfs estimate: a walk stops at its run cap or past probe_weight_max, with finite figures below the search's") {
+TEST_CASE("dfs estimate: a walk stops at its run cap or past probe_weight_max, with finite figures below the search's" * doctest::test_suite("campaign")) {
     // Units 1, 3, 3, 6, 6 (above): a walk capped at two runs takes the root's
     // run and one at depth 1, then stops there, counting its 3 paths.
     const TaskSet set{3, 1, true};

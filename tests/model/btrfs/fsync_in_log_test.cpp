@@ -55,7 +55,7 @@ auto position(const std::string& story, const std::string& text) -> std::size_t 
 
 TEST_CASE(
     "btrfs two fsyncs of one file: the second waits for the first's log commit instead of "
-    "returning early") {
+    "returning early" * doctest::test_suite("campaign")) {
     // Task A's log commit is in flight (root log released, superblock not
     // yet written) when task B fsyncs: btrfs_inode_in_log must say no, since
     // last_sub_trans is above the root's last_log_commit.
@@ -75,7 +75,7 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised") {
+TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised" * doctest::test_suite("campaign")) {
     const auto scenario = scenarios::load_scenario(two_fsyncs);
     for (const char* strategy : {"random", "pct:3", "dfs:2"}) {
         CAPTURE(strategy);
@@ -161,7 +161,8 @@ TEST_CASE("btrfs knobs: a hypothetical value opens the story with a note that it
 }
 
 TEST_CASE(
-    "btrfs: a fast fsync past btrfs_log_changed_extents' limit commits the transaction instead") {
+    "btrfs: a fast fsync past btrfs_log_changed_extents' limit commits the transaction instead" *
+          doctest::test_suite("campaign")) {
     // The kernel's count rises once per map visited and once more per map
     // taken, so 16385 new maps pass 32768. Every other block is written, so
     // that each write is an extent map of its own.
