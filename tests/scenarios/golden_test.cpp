@@ -50,6 +50,10 @@ TEST_CASE("golden: btrfs trace hashes of fixed seeds (strategy and crash streams
     for (const Golden& golden : {
              Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "random", 7, 11005368832714557248ULL, 28},
              Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "pct:3", 7, 6855662918969267727ULL, 15},
+             Golden{"scenarios/btrfs/two-files-two-fsyncers.json", "fix-1", "random", 7,
+                    11691573393655283659ULL, 49},
+             Golden{"scenarios/btrfs/two-files-two-fsyncers.json", "fix-1", "pct:3", 7,
+                    16149506118743773597ULL, 53},
          }) {
         CAPTURE(std::string(golden.strategy));
         const scenarios::RunOutcome outcome = run(golden);

@@ -710,3 +710,39 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
     CHECK(outcome.story.find("forces the commit") == std::string::npos);
     CHECK(outcome.crash_states >= 1);
 }
+
+TEST_CASE("scenario: two files, two fsyncers: before-fix loses file I's extent, every patch keeps both") {
+    const auto scenario = scenarios::load_scenario("scenarios/btrfs/two-files-two-fsyncers.json");
+    scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
+    const scenarios::RunOutcome lost = before.run_scripted(true);
+    REQUIRE(has_checker(lost, "fsync_durability"));
+    for (const auto& violation : lost.violations) {
+        if (violation.checker != "fsync_durability") continue;
+        CHECK(violation.file == "I");
+        CHECK(violation.offset == 20971520);
+        CHECK(violation.found == "zeros");
+    }
+    check_in_order(lost.story, {
+        "NEEDS_FULL_SYNC is clear: fast path",
+        "try_release_extent_mapping removes extent map [20971520, 20975616) generation 3",
+        "logs no file extent item",
+        "fsync of inode I returns 0",
+        "fsync of inode J joins transaction 3",
+        "log replay: inode I i_size 20975616, 0 file extent item(s) replayed",
+    });
+    for (const char* name : {"fix-1", "fix-2", "fix-3"}) {
+        CAPTURE(name);
+        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        CHECK_FALSE(outcome.violated());
+        CHECK(outcome.story.find("removes extent map") == std::string::npos);
+        check_in_order(outcome.story, {
+            "try_release_extent_mapping leaves extent map [20971520, 20975616) generation 3 alone",
+            "1 newer than generation 2 to log: [20971520, 20975616)",
+            "fsync of inode I returns 0",
+            "fsync of inode J returns 0",
+            "log replay: inode I i_size 20975616, 1 file extent item(s) replayed",
+            "log replay: inode J i_size 20975616, 1 file extent item(s) replayed",
+        });
+    }
+}
