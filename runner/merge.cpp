@@ -124,7 +124,7 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     merged.violations.clear();
     merged.judged.clear();
     merged.reached.clear();
-    if (merged.dfs) merged.dfs = DfsResult{true, first.dfs->split_depth, 0, 0, {}};
+    if (merged.dfs) merged.dfs = DfsResult{true, first.dfs->split_depth, 0, 0, {}, {}};
     if (merged.faults) merged.faults = FaultCounts{};
     for (std::size_t i = 0; i < shards.size(); i++) {
         const CampaignResult& shard = shards[i];
