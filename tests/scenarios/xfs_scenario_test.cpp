@@ -293,7 +293,8 @@ auto unlink_cut(const char* until) -> scenarios::RunOutcome {
     nlohmann::json schedule = nlohmann::json::array();
     if (until != nullptr) schedule.push_back({{"run", "cleaner"}, {"until", until}});
     else schedule.push_back({{"run", "cleaner"}});
-    schedule.push_back({{"run", "logworker"}});
+    // The worker's force, and the cut before its AIL push writes the items in place.
+    schedule.push_back({{"run", "logworker"}, {"until", "xfs.log.record_durable"}});
     schedule.push_back({{"crash", "none"}});
     document["schedule"] = schedule;
     const auto scenario = scenarios::parse_scenario(document.dump(), "unlink-cut.json");
