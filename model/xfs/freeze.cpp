@@ -134,16 +134,25 @@ auto Xfs::takes_write_protection(Op op) -> bool {
 }
 
 auto Xfs::freeze_super() -> bool {
-    // freeze_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
-    // SB_UNFROZEN) return -EBUSY;" (a read-only mount is left out).
+    // freeze_super (fs/super.c, v5.7): "down_write(&sb->s_umount); if
+    // (sb->s_writers.frozen != SB_UNFROZEN) { deactivate_locked_super(sb);
+    // return -EBUSY; }" (a read-only mount and an unborn super are left out).
+    s_umount_.lock();
     if (sb_.frozen() != FreezeLevel::unfrozen) {
+        s_umount_.unlock();
         SIM_NOTE("freeze_super fails with EBUSY: already frozen or freezing");
         return false;
     }
+    // "sb->s_writers.frozen = SB_FREEZE_WRITE; /* Release s_umount to
+    // preserve sb_start_write -> s_umount ordering */ up_write(&sb->s_umount);
+    // sb_wait_write(sb, SB_FREEZE_WRITE); down_write(&sb->s_umount);": a thaw
+    // in this window takes s_umount and fails with EINVAL.
     sb_.set_frozen(FreezeLevel::write);
+    s_umount_.unlock();
     sb_.wait_write(WriteLevel::write);
     SIM_NOTE("freeze_super: SB_FREEZE_WRITE, writers drained");
     sim::yield(points::freeze_write);
+    s_umount_.lock();
     sb_.set_frozen(FreezeLevel::pagefault);
     sb_.wait_write(WriteLevel::pagefault);
     sync_filesystem();
@@ -154,6 +163,8 @@ auto Xfs::freeze_super() -> bool {
     sim::yield(points::freeze_fs);
     fs_freeze();
     sb_.set_frozen(FreezeLevel::complete);
+    // "sb->s_writers.frozen = SB_FREEZE_COMPLETE; ... up_write(&sb->s_umount);"
+    s_umount_.unlock();
     SIM_NOTE("freeze_super: SB_FREEZE_COMPLETE");
     sim::yield(points::freeze_complete);
     return true;
@@ -233,18 +244,24 @@ void Xfs::log_quiesce() {
 }
 
 auto Xfs::thaw_super() -> bool {
-    // thaw_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
-    // SB_FREEZE_COMPLETE) return -EINVAL;", then ->unfreeze_fs
-    // (xfs_fs_unfreeze: xfs_restore_resvblks, xfs_log_work_queue,
-    // xfs_start_block_reaping), "sb->s_writers.frozen = SB_UNFROZEN;
-    // sb_freeze_unlock(sb);" and the waiters woken.
+    // thaw_super (fs/super.c, v5.7): "down_write(&sb->s_umount); return
+    // thaw_super_locked(sb);": a thaw that comes while freeze_super holds
+    // s_umount waits for it and then thaws. thaw_super_locked: "if
+    // (sb->s_writers.frozen != SB_FREEZE_COMPLETE) { up_write(&sb->s_umount);
+    // return -EINVAL; }", then ->unfreeze_fs (xfs_fs_unfreeze:
+    // xfs_restore_resvblks, xfs_log_work_queue, xfs_start_block_reaping),
+    // "sb->s_writers.frozen = SB_UNFROZEN; sb_freeze_unlock(sb);", the
+    // waiters woken, and deactivate_locked_super drops s_umount.
+    s_umount_.lock();
     if (sb_.frozen() != FreezeLevel::complete) {
+        s_umount_.unlock();
         SIM_NOTE("thaw_super fails with EINVAL: not frozen");
         return false;
     }
     log_work_.queue();
     sb_.set_frozen(FreezeLevel::unfrozen);
     sb_.unlock_all();
+    s_umount_.unlock();
     SIM_NOTE("thaw_super: xfs_fs_unfreeze re-armed the log worker; SB_UNFROZEN");
     return true;
 }

@@ -17,6 +17,7 @@
 #include "model/delayed_work.hpp"
 #include "model/events.hpp"
 #include "model/freeze.hpp"
+#include "model/xfs/points.hpp"
 #include "runner/runner.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/strategy.hpp"
@@ -373,4 +374,34 @@ TEST_CASE("freeze vs log worker: after a set-up that logs, one worker run cannot
         CHECK(story.find("xfs-sync  AIL push", refused) < yes);
     }
     CHECK(covered > 0);
+}
+
+TEST_CASE("xfs: a thaw that races a freeze waits for s_umount and thaws, or fails in freeze_super's window") {
+    // freeze_super holds s_umount (down_write) from after the SB_FREEZE_WRITE
+    // drain to SB_FREEZE_COMPLETE; thaw_super takes it too. A thaw there
+    // waits and then thaws; a thaw while freeze_super waits for writers (it
+    // dropped s_umount) finds SB_FREEZE_WRITE and fails with EINVAL.
+    for (const bool in_window : {false, true}) {
+        CAPTURE(in_window);
+        test_support::ModelWorld world("xfs", {}, model::Geometry{4096, 1024, "nvme"}, {"I", "J"});
+        world.run({{.name = "create", .file = 0}});
+        const sim::TaskId freezer = world.spawn({{.name = "freeze"}});
+        const auto* point = in_window ? &model::xfs::points::freeze_write : &model::xfs::points::freeze_fs;
+        test_support::drive(world.scheduler, freezer, point, {});
+        model::OpResult thawed = model::OpResult::ok;
+        const sim::TaskId thawer = world.scheduler.spawn("thawer", [&] { thawed = world.execute({.name = "thaw"}); });
+        test_support::drive(world.scheduler, thawer, nullptr, {freezer}, test_support::WhenStuck::stop);
+        if (in_window) {
+            CHECK(world.scheduler.task_state(thawer) == sim::TaskState::finished);
+            CHECK(thawed == model::OpResult::failed);  // EINVAL: SB_FREEZE_WRITE, not frozen
+        } else {
+            CHECK(world.scheduler.task_state(thawer) == sim::TaskState::blocked);  // on s_umount
+            CHECK(std::string(world.scheduler.blocked_on(thawer)).find("s_umount") != std::string::npos);
+        }
+        world.settle();
+        CHECK(thawed == (in_window ? model::OpResult::failed : model::OpResult::ok));
+        // Thawed: a writer goes on. After the failed thaw the file system
+        // stays frozen and a create would wait for ever.
+        if (!in_window) world.run({{.name = "create", .file = 1}});
+    }
 }
