@@ -9,6 +9,8 @@
 #include "tests/support.hpp"
 
 #include <cstdint>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -322,4 +324,34 @@ TEST_CASE("xfs scenario: a cut between xfs_inactive's truncate and its ifree rec
     CHECK_FALSE(whole.violated());
     CHECK(whole.story.find("xlog_recover_process_iunlinks") == std::string::npos);
     CHECK(whole.story.find("a read of inode A") == std::string::npos);
+}
+
+TEST_CASE("xfs scenarios: a variant that names a kernel by one knob pins every knob that kernel had") {
+    // delalloc_convert and active_trans are both kernels: v5.7 is written
+    // and counter, v5.8 unwritten and removed-cancel-first; the hypothetical
+    // partial backport (cancel last) sits on v5.7's delalloc conversion.
+    const std::map<std::string, std::string> kernel_of = {
+        {"written", "v5.7"}, {"counter", "v5.7"}, {"hypothetical-removed-cancel-last", "v5.7"},
+        {"unwritten", "v5.8"}, {"removed-cancel-first", "v5.8"}};
+    std::uint32_t checked = 0;
+    for (const std::string& path : test_support::bundled_scenarios()) {
+        std::ifstream in(path);
+        const nlohmann::json document = nlohmann::json::parse(in);
+        if (document.value("model", "") != "xfs") continue;
+        const nlohmann::json shared = document.value("config", nlohmann::json::object());
+        for (const auto& variant : document.at("variants")) {
+            nlohmann::json config = shared;
+            config.update(variant.value("config", nlohmann::json::object()));
+            CAPTURE(path);
+            CAPTURE(variant.at("name").get<std::string>());
+            const bool delalloc = config.contains("delalloc_convert");
+            const bool active = config.contains("active_trans");
+            CHECK(delalloc == active);
+            if (!delalloc || !active) continue;
+            CHECK(kernel_of.at(config.at("delalloc_convert").get<std::string>()) ==
+                  kernel_of.at(config.at("active_trans").get<std::string>()));
+            checked++;
+        }
+    }
+    CHECK(checked >= 30);
 }
