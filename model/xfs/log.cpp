@@ -287,7 +287,8 @@ void Xfs::log_write_done(std::uint64_t lsn, bool items, bool cover_record) {
     }
     if (covered_state_ != before) {
         SIM_NOTE(std::string("xlog_state_clean_iclog: covering state ") + cover_state_name(before) + " -> " +
-                 cover_state_name(covered_state_) + (cover_record ? " (the covering record)" : ""));
+                 cover_state_name(covered_state_) +
+                 (cover_record ? " (a record of XLOG_COVER_OPS ops: a lone superblock transaction)" : ""));
     }
 }
 
