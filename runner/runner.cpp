@@ -301,14 +301,22 @@ public:
         for (std::size_t i = 0; i < candidates.size(); i++) {
             if (!candidates[i].is_timer() && candidates[i].task == bound_) return i;
         }
+        // A daemon's step: its own timer fires (a daemon wake-up, the only
+        // kind a script takes), so its next run begins.
         for (std::size_t i = 0; i < candidates.size(); i++) {
-            if (candidates[i].is_timer()) return i;
+            if (candidates[i].charge == sim::Charge::daemon_wakeup &&
+                scheduler.timer_owner(candidates[i].timer) == bound_) {
+                return i;
+            }
+        }
+        for (std::size_t i = 0; i < candidates.size(); i++) {
+            if (candidates[i].is_timer() && candidates[i].charge != sim::Charge::daemon_wakeup) return i;
         }
         // The bound task waits for a kernel thread it woke (a commit that
         // kjournald2 runs): the kernel thread runs, as it would.
         if (bound_ != sim::no_task && scheduler.task_state(bound_) == sim::TaskState::blocked) {
             for (std::size_t i = 0; i < candidates.size(); i++) {
-                if (scheduler.task_is_daemon(candidates[i].task)) return i;
+                if (!candidates[i].is_timer() && scheduler.task_is_daemon(candidates[i].task)) return i;
             }
         }
         if (bound_ == sim::no_task) throw schedule_error(step, scenario_, variant_, "no such task able to run");
@@ -323,8 +331,11 @@ public:
         const bool finished = scheduler.task_state(bound_) == sim::TaskState::finished;
         if (!step.until.empty()) {
             const sim::YieldPoint* point = scheduler.last_point(bound_);
+            // The task's own step ended at the point (not a timer that woke
+            // it while its last point, from an earlier step, was that one).
             if (!finished && scheduler.task_state(bound_) == sim::TaskState::runnable &&
-                point != nullptr && point->name == step.until && last_seen_step_ != scheduler.steps()) {
+                scheduler.last_ran() == bound_ && point != nullptr && point->name == step.until &&
+                last_seen_step_ != scheduler.steps()) {
                 last_seen_step_ = scheduler.steps();
                 if (++reached_ >= step.count) advance();
                 return;
@@ -445,10 +456,19 @@ auto Simulation::checker_names() const -> std::vector<std::string> {
 auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     ScriptedStrategy script(scenario_, variant_.name);
     run_label_ = "scripted schedule, seed " + std::to_string(seed);
-    // A scripted schedule names its own order: no charged timer choices.
-    return execute(script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
-                   sim::Prng(seed).fork("recovery_crash"), trace, scenario_.schedule.empty() ? nullptr : &script,
-                   ExploreBounds{0, 0, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
+    // A scripted schedule names its own order: no charged timer choices but
+    // a daemon's own wake-up, one per step that names a model task (the xfs
+    // log worker, xfs-sync), taken only while that step runs.
+    const auto daemon_steps = static_cast<std::uint32_t>(
+        std::ranges::count_if(scenario_.schedule, [this](const ScheduleStep& step) {
+            return step.kind == ScheduleStep::Kind::run &&
+                   std::ranges::none_of(scenario_.tasks,
+                                        [&](const Task& task) { return task.name == step.task; });
+        }));
+    return execute(
+        script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
+        sim::Prng(seed).fork("recovery_crash"), trace, scenario_.schedule.empty() ? nullptr : &script,
+        ExploreBounds{0, daemon_steps, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
 }
 
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace, bool interruptible)

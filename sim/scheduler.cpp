@@ -411,6 +411,13 @@ void Scheduler::fire_timer(const Candidate& candidate) {
     io_failing_ = false;
 }
 
+auto Scheduler::timer_owner(std::uint64_t timer_id) const -> TaskId {
+    for (const Timer& timer : timers_) {
+        if (timer.id == timer_id) return timer.owner;
+    }
+    return no_task;
+}
+
 auto Scheduler::take_timer(const Candidate& candidate) -> Timer {
     // An uncharged timer candidate is the next timer (Candidate{no_task}
     // names it too).

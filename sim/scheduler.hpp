@@ -252,6 +252,9 @@ public:
     [[nodiscard]] auto last_ran() const -> TaskId { return last_ran_; }
     /// The daemon whose sleep the last step's timer ended (no_task otherwise).
     [[nodiscard]] auto last_daemon_woken() const -> TaskId { return last_daemon_woken_; }
+    /// The task a pending timer wakes (a sleep's or a daemon's), no_task for
+    /// a device completion or an id no pending timer has.
+    [[nodiscard]] auto timer_owner(std::uint64_t timer_id) const -> TaskId;
     /// What the last step touched: its own reports plus the declarations of
     /// the yield points it started and ended at (everything, for a timer).
     [[nodiscard]] auto last_footprint() const -> Footprint { return step_footprint_; }

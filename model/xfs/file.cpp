@@ -88,13 +88,12 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
         case Op::fzero: ok = fallocate(call, start, end); break;
         case Op::truncate: truncate(call.file, call.length); break;
         case Op::log_force:
-            // xfs_log_worker (v5.7): xfs_log_force(mp, 0) unless the log needs
-            // covering (an idle log gets a dummy superblock transaction: left
-            // out, it changes nothing a crash can see), then xfs_ail_push_all
-            // (the model's AIL writes in place only when the log wraps). The
-            // model waits for the record; the kernel's async force does not,
-            // which only delays this worker's own return.
-            if (!shutdown_) log_force("xfs_log_worker");
+            // One run of xfs_log_worker from a task, the same code the xfs-sync
+            // daemon runs (freeze.cpp): cover the log or force it, push the
+            // AIL. The re-arm (xfs_log_work_queue) stays the daemon's: l_work
+            // is armed already. The model waits for the record; the kernel's
+            // async force does not, which only delays this run's return.
+            log_worker();
             break;
         case Op::shutdown: shutdown(); break;
         case Op::freeze: ok = freeze_super(); break;  // FIFREEZE

@@ -6,13 +6,19 @@
 // `active_trans` selecting the patch of "xfs: remove the m_active_trans counter"
 // (steps L1..L4, Z1..Z4, Q1..Q6).
 //
-// Left out on purpose: the covering state machine
-// (xfs_log_need_covered is "writable and the CIL empty"), the grant heads
-// (every transaction has log space), inode reclaim (Q3 is an AIL push: the
-// model's inodes are written in place with the rest of the metadata), block
-// reaping and reserved blocks (xfs_stop_block_reaping, xfs_save_resvblks and
-// their thaw counterparts change nothing the model keeps), remount-ro,
-// xfs_wait_buftarg (every model write is waited for).
+// The covering state machine is kept (xfs_log_need_covered's whole test: not
+// freezing, the CIL empty, the state NEED or NEED2, the AIL empty and the
+// iclogs empty), so a worker covers only a log that has been idle for a run:
+// after a write that logged, one run pushes the AIL and a later one covers.
+//
+// Left out on purpose: the grant heads (every transaction
+// has log space), inode reclaim (Q3 is an AIL push: the model's inodes are
+// written in place with the rest of the metadata), xfsaild as a thread of its
+// own (an AIL push writes in place before it returns), block reaping and
+// reserved blocks (xfs_stop_block_reaping, xfs_save_resvblks and their thaw
+// counterparts change nothing the model keeps), remount-ro, xfs_wait_buftarg
+// (every model write is waited for), s_active (the file system is never
+// unmounted while frozen).
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
@@ -24,7 +30,16 @@ void Xfs::start_daemons() {
     log_work_.queue();
     // Asleep at the start: what the worker does when it wakes does not
     // depend on how long ago it was armed.
-    sim::current_scheduler().spawn_daemon("xfs-sync", [this] { log_work_.run([this] { log_worker(); }); },
+    sim::current_scheduler().spawn_daemon("xfs-sync",
+                                          [this] {
+                                              log_work_.run([this] {
+                                                  log_worker();
+                                                  // L4 xfs_log_work_queue: re-arm (a
+                                                  // cancel holding the pending bit makes
+                                                  // it fail).
+                                                  log_work_.queue();
+                                              });
+                                          },
                                           sim::Scheduler::DaemonStart::asleep);
 }
 
@@ -34,19 +49,39 @@ auto Xfs::fs_writable(FreezeLevel level) const -> bool {
     return sb_.frozen() < level && !shutdown_;
 }
 
-auto Xfs::log_need_covered() const -> bool {
-    // L1, xfs_log_need_covered: "if (!xfs_fs_writable(mp, SB_FREEZE_WRITE))
-    // return 0; if (!xlog_cil_empty(log)) return 0;" then the covering state
-    // machine, reduced to "idle".
-    return fs_writable(FreezeLevel::write) && cil_.empty();
+auto Xfs::log_need_covered() -> bool {
+    // L1, xfs_log_need_covered (v5.7 xfs_log.c): "if (!xfs_fs_writable(mp,
+    // SB_FREEZE_WRITE)) return 0; if (!xlog_cil_empty(log)) return 0;" then,
+    // under l_icloglock, "case XLOG_STATE_COVER_NEED: case
+    // XLOG_STATE_COVER_NEED2: if (xfs_ail_min_lsn(log->l_ailp)) break; if
+    // (!xlog_iclogs_empty(log)) break; needed = 1; if (log->l_covered_state ==
+    // XLOG_STATE_COVER_NEED) log->l_covered_state = XLOG_STATE_COVER_DONE;
+    // else log->l_covered_state = XLOG_STATE_COVER_DONE2;" (IDLE, DONE and
+    // DONE2: 0).
+    if (!cover_refusal().empty()) return false;
+    covered_state_ = covered_state_ == CoverState::need ? CoverState::done : CoverState::done2;
+    return true;
+}
+
+auto Xfs::cover_refusal() const -> std::string {
+    if (!fs_writable(FreezeLevel::write)) return "freezing or shut down";
+    if (!cil_.empty()) return "the CIL holds commits";
+    if (covered_state_ != CoverState::need && covered_state_ != CoverState::need2) {
+        return std::string("covering state ") + cover_state_name(covered_state_);
+    }
+    if (!ail_empty()) return "the AIL holds items logged up to lsn " + std::to_string(ail_lsn_);
+    if (iclogs_busy_) return "an iclog holds a record being written";
+    return {};
 }
 
 void Xfs::log_worker() {
-    // xfs_log_worker (v5.7).
+    // xfs_log_worker (v5.7), L1..L3; the daemon re-arms (L4).
+    const std::string refusal = cover_refusal();
     const bool need_covered = log_need_covered();
-    SIM_NOTE(need_covered ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL empty)")
-                          : std::string("xfs_log_worker: xfs_log_need_covered says no (") +
-                                (fs_writable(FreezeLevel::write) ? "the CIL holds commits" : "freezing or shut down") +
+    SIM_NOTE(need_covered ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL, AIL and "
+                                        "iclogs empty; covering state now ") +
+                                cover_state_name(covered_state_) + ")"
+                          : "xfs_log_worker: xfs_log_need_covered says no (" + refusal +
                                 "): an asynchronous log force");
     sim::yield(points::logworker_after_need_covered);
     if (need_covered) {
@@ -55,10 +90,10 @@ void Xfs::log_worker() {
     } else {
         log_force("xfs_log_worker");  // xfs_log_force(mp, 0)
     }
-    // L3 xfs_ail_push_all: the model's AIL writes in place only when the log
-    // wraps (log.cpp). L4 xfs_log_work_queue: re-arm (a cancel holding the
-    // pending bit makes it fail).
-    log_work_.queue();
+    // L3 xfs_ail_push_all: "threshold_lsn = xfs_ail_max_lsn(ailp); if
+    // (threshold_lsn) xfs_ail_push(ailp, threshold_lsn);": xfsaild writes
+    // every logged item in place and the AIL drains.
+    if (!shutdown_ && !ail_empty()) push_ail();
 }
 
 auto Xfs::sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool {
@@ -99,16 +134,25 @@ auto Xfs::takes_write_protection(Op op) -> bool {
 }
 
 auto Xfs::freeze_super() -> bool {
-    // freeze_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
-    // SB_UNFROZEN) return -EBUSY;" (a read-only mount is left out).
+    // freeze_super (fs/super.c, v5.7): "down_write(&sb->s_umount); if
+    // (sb->s_writers.frozen != SB_UNFROZEN) { deactivate_locked_super(sb);
+    // return -EBUSY; }" (a read-only mount and an unborn super are left out).
+    s_umount_.lock();
     if (sb_.frozen() != FreezeLevel::unfrozen) {
+        s_umount_.unlock();
         SIM_NOTE("freeze_super fails with EBUSY: already frozen or freezing");
         return false;
     }
+    // "sb->s_writers.frozen = SB_FREEZE_WRITE; /* Release s_umount to
+    // preserve sb_start_write -> s_umount ordering */ up_write(&sb->s_umount);
+    // sb_wait_write(sb, SB_FREEZE_WRITE); down_write(&sb->s_umount);": a thaw
+    // in this window takes s_umount and fails with EINVAL.
     sb_.set_frozen(FreezeLevel::write);
+    s_umount_.unlock();
     sb_.wait_write(WriteLevel::write);
     SIM_NOTE("freeze_super: SB_FREEZE_WRITE, writers drained");
     sim::yield(points::freeze_write);
+    s_umount_.lock();
     sb_.set_frozen(FreezeLevel::pagefault);
     sb_.wait_write(WriteLevel::pagefault);
     sync_filesystem();
@@ -119,6 +163,8 @@ auto Xfs::freeze_super() -> bool {
     sim::yield(points::freeze_fs);
     fs_freeze();
     sb_.set_frozen(FreezeLevel::complete);
+    // "sb->s_writers.frozen = SB_FREEZE_COMPLETE; ... up_write(&sb->s_umount);"
+    s_umount_.unlock();
     SIM_NOTE("freeze_super: SB_FREEZE_COMPLETE");
     sim::yield(points::freeze_complete);
     return true;
@@ -198,18 +244,24 @@ void Xfs::log_quiesce() {
 }
 
 auto Xfs::thaw_super() -> bool {
-    // thaw_super (fs/super.c, v5.7): "if (sb->s_writers.frozen !=
-    // SB_FREEZE_COMPLETE) return -EINVAL;", then ->unfreeze_fs
-    // (xfs_fs_unfreeze: xfs_restore_resvblks, xfs_log_work_queue,
-    // xfs_start_block_reaping), "sb->s_writers.frozen = SB_UNFROZEN;
-    // sb_freeze_unlock(sb);" and the waiters woken.
+    // thaw_super (fs/super.c, v5.7): "down_write(&sb->s_umount); return
+    // thaw_super_locked(sb);": a thaw that comes while freeze_super holds
+    // s_umount waits for it and then thaws. thaw_super_locked: "if
+    // (sb->s_writers.frozen != SB_FREEZE_COMPLETE) { up_write(&sb->s_umount);
+    // return -EINVAL; }", then ->unfreeze_fs (xfs_fs_unfreeze:
+    // xfs_restore_resvblks, xfs_log_work_queue, xfs_start_block_reaping),
+    // "sb->s_writers.frozen = SB_UNFROZEN; sb_freeze_unlock(sb);", the
+    // waiters woken, and deactivate_locked_super drops s_umount.
+    s_umount_.lock();
     if (sb_.frozen() != FreezeLevel::complete) {
+        s_umount_.unlock();
         SIM_NOTE("thaw_super fails with EINVAL: not frozen");
         return false;
     }
     log_work_.queue();
     sb_.set_frozen(FreezeLevel::unfrozen);
     sb_.unlock_all();
+    s_umount_.unlock();
     SIM_NOTE("thaw_super: xfs_fs_unfreeze re-armed the log worker; SB_UNFROZEN");
     return true;
 }

@@ -10,10 +10,13 @@
 // the free-space map) and appends them to the CIL in memory. A force switches
 // the CIL context, then writes the checkpoint as one log record of one block
 // with REQ_PREFLUSH | REQ_FUA, so that data completed before the switch is
-// durable before the record that may reference it. iclogs, log reservations
-// and regrants, the log tail in record headers and intents are not modelled;
-// when the log would wrap onto a record the metadata in place does not yet
-// reflect, the AIL writes the whole metadata in place (block 0) first.
+// durable before the record that may reference it. Of the iclogs only
+// whether one holds log ops is kept (xlog_iclogs_empty, for the covering
+// test), and of the AIL whether it holds items (xfs_ail_min_lsn); log
+// reservations and regrants, the log tail in record headers and intents are
+// not modelled. When the log would wrap onto a record the metadata in place
+// does not yet reflect, the AIL writes the whole metadata in place (block 0)
+// first.
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
@@ -193,6 +196,14 @@ auto Xfs::push_cil(const char* why) -> bool {
     }
     SIM_NOTE("log force (" + std::string(why) + "): CIL checkpoint " + std::to_string(sequence) +
              " holds " + std::to_string(checkpoint.size()) + " transaction(s): " + kinds);
+    // xlog_write formats the checkpoint into iclogs: xlog_iclogs_empty is
+    // false until the record's completion cleans them.
+    iclogs_busy_ = true;
+    // XLOG_COVER_OPS: the checkpoint of a lone superblock transaction (start,
+    // transaction header, buffer format, buffer data, commit: five ops) is
+    // the covering dummy; any other record has more ops.
+    const bool cover_record = checkpoint.size() == 1 && checkpoint[0].superblock &&
+                              checkpoint[0].inodes.empty() && !checkpoint[0].free_space;
     sim::yield(points::log_cil_pushed);
     const std::uint64_t lsn = lsn_ + 1;
     // The record goes where record lsn - log_blocks_ was; the metadata in
@@ -216,6 +227,7 @@ auto Xfs::push_cil(const char* why) -> bool {
     op_counters().log_forces++;
     SIM_NOTE("PREFLUSH, then log record lsn " + std::to_string(lsn) + " with FUA at block " +
              std::to_string(block) + ": checkpoint " + std::to_string(sequence) + " is durable");
+    log_write_done(lsn, true, cover_record);
     return true;
 }
 
@@ -227,6 +239,7 @@ void Xfs::log_unmount_write() {
     log_force_lock_.lock();
     const std::uint64_t lsn = lsn_ + 1;
     if (lsn > home_lsn_ + log_blocks_) push_ail();
+    iclogs_busy_ = true;
     device_.flush_and_wait();
     LogRecord record{lsn, {}, true};
     replay(durable_meta_, record);
@@ -236,14 +249,55 @@ void Xfs::log_unmount_write() {
     lsn_ = lsn;
     counters_.log_forces++;
     op_counters().log_forces++;
-    log_force_lock_.unlock();
     SIM_NOTE("xfs_log_unmount_write: PREFLUSH, then the unmount record lsn " + std::to_string(lsn) +
              " with FUA at block " + std::to_string(block) + ": the log is clean up to here");
+    // One op (the unmount magic), not XLOG_COVER_OPS: no covering record.
+    log_write_done(lsn, false, false);
+    log_force_lock_.unlock();
+}
+
+auto cover_state_name(CoverState state) -> const char* {
+    switch (state) {
+        case CoverState::idle: return "XLOG_STATE_COVER_IDLE";
+        case CoverState::need: return "XLOG_STATE_COVER_NEED";
+        case CoverState::done: return "XLOG_STATE_COVER_DONE";
+        case CoverState::need2: return "XLOG_STATE_COVER_NEED2";
+        case CoverState::done2: return "XLOG_STATE_COVER_DONE2";
+    }
+    return "?";
+}
+
+void Xfs::log_write_done(std::uint64_t lsn, bool items, bool cover_record) {
+    // xlog_cil_committed -> xfs_trans_committed_bulk: the checkpoint's items
+    // enter the AIL at its commit lsn (they leave it when written in place).
+    if (items) ail_lsn_ = lsn;
+    // xlog_state_clean_iclog (v5.7): xlog_state_activate_iclog sets
+    // iclogs_changed to 1 for an iclog of XLOG_COVER_OPS ops, else 2; then
+    // xlog_covered_state: "case XLOG_STATE_COVER_DONE: if (iclogs_changed ==
+    // 1) return XLOG_STATE_COVER_NEED2; ... case XLOG_STATE_COVER_DONE2: if
+    // (iclogs_changed == 1) return XLOG_STATE_COVER_IDLE; ... return
+    // XLOG_STATE_COVER_NEED;" (IDLE, NEED and NEED2 always go to NEED).
+    iclogs_busy_ = false;
+    const CoverState before = covered_state_;
+    if (before == CoverState::done && cover_record) {
+        covered_state_ = CoverState::need2;
+    } else if (before == CoverState::done2 && cover_record) {
+        covered_state_ = CoverState::idle;
+    } else {
+        covered_state_ = CoverState::need;
+    }
+    if (covered_state_ != before) {
+        SIM_NOTE(std::string("xlog_state_clean_iclog: covering state ") + cover_state_name(before) + " -> " +
+                 cover_state_name(covered_state_) +
+                 (cover_record ? " (a record of XLOG_COVER_OPS ops: a lone superblock transaction)" : ""));
+    }
 }
 
 void Xfs::push_ail() {
     // Write every logged change in place (block 0), so the log tail moves past
-    // every record written so far.
+    // every record written so far and the AIL is empty. xfsaild's writes are
+    // folded into the pusher: xfs_ail_push_all_sync waits for them, and
+    // xfs_ail_push_all (the log worker's) is modelled as waiting too.
     const std::uint64_t object = store(durable_meta_);
     device_.write_and_wait(0, 1, disk::Content::meta(object), true, "meta");
     home_lsn_ = durable_meta_.applied_lsn;

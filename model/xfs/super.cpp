@@ -103,7 +103,9 @@ auto ops() -> std::vector<OpInfo> {
           {file_field(), {"length", FieldKind::length, true}}, false, OracleEffect::set_size}},
         {Op::log_force,
          {"log_force",
-          "the log worker (xfs_log_worker): xfs_log_force(mp, 0) pushes the CIL to disk; the kernel "
+          "one run of the log worker (xfs_log_worker, the xfs-sync daemon's code): a dummy superblock "
+          "transaction when xfs_log_need_covered says the idle log needs covering, else xfs_log_force(mp, 0) "
+          "pushes the CIL to disk; then xfs_ail_push_all writes the logged items in place; the kernel "
           "does not wait for the record, the model's worker does (nothing waits for the worker)",
           {}}},
         {Op::shutdown,

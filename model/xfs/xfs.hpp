@@ -118,6 +118,13 @@ inline constexpr sim::Duration log_work_interval = 30 * sim::seconds;
 /// delay(100) in xfs_quiesce_attr's poll: 100 jiffies, 400 ms at HZ 250.
 inline constexpr sim::Duration quiesce_poll_delay = 400 * sim::milliseconds;
 
+/// l_covered_state (xfs_log_priv.h, v5.7): XLOG_STATE_COVER_IDLE, NEED, DONE,
+/// NEED2, DONE2. xfs_log_need_covered moves NEED to DONE and NEED2 to DONE2
+/// when it asks for a dummy transaction; xlog_state_clean_iclog moves the
+/// state on when a log write completes (xlog_covered_state).
+enum class CoverState : std::uint8_t { idle, need, done, need2, done2 };
+[[nodiscard]] auto cover_state_name(CoverState state) -> const char*;
+
 /// br_state, plus the delayed-allocation marker (isnullstartblock).
 enum class ExtentState : std::uint8_t { delalloc, unwritten, normal };
 
@@ -447,8 +454,13 @@ private:
     void log_unmount_write();
     // freeze.cpp: the log worker, xfs_sync_sb, freeze_super / xfs_fs_freeze,
     // thaw ("xfs: remove the m_active_trans counter")
+    /// xfs_log_worker's body (L1..L3): the xfs-sync daemon runs it and
+    /// re-arms (L4); the log_force op runs it from a task.
     void log_worker();
-    [[nodiscard]] auto log_need_covered() const -> bool;
+    /// xfs_log_need_covered, with its covering state transitions.
+    auto log_need_covered() -> bool;
+    /// Why xfs_log_need_covered says no, for the story ("" when it says yes).
+    [[nodiscard]] auto cover_refusal() const -> std::string;
     /// xfs_sync_sb(mp, true); `in_trans`, if given, is yielded at with the
     /// transaction allocated. False when no transaction could be allocated.
     auto sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool;
@@ -467,6 +479,12 @@ private:
     auto log_force_seq(std::uint64_t sequence, const char* why) -> bool;
     auto push_cil(const char* why) -> bool;
     void push_ail();
+    /// xfs_ail_min_lsn() == 0: every item a written record logged is in place.
+    [[nodiscard]] auto ail_empty() const -> bool { return ail_lsn_ <= home_lsn_; }
+    /// A log record is on disk (xlog_state_do_callback): its items enter the
+    /// AIL (xfs_trans_committed_bulk) and the iclog is cleaned
+    /// (xlog_state_clean_iclog), which moves the covering state.
+    void log_write_done(std::uint64_t lsn, bool items, bool cover_record);
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
     // log_recover.cpp
@@ -504,6 +522,7 @@ private:
     std::vector<Inode> inodes_;
     bool shutdown_ = false;
     SbWriters sb_;                      // sb->s_writers (model/freeze.hpp)
+    sim::RwLock s_umount_{"s_umount"};  // sb->s_umount: freeze_super and thaw_super take it for write
     std::uint64_t active_trans_ = 0;    // mp->m_active_trans (ActiveTrans::counter only)
     /// The cache line of m_active_trans in struct xfs_mount.
     sim::CacheLine active_trans_line_{"m_active_trans line"};
@@ -537,6 +556,11 @@ private:
     std::uint64_t lsn_ = 0;               // newest log record written
     std::uint64_t home_lsn_ = 0;          // newest record the metadata in place reflects
     MetaState durable_meta_;              // metadata as of record lsn_
+    std::uint64_t ail_lsn_ = 0;           // newest record whose items entered the AIL
+    /// An iclog holds log ops (xlog_iclogs_empty is false): from the CIL
+    /// push's xlog_write until the record's completion cleans it.
+    bool iclogs_busy_ = false;
+    CoverState covered_state_ = CoverState::idle;  // xlog_alloc_log: XLOG_STATE_COVER_IDLE
     sim::Mutex log_force_lock_{"xlog.force"};
     sim::Mutex agf_lock_{"AGF"};  // the AGF buffer lock: one allocating transaction at a time
     MetadataStore<MetaObject> meta_objects_;

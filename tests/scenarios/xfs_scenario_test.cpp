@@ -1,20 +1,26 @@
-// Scenario-level tests of the xfs scenarios ("xfs: force writes to delalloc regions to unwritten"):
-// generic/042's scripted run tells the story step by step and violates no_stale_data before
-// the fix, the fix holds and shows the unwritten conversion at I/O completion, extent size
-// hints and preallocated files hold before the fix too, runs are deterministic, fuzzing the
-// unscripted race finds the exposure before the fix and not after it, and every shipped
-// variant meets its expectation. Paths are relative to the source root.
+// Scenario-level tests of the xfs scenarios (xfs_bmapi_convert_delalloc's whole-record
+// conversion, "xfs: force writes to delalloc regions to unwritten"; xfs_quiesce_attr against
+// the log worker, "xfs: remove the m_active_trans counter"): generic/042's scripted run tells
+// the story step by step and violates no_stale_data before the fix, the fix holds and shows
+// the unwritten conversion at I/O completion, extent size hints and preallocated files hold
+// before the fix too, runs are deterministic, the writeback race's and the freeze race's
+// scripted stories give each variant its verdict, fuzzing the race finds the exposure before
+// the fix and not after it, and every shipped variant meets its expectation. Paths are
+// relative to the source root.
 #include <doctest/doctest.h>
 
 #include "tests/support.hpp"
 
 #include <cstdint>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "runner/campaign.hpp"
+#include "sim/yield_point.hpp"
 #include "runner/runner.hpp"
 #include "loader/scenario.hpp"
 #include "sim/strategy.hpp"
@@ -29,6 +35,7 @@ constexpr const char* generic_042 = "scenarios/xfs/generic-042.json";
 constexpr const char* generic_042_prealloc = "scenarios/xfs/generic-042-prealloc.json";
 constexpr const char* falloc_sized = "scenarios/xfs/falloc-k-over-sized-file.json";
 constexpr const char* race = "scenarios/xfs/delalloc-writeback-race.json";
+constexpr const char* freeze_race = "scenarios/xfs/freeze-vs-log-worker.json";
 
 auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
     -> const scenarios::Variant& {
@@ -44,6 +51,27 @@ auto run_scripted(const char* path, const std::string& variant) -> scenarios::Ru
 }
 
 auto fixed_clock() -> double { return 0.0; }
+
+/// The times the run reached the yield point `name`.
+auto hits_of(const scenarios::RunOutcome& outcome, const char* name) -> std::uint64_t {
+    const sim::YieldPoint* point = sim::find_yield_point(name);
+    REQUIRE(point != nullptr);
+    REQUIRE(point->id < outcome.hits.size());
+    return outcome.hits[point->id];
+}
+
+/// The variant's must_reach points (the scenario's and its own), each reached
+/// by the scripted run.
+void check_reaches_must_reach(const char* path, const std::string& variant,
+                              const scenarios::RunOutcome& outcome) {
+    const auto scenario = scenarios::load_scenario(path);
+    const std::vector<std::string>& must_reach = variant_of(scenario, variant).must_reach;
+    REQUIRE_FALSE(must_reach.empty());
+    for (const std::string& name : must_reach) {
+        CAPTURE(name);
+        CHECK(hits_of(outcome, name.c_str()) > 0);
+    }
+}
 
 }  // namespace
 
@@ -68,7 +96,7 @@ TEST_CASE("xfs scenario: generic/042 before the fix tells the race and exposes s
         "falloc -k [61440, 65536) of inode I",
         "xfs_bmapi_allocate (wasdel) converts the whole record, not just [61440, 65536): NORM "
         "extent [0, 65536)",
-        // fpunch: the targeted writeback of a delalloc record.
+        // fpunch: the whole record converted, one page written, di_size raised.
         "fpunch    write [0, 65536) of inode J: xfs_bmapi_reserve_delalloc: delalloc record "
         "[0, 65536); 16 page(s) dirtied; i_size 65536, di_size 0",
         "fpunch [61440, 65536) of inode J (xfs_file_fallocate)",
@@ -189,9 +217,96 @@ TEST_CASE("xfs scenario: runs are deterministic and the variants tell different 
     }
 }
 
-TEST_CASE("xfs scenario: fuzzing the unscripted race finds the exposure before the fix only") {
+TEST_CASE("xfs scenario: the writeback race's script exposes stale blocks before the fix only") {
+    // The targeted writeback converts the whole record and submits one page,
+    // its ioend raises di_size, the log worker's force makes both durable
+    // while the flusher has not written [0, 60k); the power is cut.
+    const scenarios::RunOutcome before = run_scripted(race, "before-fix");
+    REQUIRE(has_checker(before, "no_stale_data"));
+    CHECK(before.violations.front().file == "I");
+    CHECK(before.violations.front().offset == 0);
+    CHECK(before.violations.front().message.ends_with("never wrote there: I [0, 61440)"));
+    CHECK(before.crash_states == 1);
+    check_in_order(before.story, {
+        "writer    write [0, 65536) of inode I: xfs_bmapi_reserve_delalloc: delalloc record [0, 65536)",
+        "syncer    sync_file_range: writeback of inode I [61440, 65536)",
+        "xfs_bmapi_convert_delalloc converts the whole delalloc record [0, 65536) of inode I, not just "
+        "the block at 61440: NORM extent [0, 65536)",
+        "submit W(data) of 1 page(s) [61440, 65536) of inode I",
+        "15 dirty page(s) of the mapping [0, 65536) are not written",
+        "ioend     xfs_setfilesize for ioend #0: di_size of inode I 0 -> 65536",
+        "logworker xfs_log_worker: xfs_log_need_covered says no (the CIL holds commits)",
+        "CIL checkpoint 2 holds 2 transaction(s): xfs_bmapi_convert_delalloc, xfs_setfilesize",
+        "power cut after step 22",
+        "inode I: di_size 65536, data fork: NORM extent [0, 65536)",
+        "a read of inode I returns [0, 61440) stale contents of device block",
+    });
+    check_reaches_must_reach(race, "before-fix", before);
+
+    const scenarios::RunOutcome fixed = run_scripted(race, "fix");
+    CHECK_FALSE(fixed.violated());
+    CHECK(fixed.crash_states == 1);
+    check_in_order(fixed.story, {
+        "not just the block at 61440: UNWRITTEN extent [0, 65536)",
+        "submit W(data) of 1 page(s) [61440, 65536) of inode I",
+        "ioend     xfs_iomap_write_unwritten converts exactly [61440, 65536) of inode I to NORM; "
+        "di_size 0 -> 65536",
+        "CIL checkpoint 2 holds 2 transaction(s): xfs_bmapi_convert_delalloc, xfs_iomap_write_unwritten",
+        "power cut after step 22",
+        "UNWRITTEN extent [0, 61440) at disk blocks 801..815, NORM extent [61440, 65536)",
+        "a read of inode I returns [0, 61440) zeros",
+    });
+    check_reaches_must_reach(race, "fix", fixed);
+}
+
+TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter and cancel-last only") {
+    // The worker's first run pushes the AIL, its second passes
+    // xfs_log_need_covered while writable; the freezer drains, then
+    // xfs_quiesce_attr decides whether the worker's transaction lands late.
+    const std::map<std::string, std::string> quiesce = {
+        {"counter", "xfs_quiesce_attr: m_active_trans is 0"},
+        {"cancel-last", "xfs_quiesce_attr: no counter to wait for, the log worker is not cancelled yet"},
+        {"cancel-first", "xfs_quiesce_attr: cancel_delayed_work_sync(l_work) returned"},
+    };
+    for (const auto& [variant, drained] : quiesce) {
+        CAPTURE(variant);
+        const scenarios::RunOutcome outcome = run_scripted(freeze_race, variant);
+        CHECK(outcome.daemon_wakeups == 2);
+        CHECK(hits_of(outcome, "xfs.logworker.after_need_covered") == 2);
+        CHECK(hits_of(outcome, "xfs.quiesce.drained") == 1);
+        check_in_order(outcome.story, {
+            "xfs-sync's timer fires while tasks can run (daemon wake-up 1 of at most 2)",
+            "xfs_log_need_covered says no (the AIL holds items logged up to lsn 1)",
+            "xfs-sync's timer fires while tasks can run (daemon wake-up 2 of at most 2)",
+            "xfs_log_need_covered says yes (writable, CIL, AIL and iclogs empty",
+            "freezer   freeze_super: SB_FREEZE_WRITE, writers drained",
+            "freezer   freeze_super: synced, SB_FREEZE_FS",
+        });
+        const std::size_t drain = outcome.story.find(drained);
+        REQUIRE(drain != std::string::npos);
+        const std::size_t worker = outcome.story.find("xfs-sync  xfs_log_worker: xfs_sync_sb allocates transaction");
+        REQUIRE(worker != std::string::npos);
+        if (variant == "cancel-first") {
+            // The cancel waited for the running worker: its transaction comes first.
+            CHECK_FALSE(outcome.violated());
+            CHECK(worker < drain);
+            check_reaches_must_reach(freeze_race, variant, outcome);
+            check_in_order(outcome.story.substr(drain), {"freeze_super: SB_FREEZE_COMPLETE", "thaw_super"});
+            continue;
+        }
+        // A quiescence breach with no crash-visible effect: no other checker
+        // fails. The watch reports it while the run goes on, which ends there.
+        REQUIRE(outcome.violated());
+        CHECK(hits_of(outcome, "xfs.freeze.complete") == 0);
+        for (const auto& violation : outcome.violations) CHECK(violation.checker == "freeze_quiescence");
+        CHECK(outcome.violations.front().message.find("transaction #3 (xfs_sync_sb, task xfs-sync) is allocated "
+                                                      "after the drain point") != std::string::npos);
+        CHECK(drain < worker);
+    }
+}
+
+TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only") {
     const auto scenario = scenarios::load_scenario(race);
-    CHECK(scenario.schedule.empty());
     for (const char* strategy : {"random", "pct:3"}) {
         CAPTURE(strategy);
         scenarios::FuzzRequest request;
@@ -293,7 +408,8 @@ auto unlink_cut(const char* until) -> scenarios::RunOutcome {
     nlohmann::json schedule = nlohmann::json::array();
     if (until != nullptr) schedule.push_back({{"run", "cleaner"}, {"until", until}});
     else schedule.push_back({{"run", "cleaner"}});
-    schedule.push_back({{"run", "logworker"}});
+    // The worker's force, and the cut before its AIL push writes the items in place.
+    schedule.push_back({{"run", "logworker"}, {"until", "xfs.log.record_durable"}});
     schedule.push_back({{"crash", "none"}});
     document["schedule"] = schedule;
     const auto scenario = scenarios::parse_scenario(document.dump(), "unlink-cut.json");
@@ -321,4 +437,34 @@ TEST_CASE("xfs scenario: a cut between xfs_inactive's truncate and its ifree rec
     CHECK_FALSE(whole.violated());
     CHECK(whole.story.find("xlog_recover_process_iunlinks") == std::string::npos);
     CHECK(whole.story.find("a read of inode A") == std::string::npos);
+}
+
+TEST_CASE("xfs scenarios: a variant that names a kernel by one knob pins every knob that kernel had") {
+    // delalloc_convert and active_trans are both kernels: v5.7 is written
+    // and counter, v5.8 unwritten and removed-cancel-first; the hypothetical
+    // partial backport (cancel last) sits on v5.7's delalloc conversion.
+    const std::map<std::string, std::string> kernel_of = {
+        {"written", "v5.7"}, {"counter", "v5.7"}, {"hypothetical-removed-cancel-last", "v5.7"},
+        {"unwritten", "v5.8"}, {"removed-cancel-first", "v5.8"}};
+    std::uint32_t checked = 0;
+    for (const std::string& path : test_support::bundled_scenarios()) {
+        std::ifstream in(path);
+        const nlohmann::json document = nlohmann::json::parse(in);
+        if (document.value("model", "") != "xfs") continue;
+        const nlohmann::json shared = document.value("config", nlohmann::json::object());
+        for (const auto& variant : document.at("variants")) {
+            nlohmann::json config = shared;
+            config.update(variant.value("config", nlohmann::json::object()));
+            CAPTURE(path);
+            CAPTURE(variant.at("name").get<std::string>());
+            const bool delalloc = config.contains("delalloc_convert");
+            const bool active = config.contains("active_trans");
+            CHECK(delalloc == active);
+            if (!delalloc || !active) continue;
+            CHECK(kernel_of.at(config.at("delalloc_convert").get<std::string>()) ==
+                  kernel_of.at(config.at("active_trans").get<std::string>()));
+            checked++;
+        }
+    }
+    CHECK(checked >= 30);
 }

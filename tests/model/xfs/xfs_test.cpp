@@ -156,7 +156,10 @@ TEST_CASE("xfs: transactions sit in the CIL until a log force; a crash before it
     CHECK_FALSE(state.files[file_i].exists);
     // Recovery tells what the image holds, not the lost CIL.
     CHECK(has_note(state, "nothing to replay"));
-    world.run({op::log_force()});
+    // The log worker's run (the log_force op): its force writes the record...
+    const sim::TaskId worker = world.spawn({op::log_force()});
+    test_support::drive(world.scheduler, worker, &model::xfs::points::log_record_durable, {},
+                        test_support::WhenStuck::stop);
     CHECK(world.counter("log_forces") == 1);
     const auto forced = world.crash(false);
     check_mounted_cleanly(forced);
@@ -164,6 +167,14 @@ TEST_CASE("xfs: transactions sit in the CIL until a log force; a crash before it
     CHECK(forced.files[file_i].size_bytes == 16 * kib);
     CHECK(block_of(forced.files[file_i], 0) == data(file_i, 0, 1));
     CHECK(has_note(forced, "log recovery replays record lsn 1"));
+    // ...then its xfs_ail_push_all writes the items in place: nothing left to replay.
+    world.settle();
+    CHECK(world.counter("ail_pushes") == 1);
+    const auto pushed = world.crash(false);
+    check_mounted_cleanly(pushed);
+    REQUIRE(pushed.files[file_i].exists);
+    CHECK(block_of(pushed.files[file_i], 0) == data(file_i, 0, 1));
+    CHECK(has_note(pushed, "nothing to replay"));
 }
 
 TEST_CASE("xfs: a fsynced file survives a crash that keeps nothing unflushed") {
@@ -259,7 +270,9 @@ TEST_CASE("xfs: unwritten conversion commits at I/O completion, after the alloca
     CHECK(has_note(first, "UNWRITTEN extent [0, 65536)"));
     CHECK(has_note(first, "(xfs_bmapi_convert_delalloc)"));
     CHECK_FALSE(has_note(first, "xfs_iomap_write_unwritten"));
-    world.settle();
+    // The second worker run's force carries the conversion (a crash before
+    // its AIL push replays it).
+    drive(world, task, &model::xfs::points::log_record_durable, {});
     const auto second = world.crash(true);
     check_mounted_cleanly(second);
     CHECK(second.files[file_i].size_bytes == 64 * kib);
