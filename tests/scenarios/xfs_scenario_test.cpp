@@ -284,7 +284,8 @@ TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter
         });
         const std::size_t drain = outcome.story.find(drained);
         REQUIRE(drain != std::string::npos);
-        const std::size_t worker = outcome.story.find("xfs-sync  xfs_log_worker: xfs_sync_sb allocates transaction");
+        const std::size_t worker =
+            outcome.story.find("xfs-sync  xfs_log_worker: xfs_sync_sb allocates transaction");
         REQUIRE(worker != std::string::npos);
         if (variant == "cancel-first") {
             // The cancel waited for the running worker: its transaction comes first.
@@ -299,8 +300,9 @@ TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter
         REQUIRE(outcome.violated());
         CHECK(hits_of(outcome, "xfs.freeze.complete") == 0);
         for (const auto& violation : outcome.violations) CHECK(violation.checker == "freeze_quiescence");
-        CHECK(outcome.violations.front().message.find("transaction #3 (xfs_sync_sb, task xfs-sync) is allocated "
-                                                      "after the drain point") != std::string::npos);
+        CHECK(outcome.violations.front().message.find(
+                  "transaction #3 (xfs_sync_sb, task xfs-sync) is allocated "
+                  "after the drain point") != std::string::npos);
         CHECK(drain < worker);
     }
 }
@@ -330,7 +332,8 @@ TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only
 }
 
 // Slow (about 15 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
-TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" * doctest::test_suite("campaign")) {
+TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" *
+          doctest::test_suite("campaign")) {
     for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {
         const auto scenario = scenarios::load_scenario(path);
         for (const auto& variant : scenario.variants) {

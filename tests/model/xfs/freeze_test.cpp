@@ -178,7 +178,9 @@ TEST_CASE("xfs: freeze emits the levels, the drain point and the freezer's own s
     std::vector<std::string> seen;
     for (const auto& event : channel.take()) {
         switch (event.kind) {
-            case model::EventKind::freeze_level: seen.emplace_back(model::freeze_level_name(event.level)); break;
+            case model::EventKind::freeze_level:
+                seen.emplace_back(model::freeze_level_name(event.level));
+                break;
             case model::EventKind::quiesce_drained: seen.emplace_back("drained"); break;
             case model::EventKind::trans_alloc:
                 seen.push_back("alloc " + event.what + (event.no_writecount ? " no_writecount" : ""));
@@ -222,7 +224,8 @@ TEST_CASE("freeze_quiescence: a foreign transaction after the drain, or with log
         watch->on_event(transaction(model::EventKind::trans_alloc, 8, "xfs-sync"), found);
         REQUIRE(found.size() == 1);
         CHECK(found[0].checker == "freeze_quiescence");
-        CHECK(found[0].found == "transaction #8 (xfs_sync_sb, task xfs-sync) is allocated after the drain point");
+        CHECK(found[0].found ==
+              "transaction #8 (xfs_sync_sb, task xfs-sync) is allocated after the drain point");
         CHECK(watch->at_stake() == 1);
     }
     SUBCASE("live at the drain point") {
@@ -267,16 +270,18 @@ TEST_CASE("freeze vs log worker: cancel-last violates while the run goes on; rep
     scenarios::Simulation simulation(scenario, *variant);
     std::uint64_t seed = 0;
     scenarios::RunOutcome found;
-    for (; seed < 2000 && !found.violated(); seed++) found = simulation.run_strategy(spec_of("pct:3"), seed, true);
+    for (; seed < 2000 && !found.violated(); seed++)
+        found = simulation.run_strategy(spec_of("pct:3"), seed, true);
     REQUIRE(has_checker(found, "freeze_quiescence"));
     CHECK_FALSE(found.crash.has_value());  // found during the run, not in a crash state
     CHECK(found.violations.front().found.find("xfs_sync_sb, task xfs-sync") != std::string::npos);
     // The worker's first run found the set-up's items in the AIL and pushed
     // them; a later run passed L1 while writable; its transaction is live at
     // the drain point or allocated after it.
-    check_in_order(found.story, {"hypothetical setting, not a real kernel", "xfs_log_need_covered says no (the AIL holds",
-                                 "AIL push", "xfs_log_need_covered says yes",
-                                 "SB_FREEZE_WRITE", "no counter to wait for", "freeze_quiescence violated"});
+    check_in_order(found.story,
+                   {"hypothetical setting, not a real kernel", "xfs_log_need_covered says no (the AIL holds",
+                    "AIL push", "xfs_log_need_covered says yes", "SB_FREEZE_WRITE", "no counter to wait for",
+                    "freeze_quiescence violated"});
     CHECK(found.story.find("xfs_log_worker: xfs_sync_sb allocates transaction") != std::string::npos);
     const scenarios::RunOutcome again = simulation.replay(found.choices, std::nullopt, true);
     REQUIRE(again.violated());
@@ -299,7 +304,8 @@ TEST_CASE("freeze vs log worker: cancel-first holds where the worker raced the f
         const auto frozen_fs = story.find("SB_FREEZE_FS");
         const auto committed = story.find("xfs_log_worker: xfs_sync_sb transaction");
         const auto drained = story.find("cancel_delayed_work_sync(l_work) returned");
-        if (passed < frozen_fs && frozen_fs < committed && committed < drained && drained != std::string::npos) {
+        if (passed < frozen_fs && frozen_fs < committed && committed < drained &&
+            drained != std::string::npos) {
             raced++;
         }
     }
@@ -343,7 +349,8 @@ TEST_CASE("freeze vs log worker: v5.7's poll sleeps delay(100) while the worker 
     CHECK(waited > 0);
 }
 
-TEST_CASE("freeze vs log worker: after a set-up that logs, one worker run cannot cover (v5.7's covering test)") {
+TEST_CASE(
+    "freeze vs log worker: after a set-up that logs, one worker run cannot cover (v5.7's covering test)") {
     // xfs_log_need_covered returns 0 while the AIL holds items: the set-up's
     // fsync left its inode in the AIL, so the first run pushes it and only a
     // second run may cover. With one daemon wake-up no schedule covers, so
@@ -388,7 +395,8 @@ TEST_CASE("xfs: a thaw that races a freeze waits for s_umount and thaws, or fail
         const auto* point = in_window ? &model::xfs::points::freeze_write : &model::xfs::points::freeze_fs;
         test_support::drive(world.scheduler, freezer, point, {});
         model::OpResult thawed = model::OpResult::ok;
-        const sim::TaskId thawer = world.scheduler.spawn("thawer", [&] { thawed = world.execute({.name = "thaw"}); });
+        const sim::TaskId thawer =
+            world.scheduler.spawn("thawer", [&] { thawed = world.execute({.name = "thaw"}); });
         test_support::drive(world.scheduler, thawer, nullptr, {freezer}, test_support::WhenStuck::stop);
         if (in_window) {
             CHECK(world.scheduler.task_state(thawer) == sim::TaskState::finished);
