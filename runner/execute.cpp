@@ -212,6 +212,7 @@ void record_run(const sim::Scheduler& scheduler, RunState& run,
     RunOutcome& outcome = run.outcome;
     outcome.crash_states_reused = run.memo_hits;
     outcome.mounts_reused = run.mounts_reused;
+    outcome.points_reused = run.points_reused;
     outcome.steps = scheduler.steps();
     outcome.choices = scheduler.choices();
     outcome.io_reorders = scheduler.io_reorders_used();

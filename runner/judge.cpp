@@ -246,16 +246,71 @@ void RunState::tell_cut(const std::vector<bool>& keep) {
     for (auto& line : story) trace.add(std::move(line));
 }
 
-auto RunState::memo_key(const model::disk::Image& image) -> bool {
-    const model::MetadataIndex* index = fs.metadata_index();
-    if (index == nullptr || verdicts == nullptr) return false;
+auto RunState::oracle_key() -> bool {
     if (oracle.revision() != oracle_revision) {
         model::KeyWords words;
         oracle.encode(words);
         oracle_id = verdicts->oracles.intern(std::move(words));
         oracle_revision = oracle.revision();
     }
-    if (oracle_id == model::ContentTable::none) return false;
+    return oracle_id != model::ContentTable::none;
+}
+
+auto RunState::point_key() -> bool {
+    const model::disk::BlockDevice& device = fs.device();
+    if (!memo || trace.enabled() || verdicts == nullptr || verdicts->dropped()) return false;
+    if (device.faults().budget != 0 || device.faults().lying_cache || device.counters().write_errors != 0) {
+        return false;
+    }
+    const model::MetadataIndex* index = fs.metadata_index();
+    if (index == nullptr || !oracle_key()) return false;
+    point_words.assign({oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
+                        static_cast<std::uint64_t>(policy)});
+    return device_key(device, *index, point_words, key_objects);
+}
+
+auto RunState::evaluate_point(std::size_t pending) -> bool {
+    const bool keyed = point_key();
+    if (keyed && reuse_point()) return false;
+    PointVerdict point{outcome.crash_states, outcome.judged, outcome.recovery_crash_states, {}};
+    recording = keyed ? &point : nullptr;
+    for (const auto& keep : every_keep(policy, pending)) {
+        if (evaluate_every_tear(keep)) {
+            recording = nullptr;
+            return true;
+        }
+    }
+    recording = nullptr;
+    if (keyed) keep_point(std::move(point));
+    return false;
+}
+
+auto RunState::reuse_point() -> bool {
+    const PointVerdict* point = verdicts->find_point(point_words);
+    if (point == nullptr) return false;
+    outcome.crash_states += point->crash_states;
+    for (std::size_t i = 0; i < outcome.judged.size(); i++) outcome.judged[i] += point->judged[i];
+    outcome.recovery_crash_states += point->recovery_crash_states;
+    memo_hits += point->crash_states;
+    for (const std::uint64_t id : point->ids) list(id);
+    points_reused++;
+    return true;
+}
+
+void RunState::keep_point(PointVerdict point) {
+    point.crash_states = outcome.crash_states - point.crash_states;
+    for (std::size_t i = 0; i < point.judged.size(); i++) point.judged[i] = outcome.judged[i] - point.judged[i];
+    point.recovery_crash_states = outcome.recovery_crash_states - point.recovery_crash_states;
+    // Every crash state found or kept in the verdict memo, none dropped
+    // since: a later run would reuse each verdict.
+    if (point.ids.size() != point.crash_states || verdicts->dropped()) return;
+    verdicts->keep_point(point_words, std::move(point));
+}
+
+auto RunState::memo_key(const model::disk::Image& image) -> bool {
+    const model::MetadataIndex* index = fs.metadata_index();
+    if (index == nullptr || verdicts == nullptr) return false;
+    if (!oracle_key()) return false;
     memo_words.assign({oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
                        static_cast<std::uint64_t>(policy)});
     return image_key(image, *index, memo_words, key_objects);
@@ -274,6 +329,7 @@ auto RunState::reuse_verdict(const model::KeyWords& key) -> bool {
     outcome.recovery_crash_states += verdict->recovery_crash_states;
     memo_hits++;
     list(verdict->id);
+    if (recording != nullptr) recording->ids.push_back(verdict->id);
     story.clear();
     return true;
 }
@@ -281,7 +337,9 @@ auto RunState::reuse_verdict(const model::KeyWords& key) -> bool {
 void RunState::keep_verdict(const model::KeyWords& key, const Verdict& before) {
     Verdict added{outcome.judged, outcome.recovery_crash_states - before.recovery_crash_states};
     for (std::size_t i = 0; i < added.judged.size(); i++) added.judged[i] -= before.judged[i];
-    list(verdicts->keep(key, std::move(added)));
+    const std::uint64_t id = verdicts->keep(key, std::move(added));
+    list(id);
+    if (recording != nullptr) recording->ids.push_back(id);
 }
 
 auto RunState::reuse_mount(const model::KeyWords& key) -> bool {
@@ -446,11 +504,7 @@ auto RunState::crash_after_step(const CrashPlan& plan, const sim::Strategy& stra
     bool stop = false;
     switch (plan.kind) {
         case CrashPlan::Kind::exhaustive:
-            if (strategy.fresh() && changed()) {
-                for (const auto& keep : every_keep(policy, pending)) {
-                    if ((stop = evaluate_every_tear(keep))) break;
-                }
-            }
+            if (strategy.fresh() && changed()) stop = evaluate_point(pending);
             see();
             break;
         case CrashPlan::Kind::count:

@@ -69,6 +69,10 @@ struct RunState {
     std::uint64_t oracle_id = model::ContentTable::none;
     model::KeyWords memo_words{};  // memo_key's key, reused: a key allocates nothing once warm
     KeyObjects key_objects{};      // memo_key's scratch
+    model::KeyWords point_words{};  // point_key's key, reused
+    /// The point being judged for the memo: each crash state's verdict id.
+    PointVerdict* recording = nullptr;
+    std::uint64_t points_reused = 0;
     std::uint64_t memo_hits = 0;
     std::uint64_t mounts_reused = 0;
     /// The mounts of the crash state being evaluated, by image: what their
@@ -160,6 +164,30 @@ struct RunState {
     /// - judge()'s faults_injected: no fault, no write error (evaluate's
     ///   condition for the memo).
     auto memo_key(const model::disk::Image& image) -> bool;
+
+    /// Sets oracle_id to the oracle's canonical id (interned once per
+    /// revision); false when the content table is full.
+    auto oracle_key() -> bool;
+
+    /// Sets point_words to the key of this evaluation point (evaluate_point):
+    /// the oracle, freeze level, recovery bound and policy as memo_key has
+    /// them, then the device (device_key). False where a crash state of the
+    /// point would not be memoized (evaluate's conditions), or the memo
+    /// dropped verdicts.
+    auto point_key() -> bool;
+
+    /// Every crash state of this step (every subset the policy allows, every
+    /// fault set): judged, or, when an earlier run judged an evaluation point
+    /// with the same key, that point's counts again (each of its crash
+    /// states a verdict reused, as evaluate would find them one by one).
+    /// True on a violation.
+    auto evaluate_point(std::size_t pending) -> bool;
+
+    /// The point judged before under point_words: its counts again.
+    auto reuse_point() -> bool;
+
+    /// Keeps what judging this point added since `point` was taken.
+    void keep_point(PointVerdict point);
 
     void list(std::uint64_t id);
 
