@@ -299,7 +299,9 @@ auto RunState::reuse_point() -> bool {
 
 void RunState::keep_point(PointVerdict point) {
     point.crash_states = outcome.crash_states - point.crash_states;
-    for (std::size_t i = 0; i < point.judged.size(); i++) point.judged[i] = outcome.judged[i] - point.judged[i];
+    for (std::size_t i = 0; i < point.judged.size(); i++) {
+        point.judged[i] = outcome.judged[i] - point.judged[i];
+    }
     point.recovery_crash_states = outcome.recovery_crash_states - point.recovery_crash_states;
     // Every crash state found or kept in the verdict memo, none dropped
     // since: a later run would reuse each verdict.

@@ -156,7 +156,8 @@ private:
 /// blocks name: per position the object's canonical id and the positions of
 /// the ids it holds (which may add positions). False when an object has no
 /// canonical id.
-inline auto objects_key(const model::MetadataIndex& index, model::KeyWords& key, KeyObjects& objects) -> bool {
+inline auto objects_key(const model::MetadataIndex& index, model::KeyWords& key, KeyObjects& objects)
+    -> bool {
     for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
         const std::uint64_t canonical = index.canonical(objects[i]);
         if (canonical == model::ContentTable::none) return false;
@@ -216,18 +217,19 @@ inline auto device_key(const model::disk::BlockDevice& device, const model::Meta
     }
     const auto older_pending = [&](std::uint64_t sequence) -> std::uint64_t {
         if (sequence < oldest) return 0;
-        return static_cast<std::uint64_t>(std::count_if(pending.begin(), pending.end(), [&](const auto& write) {
-            return write.sequence < sequence;
-        }));
+        const auto older = [&](const model::disk::PendingWrite& write) { return write.sequence < sequence; };
+        return static_cast<std::uint64_t>(std::count_if(pending.begin(), pending.end(), older));
     };
     key.push_back(device.durable().segment_count());
-    device.durable().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+    const auto durable = [&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
         key.insert(key.end(), {start, end, older_pending(block.sequence)});
         renamed_content(block.content, key, objects);
-    });
+    };
+    device.durable().for_each(durable);
     key.insert(key.end(), {pending.size(), ordered ? 1U : 0U});
     for (const model::disk::PendingWrite& write : pending) {
-        key.insert(key.end(), {write.block, write.count, std::uint64_t{write.completed}, std::uint64_t{write.fua}});
+        key.insert(key.end(),
+                   {write.block, write.count, std::uint64_t{write.completed}, std::uint64_t{write.fua}});
         if (!ordered) key.push_back(older_pending(write.sequence));
         renamed_content(write.content, key, objects);
     }
