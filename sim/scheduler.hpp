@@ -205,6 +205,13 @@ public:
     /// waits (the resource is free).
     auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
     void sleep(Duration duration);
+    /// A daemon's idle sleep in its kthread loop, as schedule_timeout there
+    /// followed by kthread_should_stop(): true when the run ends during the
+    /// sleep (~Scheduler, as kthread_stop at unmount), and the daemon's body
+    /// must then return at once. The sleep is ended by that return instead
+    /// of an unwind of the task's stack, so the caller holds nothing on its
+    /// stack whose destructor matters (no lock guard, no owned memory).
+    [[nodiscard]] auto kthread_sleep(Duration duration) -> bool;
     /// sim::cpu's jittered busy time, on one of the CPUs.
     void compute(Duration nominal);
     /// One access to a cache line on the current task's CPU (CacheLine).
@@ -291,6 +298,7 @@ private:
         Fiber caller;  // the scheduler, while the task runs
         bool started = false;
         bool cancelled = false;    // ~Scheduler ends it: its next arrival throws TaskCancelled
+        bool stoppable = false;    // in kthread_sleep: ~Scheduler ends it by a return instead
         StackBounds stack;         // the fiber's stack
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
@@ -326,12 +334,14 @@ private:
             const Arrival arrival{task};
             task.caller = std::move(task.caller).resume();
         }
-        if (task.cancelled) throw TaskCancelled{};
+        if (task.cancelled && !task.stoppable) throw TaskCancelled{};
     }
     /// Thrown on a suspended task's stack when ~Scheduler ends it; caught
     /// only by start_fiber (nothing on a task's stack catches everything).
     struct TaskCancelled {};
     void start_fiber(Task& task);
+    /// The last switch of a task ~Scheduler ended (TaskCancelled or kthread_sleep).
+    static auto leave_ended(Task& task) -> Fiber;
     enum class TimerKind : std::uint8_t {
         sleep,   // a task's sleep or CPU time, or a model timer (at/after)
         io,      // a device completion
