@@ -262,11 +262,23 @@ auto RunState::point_key() -> bool {
     if (device.faults().budget != 0 || device.faults().lying_cache || device.counters().write_errors != 0) {
         return false;
     }
-    const model::MetadataIndex* index = fs.metadata_index();
-    if (index == nullptr || !oracle_key()) return false;
+    if (!oracle_key() || !device_key_id()) return false;
     point_words.assign({oracle_id, static_cast<std::uint64_t>(frozen), recovery_crashes,
-                        static_cast<std::uint64_t>(policy)});
-    return device_key(device, *index, point_words, key_objects);
+                        static_cast<std::uint64_t>(policy), device_id});
+    return true;
+}
+
+auto RunState::device_key_id() -> bool {
+    const model::disk::BlockDevice& device = fs.device();
+    if (device.epoch() != device_epoch) {
+        const model::MetadataIndex* index = fs.metadata_index();
+        device_words.clear();
+        device_id = index != nullptr && device_key(device, *index, device_words, key_objects)
+                        ? verdicts->devices.intern_copy(device_words)
+                        : model::ContentTable::none;
+        device_epoch = device.epoch();
+    }
+    return device_id != model::ContentTable::none;
 }
 
 auto RunState::evaluate_point(std::size_t pending) -> bool {

@@ -70,6 +70,12 @@ struct RunState {
     model::KeyWords memo_words{};  // memo_key's key, reused: a key allocates nothing once warm
     KeyObjects key_objects{};      // memo_key's scratch
     model::KeyWords point_words{};  // point_key's key, reused
+    /// The device's canonical id (device_key interned) at device_epoch:
+    /// an evaluation point after a step that changed only the promises or
+    /// the freeze level keys the device again without encoding it.
+    std::uint64_t device_epoch = ~std::uint64_t{0};
+    std::uint64_t device_id = model::ContentTable::none;
+    model::KeyWords device_words{};  // device_key's words, reused
     /// The point being judged for the memo: each crash state's verdict id.
     PointVerdict* recording = nullptr;
     std::uint64_t points_reused = 0;
@@ -171,10 +177,14 @@ struct RunState {
 
     /// Sets point_words to the key of this evaluation point (evaluate_point):
     /// the oracle, freeze level, recovery bound and policy as memo_key has
-    /// them, then the device (device_key). False where a crash state of the
-    /// point would not be memoized (evaluate's conditions), or the memo
-    /// dropped verdicts.
+    /// them, then the device's canonical id (device_key's words interned:
+    /// equal ids, equal words). False where a crash state of the point would
+    /// not be memoized (evaluate's conditions), the memo dropped verdicts,
+    /// or a content table is full.
     auto point_key() -> bool;
+    /// Sets device_id to the device's canonical id (interned once per
+    /// device epoch); false as device_key, or when the table is full.
+    auto device_key_id() -> bool;
 
     /// Every crash state of this step (every subset the policy allows, every
     /// fault set): judged, or, when an earlier run judged an evaluation point

@@ -105,6 +105,8 @@ public:
     [[nodiscard]] auto dropped() const -> bool { return dropped_; }
     /// Oracle contents (Oracle::encode) to canonical ids.
     model::ContentTable oracles;
+    /// Devices at an evaluation point (device_key) to canonical ids.
+    model::ContentTable devices;
 
 private:
     std::unordered_map<model::KeyWords, Verdict, model::KeyWordsHash> verdicts_;
