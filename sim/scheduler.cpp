@@ -237,10 +237,10 @@ void Scheduler::release_cpu() {
     cpu_holder_[task.cpu] = next;
 }
 
-auto Scheduler::hand_over(std::deque<TaskId>& waiters) -> TaskId {
+auto Scheduler::hand_over(std::vector<TaskId>& waiters) -> TaskId {
     if (waiters.empty()) return no_task;
     const TaskId next = waiters.front();
-    waiters.pop_front();
+    waiters.erase(waiters.begin());
     wake(next);
     return next;
 }

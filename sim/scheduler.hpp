@@ -6,7 +6,6 @@
 // recorded, so a run is its choice list.
 #include <cstdint>
 #include <exception>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -92,7 +91,7 @@ private:
     const char* name_;
     std::uint32_t owner_ = no_owner;  // the CPU that owns the line
     bool busy_ = false;               // an access is in progress
-    std::deque<TaskId> waiters_;
+    std::vector<TaskId> waiters_;
     CacheLineCounts counts_;
 };
 
@@ -202,8 +201,10 @@ public:
     void wake(TaskId task);
     /// A FIFO resource's handoff (a mutex, a CPU, a cache line): wakes the
     /// first waiter, which now holds it, and returns it; no_task when nobody
-    /// waits (the resource is free).
-    auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
+    /// waits (the resource is free). Wait lists are vectors, not deques: a
+    /// few waiters at most, and an empty one allocates nothing when the
+    /// world that holds it is copied for a run.
+    auto hand_over(std::vector<TaskId>& waiters) -> TaskId;
     void sleep(Duration duration);
     /// A daemon's idle sleep in its kthread loop, as schedule_timeout there
     /// followed by kthread_should_stop(): true when the run ends during the
@@ -431,7 +432,7 @@ private:
     std::size_t daemons_ = 0;
     std::size_t live_timers_ = 0;    // timers other than daemons' sleeps
     std::vector<TaskId> cpu_holder_;  // per CPU: the task on it, or no_task
-    std::deque<TaskId> cpu_waiters_;
+    std::vector<TaskId> cpu_waiters_;
     /// Takes a CPU for the current task (waiting FIFO when all are busy):
     /// the one it last ran on if free, else the lowest-numbered free one.
     void acquire_cpu();
