@@ -66,6 +66,11 @@ public:
         ids_.emplace(std::move(words), id);
         return id;
     }
+    /// intern(), copying `words` only when they are new.
+    auto intern_copy(const KeyWords& words) -> std::uint64_t {
+        if (const auto it = ids_.find(words); it != ids_.end()) return it->second;
+        return intern(words);
+    }
     [[nodiscard]] auto size() const -> std::size_t { return ids_.size(); }
 
 private:

@@ -71,11 +71,16 @@ struct RunOutcome {
     /// (explore.recovery_crashes), not counted in crash_states.
     std::uint64_t recovery_crash_states = 0;
     /// Of crash_states: judged earlier in the run, their verdict reused
-    /// (RunState's verdict memo, runner.cpp); counted and judged all the same.
+    /// (RunState's verdict memo, runner/judge.cpp); counted and judged all the same.
     std::uint64_t crash_states_reused = 0;
     /// Mounts inside a crash state's recovery crashes whose image that crash
     /// state had judged already (a cut that kept none of recovery's writes).
     std::uint64_t mounts_reused = 0;
+    /// Evaluation points (a step's crash states, every subset and fault set)
+    /// whose device, promises, freeze level and bounds an earlier run's point
+    /// had: their crash states' verdicts reused whole, no image built
+    /// (RunState::evaluate_point). Their crash states are in crash_states_reused.
+    std::uint64_t points_reused = 0;
     /// The verdict memo's entries (Verdict::id) a dfs run's crash states
     /// reused or added (a repeat of the last one once), for
     /// Simulation::count_reached; empty for other runs.
@@ -194,7 +199,7 @@ public:
     /// then mount (unless the scenario's crash.mount is may-fail).
     [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
     /// Whether a run reuses the verdict of a crash state this Simulation's
-    /// runs already judged (VerdictMemo, RunState::memo_key in runner.cpp;
+    /// runs already judged (VerdictMemo, RunState::memo_key in runner/judge.cpp;
     /// on by default). Off only to show, in tests, that it changes no count
     /// and no verdict.
     void set_verdict_memo(bool on) { verdict_memo_ = on; }

@@ -1,8 +1,11 @@
 #pragma once
 // The verdict memo across schedules: crash states that different
 // runs of one Simulation (one scenario and variant) reach with the same image,
-// oracle and freeze level are judged once. RunState::memo_key (runner.cpp)
-// builds the key; this keeps what judging added.
+// oracle and freeze level are judged once. RunState::memo_key (runner/judge.cpp)
+// builds the key; this keeps what judging added. A whole evaluation point (a
+// step's crash states, every kept subset) is kept too, keyed by the device
+// it crashes (device_key, RunState::point_key): a later point with the same
+// key adds its counts without building an image.
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
@@ -19,6 +22,16 @@ struct Verdict {
     std::vector<std::uint64_t> judged;  // per checker, RunOutcome::judged
     std::uint64_t recovery_crash_states = 0;
     std::uint64_t id = 0;  // in the order kept (VerdictMemo::keep), never reused
+};
+
+/// What judging every crash state of one evaluation point without a
+/// violation added (RunState::evaluate_point): the crash states, the sum of
+/// their verdicts, and their verdicts' ids in the order judged.
+struct PointVerdict {
+    std::uint64_t crash_states = 0;
+    std::vector<std::uint64_t> judged;  // per checker
+    std::uint64_t recovery_crash_states = 0;
+    std::vector<std::uint64_t> ids;  // Verdict::id, one per crash state
 };
 
 /// Shared by every run of one Simulation (each job of a campaign has its own
@@ -39,6 +52,9 @@ public:
     /// Keeps `verdict` under `key`; its id.
     auto keep(model::KeyWords key, Verdict verdict) -> std::uint64_t {
         if (words_ + key.size() > words_max) {
+            // A point's verdicts are reused without a look-up: they go too.
+            points_.clear();
+            point_words_ = 0;
             verdicts_.clear();
             words_ = 0;
             dropped_ = true;
@@ -49,6 +65,24 @@ public:
         const auto [it, added] = verdicts_.emplace(std::move(key), std::move(verdict));
         SIM_ASSERT(added);
         return it->second.id;
+    }
+    /// The evaluation point judged under `key`, or null. Its verdicts are
+    /// all still kept: the points are dropped with them (keep()).
+    [[nodiscard]] auto find_point(const model::KeyWords& key) const -> const PointVerdict* {
+        const auto it = points_.find(key);
+        return it == points_.end() ? nullptr : &it->second;
+    }
+    /// Keeps `point` under `key` (after find_point missed), within the same
+    /// bound in words as the verdicts.
+    void keep_point(model::KeyWords key, PointVerdict point) {
+        const std::uint64_t words = key.size() + point.ids.size();
+        if (point_words_ + words > words_max) {
+            points_.clear();
+            point_words_ = 0;
+        }
+        point_words_ += words;
+        const bool added = points_.emplace(std::move(key), std::move(point)).second;
+        SIM_ASSERT(added);
     }
     /// Marks the verdict `id` as reached by a run a search counted; true
     /// the first time. A run cut short by a stop request and the estimate's
@@ -71,10 +105,14 @@ public:
     [[nodiscard]] auto dropped() const -> bool { return dropped_; }
     /// Oracle contents (Oracle::encode) to canonical ids.
     model::ContentTable oracles;
+    /// Devices at an evaluation point (device_key) to canonical ids.
+    model::ContentTable devices;
 
 private:
     std::unordered_map<model::KeyWords, Verdict, model::KeyWordsHash> verdicts_;
+    std::unordered_map<model::KeyWords, PointVerdict, model::KeyWordsHash> points_;
     std::uint64_t words_ = 0;
+    std::uint64_t point_words_ = 0;
     bool dropped_ = false;
     std::uint64_t kept_ = 0;
     std::vector<bool> counted_;  // by id
@@ -116,6 +154,30 @@ private:
     std::unordered_map<std::uint64_t, std::uint64_t> positions_;  // past linear_max; lookups only
 };
 
+/// Appends the object part of a key once `objects` holds the ids its
+/// blocks name: per position the object's canonical id and the positions of
+/// the ids it holds (which may add positions). False when an object has no
+/// canonical id.
+inline auto objects_key(const model::MetadataIndex& index, model::KeyWords& key, KeyObjects& objects)
+    -> bool {
+    for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
+        const std::uint64_t canonical = index.canonical(objects[i]);
+        if (canonical == model::ContentTable::none) return false;
+        objects.held.clear();
+        index.references(objects[i], objects.held);
+        key.push_back(canonical);
+        key.push_back(objects.held.size());
+        for (const std::uint64_t id : objects.held) key.push_back(objects.position(id));
+    }
+    return true;
+}
+
+/// Appends `content` with a metadata object id replaced by its position.
+inline void renamed_content(model::disk::Content content, model::KeyWords& key, KeyObjects& objects) {
+    if (content.kind == model::disk::ContentKind::meta) content.version = objects.position(content.version);
+    model::encode_content(key, content);
+}
+
 /// Appends the image part of a memo key (RunState::memo_key says why it is
 /// sound): every segment's content but DurableBlock::sequence, a metadata
 /// block's object id replaced by its position among the ids the image names
@@ -133,16 +195,47 @@ inline auto image_key(const model::disk::Image& image, const model::MetadataInde
         key.insert(key.end(), {start, end});
         model::encode_content(key, c);
     });
-    for (std::size_t i = 0; i < objects.size(); i++) {  // grows as objects name others
-        const std::uint64_t canonical = index.canonical(objects[i]);
-        if (canonical == model::ContentTable::none) return false;
-        objects.held.clear();
-        index.references(objects[i], objects.held);
-        key.push_back(canonical);
-        key.push_back(objects.held.size());
-        for (const std::uint64_t id : objects.held) key.push_back(objects.position(id));
+    return objects_key(index, key, objects);
+}
+
+/// Appends the device part of an evaluation point's key: what every crash
+/// image of that point is made of (BlockDevice::crash_image), up to
+/// renaming the metadata objects as image_key does. The durable segments
+/// with their content, and for each the number of pending writes older than
+/// it (make_durable lets a kept write replace only an older block; no other
+/// use of DurableBlock::sequence reaches a crash image); then the pending
+/// writes in order, each with its blocks, content and flags, and its rank
+/// among the pending writes by sequence. Equal keys: for every kept subset,
+/// images alike up to renaming, so equal image_keys. False as image_key.
+inline auto device_key(const model::disk::BlockDevice& device, const model::MetadataIndex& index,
+                       model::KeyWords& key, KeyObjects& objects) -> bool {
+    objects.clear();
+    const std::vector<model::disk::PendingWrite>& pending = device.pending();
+    std::uint64_t oldest = ~std::uint64_t{0};
+    bool ordered = true;
+    for (std::size_t i = 0; i < pending.size(); i++) {
+        oldest = std::min(oldest, pending[i].sequence);
+        if (i > 0 && pending[i].sequence < pending[i - 1].sequence) ordered = false;
     }
-    return true;
+    const auto older_pending = [&](std::uint64_t sequence) -> std::uint64_t {
+        if (sequence < oldest) return 0;
+        const auto older = [&](const model::disk::PendingWrite& write) { return write.sequence < sequence; };
+        return static_cast<std::uint64_t>(std::count_if(pending.begin(), pending.end(), older));
+    };
+    key.push_back(device.durable().segment_count());
+    const auto durable = [&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+        key.insert(key.end(), {start, end, older_pending(block.sequence)});
+        renamed_content(block.content, key, objects);
+    };
+    device.durable().for_each(durable);
+    key.insert(key.end(), {pending.size(), ordered ? 1U : 0U});
+    for (const model::disk::PendingWrite& write : pending) {
+        key.insert(key.end(),
+                   {write.block, write.count, std::uint64_t{write.completed}, std::uint64_t{write.fua}});
+        if (!ordered) key.push_back(older_pending(write.sequence));
+        renamed_content(write.content, key, objects);
+    }
+    return objects_key(index, key, objects);
 }
 
 }  // namespace scenarios

@@ -165,13 +165,18 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     DfsTree::Node& node = tree_.nodes_[decision_++];
     SIM_ASSERT(node.candidates.size() == candidates.size());
     for (std::size_t i = 0; i < candidates.size(); i++) SIM_ASSERT(node.candidates[i] == candidates[i].key());
-    sleep_ = node.sleep;
-    for (const auto& e : node.explored) {
-        if (e.footprint != footprint_all || !DfsTree::asleep(sleep_, e.key)) sleep_.push_back(e);
+    // Only the last decision of the prefix needs its sleep set: the fresh
+    // steps start from it, and no replayed step reads sleep_ before the
+    // next replayed decision would set it again.
+    if (decision_ == tree_.prefix_) {
+        sleep_ = node.sleep;
+        for (const auto& e : node.explored) {
+            if (e.footprint != footprint_all || !DfsTree::asleep(sleep_, e.key)) sleep_.push_back(e);
+        }
+        fresh_ = true;
     }
     pending_ = &node;
     preemptions_ = node.preemptions + tree_.cost(node, candidates[node.chosen].key());
-    if (decision_ == tree_.prefix_) fresh_ = true;
     if (tree_.dpor_) record_event(candidates, node.chosen, decision_ - 1);
     return node.chosen;
 }

@@ -48,7 +48,10 @@ Scheduler::~Scheduler() {
     // ahead of catch (...) and rethrow it: a second unwind search per task,
     // about a sixth of a dfs estimate's time.
     // The unwinding task is "current" while its destructors run, so a lock
-    // guard on its stack releases the lock as its holder.
+    // guard on its stack releases the lock as its holder. A daemon in
+    // kthread_sleep instead sees its sleep end with the stop and returns
+    // from its body: no exception, no unwind search (the btrfs transaction
+    // kthread ends most runs asleep).
     for (auto& task : tasks_) {
         if (!task->fiber) continue;
         current_ = task->id;
@@ -98,12 +101,12 @@ void Scheduler::start_fiber(Task& task) {
                            raw->caller = std::move(caller);
                            try {
                                raw->body();
+                               // kthread_sleep's stop: the body returned.
+                               if (raw->cancelled) return leave_ended(*raw);
                            } catch (const TaskCancelled&) {
                                // ~Scheduler ended the task: its stack is
                                // unwound, no run goes on to count it.
-                               raw->state = TaskState::finished;
-                               asan::start_switch(nullptr, raw->caller_stack);
-                               return std::move(raw->caller);
+                               return leave_ended(*raw);
                            } catch (const boost::context::detail::forced_unwind&) {
                                asan::start_switch(nullptr, raw->caller_stack);
                                throw;
@@ -122,6 +125,12 @@ void Scheduler::start_fiber(Task& task) {
                        });
 }
 
+auto Scheduler::leave_ended(Task& task) -> Fiber {
+    task.state = TaskState::finished;
+    asan::start_switch(nullptr, task.caller_stack);
+    return std::move(task.caller);
+}
+
 void Scheduler::switch_to_scheduler() { leave_for_scheduler(*tasks_[current_]); }
 
 void Scheduler::block(const char* what) {
@@ -131,7 +140,7 @@ void Scheduler::block(const char* what) {
     task.blocked_on = what;
     mark_not_runnable(task.id);
     switch_to_scheduler();
-    SIM_ASSERT(task.state == TaskState::runnable);
+    SIM_ASSERT(task.state == TaskState::runnable || task.stoppable);
 }
 
 void Scheduler::wake(TaskId id) {
@@ -165,6 +174,15 @@ void Scheduler::mark_not_runnable(TaskId id) {
 
 void Scheduler::sleep(Duration duration) {
     block_for(duration, tasks_[current_]->daemon ? TimerKind::daemon : TimerKind::sleep, "sleep");
+}
+
+auto Scheduler::kthread_sleep(Duration duration) -> bool {
+    Task& task = *tasks_[current_];
+    SIM_ASSERT(task.daemon);
+    task.stoppable = true;
+    block_for(duration, TimerKind::daemon, "sleep");
+    task.stoppable = false;
+    return task.cancelled;
 }
 
 void Scheduler::block_for(Duration duration, TimerKind kind, const char* what) {
@@ -219,10 +237,10 @@ void Scheduler::release_cpu() {
     cpu_holder_[task.cpu] = next;
 }
 
-auto Scheduler::hand_over(std::deque<TaskId>& waiters) -> TaskId {
+auto Scheduler::hand_over(std::vector<TaskId>& waiters) -> TaskId {
     if (waiters.empty()) return no_task;
     const TaskId next = waiters.front();
-    waiters.pop_front();
+    waiters.erase(waiters.begin());
     wake(next);
     return next;
 }

@@ -6,7 +6,6 @@
 // recorded, so a run is its choice list.
 #include <cstdint>
 #include <exception>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -92,7 +91,7 @@ private:
     const char* name_;
     std::uint32_t owner_ = no_owner;  // the CPU that owns the line
     bool busy_ = false;               // an access is in progress
-    std::deque<TaskId> waiters_;
+    std::vector<TaskId> waiters_;
     CacheLineCounts counts_;
 };
 
@@ -202,9 +201,18 @@ public:
     void wake(TaskId task);
     /// A FIFO resource's handoff (a mutex, a CPU, a cache line): wakes the
     /// first waiter, which now holds it, and returns it; no_task when nobody
-    /// waits (the resource is free).
-    auto hand_over(std::deque<TaskId>& waiters) -> TaskId;
+    /// waits (the resource is free). Wait lists are vectors, not deques: a
+    /// few waiters at most, and an empty one allocates nothing when the
+    /// world that holds it is copied for a run.
+    auto hand_over(std::vector<TaskId>& waiters) -> TaskId;
     void sleep(Duration duration);
+    /// A daemon's idle sleep in its kthread loop, as schedule_timeout there
+    /// followed by kthread_should_stop(): true when the run ends during the
+    /// sleep (~Scheduler, as kthread_stop at unmount), and the daemon's body
+    /// must then return at once. The sleep is ended by that return instead
+    /// of an unwind of the task's stack, so the caller holds nothing on its
+    /// stack whose destructor matters (no lock guard, no owned memory).
+    [[nodiscard]] auto kthread_sleep(Duration duration) -> bool;
     /// sim::cpu's jittered busy time, on one of the CPUs.
     void compute(Duration nominal);
     /// One access to a cache line on the current task's CPU (CacheLine).
@@ -294,6 +302,7 @@ private:
         Fiber caller;  // the scheduler, while the task runs
         bool started = false;
         bool cancelled = false;    // ~Scheduler ends it: its next arrival throws TaskCancelled
+        bool stoppable = false;    // in kthread_sleep: ~Scheduler ends it by a return instead
         StackBounds stack;         // the fiber's stack
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
         void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
@@ -329,12 +338,14 @@ private:
             const Arrival arrival{task};
             task.caller = std::move(task.caller).resume();
         }
-        if (task.cancelled) throw TaskCancelled{};
+        if (task.cancelled && !task.stoppable) throw TaskCancelled{};
     }
     /// Thrown on a suspended task's stack when ~Scheduler ends it; caught
     /// only by start_fiber (nothing on a task's stack catches everything).
     struct TaskCancelled {};
     void start_fiber(Task& task);
+    /// The last switch of a task ~Scheduler ended (TaskCancelled or kthread_sleep).
+    static auto leave_ended(Task& task) -> Fiber;
     enum class TimerKind : std::uint8_t {
         sleep,   // a task's sleep or CPU time, or a model timer (at/after)
         io,      // a device completion
@@ -424,7 +435,7 @@ private:
     std::size_t daemons_ = 0;
     std::size_t live_timers_ = 0;    // timers other than daemons' sleeps
     std::vector<TaskId> cpu_holder_;  // per CPU: the task on it, or no_task
-    std::deque<TaskId> cpu_waiters_;
+    std::vector<TaskId> cpu_waiters_;
     /// Takes a CPU for the current task (waiting FIFO when all are busy):
     /// the one it last ran on if free, else the lowest-numbered free one.
     void acquire_cpu();

@@ -102,7 +102,7 @@ void RwLock::hand_off() {
         } else {
             readers_++;
         }
-        waiters_.pop_front();
+        waiters_.erase(waiters_.begin());
         scheduler.wake(next.task);
     }
 }

@@ -5,7 +5,6 @@
 // CPU running in parallel, not for preemption, so other tasks that need
 // the lock block.
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <vector>
 
@@ -43,7 +42,7 @@ private:
     const char* name_;
     Footprint resource_;
     TaskId holder_ = no_task;
-    std::deque<TaskId> waiters_;
+    std::vector<TaskId> waiters_;
 };
 
 /// A reader/writer lock with FIFO hand-off (a writer waiting blocks later
@@ -79,7 +78,7 @@ private:
     bool readers_first_;
     TaskId writer_ = no_task;
     std::uint32_t readers_ = 0;
-    std::deque<Waiter> waiters_;
+    std::vector<Waiter> waiters_;
 };
 
 /// A one-shot event (I/O completion, ordered extent finished).

@@ -89,7 +89,8 @@ void Btrfs::transaction_kthread() {
     // running transaction once it is that old, else sleep out the rest.
     sim::Duration delay = knobs_.commit_interval;
     for (;;) {
-        sim::current_scheduler().sleep(delay);
+        // schedule_timeout_interruptible, then kthread_should_stop: close_ctree's kthread_stop.
+        if (sim::current_scheduler().kthread_sleep(delay)) return;
         delay = knobs_.commit_interval;
         if (!transaction_running_ || commit_in_progress_) continue;
         const sim::Duration age = sim::now() - transaction_start_;

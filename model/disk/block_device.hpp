@@ -214,6 +214,8 @@ public:
 
     /// Writes that a crash may keep or drop, in submission order.
     [[nodiscard]] auto pending() const -> const std::vector<PendingWrite>& { return pending_; }
+    /// What is on the media now: the image of a crash that keeps no pending write.
+    [[nodiscard]] auto durable() const -> const sim::RangeMap<DurableBlock>& { return durable_; }
     /// The image after a crash that keeps pending()[i] exactly when keep[i],
     /// and the first sectors of each torn write (a write keep loses).
     [[nodiscard]] auto crash_image(const std::vector<bool>& keep, const std::vector<TornWrite>& torn = {},

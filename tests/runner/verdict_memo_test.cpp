@@ -1,4 +1,4 @@
-// The verdict memo (RunState::memo_key in runner/runner.cpp): a
+// The verdict memo (RunState::memo_key in runner/judge.cpp): a
 // crash state judged earlier by any run of the same Simulation, with the same
 // image (object ids by the content they name), oracle (by content) and
 // freeze level, reuses that verdict instead of mounting again; so does a
@@ -59,6 +59,7 @@ struct Walk {
     std::uint64_t crash_states = 0;
     std::uint64_t reused = 0;
     std::uint64_t mounts_reused = 0;
+    std::uint64_t points_reused = 0;
 };
 auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk {
     sim::DfsTree tree(preemptions, true);
@@ -69,6 +70,7 @@ auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk 
         out.crash_states += outcome.crash_states;
         out.reused += outcome.crash_states_reused;
         out.mounts_reused += outcome.mounts_reused;
+        out.points_reused += outcome.points_reused;
         CHECK(outcome.crash_states_reused <= outcome.crash_states);
     } while (tree.backtrack());
     return out;
@@ -104,12 +106,16 @@ TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with a
     // recovery started from (the race's scenario explores one such cut).
     CHECK(on.mounts_reused > 0);
     CHECK(off.mounts_reused == 0);
+    // Most evaluation points repeat an earlier run's: reused whole.
+    CHECK(on.points_reused * 2 > on.schedules);
+    CHECK(off.points_reused == 0);
     // The memo outlives the runs: the same search again on the same world
     // judges nothing itself.
     const Walk again = walk(on_world, 1);
     CHECK(again.crash_states == on.crash_states);
     CHECK(again.reused == again.crash_states);
     CHECK(again.mounts_reused == 0);
+    CHECK(again.points_reused > on.points_reused);
 }
 
 // The canonical ids behind the memo's keys (model/metadata_store.hpp): a

@@ -1269,6 +1269,39 @@ TEST_CASE("daemons: a daemon's wake-up is no candidate while a task can run") {
     CHECK(scheduler.now() == 0);
 }
 
+// kthread_sleep is a daemon's sleep (its timer does not keep the run going)
+// that ends, when the run ends during it, by returning true to the daemon's
+// loop, which returns: no exception crosses the daemon's frames.
+TEST_CASE("daemons: a daemon in kthread_sleep ends by returning when the run ends") {
+    int woken = 0;
+    bool stopped = false;
+    bool caught = false;
+    {
+        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
+        scheduler.spawn_daemon("kthread", [&] {
+            try {
+                for (;;) {
+                    if (sim::current_scheduler().kthread_sleep(sim::milliseconds)) {
+                        stopped = true;
+                        return;
+                    }
+                    woken++;
+                }
+            } catch (...) {
+                caught = true;
+                throw;
+            }
+        });
+        scheduler.spawn("app", [] { sim::current_scheduler().sleep(3 * sim::milliseconds / 2); });
+        CHECK(run_first(scheduler) == sim::StepOutcome::finished);
+        CHECK(woken == 1);
+        CHECK_FALSE(stopped);
+    }
+    CHECK(stopped);
+    CHECK_FALSE(caught);
+    CHECK(woken == 1);
+}
+
 TEST_CASE("daemons: every task blocked with only daemons' sleeps pending is a deadlock") {
     sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound}, nullptr);
     sim::WaitQueue never("test.never.daemon");
