@@ -81,7 +81,9 @@ struct Workload {
     /// operation means (its OracleEffect), not by its name.
     void run(const Op& op);
 
-    [[nodiscard]] auto first_block(const Op& op) const -> std::uint64_t { return op.offset / scenario.device.block_size; }
+    [[nodiscard]] auto first_block(const Op& op) const -> std::uint64_t {
+        return op.offset / scenario.device.block_size;
+    }
     [[nodiscard]] auto end_block(const Op& op) const -> std::uint64_t {
         // The block holding the last byte (equal for block multiples; ext4's
         // byte-granular writes dirty their partial last block).

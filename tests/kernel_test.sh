@@ -58,7 +58,12 @@ kernel_scenario() {
 kernel_interrupt() {
     "$BIN" kernel scenarios/btrfs/two-fsyncs-one-file.json >"$TMP/kernel-int.out" 2>"$TMP/kernel-int.err" &
     pid=$!
-    sleep 3
+    # The interrupt comes while the run holds a mount or a loop device (the
+    # whole run takes about 2 s, so a fixed delay could come after its end).
+    for _ in $(seq 1 400); do
+        [ -n "$(kernel_leftovers)" ] && break
+        sleep 0.05
+    done
     kill -INT "$pid"
     wait "$pid"
     rc=$?
