@@ -90,7 +90,8 @@ auto fault_options(const model::disk::BlockDevice& device, std::size_t i) -> std
 }
 
 /// Option `option` of fault_options for write `i`, added to `faults`.
-void add_fault(const model::disk::BlockDevice& device, std::size_t i, std::uint64_t option, CrashFaults& faults) {
+void add_fault(const model::disk::BlockDevice& device, std::size_t i, std::uint64_t option,
+               CrashFaults& faults) {
     const std::uint64_t tears = device.tear_points(i);
     if (option < tears) {
         faults.torn.push_back({i, option + 1});
@@ -116,14 +117,16 @@ auto draw_faults(const model::disk::BlockDevice& device, const std::vector<bool>
     std::vector<std::size_t> candidates = fault_candidates(device, keep);
     CrashFaults faults;
     if (candidates.empty()) return faults;
-    const std::uint64_t count = prng.below(std::min<std::uint64_t>(device.faults().budget, candidates.size()) + 1);
+    const std::uint64_t count =
+        prng.below(std::min<std::uint64_t>(device.faults().budget, candidates.size()) + 1);
     for (std::uint64_t k = 0; k < count; k++) {
         const std::size_t pick = prng.below(candidates.size());
         const std::size_t write = candidates[pick];
         candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(pick));
         add_fault(device, write, prng.below(fault_options(device, write)), faults);
     }
-    std::sort(faults.torn.begin(), faults.torn.end(), [](const TornWrite& a, const TornWrite& b) { return a.write < b.write; });
+    std::sort(faults.torn.begin(), faults.torn.end(),
+              [](const TornWrite& a, const TornWrite& b) { return a.write < b.write; });
     std::sort(faults.misdirected.begin(), faults.misdirected.end(),
               [](const MisdirectedWrite& a, const MisdirectedWrite& b) { return a.write < b.write; });
     return faults;
@@ -168,7 +171,8 @@ void check_tears(const model::disk::BlockDevice& device, const std::vector<bool>
         const std::string at = "torn write " + std::to_string(i) + " of write " + std::to_string(tear.write);
         if (i > 0 && tear.write <= torn[i - 1].write) diverged("torn writes in increasing write order", at);
         if (tear.write >= keep.size() || keep[tear.write] || device.tear_points(tear.write) == 0) {
-            diverged("a torn write of one of the unflushed writes the crash loses that the fault model tears", at);
+            diverged("a torn write of one of the unflushed writes the crash loses that the fault model tears",
+                     at);
         }
         if (tear.sectors == 0 || tear.sectors > device.tear_points(tear.write)) {
             diverged("sectors from 1 to " + std::to_string(device.tear_points(tear.write)) + " for " + at,
@@ -183,13 +187,16 @@ void check_unreadable(const model::disk::BlockDevice& device, const CrashFaults&
         throw sim::ReplayDiverged("$.crash.unreadable", expected, got);
     };
     if (faults.unreadable.empty()) return;
-    if (!device.faults().latent_errors || faults.unreadable.size() > 1 || faults.size() > device.faults().budget) {
-        diverged("at most one latent sector error within faults.budget, on a scenario with faults.latent_errors",
-                 std::to_string(faults.unreadable.size()) + " unreadable block(s)");
+    if (!device.faults().latent_errors || faults.unreadable.size() > 1 ||
+        faults.size() > device.faults().budget) {
+        diverged(
+            "at most one latent sector error within faults.budget, on a scenario with faults.latent_errors",
+            std::to_string(faults.unreadable.size()) + " unreadable block(s)");
     }
     if (std::find(reads.begin(), reads.end(), faults.unreadable.front()) == reads.end()) {
-        diverged("a block the mount reads through a checked path (" + std::to_string(reads.size()) + " of them)",
-                 "block " + std::to_string(faults.unreadable.front()));
+        diverged(
+            "a block the mount reads through a checked path (" + std::to_string(reads.size()) + " of them)",
+            "block " + std::to_string(faults.unreadable.front()));
     }
 }
 
@@ -199,12 +206,14 @@ void check_misdirected(const model::disk::BlockDevice& device, const std::vector
         throw sim::ReplayDiverged("$.crash.misdirected", expected, got);
     };
     if (faults.size() > device.faults().budget) {
-        diverged("at most " + std::to_string(device.faults().budget) + " faults, torn and misdirected (faults.budget)",
+        diverged("at most " + std::to_string(device.faults().budget) +
+                     " faults, torn and misdirected (faults.budget)",
                  std::to_string(faults.size()));
     }
     for (std::size_t i = 0; i < faults.misdirected.size(); i++) {
         const MisdirectedWrite& misdirect = faults.misdirected[i];
-        const std::string at = "misdirected write " + std::to_string(i) + " of write " + std::to_string(misdirect.write);
+        const std::string at =
+            "misdirected write " + std::to_string(i) + " of write " + std::to_string(misdirect.write);
         if (i > 0 && misdirect.write <= faults.misdirected[i - 1].write) {
             diverged("misdirected writes in increasing write order", at);
         }
@@ -215,8 +224,8 @@ void check_misdirected(const model::disk::BlockDevice& device, const std::vector
         }
         const std::vector<std::uint64_t> victims = device.misdirect_victims(misdirect.write);
         if (std::find(victims.begin(), victims.end(), misdirect.victim) == victims.end()) {
-            diverged("a victim block the fault model offers for " + at + " (" + std::to_string(victims.size()) +
-                         " offered)",
+            diverged("a victim block the fault model offers for " + at + " (" +
+                         std::to_string(victims.size()) + " offered)",
                      "block " + std::to_string(misdirect.victim));
         }
     }

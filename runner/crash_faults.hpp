@@ -32,7 +32,9 @@ struct CrashFaults {
     /// errors; at most one: the mount stops at the first, so a second
     /// would never be read).
     std::vector<std::uint64_t> unreadable;
-    [[nodiscard]] auto size() const -> std::size_t { return torn.size() + misdirected.size() + unreadable.size(); }
+    [[nodiscard]] auto size() const -> std::size_t {
+        return torn.size() + misdirected.size() + unreadable.size();
+    }
 };
 
 /// Fault sets every_faults lists at most, per kept subset; past it a crash

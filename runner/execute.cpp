@@ -72,8 +72,8 @@ auto describe_running(const sim::Scheduler& scheduler) -> std::string {
 
 /// One engine step; false when the run ends there: every task finished, a
 /// deadlock, no progress, the step bound, or the search cut it.
-auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome, const ExploreBounds& bounds,
-             ProgressWatch& progress, sim::Trace& trace) -> bool {
+auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome,
+             const ExploreBounds& bounds, ProgressWatch& progress, sim::Trace& trace) -> bool {
     if (scheduler.steps() >= bounds.steps) {
         // A bound, not a finding: the run is not explored past this step.
         outcome.cut_at_step = bounds.steps;
@@ -89,9 +89,9 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
             {"liveness", "", 0, "an operation to complete within " + window + " (explore.progress_steps)",
              "none completed in steps " + std::to_string(progress.at_step + 1) + " to " +
                  std::to_string(scheduler.steps()),
-             "no progress: no operation completed in the last " + window + " (explore.progress_steps bound), " +
-                 "steps " + std::to_string(progress.at_step + 1) + " to " + std::to_string(scheduler.steps()) +
-                 "; still running: " + running});
+             "no progress: no operation completed in the last " + window +
+                 " (explore.progress_steps bound), " + "steps " + std::to_string(progress.at_step + 1) +
+                 " to " + std::to_string(scheduler.steps()) + "; still running: " + running});
         return false;
     }
     const std::uint64_t steps_before = scheduler.steps();
@@ -100,7 +100,8 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
     if (step == sim::StepOutcome::deadlock) {
         SIM_ASSERT(scheduler.steps() == steps_before);
         const std::string blocked = scheduler.describe_blocked();
-        outcome.violations.push_back({"deadlock", "", 0, "a task able to run", blocked, "deadlock: " + blocked});
+        outcome.violations.push_back(
+            {"deadlock", "", 0, "a task able to run", blocked, "deadlock: " + blocked});
         return false;
     }
     // One step per call; a choice only where there was more than one candidate.
@@ -119,8 +120,8 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
 /// step and the task's name, to each watch in checker order; true on a
 /// violation, which ends the run as a crash violation would (no crash: a
 /// replay of the schedule finds it again).
-auto watch_events(model::EventChannel& channel, const std::vector<std::unique_ptr<checkers::EventWatch>>& watches,
-                  RunState& run) -> bool {
+auto watch_events(model::EventChannel& channel,
+                  const std::vector<std::unique_ptr<checkers::EventWatch>>& watches, RunState& run) -> bool {
     const sim::Scheduler& scheduler = run.scheduler;
     std::vector<model::Event> events = channel.take();
     for (model::Event& event : events) {
@@ -132,9 +133,10 @@ auto watch_events(model::EventChannel& channel, const std::vector<std::unique_pt
             std::vector<checkers::Violation> found;
             watch->on_event(event, found);
             if (found.empty()) continue;
-            run.trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), found.front().checker,
-                           "violated while the run goes on, at step " + std::to_string(scheduler.steps()) + ": " +
-                               found.front().message});
+            run.trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(),
+                           found.front().checker,
+                           "violated while the run goes on, at step " + std::to_string(scheduler.steps()) +
+                               ": " + found.front().message});
             run.outcome.violations = std::move(found);
             return true;
         }
@@ -150,11 +152,13 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
     if (plan.kind == CrashPlan::Kind::at_step && !stopped && outcome.violations.empty()) {
         throw sim::ReplayDiverged("$.crash.step",
                                   "a step from 1 to " + std::to_string(run.scheduler.steps()) +
-                                      " (the replayed run ends at step " + std::to_string(run.scheduler.steps()) + ")",
+                                      " (the replayed run ends at step " +
+                                      std::to_string(run.scheduler.steps()) + ")",
                                   std::to_string(plan.recorded.step));
     }
     // A run cut by the step bound claims nothing past it: no crash at its end.
-    if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty() || outcome.cut_at_step != 0) return;
+    if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty() || outcome.cut_at_step != 0)
+        return;
     UnflushedPolicy policy = UnflushedPolicy::none;
     if (script != nullptr && script->at_crash()) {
         policy = script->crash_step().unflushed;
@@ -226,8 +230,9 @@ void record_run(const sim::Scheduler& scheduler, RunState& run,
 }  // namespace
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
-                         sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script, const ExploreBounds& bounds,
-                         std::uint64_t crash_states_max, bool interruptible) -> RunOutcome {
+                         sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script,
+                         const ExploreBounds& bounds, std::uint64_t crash_states_max, bool interruptible)
+    -> RunOutcome {
     const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
     RunOutcome outcome;
     outcome.judged.assign(checkers_.size(), 0);

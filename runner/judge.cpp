@@ -30,7 +30,8 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
     std::string list;
     for (std::size_t i = 0; i < pending.size(); i++) {
         if (keep[i]) kept++;
-        const bool tore = std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
+        const bool tore =
+            std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
         const bool landed = std::any_of(faults.misdirected.begin(), faults.misdirected.end(),
                                         [i](const MisdirectedWrite& m) { return m.write == i; });
         list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" +
@@ -44,14 +45,14 @@ auto describe_kept(const std::vector<model::disk::PendingWrite>& pending, const 
 }
 
 /// "0 of 1 unflushed recovery write(s) kept (meta@12 lost)".
-auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pending, const std::vector<bool>& keep)
-    -> std::string {
+auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pending,
+                            const std::vector<bool>& keep) -> std::string {
     std::size_t kept = 0;
     std::string list;
     for (std::size_t i = 0; i < pending.size(); i++) {
         if (keep[i]) kept++;
-        list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" + std::to_string(pending[i].block) +
-                (keep[i] ? " kept" : " lost");
+        list += (list.empty() ? "" : ", ") + std::string(pending[i].what) + "@" +
+                std::to_string(pending[i].block) + (keep[i] ? " kept" : " lost");
     }
     std::string text =
         std::to_string(kept) + " of " + std::to_string(pending.size()) + " unflushed recovery write(s) kept";
@@ -65,10 +66,11 @@ auto describe_recovery_kept(const std::vector<model::disk::PendingWrite>& pendin
 auto image_words(const model::disk::Image& image) -> model::KeyWords {
     model::KeyWords words;
     words.reserve(9 * image.blocks().segment_count());
-    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-        words.insert(words.end(), {start, end, block.sequence});
-        model::encode_content(words, block.content);
-    });
+    image.blocks().for_each(
+        [&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+            words.insert(words.end(), {start, end, block.sequence});
+            model::encode_content(words, block.content);
+        });
     return words;
 }
 
@@ -87,10 +89,12 @@ auto RunState::judge(model::RecoveredState& state, std::vector<checkers::Violati
         const model::disk::BlockDevice& device = fs.device();
         for (const TornWrite& tear : faults.torn) {
             const model::disk::PendingWrite& write = device.pending()[tear.write];
-            fault_lines.push_back(fault_outcome(device.describe_tear(tear), write.block, write.count, state, found));
+            fault_lines.push_back(
+                fault_outcome(device.describe_tear(tear), write.block, write.count, state, found));
         }
         for (const MisdirectedWrite& misdirect : faults.misdirected) {
-            fault_lines.push_back(fault_outcome(device.describe_misdirect(misdirect), misdirect.victim, 1, state, found));
+            fault_lines.push_back(
+                fault_outcome(device.describe_misdirect(misdirect), misdirect.victim, 1, state, found));
         }
         for (const std::uint64_t block : faults.unreadable) {
             fault_lines.push_back(fault_outcome(describe_unreadable(block), block, 1, state, found));
@@ -115,16 +119,19 @@ auto RunState::write_error_outcome(const std::vector<checkers::Violation>& found
 }
 
 auto RunState::describe_unreadable(std::uint64_t block) -> std::string {
-    return "latent sector error: the media of block " + std::to_string(block) + " is unreadable, its reads return EIO";
+    return "latent sector error: the media of block " + std::to_string(block) +
+           " is unreadable, its reads return EIO";
 }
 
-auto RunState::faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const -> model::disk::Image {
+auto RunState::faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const
+    -> model::disk::Image {
     model::disk::Image image = fs.device().crash_image(keep, injected.torn, injected.misdirected);
     image.set_unreadable(injected.unreadable);
     return image;
 }
 
-auto RunState::checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const -> std::vector<std::uint64_t> {
+auto RunState::checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const
+    -> std::vector<std::uint64_t> {
     if (!fs.device().faults().latent_errors || injected.size() >= fs.device().faults().budget) return {};
     const model::disk::Image image = faulted_image(keep, injected);
     (void)fs.recover(image);
@@ -141,14 +148,16 @@ auto RunState::draw_crash_faults(const std::vector<bool>& keep) -> CrashFaults {
 }
 
 auto RunState::fault_outcome(const std::string& described, std::uint64_t first, std::uint64_t count,
-                   const model::RecoveredState& state, const std::vector<checkers::Violation>& found) -> std::string {
+                             const model::RecoveredState& state,
+                             const std::vector<checkers::Violation>& found) -> std::string {
     const auto in_write = [&](std::uint64_t block) { return block >= first && block < first + count; };
     const bool caught = std::any_of(state.checksum_failed.begin(), state.checksum_failed.end(), in_write);
     outcome.faults.injected++;
     const std::string what = described + ": ";
     if (!state.mounted && caught) {
         outcome.faults.detected++;
-        return what + "detected: the mount refuses it with an error the user sees (" + state.mount_error + ")";
+        return what + "detected: the mount refuses it with an error the user sees (" + state.mount_error +
+               ")";
     }
     if (!found.empty()) return what + "not survived: " + found.front().checker + " is violated";
     if (!state.mounted) return what + "not judged: the mount failed for another reason";
@@ -165,11 +174,13 @@ auto RunState::torn_read(const model::RecoveredState& state) const -> std::strin
     if (!state.data_checksums) return "";
     for (std::size_t file = 0; file < state.files.size(); file++) {
         std::string text;
-        state.files[file].blocks.for_each([&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
-            if (!text.empty() || !content.faulty()) return;
-            text = "a read of " + context.file_names[file] + " at " + std::to_string(start * context.block_size) +
-                   " fails its data checksum (btrfs_check_data_csum): EIO";
-        });
+        state.files[file].blocks.for_each(
+            [&](std::uint64_t start, std::uint64_t, const model::disk::Content& content) {
+                if (!text.empty() || !content.faulty()) return;
+                text = "a read of " + context.file_names[file] + " at " +
+                       std::to_string(start * context.block_size) +
+                       " fails its data checksum (btrfs_check_data_csum): EIO";
+            });
         if (!text.empty()) return text;
     }
     return "";
@@ -187,8 +198,8 @@ void RunState::blame_lies(const std::vector<bool>& keep, std::vector<checkers::V
     }
 }
 
-auto RunState::evaluate(const std::vector<bool>& keep, const CrashFaults& injected, bool narrate, CutChoice choice,
-              const std::vector<RecoveryCut>& recorded) -> bool {
+auto RunState::evaluate(const std::vector<bool>& keep, const CrashFaults& injected, bool narrate,
+                        CutChoice choice, const std::vector<RecoveryCut>& recorded) -> bool {
     model::disk::BlockDevice& device = fs.device();
     SIM_ASSERT(keep.size() == device.pending().size());
     story.clear();
@@ -383,15 +394,16 @@ auto RunState::evaluate_every_tear(const std::vector<bool>& keep) -> bool {
     if (capped && !tears_capped_told) {
         tears_capped_told = true;
         trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "device",
-                   "not explored: fault sets (torn and misdirected writes) past the first " + std::to_string(tear_sets_max) +
+                   "not explored: fault sets (torn and misdirected writes) past the first " +
+                       std::to_string(tear_sets_max) +
                        " of a crash state (faults.budget; a bound, no claim about the rest)"});
     }
     return false;
 }
 
-auto RunState::mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who, CutChoice choice,
-                     const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found)
-    -> bool {
+auto RunState::mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who,
+                               CutChoice choice, const std::vector<RecoveryCut>& recorded,
+                               std::vector<checkers::Violation>& found) -> bool {
     // No story is kept without a trace, so a mount judged before tells nothing new.
     const bool reusable = memo && choice == CutChoice::every && !trace.enabled();
     model::KeyWords key = reusable ? image_words(image) : model::KeyWords{};
@@ -424,8 +436,8 @@ auto RunState::mount_and_judge(const model::disk::Image& image, std::uint32_t le
     if (writes.empty()) return false;  // recovery wrote nothing: nothing to cut
     if (choice == CutChoice::draw) {
         const std::size_t issued = writes[recovery_prng.below(writes.size())];
-        return cut_and_mount(issued_device(image, recovery, issued), recovery, issued, nullptr, levels, choice,
-                             recorded, found);
+        return cut_and_mount(issued_device(image, recovery, issued), recovery, issued, nullptr, levels,
+                             choice, recorded, found);
     }
     for (const std::size_t issued : writes) {
         const model::disk::MountDevice device = issued_device(image, recovery, issued);
@@ -438,22 +450,24 @@ auto RunState::mount_and_judge(const model::disk::Image& image, std::uint32_t le
     return false;
 }
 
-auto RunState::issued_device(const model::disk::Image& image, const model::Recovery& recovery, std::size_t issued)
-    -> model::disk::MountDevice {
+auto RunState::issued_device(const model::disk::Image& image, const model::Recovery& recovery,
+                             std::size_t issued) -> model::disk::MountDevice {
     model::disk::MountDevice device(image);
     for (std::size_t i = 0; i < issued; i++) device.issue(recovery.requests[i]);
     return device;
 }
 
-auto RunState::cut_and_mount(const model::disk::MountDevice& device, const model::Recovery& recovery, std::size_t issued,
-                   const std::vector<bool>* keep, std::uint32_t levels, CutChoice choice,
-                   const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found) -> bool {
+auto RunState::cut_and_mount(const model::disk::MountDevice& device, const model::Recovery& recovery,
+                             std::size_t issued, const std::vector<bool>* keep, std::uint32_t levels,
+                             CutChoice choice, const std::vector<RecoveryCut>& recorded,
+                             std::vector<checkers::Violation>& found) -> bool {
     const std::vector<bool> kept =
         keep != nullptr ? *keep : draw_keep(policy, device.pending().size(), recovery_prng);
     if (kept.size() != device.pending().size()) {
         throw sim::ReplayDiverged("$.crash.recovery",
-                                  "one flag per recovery write unflushed after request " + std::to_string(issued) +
-                                      " (" + std::to_string(device.pending().size()) + ")",
+                                  "one flag per recovery write unflushed after request " +
+                                      std::to_string(issued) + " (" +
+                                      std::to_string(device.pending().size()) + ")",
                                   std::to_string(kept.size()) + " flags");
     }
     const std::string& after = recovery.requests[issued - 1].description;
@@ -478,7 +492,8 @@ auto RunState::count_states(UnflushedPolicy policy, std::size_t pending) const -
     if (fs.device().faults().budget == 0) return keep_count(policy, pending);
     std::uint64_t states = 0;
     bool capped = false;
-    for (const auto& keep : every_keep(policy, pending)) states += every_faults(fs.device(), keep, capped).size();
+    for (const auto& keep : every_keep(policy, pending))
+        states += every_faults(fs.device(), keep, capped).size();
     return states;
 }
 

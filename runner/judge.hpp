@@ -93,7 +93,8 @@ struct RunState {
     /// sim::Trace drops every line it is given).
     void tell(const char* who, std::string text) {
         if (!trace.enabled()) return;
-        story.push_back({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
+        story.push_back(
+            {sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), who, std::move(text)});
     }
 
     /// Every checker on one mount's result; true on a violation.
@@ -108,13 +109,15 @@ struct RunState {
     static auto describe_unreadable(std::uint64_t block) -> std::string;
 
     /// The crash image of `keep` and `injected`, its unreadable blocks set.
-    auto faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const -> model::disk::Image;
+    auto faulted_image(const std::vector<bool>& keep, const CrashFaults& injected) const
+        -> model::disk::Image;
 
     /// The blocks the first mount of that image reads through a checked
     /// path (Image::read_checked), in read order: where a latent sector
     /// error is offered (none without faults.latent_errors). A mount
     /// without them, its result discarded.
-    auto checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const -> std::vector<std::uint64_t>;
+    auto checked_reads(const std::vector<bool>& keep, const CrashFaults& injected) const
+        -> std::vector<std::uint64_t>;
 
     /// Random and PCT's faults for one crash state: the writes' (draw_faults),
     /// then no latent sector error or one on a block the mount reads.
@@ -124,7 +127,8 @@ struct RunState {
     /// by the device, its damage in blocks [first, first + count) (a torn
     /// write's own blocks, a misdirected write's victim).
     auto fault_outcome(const std::string& described, std::uint64_t first, std::uint64_t count,
-                       const model::RecoveredState& state, const std::vector<checkers::Violation>& found) -> std::string;
+                       const model::RecoveredState& state, const std::vector<checkers::Violation>& found)
+        -> std::string;
 
     /// A torn block a file maps on a model that verifies data checksums.
     auto torn_read(const model::RecoveredState& state) const -> std::string;
@@ -218,19 +222,20 @@ struct RunState {
     /// Mounts `image`, judges the result and, with `levels` left, cuts the
     /// power inside that mount's recovery and recurses; true on a
     /// violation, with `cuts` the path to it.
-    auto mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who, CutChoice choice,
-                         const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found)
-        -> bool;
+    auto mount_and_judge(const model::disk::Image& image, std::uint32_t levels, const char* who,
+                         CutChoice choice, const std::vector<RecoveryCut>& recorded,
+                         std::vector<checkers::Violation>& found) -> bool;
 
     /// The device under a mount of `image` once it issued the first `issued` requests of `recovery`.
-    static auto issued_device(const model::disk::Image& image, const model::Recovery& recovery, std::size_t issued)
-        -> model::disk::MountDevice;
+    static auto issued_device(const model::disk::Image& image, const model::Recovery& recovery,
+                              std::size_t issued) -> model::disk::MountDevice;
 
     /// The power cut on `device`, after `issued` requests of `recovery`
     /// (keeping `keep`, or a subset drawn by the policy), then the next mount.
-    auto cut_and_mount(const model::disk::MountDevice& device, const model::Recovery& recovery, std::size_t issued,
-                       const std::vector<bool>* keep, std::uint32_t levels, CutChoice choice,
-                       const std::vector<RecoveryCut>& recorded, std::vector<checkers::Violation>& found) -> bool;
+    auto cut_and_mount(const model::disk::MountDevice& device, const model::Recovery& recovery,
+                       std::size_t issued, const std::vector<bool>* keep, std::uint32_t levels,
+                       CutChoice choice, const std::vector<RecoveryCut>& recorded,
+                       std::vector<checkers::Violation>& found) -> bool;
 
     /// The crash states `exhaustive` evaluates after one step (dfs estimates).
     auto count_states(UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t;

@@ -27,12 +27,15 @@ constexpr std::uint64_t pct_probe_seed = 0x9c7;
 }  // namespace
 
 Simulation::Simulation(const Scenario& scenario, const Variant& variant)
-    : scenario_(scenario), variant_(variant), bounds_(scenario.explore), verdicts_(std::make_unique<VerdictMemo>()) {
+    : scenario_(scenario), variant_(variant), bounds_(scenario.explore),
+      verdicts_(std::make_unique<VerdictMemo>()) {
     model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
                              scenario.device.profile, scenario.machine.page_cache_bytes,
                              scenario.machine.reclaim_batch_bytes};
-    if (scenario.device.write_latency_ns) geometry.write_latency = static_cast<sim::Duration>(*scenario.device.write_latency_ns);
-    if (scenario.device.flush_latency_ns) geometry.flush_latency = static_cast<sim::Duration>(*scenario.device.flush_latency_ns);
+    if (scenario.device.write_latency_ns)
+        geometry.write_latency = static_cast<sim::Duration>(*scenario.device.write_latency_ns);
+    if (scenario.device.flush_latency_ns)
+        geometry.flush_latency = static_cast<sim::Duration>(*scenario.device.flush_latency_ns);
     geometry.bandwidth = scenario.device.bandwidth;
     geometry.costs_ns = scenario.costs_of(variant);
     prototype_ = model::make_filesystem(scenario.model, variant.config, geometry, scenario.files);
@@ -53,16 +56,17 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
         sim::StepOutcome outcome;
         while ((outcome = scheduler.step(first)) != sim::StepOutcome::finished) {
             if (outcome == sim::StepOutcome::deadlock) {
-                throw InputError(scenario_.path + ": $.setup: expected the set-up to complete, got a deadlock: " +
+                throw InputError(scenario_.path +
+                                 ": $.setup: expected the set-up to complete, got a deadlock: " +
                                  scheduler.describe_blocked());
             }
         }
     }
     // Device faults from the tasks on: the set-up's writes are
     // the quiescent start every run copies.
-    prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes, scenario.device.lying_cache,
-                                     scenario.faults.misdirected_writes, scenario.faults.latent_errors,
-                                     scenario.faults.write_errors});
+    prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes,
+                                     scenario.device.lying_cache, scenario.faults.misdirected_writes,
+                                     scenario.faults.latent_errors, scenario.faults.write_errors});
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {
@@ -120,8 +124,8 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
         ExploreBounds{0, daemon_steps, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
 }
 
-auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace, bool interruptible)
-    -> RunOutcome {
+auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace,
+                              bool interruptible) -> RunOutcome {
     const sim::Prng root(seed);
     run_label_ = spec.text() + " seed " + std::to_string(seed);
     if (spec.kind == sim::StrategySpec::Kind::random) {
@@ -192,8 +196,8 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace, std::uint64_t crash_sta
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs";
     list_memo_reached_ = true;
-    RunOutcome outcome = execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0), sim::Prng(0),
-                                 trace, nullptr, bounds_, crash_states_max, true);
+    RunOutcome outcome = execute(strategy, CrashPlan{CrashPlan::Kind::exhaustive, {}}, sim::Prng(0),
+                                 sim::Prng(0), trace, nullptr, bounds_, crash_states_max, true);
     list_memo_reached_ = false;
     return outcome;
 }
@@ -201,15 +205,16 @@ auto Simulation::run_dfs(sim::DfsTree& tree, bool trace, std::uint64_t crash_sta
 auto Simulation::count_dfs(sim::DfsTree& tree) -> RunOutcome {
     sim::DfsStrategy strategy(tree);
     run_label_ = "dfs estimate";
-    return execute(strategy, CrashPlan{CrashPlan::Kind::count, {}}, sim::Prng(0), sim::Prng(0), false, nullptr,
-                   bounds_, 0, true);
+    return execute(strategy, CrashPlan{CrashPlan::Kind::count, {}}, sim::Prng(0), sim::Prng(0), false,
+                   nullptr, bounds_, 0, true);
 }
 
 auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash,
                         bool trace) -> RunOutcome {
     sim::ReplayStrategy strategy(choices);
     run_label_ = "replay of a recorded schedule";
-    const CrashPlan plan = crash ? CrashPlan{CrashPlan::Kind::at_step, *crash} : CrashPlan{CrashPlan::Kind::none, {}};
+    const CrashPlan plan =
+        crash ? CrashPlan{CrashPlan::Kind::at_step, *crash} : CrashPlan{CrashPlan::Kind::none, {}};
     return execute(strategy, plan, sim::Prng(0), sim::Prng(0), trace, nullptr, bounds_);
 }
 

@@ -136,7 +136,8 @@ void Workload::run_zero(const Op& op, model::OpCall& call) {
     const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
     if (execute(call) != model::OpResult::ok) return;
     if (extends) oracle.end_size(call.file, size_id);
-    oracle.end_zero(call.file, first_block(op), end_block(op), call.version, extends ? op.offset + op.length : 0);
+    oracle.end_zero(call.file, first_block(op), end_block(op), call.version,
+                    extends ? op.offset + op.length : 0);
 }
 
 void Workload::run_set_size(const Op& op, model::OpCall& call) {
@@ -166,8 +167,8 @@ void Workload::run_fsync(const Op& op, const model::OpCall& call, sim::Scheduler
         }
         return;
     }
-    const std::size_t id =
-        oracle.begin_fsync(call.file, scheduler.steps(), "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
+    const std::size_t id = oracle.begin_fsync(call.file, scheduler.steps(),
+                                              "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
     if (execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
 }
 
