@@ -25,6 +25,8 @@ namespace {
 /// gigabyte and a few seconds, and a small file can no longer ask for gigabytes.
 /// fs_mark's own bound (1000000 files of 3 ops) stays within it.
 constexpr std::uint64_t workload_ops_max = 3'000'000;
+/// The most files an fs_mark job creates, all threads together (and as many for its earlier run).
+constexpr std::uint64_t fs_mark_files_max = 1'000'000;
 
 }  // namespace
 
@@ -97,6 +99,13 @@ auto Loader::read_fio(const Json& job) const -> FioJob {
     if (fio.size > (std::uint64_t{1} << 40))
         fail(path + ".size", "at most 2^40 bytes", std::to_string(fio.size));
     if (job.contains("fsync")) fio.fsync = read_unsigned_in(job.at("fsync"), path + ".fsync", 0, 1'000'000);
+    read_fio_options(job, fio);
+    return fio;
+}
+
+// direct, o_dsync, seed and prefill, then the model's operations the job expands into.
+void Loader::read_fio_options(const Json& job, FioJob& fio) const {
+    const std::string path = "$.workload.fio";
     if (job.contains("direct")) {
         if (!job.at("direct").is_boolean()) fail(path + ".direct", "a boolean", type_name(job.at("direct")));
         fio.direct = job.at("direct").get<bool>();
@@ -122,12 +131,15 @@ auto Loader::read_fio(const Json& job) const -> FioJob {
             fail(path + ".prefill", "a prefill the model has an operation for", json_quoted(fio.prefill));
         }
     }
+    check_workload_roles(path);
+}
+
+void Loader::check_workload_roles(const std::string& path) const {
     for (const auto& [role, op] :
          {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
         if (op == nullptr)
             fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
     }
-    return fio;
 }
 
 void Loader::expand_fio(const FioJob& fio) {
@@ -228,14 +240,9 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
         job, path,
         {"files", "size", "threads", "dirs", "files_per_dir", "fsync", "user_cpu_us", "previous_files"},
         {"files", "size"});
-    for (const auto& [role, op] :
-         {std::pair{"create", op_create()}, {"write", op_write()}, {"fsync", op_fsync()}}) {
-        if (op == nullptr)
-            fail(path, std::string("a model with a ") + role + " operation", json_quoted(scenario_.model));
-    }
-    constexpr std::uint64_t files_max = 1'000'000;
+    check_workload_roles(path);
     FsMarkJob fs_mark;
-    fs_mark.files = read_unsigned_in(job.at("files"), path + ".files", 1, files_max);
+    fs_mark.files = read_unsigned_in(job.at("files"), path + ".files", 1, fs_mark_files_max);
     // fs_mark -s: bytes on a byte-granular model (ext4), else a block multiple.
     fs_mark.size = model_->byte_granular ? read_size(job.at("size"), path + ".size")
                                          : read_multiple(job.at("size"), path + ".size");
@@ -251,34 +258,40 @@ auto Loader::read_fs_mark(const Json& job) const -> FsMarkJob {
         fs_mark.threads =
             static_cast<std::uint32_t>(read_unsigned_in(job.at("threads"), path + ".threads", 1, 256));
     }
-    if (fs_mark.files * fs_mark.threads > files_max) {
-        fail(path + ".files", "files * threads <= " + std::to_string(files_max),
+    if (fs_mark.files * fs_mark.threads > fs_mark_files_max) {
+        fail(path + ".files", "files * threads <= " + std::to_string(fs_mark_files_max),
              std::to_string(fs_mark.files) + " * " + std::to_string(fs_mark.threads));
     }
-    if (job.contains("dirs")) fs_mark.dirs = read_unsigned_in(job.at("dirs"), path + ".dirs", 1, files_max);
+    if (job.contains("dirs"))
+        fs_mark.dirs = read_unsigned_in(job.at("dirs"), path + ".dirs", 1, fs_mark_files_max);
     if (job.contains("files_per_dir")) {
         fs_mark.files_per_dir =
-            read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, files_max);
+            read_unsigned_in(job.at("files_per_dir"), path + ".files_per_dir", 1, fs_mark_files_max);
     }
     if (job.contains("fsync")) fs_mark.fsync = read_bool(job.at("fsync"), path + ".fsync");
     if (job.contains("user_cpu_us")) {
         fs_mark.user_cpu_ns = read_user_cpu_ns(job.at("user_cpu_us"), path + ".user_cpu_us");
     }
+    read_previous_files(job, fs_mark);
+    return fs_mark;
+}
+
+void Loader::read_previous_files(const Json& job, FsMarkJob& fs_mark) const {
+    const std::string path = "$.workload.fs_mark";
     if (job.contains("previous_files")) {
         fs_mark.previous_files =
-            read_unsigned_in(job.at("previous_files"), path + ".previous_files", 0, files_max);
+            read_unsigned_in(job.at("previous_files"), path + ".previous_files", 0, fs_mark_files_max);
         if (fs_mark.previous_files > 0 &&
             model::op_with_effect(*model_, model::OracleEffect::remove_file) == nullptr) {
             fail(path + ".previous_files",
                  "0 on a model with no unlink operation (the earlier run unlinks its files)",
                  std::to_string(fs_mark.previous_files));
         }
-        if (fs_mark.previous_files * fs_mark.threads > files_max) {
-            fail(path + ".previous_files", "previous_files * threads <= " + std::to_string(files_max),
+        if (fs_mark.previous_files * fs_mark.threads > fs_mark_files_max) {
+            fail(path + ".previous_files", "previous_files * threads <= " + std::to_string(fs_mark_files_max),
                  std::to_string(fs_mark.previous_files) + " * " + std::to_string(fs_mark.threads));
         }
     }
-    return fs_mark;
 }
 
 void Loader::expand_fs_mark(const FsMarkJob& fs_mark) {

@@ -68,8 +68,12 @@ private:
     }
     void read_workload(const Json& value);
     auto read_fio(const Json& job) const -> FioJob;
+    void read_fio_options(const Json& job, FioJob& fio) const;
+    /// The model's create, write and fsync operations, which a fio or fs_mark job expands into.
+    void check_workload_roles(const std::string& path) const;
     void expand_fio(const FioJob& fio);
     auto read_fs_mark(const Json& job) const -> FsMarkJob;
+    void read_previous_files(const Json& job, FsMarkJob& fs_mark) const;
     void expand_fs_mark(const FsMarkJob& fs_mark);
     void old_directories(const FsMarkJob& fs_mark, std::set<std::uint64_t>& made);
     auto fs_mark_run(const FsMarkJob& fs_mark, std::uint32_t thread, std::uint64_t files,
