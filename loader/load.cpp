@@ -2,32 +2,25 @@
 // defect becomes one InputError line: "<file>: <JSON path>: expected X, got Y".
 // Validation is strict (an unknown key is an error) because a typo that is
 // silently ignored would make a scenario test something other than it says.
+// This file reads the top level, the model, the device, its faults and the knobs;
+// the load_*.cpp files beside it read the rest (loader_impl.hpp lists which).
 #include <algorithm>
-#include <initializer_list>
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <limits>
+#include <cstdint>
 #include <map>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <set>
+#include <string>
 #include <string_view>
-#include <system_error>
+#include <utility>
+#include <vector>
 
-#include "model/info.hpp"
 #include "loader/json_reader.hpp"
 #include "loader/loader_impl.hpp"
-#include "model/registry.hpp"
 #include "loader/scenario.hpp"
+#include "model/info.hpp"
+#include "model/registry.hpp"
 #include "sim/assert.hpp"
-#include "sim/prng.hpp"
-#include "sim/strategy.hpp"
-#include "sim/yield_point.hpp"
 
 namespace scenarios {
 namespace {
-
 
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
 
@@ -117,15 +110,6 @@ void Loader::index_op_files() {
     for (Task& task : scenario_.tasks) {
         for (Op& op : task.ops) set_index(op);
     }
-}
-
-// --- Workloads and performance expectations ---------------------------------------------------
-
-auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
-    if (!value.is_number()) fail(json_path, "a number", type_name(value));
-    const double number = value.get<double>();
-    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", number_text(value));
-    return number;
 }
 
 // --- Model, device, knobs ---------------------------------------------------------------------
@@ -244,6 +228,8 @@ auto Loader::read_config(const Json& value, const std::string& json_path) const
     return config;
 }
 
+// --- Values several parts read ----------------------------------------------------------------
+
 auto Loader::read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t {
     const std::uint64_t bytes = read_size(value, json_path);
     const std::uint64_t block_size = scenario_.device.block_size;
@@ -252,6 +238,15 @@ auto Loader::read_multiple(const Json& value, const std::string& json_path) cons
     }
     return bytes;
 }
+
+auto Loader::read_number(const Json& value, const std::string& json_path) const -> double {
+    if (!value.is_number()) fail(json_path, "a number", type_name(value));
+    const double number = value.get<double>();
+    if (!(number >= 0) || number > 1e9) fail(json_path, "a number from 0 to 1e9", number_text(value));
+    return number;
+}
+
+// --- The scenario's lookups, the entry points -------------------------------------------------
 
 auto Scenario::machine_of(const Variant& variant) const -> const Machine& {
     if (variant.machine.empty()) return machine;

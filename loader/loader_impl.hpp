@@ -1,7 +1,8 @@
 #pragma once
-// The scenario loader's one class, internal to loader/: its members are
-// defined in the file named for what they read. Every defect becomes one
-// InputError line: "<file>: <JSON path>: expected X, got Y".
+// The scenario loader's one class, internal to loader/ (the rest of crashsim calls
+// load_scenario and parse_scenario in scenario.hpp): each group of members is defined
+// in the file its comment names. Every defect becomes one InputError line:
+// "<file>: <JSON path>: expected X, got Y".
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -25,7 +26,7 @@ public:
     auto load(const Json& root) -> Scenario;
 
 private:
-    // The model, the device, its faults and the knobs; values several parts read.
+    // load.cpp: the model, the device, its faults and the knobs; values several parts read.
     void read_model(const Json& value);
     void read_device(const Json& value);
     void read_faults(const Json& value);
@@ -35,7 +36,7 @@ private:
     auto read_multiple(const Json& value, const std::string& json_path) const -> std::uint64_t;
     auto read_number(const Json& value, const std::string& json_path) const -> double;
 
-    // Setup, tasks and their ops.
+    // load_tasks.cpp: setup, tasks and their ops.
     void read_setup(const Json& value);
     void read_tasks(const Json& value);
     void read_task(const Json& value, const std::string& json_path, std::set<std::string>& names);
@@ -50,7 +51,7 @@ private:
     void read_file(const Json& value, const std::string& json_path, bool creates,
                    std::set<std::string>& visible, const std::string& visible_what);
 
-    // Workloads: fio, fs_mark, create_unlink.
+    // load_workloads.cpp: the fio, fs_mark and create_unlink workloads.
     // The model's operations for the roles a workload expands into (model/info.hpp).
     [[nodiscard]] auto op_create() const -> const model::OpInfo* { return model::op_creating(*model_); }
     [[nodiscard]] auto op_write() const -> const model::OpInfo* {
@@ -86,7 +87,7 @@ private:
     void take_workload_ops(std::uint64_t ops, const std::string& json_path);
     auto read_user_cpu_ns(const Json& value, const std::string& json_path) const -> std::uint64_t;
 
-    // The machine, its profiles and their CPU costs.
+    // load_machines.cpp: the machine, its profiles and their CPU costs.
     /// A size given at the seed's scale, divided by machine.scale.
     auto read_scaled(const Json& value, const std::string& json_path) const -> std::uint64_t;
     void read_machine(const Json& value);
@@ -97,7 +98,7 @@ private:
         -> std::map<std::string, std::uint64_t>;
     void read_costs(const Json& value);
 
-    // Performance expectations, the seed's figures and sweeps.
+    // load_perf.cpp: performance expectations, the seed's figures and sweeps.
     void read_perf(const Json& value);
     auto read_metric(const Json& value, const std::string& json_path) const -> std::string;
     void read_seed(const Json& value);
@@ -107,7 +108,7 @@ private:
     auto read_sweep_value(const Json& value, const std::string& json_path, const std::string& kind,
                           const std::string& parameter) const -> std::uint64_t;
 
-    // Crash policies, must_reach, the schedule and the exploration bounds.
+    // load_schedule.cpp: crash policies, must_reach, the schedule, the exploration bounds.
     auto read_unflushed(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
     auto read_crash(const Json& value, const std::string& json_path) const -> UnflushedPolicy;
     void read_scenario_crash(const Json& value);
@@ -119,7 +120,7 @@ private:
     auto read_run_step(const Json& value, const std::string& json_path) const -> ScheduleStep;
     void read_explore(const Json& value);
 
-    // Checkers, fuzz budgets, variants and their expectations.
+    // load_variants.cpp: checkers, fuzz budgets, variants and their expectations.
     void read_checkers(const Json& value);
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
     auto read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec;
