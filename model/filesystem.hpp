@@ -25,7 +25,7 @@ using Config = std::map<std::string, std::string>;
 /// The "whole file" marker: the end, in file blocks, of every operation that
 /// names no range (writeback, page release, fsync, sync) and of a hole past
 /// a file's last extent. Past any block a scenario can name: the loader caps
-/// a byte range's end at 2^44 bytes (loader/load.cpp), so 2^44 blocks lie
+/// a byte range's end at 2^44 bytes (loader/load_tasks.cpp), so 2^44 blocks lie
 /// beyond it at any block size.
 inline constexpr std::uint64_t whole_file_end = std::uint64_t{1} << 44;
 

@@ -1,4 +1,4 @@
-// Tests of loader/load.cpp: the shipped btrfs scenario loads as written, the documented
+// Tests of the loader (loader/load*.cpp): the shipped btrfs scenario loads as written, the documented
 // defaults are filled in, and every file in tests/bad_input fails with its exact message.
 // Paths are relative to the source root, where the test binary runs.
 #include <doctest/doctest.h>
