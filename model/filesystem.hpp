@@ -245,6 +245,10 @@ public:
     [[nodiscard]] virtual auto metadata_index() const -> const MetadataIndex* { return nullptr; }
     /// Mechanism counters for summaries (transactions, log commits, full fsyncs...).
     [[nodiscard]] virtual auto counters() const -> std::map<std::string, std::uint64_t> = 0;
+    /// Sets every counter the model declares a maximum (CounterKind::maximum,
+    /// model/info.hpp) to 0, so that it reads the largest value of what runs
+    /// afterwards only. The default: the model keeps no maximum.
+    virtual void reset_maxima() {}
 };
 
 /// Builds a freshly formatted file system of the named model (one of

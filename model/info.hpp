@@ -64,12 +64,20 @@ struct OpInfo {
     bool makes_directory = false;  // "file" names a new directory (fs_mark makes its -D directories)
 };
 
+/// How a counter's value is made: a total adds up events, a maximum keeps the
+/// largest one event gave. crashsim perf reports a total's growth over the
+/// workload (the set-up's value subtracted) and a maximum over the workload
+/// alone (FileSystem::reset_maxima() before it starts; a difference of two
+/// maxima measures nothing).
+enum class CounterKind : std::uint8_t { total, maximum };
+
 /// A counter the model keeps (FileSystem::counters()), with what it counts.
 /// Perf metrics may name any of them (`counter:<name>`).
 struct CounterInfo {
     std::string name;
     std::string about;
     bool perf_column = false;  // shown as a column of the crashsim perf table
+    CounterKind kind = CounterKind::total;
 };
 
 /// A calibrated CPU cost of one of the model's code paths that a scenario may

@@ -449,6 +449,21 @@ auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::
     return counters;
 }
 
+/// Which shown counters are maxima (CounterKind::maximum), said under the
+/// table: they are the workload's own, where the others count its events.
+auto maxima_note(const Scenario& scenario, const std::vector<std::string>& counters) -> std::string {
+    const model::ModelInfo* info = model::find_model(scenario.model);
+    std::string maxima;
+    for (const auto& name : counters) {
+        const model::CounterInfo* counter = info == nullptr ? nullptr : model::find_counter(*info, name);
+        if (counter == nullptr || counter->kind != model::CounterKind::maximum) continue;
+        maxima += (maxima.empty() ? "" : ", ") + name;
+    }
+    if (maxima.empty()) return "";
+    return "counters count the workload's events (the set-up's subtracted); " + maxima +
+           ": the largest over the workload alone\n";
+}
+
 /// Columns of file rates: 0 none, 1 files/s (fs_mark), 2 and unlinks/s (create_unlink).
 void perf_heading(PerfTable& table, const PerfReport& report, int files_shown,
                   const std::vector<std::string>& counters) {
@@ -510,6 +525,7 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
     perf_heading(table, report, files_shown, counters);
     for (const auto& row : report.rows)
         perf_line(table, row, !report.parameter.empty(), files_shown, counters);
+    table.table += maxima_note(scenario, counters);
     for (const auto& result : report.ratios) {
         table.met = table.met && result.met;
         const std::string where =
@@ -555,9 +571,10 @@ void list_model(std::string& out, const model::ModelInfo& info) {
     }
     out += "    counters:\n";
     for (const auto& counter : info.counters) {
-        appendf(out, "      %-24s %s\n",
+        const bool maximum = counter.kind == model::CounterKind::maximum;
+        appendf(out, "      %-24s %s%s\n",
                 (counter.name.ends_with('.') ? counter.name + "<op>" : counter.name).c_str(),
-                counter.about.c_str());
+                counter.about.c_str(), maximum ? " (a maximum: perf gives the workload's own)" : "");
     }
     if (!info.costs.empty()) out += "    costs (\"costs\": {NAME: ns}; perf --vary NAME=...):\n";
     for (const auto& cost : info.costs) {

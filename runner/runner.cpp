@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "model/info.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/stop.hpp"
 
@@ -14,6 +15,20 @@ namespace scenarios {
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t {
     std::uint64_t state = seed ^ (index * 0xD1B54A32D192ED03ULL);
     return sim::splitmix64(state);
+}
+
+auto workload_counters(const model::FileSystem& before, const model::FileSystem& after,
+                       const std::string& model) -> std::map<std::string, std::uint64_t> {
+    const model::ModelInfo* info = model::find_model(model);
+    const auto set_up = before.counters();
+    std::map<std::string, std::uint64_t> result;
+    for (const auto& [name, value] : after.counters()) {
+        const model::CounterInfo* counter = info == nullptr ? nullptr : model::find_counter(*info, name);
+        const auto it = set_up.find(name);
+        const bool maximum = counter != nullptr && counter->kind == model::CounterKind::maximum;
+        result[name] = maximum || it == set_up.end() ? value : value - it->second;
+    }
+    return result;
 }
 
 namespace {
@@ -141,6 +156,7 @@ auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed,
 auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     PerfOutcome outcome;
     std::unique_ptr<model::FileSystem> fs = prototype_->clone();
+    fs->reset_maxima();
     checkers::Oracle oracle = *prototype_oracle_;
     std::vector<bool> created = prototype_created_;
     {
@@ -183,11 +199,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
         }
         outcome.elapsed_ns = scheduler.now();
     }
-    const auto before = prototype_->counters();
-    for (const auto& [name, value] : fs->counters()) {
-        const auto it = before.find(name);
-        outcome.counters[name] = value - (it == before.end() ? 0 : it->second);
-    }
+    outcome.counters = workload_counters(*prototype_, *fs, scenario_.model);
     std::sort(outcome.fsync_latencies_ns.begin(), outcome.fsync_latencies_ns.end());
     return outcome;
 }

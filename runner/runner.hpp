@@ -250,6 +250,13 @@ inline constexpr std::uint64_t perf_steps_max = 2'000'000'000;
 /// unflushed writes; past it: none, all, and each write alone kept or lost.
 inline constexpr std::size_t subset_writes_max = 10;
 
+/// The counters of a perf run from the set-up's file system (`before`) and
+/// the run's (`after`, a clone of it whose maxima were reset before the
+/// workload): a total is its growth over the workload, a maximum (CounterKind,
+/// model/info.hpp) the workload's own, as `after` holds it.
+auto workload_counters(const model::FileSystem& before, const model::FileSystem& after,
+                       const std::string& model) -> std::map<std::string, std::uint64_t>;
+
 /// The seed of schedule `index` of a campaign started with `seed`.
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t;
 

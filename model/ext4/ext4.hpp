@@ -188,6 +188,7 @@ public:
     void forget_recovery() override { meta_objects_.forget_recovery(); }
     [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+    void reset_maxima() override { counters_.cp_scan_longest = 0; }
 
     /// Layout: superblock, journal superblock, log, then the block groups.
     static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks,

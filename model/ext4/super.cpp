@@ -441,7 +441,8 @@ auto counters() -> std::vector<CounterInfo> {
     return {
         {"commits", "jbd2_journal_commit_transaction runs", true},
         {"cp_scan_steps", "checkpoint buffers visited by the commit-time cleanup (C2)", true},
-        {"cp_scan_longest", "the most checkpoint buffers one commit's cleanup visited", true},
+        {"cp_scan_longest", "the most checkpoint buffers one commit's cleanup visited", true,
+         CounterKind::maximum},
         {"shrink_scan_steps", "checkpoint buffers visited by the shrinker", false},
         {"checkpoint_writes", "buffers written home by jbd2_log_do_checkpoint", true},
         {"flusher_writes", "buffers written home by background writeback", false},
