@@ -4,7 +4,6 @@
 // uncaught library exception; sizes read as xfs_io writes them.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -59,12 +58,10 @@ TEST_CASE("parse_json: nesting deeper than json_depth_max is refused with its pa
     CHECK(parse_error(nested(scenarios::json_depth_max + 1)) ==
           "x.json: $.a" + repeat("[0]", scenarios::json_depth_max - 1) +
               ": expected arrays and objects nested at most 100 deep, got deeper nesting");
-    // Tens of thousands of levels (gigabytes before) are refused at level 101, at once.
-    const auto started = std::chrono::steady_clock::now();
+    // Tens of thousands of levels are refused at level 101, with the path of that level.
     CHECK(parse_error(std::string(50'000, '[') + std::string(50'000, ']')) ==
           "x.json: $" + repeat("[0]", scenarios::json_depth_max) +
               ": expected arrays and objects nested at most 100 deep, got deeper nesting");
-    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
 }
 
 TEST_CASE("parse_json: numbers outside what a double or 64 bits hold are named as written") {
@@ -194,9 +191,9 @@ TEST_CASE("load: a sweep over a size field takes sizes written 64k") {
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{65536, 131072});
 }
 
-TEST_CASE("load: time is linear in an ops array's length") {
-    // 100,000 writes in one task: before, nlohmann's callback parser rescanned the ops array at
-    // the end of every op object (quadratic: minutes); now well under the bound below.
+TEST_CASE("load: an ops array of 100,000 writes is read whole") {
+    // The reader walks the ops array once (a callback parser that rescanned it at the end of
+    // every op object would take minutes here: the suite's own time shows it, no clock asserts it).
     std::string ops;
     for (int i = 0; i < 100'000; i++) {
         ops += std::string(i == 0 ? "" : ",") + R"({"op": "write", "file": "I", "offset": 0, "length": 4096})";
@@ -204,10 +201,9 @@ TEST_CASE("load: time is linear in an ops array's length") {
     const std::string text = R"({"name": "long", "model": "btrfs", "device": {"block_size": 4096, "blocks": 1024},
       "setup": [{"op": "create", "file": "I"}], "tasks": [{"name": "app", "ops": [)" + ops + R"(]}],
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto started = std::chrono::steady_clock::now();
     const auto scenario = scenarios::parse_scenario(text, "long.json");
     CHECK(scenario.tasks.at(0).ops.size() == 100'000);
-    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+    CHECK(scenario.tasks.at(0).ops.back().length == 4096);
 }
 
 TEST_CASE("read_campaign_result and read_repro check numbers as the loader does") {
