@@ -1,9 +1,10 @@
 #pragma once
 // What every model's file system holds alike, as the kernel's VFS holds it for
 // every file system (struct super_block's s_blocksize and s_bdev, the inodes'
-// address_space): the block size, the files' names, the block device and the
-// page cache. A model derives from FileSystemBase and keeps only its own
-// state (model/btrfs/btrfs.hpp, model/xfs/xfs.hpp).
+// address_space): the block size, the files' names, the block device, the
+// page cache and the store of the metadata objects its blocks hold. A model
+// derives from FileSystemBase<its MetaObject variant> and keeps only its own
+// state (model/btrfs/btrfs.hpp, model/xfs/xfs.hpp, model/ext4/ext4.hpp).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -11,13 +12,17 @@
 
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
+#include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 
 namespace model {
 
+template <typename MetaObject>  // a std::variant of the model's metadata objects
 class FileSystemBase : public FileSystem {
 public:
     auto device() -> disk::BlockDevice& override { return device_; }
+    void forget_recovery() override { meta_objects_.forget_recovery(); }
+    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
 
 protected:
     /// A device of `geometry` and an empty page cache for `file_names`.
@@ -34,6 +39,7 @@ protected:
     std::vector<std::string> file_names_;
     disk::BlockDevice device_;
     PageCache page_cache_;
+    MetadataStore<MetaObject> meta_objects_;
 };
 
 }  // namespace model

@@ -389,7 +389,7 @@ struct Counters {
     std::uint64_t direct_writes = 0;
 };
 
-class Btrfs final : public FileSystemBase {
+class Btrfs final : public FileSystemBase<MetaObject> {
 public:
     Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
@@ -398,8 +398,6 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override { meta_objects_.forget_recovery(); }
-    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
 
 private:
@@ -569,7 +567,6 @@ private:
     std::uint64_t meta_cursor_ = 0;
     std::uint64_t meta_area_end_ = 0;
     std::uint64_t data_cursor_ = 0;
-    MetadataStore<MetaObject> meta_objects_;
     // The checksum tree; its extent buffer locks as in v5.7/v5.8: a reader
     // (btrfs_tree_read_lock) waits only while a writer holds the lock, a
     // writer (btrfs_tree_lock) until no reader is left.

@@ -176,7 +176,7 @@ struct Counters {
     std::map<std::string, std::uint64_t> ops;
 };
 
-class Ext4 final : public FileSystemBase {
+class Ext4 final : public FileSystemBase<MetaObject> {
 public:
     Ext4(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
@@ -185,8 +185,6 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override { meta_objects_.forget_recovery(); }
-    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
     void reset_maxima() override { counters_.cp_scan_longest = 0; }
 
@@ -427,7 +425,6 @@ private:
     std::uint64_t data_in_flight_ = 0;
     bool kjournald2_running_ = false;
 
-    MetadataStore<MetaObject> meta_objects_;
     std::map<sim::TaskId, std::string> task_op_;
     Counters counters_;
 };

@@ -328,7 +328,7 @@ struct WritepageCtx {
     std::uint64_t data_seq = 0;
 };
 
-class Xfs final : public FileSystemBase {
+class Xfs final : public FileSystemBase<MetaObject> {
 public:
     Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
@@ -336,8 +336,6 @@ public:
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
-    void forget_recovery() override { meta_objects_.forget_recovery(); }
-    [[nodiscard]] auto metadata_index() const -> const MetadataIndex* override { return &meta_objects_; }
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
     /// The log worker's kernel thread (l_work, armed at mount by
     /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks
@@ -563,7 +561,6 @@ private:
     CoverState covered_state_ = CoverState::idle;  // xlog_alloc_log: XLOG_STATE_COVER_IDLE
     sim::Mutex log_force_lock_{"xlog.force"};
     sim::Mutex agf_lock_{"AGF"};  // the AGF buffer lock: one allocating transaction at a time
-    MetadataStore<MetaObject> meta_objects_;
 
     // I/O completion.
     std::vector<Ioend> ioends_;
