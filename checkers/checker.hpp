@@ -3,6 +3,7 @@
 // report violations as data, never mutate, never assert on the model.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,10 +46,35 @@ public:
                                         const CheckContext& context) const -> bool = 0;
 };
 
+/// One checker as crashsim knows it. Every checker registers once, as one
+/// entry of checker_table() (checkers/checker.cpp); every list of checkers
+/// (make_checker, checker_names, `crashsim list`, the loader's choices,
+/// the real-kernel harness's) derives from that table.
+struct CheckerEntry {
+    std::string_view name;
+    auto (*make)() -> std::unique_ptr<Checker>;
+    std::string_view about;  // what `crashsim list` says it judges
+    /// A scenario may name it in "checkers"; the others a run adds itself
+    /// (mount unless crash.mount is may-fail, fault_outcome with a fault
+    /// budget). scenarios/schema/scenario.schema.json's checker enum lists
+    /// these (tests/checkers/checker_test.cpp holds the two equal).
+    bool scenario_nameable;
+    /// `crashsim kernel` judges real crash states with it (the others read
+    /// the model's own records: journal_integrity its log, freeze_quiescence
+    /// its transactions, frozen_image its log records, fault_outcome its faults).
+    bool real_kernel;
+};
+
+/// Every checker, in the order the real-kernel harness runs and reports its own.
+auto checker_table() -> std::span<const CheckerEntry>;
 /// nullptr for an unknown name.
 auto make_checker(std::string_view name) -> std::unique_ptr<Checker>;
 /// Every checker name, sorted.
 auto checker_names() -> std::vector<std::string>;
 auto checker_about(std::string_view name) -> std::string;
+/// The checkers a scenario may name, sorted.
+auto scenario_checker_names() -> const std::vector<std::string>&;
+/// The checkers judged on a real crash state, in table order.
+auto real_kernel_checker_names() -> const std::vector<std::string>&;
 
 }  // namespace checkers

@@ -144,12 +144,6 @@ void apply(int fd, const LogRecord& record, const LoggingDevice& device) {
 
 }  // namespace
 
-auto real_checkers() -> const std::vector<std::string>& {
-    static const std::vector<std::string> names{"mount", "fsync_durability", "no_stale_data",
-                                                "fs_consistency"};
-    return names;
-}
-
 namespace {
 
 /// The extents FIEMAP reports, in file blocks. An inline extent (data in a
@@ -269,7 +263,7 @@ struct Judge {
     CrashJudgement result;
 
     explicit Judge(const CrashInput& in) : input(in) {
-        for (const std::string& name : real_checkers()) {
+        for (const std::string& name : checkers::real_kernel_checker_names()) {
             if (name == "mount" && input.scenario.crash.mount_may_fail) continue;
             checkers.push_back(checkers::make_checker(name));
             result.tallies.push_back({name, 0, 0, {}});

@@ -25,11 +25,6 @@ inline constexpr std::size_t any_subset_writes_max = 3;
 /// Crash states one run judges at most.
 inline constexpr std::size_t crash_states_max = 64;
 
-/// The checkers judged on a real crash state (the others read the model's
-/// own records: journal_integrity its log, freeze_quiescence its
-/// transactions, frozen_image its log records, fault_outcome its faults).
-auto real_checkers() -> const std::vector<std::string>&;
-
 struct CheckerTally {
     std::string name;
     std::uint64_t judged = 0;    // crash states with something at stake
@@ -38,7 +33,7 @@ struct CheckerTally {
 };
 
 struct CrashJudgement {
-    std::vector<CheckerTally> tallies;  // real_checkers() order
+    std::vector<CheckerTally> tallies;  // checkers::real_kernel_checker_names() order
     std::uint64_t states = 0;
     std::uint64_t points = 0;
     bool capped = false;  // crash_states_max or subsets_per_point_max left some out

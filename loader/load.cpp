@@ -281,11 +281,4 @@ auto parse_scenario(const std::string& text, const std::string& path) -> Scenari
     return Loader(path).load(text);
 }
 
-auto known_checkers() -> const std::vector<std::string>& {
-    static const std::vector<std::string> checkers = {"freeze_quiescence", "frozen_image",
-                                                      "fs_consistency",    "fsync_durability",
-                                                      "journal_integrity", "no_stale_data"};
-    return checkers;
-}
-
 }  // namespace scenarios

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "checkers/checker.hpp"
 #include "loader/json_reader.hpp"
 #include "loader/loader_impl.hpp"
 #include "loader/scenario.hpp"
@@ -19,7 +20,8 @@ void Loader::read_checkers(const Json& value) {
     if (value.empty()) fail("$.checkers", "a non-empty array", "an empty array");
     for (std::size_t index = 0; index < value.size(); index++) {
         const auto checker_path = index_path("$.checkers", index);
-        auto checker = read_choice(value[index], checker_path, known_checkers(), "the checkers ");
+        auto checker =
+            read_choice(value[index], checker_path, checkers::scenario_checker_names(), "the checkers ");
         if (contains(scenario_.checkers, checker)) {
             fail(checker_path, "a checker not listed before", json_quoted(checker));
         }

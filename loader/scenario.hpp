@@ -348,7 +348,4 @@ auto load_scenario(const std::string& path) -> Scenario;
 /// Same, from text already read (repro files embed their scenario).
 auto parse_scenario(const std::string& text, const std::string& path) -> Scenario;
 
-/// The checkers crashsim knows, for validation and `list`.
-auto known_checkers() -> const std::vector<std::string>&;
-
 }  // namespace scenarios

@@ -24,8 +24,6 @@ auto declared(DiskCounter counter) -> Declared {
     return {"", "", false, nullptr};
 }
 
-constexpr DiskCounter all[] = {DiskCounter::writes, DiskCounter::flushes, DiskCounter::fua_writes};
-
 }  // namespace
 
 auto disk_counter_info(DiskCounter counter) -> CounterInfo {
@@ -33,11 +31,8 @@ auto disk_counter_info(DiskCounter counter) -> CounterInfo {
     return {found.name, found.about, found.perf_column};
 }
 
-void add_disk_counters(const disk::DeviceCounters& device, std::map<std::string, std::uint64_t>& values) {
-    for (const DiskCounter counter : all) {
-        const Declared found = declared(counter);
-        values[found.name] = device.*found.value;
-    }
+auto disk_counter_value(const disk::DeviceCounters& device, DiskCounter counter) -> std::uint64_t {
+    return device.*declared(counter).value;
 }
 
 }  // namespace model

@@ -4,8 +4,6 @@
 // it, so their names, their text and which of them the perf table shows are
 // declared once, here.
 #include <cstdint>
-#include <map>
-#include <string>
 
 #include "model/disk/block_device.hpp"
 #include "model/info.hpp"
@@ -18,11 +16,11 @@ enum class DiskCounter : std::uint8_t {
     fua_writes,  // disk_fua_writes
 };
 
-/// The declaration of one, for a model's ModelInfo::counters (placed where
-/// the model wants it in its list).
+/// The declaration of one, for a model's counter table (placed where the
+/// model wants it in its list).
 auto disk_counter_info(DiskCounter counter) -> CounterInfo;
 
-/// Adds the value of every disk counter to what a model's counters() returns.
-void add_disk_counters(const disk::DeviceCounters& device, std::map<std::string, std::uint64_t>& values);
+/// Its value on a device (a model's counter table reads it, model/counter_table.hpp).
+auto disk_counter_value(const disk::DeviceCounters& device, DiskCounter counter) -> std::uint64_t;
 
 }  // namespace model

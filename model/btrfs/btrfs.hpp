@@ -26,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/counter_table.hpp"
 #include "model/cpu_cost.hpp"
 #include "model/disk/block_device.hpp"
 #include "model/filesystem.hpp"
@@ -399,6 +400,9 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+    void reset_maxima() override { reset_counter_maxima(counter_table, counters_); }
+    /// Every counter the model keeps, registered once (super.cpp).
+    static const CounterTable<Btrfs, Counters> counter_table;
 
 private:
     /// What a mount that replayed a log leaves for the replay's commit.

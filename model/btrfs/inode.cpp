@@ -8,7 +8,6 @@
 
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
-#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::btrfs {
@@ -93,31 +92,7 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
-    std::map<std::string, std::uint64_t> all = {
-        {"transactions_committed", counters_.transactions_committed},
-        {"log_commits", counters_.log_commits},
-        {"fsyncs_fast", counters_.fsyncs_fast},
-        {"fsyncs_full", counters_.fsyncs_full},
-        {"fsyncs_skipped", counters_.fsyncs_skipped},
-        {"fsyncs_committed", counters_.fsyncs_committed},
-        {"checksum_lookups", counters_.checksum_lookups},
-        {"extent_maps_released", counters_.extent_maps_released},
-        {"extent_maps_kept", counters_.extent_maps_kept},
-        {"ordered_extents", counters_.ordered_extents},
-        {"jiffy_sleeps", counters_.jiffy_sleeps},
-        {"log_followers", counters_.log_followers},
-        {"extent_maps_merged", counters_.extent_maps_merged},
-        {"checksum_lock_waits", counters_.checksum_lock_waits},
-        {"checksum_leaf_waits", counters_.checksum_leaf_waits},
-        {"checksum_leaves", csum_tree_.leaves.size()},
-        {"log_tree_lock_waits", counters_.log_tree_lock_waits},
-        {"log_tree_leaf_waits", counters_.log_tree_leaf_waits},
-        {"pages_reclaimed", reclaim_.pages_reclaimed()},
-        {"direct_reclaims", reclaim_.direct_reclaims()},
-        {"direct_writes", counters_.direct_writes},
-    };
-    add_disk_counters(device_.counters(), all);
-    return all;
+    return counter_values(counter_table, *this, counters_, device_.counters());
 }
 
 void Btrfs::create(std::uint32_t file) {

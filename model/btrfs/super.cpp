@@ -4,7 +4,7 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "model/declare.hpp"
-#include "model/disk_counters.hpp"
+#include "model/counter_table.hpp"
 #include "model/registry.hpp"
 
 namespace model::btrfs {
@@ -111,35 +111,47 @@ auto ops() -> std::vector<OpInfo> {
     });
 }
 
-// Btrfs::counters() returns each; the perf table shows the perf_column ones, in this order.
-auto counters() -> std::vector<CounterInfo> {
-    return {
-        {"log_commits", "log tree commits (btrfs_sync_log)", true},
-        {"log_followers", "fsyncs whose log commit another task led", true},
-        {"jiffy_sleeps", "one-jiffy sleeps of a log commit's leader (log_commit_sleep = jiffy)", true},
-        {"fsyncs_fast", "fsyncs that logged the list of modified extents", true},
-        {"fsyncs_full", "fsyncs that copied every item of the inode (NEEDS_FULL_SYNC)", true},
-        {"checksum_lookups", "checksum tree lookups of full fsyncs", true},
-        {"checksum_lock_waits", "checksum tree locks (any leaf or node) found taken", true},
-        {"checksum_leaf_waits", "of those, at a leaf", true},
-        {"log_tree_lock_waits", "log tree locks (any leaf or node) log_csums found taken", true},
-        {"extent_maps_released", "extent maps page release dropped", true},
-        {"extent_maps_merged", "extent maps merged into a neighbour", true},
-        {"pages_reclaimed", "clean pages reclaim freed", true},
-        {"transactions_committed", "transaction commits", true},
-        disk_counter_info(DiskCounter::writes),
-        disk_counter_info(DiskCounter::flushes),
-        {"fsyncs_skipped", "fsyncs that found the inode already logged", false},
-        {"fsyncs_committed", "fsyncs whose logging failed and which committed the transaction", false},
-        {"extent_maps_kept", "extent maps page release kept", false},
-        {"ordered_extents", "ordered extents created", false},
-        {"checksum_leaves", "leaves of the checksum tree", false},
-        {"log_tree_leaf_waits", "log tree locks log_csums found taken at a leaf", false},
-        {"direct_reclaims", "writers that had to reclaim pages themselves", false},
-        {"direct_writes", "O_DIRECT writes", false},
-        disk_counter_info(DiskCounter::fua_writes),
-    };
-}
+}  // namespace
+
+// Every counter, registered once (model/counter_table.hpp); the perf table
+// shows the perf_column ones in this order.
+const CounterTable<Btrfs, Counters> Btrfs::counter_table = {
+    {{"log_commits", "log tree commits (btrfs_sync_log)", true}, &Counters::log_commits},
+    {{"log_followers", "fsyncs whose log commit another task led", true}, &Counters::log_followers},
+    {{"jiffy_sleeps", "one-jiffy sleeps of a log commit's leader (log_commit_sleep = jiffy)", true},
+     &Counters::jiffy_sleeps},
+    {{"fsyncs_fast", "fsyncs that logged the list of modified extents", true}, &Counters::fsyncs_fast},
+    {{"fsyncs_full", "fsyncs that copied every item of the inode (NEEDS_FULL_SYNC)", true},
+     &Counters::fsyncs_full},
+    {{"checksum_lookups", "checksum tree lookups of full fsyncs", true}, &Counters::checksum_lookups},
+    {{"checksum_lock_waits", "checksum tree locks (any leaf or node) found taken", true},
+     &Counters::checksum_lock_waits},
+    {{"checksum_leaf_waits", "of those, at a leaf", true}, &Counters::checksum_leaf_waits},
+    {{"log_tree_lock_waits", "log tree locks (any leaf or node) log_csums found taken", true},
+     &Counters::log_tree_lock_waits},
+    {{"extent_maps_released", "extent maps page release dropped", true}, &Counters::extent_maps_released},
+    {{"extent_maps_merged", "extent maps merged into a neighbour", true}, &Counters::extent_maps_merged},
+    {{"pages_reclaimed", "clean pages reclaim freed", true},
+     [](const Btrfs& fs) -> std::uint64_t { return fs.reclaim_.pages_reclaimed(); }},
+    {{"transactions_committed", "transaction commits", true}, &Counters::transactions_committed},
+    DiskCounter::writes,
+    DiskCounter::flushes,
+    {{"fsyncs_skipped", "fsyncs that found the inode already logged", false}, &Counters::fsyncs_skipped},
+    {{"fsyncs_committed", "fsyncs whose logging failed and which committed the transaction", false},
+     &Counters::fsyncs_committed},
+    {{"extent_maps_kept", "extent maps page release kept", false}, &Counters::extent_maps_kept},
+    {{"ordered_extents", "ordered extents created", false}, &Counters::ordered_extents},
+    {{"checksum_leaves", "leaves of the checksum tree", false},
+     [](const Btrfs& fs) -> std::uint64_t { return fs.csum_tree_.leaves.size(); }},
+    {{"log_tree_leaf_waits", "log tree locks log_csums found taken at a leaf", false},
+     &Counters::log_tree_leaf_waits},
+    {{"direct_reclaims", "writers that had to reclaim pages themselves", false},
+     [](const Btrfs& fs) -> std::uint64_t { return fs.reclaim_.direct_reclaims(); }},
+    {{"direct_writes", "O_DIRECT writes", false}, &Counters::direct_writes},
+    DiskCounter::fua_writes,
+};
+
+namespace {
 
 // The model's own CPU costs (model/btrfs/btrfs.hpp), each a scenario may
 // set: the name, the member, the default and where it comes from.
@@ -194,7 +206,7 @@ auto info() -> ModelInfo {
     info.knobs = {release_extent_maps.info(), log_commit_sleep.info(), hz.info(),
                   jiffy_timer.info(),         commit_interval.info(),  nodesize.info()};
     info.ops = ops();
-    info.counters = counters();
+    info.counters = counter_infos(Btrfs::counter_table);
     for (const CostEntry& entry : cost_table()) {
         info.costs.push_back({entry.name, static_cast<std::uint64_t>(entry.default_ns), std::string(entry.about) + estimate});
     }

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "model/buffer_head.hpp"
+#include "model/counter_table.hpp"
 #include "model/filesystem.hpp"
 #include "model/filesystem_base.hpp"
 #include "model/jbd2/jbd2.hpp"
@@ -186,7 +187,9 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
-    void reset_maxima() override { counters_.cp_scan_longest = 0; }
+    void reset_maxima() override { reset_counter_maxima(counter_table, counters_); }
+    /// Every counter the model keeps, registered once (super.cpp).
+    static const CounterTable<Ext4, Counters> counter_table;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
     static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks,

@@ -11,7 +11,6 @@
 
 #include "model/cpu_cost.hpp"
 #include "model/declare.hpp"
-#include "model/disk_counters.hpp"
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
 #include "model/registry.hpp"
@@ -125,21 +124,7 @@ auto Ext4::execute(const OpCall& call) -> OpResult {
 }
 
 auto Ext4::counters() const -> std::map<std::string, std::uint64_t> {
-    std::map<std::string, std::uint64_t> result{
-        {"transactions", counters_.transactions},
-        {"commits", counters_.commits},
-        {"cp_scan_steps", counters_.cp_scan_steps},
-        {"cp_scan_longest", counters_.cp_scan_longest},
-        {"shrink_scan_steps", counters_.shrink_scan_steps},
-        {"checkpoint_writes", counters_.checkpoint_writes},
-        {"flusher_writes", counters_.flusher_writes},
-        {"tail_updates", counters_.tail_updates},
-        {"transactions_dropped", counters_.transactions_dropped},
-        {"disk_writes", device_.counters().writes},
-        {"disk_flushes", device_.counters().flushes},
-    };
-    for (const auto& [op, count] : counters_.ops) result["ops." + op] = count;
-    return result;
+    return counter_values(counter_table, *this, counters_, device_.counters());
 }
 
 void Ext4::flusher() {
@@ -437,23 +422,33 @@ auto ops() -> std::vector<OpInfo> {
     });
 }
 
-auto counters() -> std::vector<CounterInfo> {
-    return {
-        {"commits", "jbd2_journal_commit_transaction runs", true},
-        {"cp_scan_steps", "checkpoint buffers visited by the commit-time cleanup (C2)", true},
-        {"cp_scan_longest", "the most checkpoint buffers one commit's cleanup visited", true,
-         CounterKind::maximum},
-        {"shrink_scan_steps", "checkpoint buffers visited by the shrinker", false},
-        {"checkpoint_writes", "buffers written home by jbd2_log_do_checkpoint", true},
-        {"flusher_writes", "buffers written home by background writeback", false},
-        {"tail_updates", "journal superblock writes (tail moves)", true},
-        {"transactions", "transactions started", false},
-        {"transactions_dropped", "transactions dropped (checkpointed or nothing to checkpoint)", false},
-        disk_counter_info(DiskCounter::writes),
-        disk_counter_info(DiskCounter::flushes),
-        {"ops.", "operations of each kind (ops.create, ops.fsync...)", false},
-    };
-}
+}  // namespace
+
+// Every counter, registered once (model/counter_table.hpp); the perf table
+// shows the perf_column ones in this order.
+const CounterTable<Ext4, Counters> Ext4::counter_table = {
+    {{"commits", "jbd2_journal_commit_transaction runs", true}, &Counters::commits},
+    {{"cp_scan_steps", "checkpoint buffers visited by the commit-time cleanup (C2)", true},
+     &Counters::cp_scan_steps},
+    {{"cp_scan_longest", "the most checkpoint buffers one commit's cleanup visited", true,
+      CounterKind::maximum},
+     &Counters::cp_scan_longest},
+    {{"shrink_scan_steps", "checkpoint buffers visited by the shrinker", false},
+     &Counters::shrink_scan_steps},
+    {{"checkpoint_writes", "buffers written home by jbd2_log_do_checkpoint", true},
+     &Counters::checkpoint_writes},
+    {{"flusher_writes", "buffers written home by background writeback", false}, &Counters::flusher_writes},
+    {{"tail_updates", "journal superblock writes (tail moves)", true}, &Counters::tail_updates},
+    {{"transactions", "transactions started", false}, &Counters::transactions},
+    {{"transactions_dropped", "transactions dropped (checkpointed or nothing to checkpoint)", false},
+     &Counters::transactions_dropped},
+    DiskCounter::writes,
+    DiskCounter::flushes,
+    {{"ops.", "operations of each kind (ops.create, ops.fsync...)", false},
+     [](const Ext4& fs) -> CounterValues { return fs.counters_.ops; }},
+};
+
+namespace {
 
 auto info() -> ModelInfo {
     ModelInfo info;
@@ -472,7 +467,7 @@ auto info() -> ModelInfo {
          "bucket, and two atomics), not fitted to the seed's rates (which would give 570)"}};
     info.ops = ops();
     info.byte_granular = true;  // i_size in bytes; a partial block is written as its whole page
-    info.counters = counters();
+    info.counters = counter_infos(Ext4::counter_table);
     return info;
 }
 

@@ -15,7 +15,6 @@
 
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
-#include "model/disk_counters.hpp"
 #include "sim/assert.hpp"
 
 namespace model::xfs {
@@ -108,32 +107,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
-    std::map<std::string, std::uint64_t> all = {
-        {"transactions", counters_.transactions},
-        {"transactions_cancelled", counters_.transactions_cancelled},
-        {"log_forces", counters_.log_forces},
-        {"data_ios", counters_.data_ios},
-        {"data_blocks_written", counters_.data_blocks_written},
-        {"delalloc_conversions", counters_.delalloc_conversions},
-        {"unwritten_conversions", counters_.unwritten_conversions},
-        {"size_updates", counters_.size_updates},
-        {"ioends_queued", counters_.ioends_queued},
-        {"ail_pushes", counters_.ail_pushes},
-        {"rolls", counters_.rolls},
-        {"inode_chunks_allocated", counters_.inode_chunks_allocated},
-        {"inode_chunks_freed", counters_.inode_chunks_freed},
-        {"active_trans_line_hits", active_trans_line_.counts().hits},
-        {"active_trans_line_misses", active_trans_line_.counts().misses + active_trans_line_.counts().remote_misses},
-        {"active_trans_line_wait_ns", active_trans_line_.counts().waited},
-    };
-    add_disk_counters(device_.counters(), all);
-    for (const auto& [op, counted] : counters_.by_op) {
-        all["ops." + op] = counted.ops;
-        all["transactions." + op] = counted.transactions;
-        all["data_ios." + op] = counted.data_ios;
-        all["log_forces." + op] = counted.log_forces;
-    }
-    return all;
+    return counter_values(counter_table, *this, counters_, device_.counters());
 }
 
 void Xfs::create(std::uint32_t file) {

@@ -2,7 +2,7 @@
 // type and parses mount options): its description, its knobs as tables of
 // typed values, its factory, and the blocks left for data.
 #include "model/declare.hpp"
-#include "model/disk_counters.hpp"
+#include "model/counter_table.hpp"
 #include "model/registry.hpp"
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
@@ -134,37 +134,64 @@ auto ops() -> std::vector<OpInfo> {
     });
 }
 
-// Xfs::counters() returns each; the perf table shows the perf_column ones, in this order.
-auto counters() -> std::vector<CounterInfo> {
-    return {
-        {"transactions", "transactions committed with log items", true},
-        {"log_forces", "log records written", true},
-        {"unwritten_conversions", "xfs_iomap_write_unwritten transactions", true},
-        {"data_ios", "ioends submitted (one bio each in the kernel)", true},
-        disk_counter_info(DiskCounter::writes),
-        disk_counter_info(DiskCounter::flushes),
-        {"transactions_cancelled", "transactions cancelled", false},
-        {"data_blocks_written", "data blocks written by ioends", false},
-        {"delalloc_conversions", "delalloc records allocated", false},
-        {"size_updates", "xfs_setfilesize transactions", false},
-        {"ioends_queued", "I/O completions that went through the workqueue", false},
-        {"ail_pushes", "AIL pushes (metadata written in place)", false},
-        {"rolls", "xfs_trans_roll: handles duplicated (xfs_trans_dup) and the old one committed", false},
-        {"inode_chunks_allocated", "inode chunks (64 inodes) allocated by creates", false},
-        {"inode_chunks_freed", "inode chunks freed by xfs_inactive_ifree", false},
-        {"active_trans_line_hits", "m_active_trans accesses on the CPU that owned its cache line (perf runs)",
-         false},
-        {"active_trans_line_misses", "m_active_trans accesses that pulled the line from another CPU (perf runs)",
-         true},
-        {"active_trans_line_wait_ns", "time m_active_trans accesses waited for the line, summed (perf runs)",
-         false},
-        disk_counter_info(DiskCounter::fua_writes),
-        {"ops.", "operations of each kind (ops.write, ops.fsync...)", false},
-        {"transactions.", "transactions by the operation that started them", false},
-        {"data_ios.", "ioends by the operation that submitted them", false},
-        {"log_forces.", "log records by the operation that forced them", false},
-    };
+/// One per-operation family's members: `count` of each operation's counts, by the operation.
+auto by_op(const std::map<std::string, OpCounters>& counts, std::uint64_t OpCounters::*count)
+    -> CounterValues {
+    CounterValues members;
+    for (const auto& [op, counted] : counts) members[op] = counted.*count;
+    return members;
 }
+
+}  // namespace
+
+// Every counter, registered once (model/counter_table.hpp); the perf table
+// shows the perf_column ones in this order.
+const CounterTable<Xfs, Counters> Xfs::counter_table = {
+    {{"transactions", "transactions committed with log items", true}, &Counters::transactions},
+    {{"log_forces", "log records written", true}, &Counters::log_forces},
+    {{"unwritten_conversions", "xfs_iomap_write_unwritten transactions", true},
+     &Counters::unwritten_conversions},
+    {{"data_ios", "ioends submitted (one bio each in the kernel)", true}, &Counters::data_ios},
+    DiskCounter::writes,
+    DiskCounter::flushes,
+    {{"transactions_cancelled", "transactions cancelled", false}, &Counters::transactions_cancelled},
+    {{"data_blocks_written", "data blocks written by ioends", false}, &Counters::data_blocks_written},
+    {{"delalloc_conversions", "delalloc records allocated", false}, &Counters::delalloc_conversions},
+    {{"size_updates", "xfs_setfilesize transactions", false}, &Counters::size_updates},
+    {{"ioends_queued", "I/O completions that went through the workqueue", false},
+     &Counters::ioends_queued},
+    {{"ail_pushes", "AIL pushes (metadata written in place)", false}, &Counters::ail_pushes},
+    {{"rolls", "xfs_trans_roll: handles duplicated (xfs_trans_dup) and the old one committed", false},
+     &Counters::rolls},
+    {{"inode_chunks_allocated", "inode chunks (64 inodes) allocated by creates", false},
+     &Counters::inode_chunks_allocated},
+    {{"inode_chunks_freed", "inode chunks freed by xfs_inactive_ifree", false},
+     &Counters::inode_chunks_freed},
+    {{"active_trans_line_hits", "m_active_trans accesses on the CPU that owned its cache line (perf runs)",
+      false},
+     [](const Xfs& fs) -> std::uint64_t { return fs.active_trans_line_.counts().hits; }},
+    {{"active_trans_line_misses", "m_active_trans accesses that pulled the line from another CPU (perf runs)",
+      true},
+     [](const Xfs& fs) -> std::uint64_t {
+         return fs.active_trans_line_.counts().misses + fs.active_trans_line_.counts().remote_misses;
+     }},
+    {{"active_trans_line_wait_ns", "time m_active_trans accesses waited for the line, summed (perf runs)",
+      false},
+     [](const Xfs& fs) -> std::uint64_t {
+         return static_cast<std::uint64_t>(fs.active_trans_line_.counts().waited);
+     }},
+    DiskCounter::fua_writes,
+    {{"ops.", "operations of each kind (ops.write, ops.fsync...)", false},
+     [](const Xfs& fs) { return by_op(fs.counters_.by_op, &OpCounters::ops); }},
+    {{"transactions.", "transactions by the operation that started them", false},
+     [](const Xfs& fs) { return by_op(fs.counters_.by_op, &OpCounters::transactions); }},
+    {{"data_ios.", "ioends by the operation that submitted them", false},
+     [](const Xfs& fs) { return by_op(fs.counters_.by_op, &OpCounters::data_ios); }},
+    {{"log_forces.", "log records by the operation that forced them", false},
+     [](const Xfs& fs) { return by_op(fs.counters_.by_op, &OpCounters::log_forces); }},
+};
+
+namespace {
 
 auto info() -> ModelInfo {
     ModelInfo info;
@@ -186,7 +213,7 @@ auto info() -> ModelInfo {
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info()};
     info.ops = ops();
-    info.counters = counters();
+    info.counters = counter_infos(Xfs::counter_table);
     info.costs = {
         {"create_ns", static_cast<std::uint64_t>(cpu_cost::create),
          "CPU time of a create besides its transaction commits and m_active_trans (path walk, inode "

@@ -35,6 +35,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/counter_table.hpp"
 #include "model/cpu_cost.hpp"
 #include "model/delayed_work.hpp"
 #include "model/freeze.hpp"
@@ -337,6 +338,9 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+    void reset_maxima() override { reset_counter_maxima(counter_table, counters_); }
+    /// Every counter the model keeps, registered once (super.cpp).
+    static const CounterTable<Xfs, Counters> counter_table;
     /// The log worker's kernel thread (l_work, armed at mount by
     /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks
     /// within explore.daemon_wakeups.
