@@ -399,8 +399,12 @@ public:
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
     [[nodiscard]] auto recover_with_writes(const disk::Image& image) -> Recovery override;
     [[nodiscard]] auto counters() const -> std::map<std::string, std::uint64_t> override;
+    auto hash_resources(sim::ResourceHashes& out) const -> bool override;
 
 private:
+    // fingerprint.cpp: hash_resources' parts.
+    void hash_inodes(sim::ResourceHashes& out) const;
+    void hash_log(sim::ResourceHashes& out) const;
     /// What a mount that replayed a log leaves for the replay's commit.
     struct LogReplay {
         bool replayed = false;
