@@ -186,7 +186,8 @@ void visited_row(const std::string& path, const char* variant_name, std::uint32_
     const double elapsed = now_seconds() - start;
     const char* name = key == sim::VisitedKey::none        ? "none (fuzz)"
                        : key == sim::VisitedKey::positions ? "positions (unsound)"
-                                                           : "task histories";
+                       : key == sim::VisitedKey::histories ? "task histories"
+                                                           : "reads";
     std::printf("visited %-30s %-10s dfs:%u key %-19s %9llu schedules (%8llu cut as visited) %9llu crash states, "
                 "%3llu distinct, %llu violating, %8.3f s\n",
                 scenario.name.c_str(), variant_name, bound, name,
@@ -204,7 +205,8 @@ auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max
         for (const char* variant : {"before-fix", "fix-1"}) {
             for (std::uint32_t bound = 1; bound <= bound_max; bound++) {
                 for (const sim::VisitedKey key :
-                     {sim::VisitedKey::none, sim::VisitedKey::positions, sim::VisitedKey::histories}) {
+                     {sim::VisitedKey::none, sim::VisitedKey::positions, sim::VisitedKey::histories,
+                      sim::VisitedKey::reads}) {
                     visited_row(scenario_path, variant, bound, key);
                 }
             }

@@ -16,6 +16,7 @@
 #include "model/disk/block_device.hpp"
 #include "model/disk/content.hpp"
 #include "model/info.hpp"
+#include "sim/fingerprint.hpp"
 #include "sim/range_map.hpp"
 
 namespace model {
@@ -249,6 +250,13 @@ public:
     /// model/info.hpp) to 0, so that it reads the largest value of what runs
     /// afterwards only. The default: the model keeps no maximum.
     virtual void reset_maxima() {}
+    /// Adds the hash of every piece of the model's in-memory state to the
+    /// footprint bit that names it (the resources its yield points, locks
+    /// and wait queues declare: sim/fingerprint.hpp), for a search that
+    /// remembers visited states. Every piece a step can read must lie in a
+    /// bit the step touches; the disk's bit is the engine's. The default:
+    /// false, the model has no hashes and its runs are not remembered.
+    virtual auto hash_resources(sim::ResourceHashes&) const -> bool { return false; }
 };
 
 /// Builds a freshly formatted file system of the named model (one of

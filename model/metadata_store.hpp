@@ -178,6 +178,17 @@ public:
         return objects_[id]->object;
     }
     [[nodiscard]] auto size() const -> std::uint64_t { return objects_.size(); }
+    /// Every object by its canonical content id, in id order
+    /// (sim/fingerprint.hpp); false when the content table is full.
+    auto hash_into(sim::StateHash& out) const -> bool {
+        out.add(objects_.size());
+        for (std::uint64_t id = 0; id < objects_.size(); id++) {
+            const std::uint64_t content = canonical(id);
+            if (content == ContentTable::none) return false;
+            out.add(content);
+        }
+        return true;
+    }
     /// A mount's recovery is about to store its writes: the first mark since
     /// the last forget_recovery() stays, so nested recoveries (a crash during
     /// recovery) are forgotten together.

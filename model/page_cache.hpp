@@ -26,6 +26,10 @@ struct Page {
         return {state, content.shifted(pages)};
     }
     auto operator==(const Page&) const -> bool = default;
+    void hash_into(sim::StateHash& out) const {
+        out.add(static_cast<std::uint64_t>(state));
+        content.hash_into(out);
+    }
 };
 
 /// A run of pages that entered the cache together.
@@ -128,6 +132,32 @@ public:
             }
         });
         return out;
+    }
+
+    /// Every page, the dirty runs and the LRU list, in order
+    /// (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out) const {
+        for (const auto& file : files_) {
+            out.add(file.segment_count());
+            file.for_each([&](std::uint64_t start, std::uint64_t end, const Page& page) {
+                out.add(start);
+                out.add(end);
+                page.hash_into(out);
+            });
+        }
+        for (const Runs& runs : dirty_) {
+            out.add(runs.size());
+            for (const auto& [start, end] : runs) {
+                out.add(start);
+                out.add(end);
+            }
+        }
+        out.add(lru_.size());
+        for (const LruRun& run : lru_) {
+            out.add(run.file);
+            out.add(run.start);
+            out.add(run.end);
+        }
     }
 
 private:

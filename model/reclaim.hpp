@@ -59,6 +59,8 @@ public:
 
     [[nodiscard]] auto pages_reclaimed() const -> std::uint64_t { return pages_reclaimed_; }
     [[nodiscard]] auto direct_reclaims() const -> std::uint64_t { return direct_reclaims_; }
+    /// kswapd's wait queue (sim/fingerprint.hpp); the limits are fixed.
+    void hash_into(sim::ResourceHashes& out) const { kswapd_wait_.hash_into(out); }
 
 private:
     /// Frees up to `pages` clean pages, oldest first; `who` names the

@@ -53,6 +53,67 @@ struct ProgressWatch {
     }
 };
 
+/// The world's hashes for a search that remembers visited states
+/// (sim/fingerprint.hpp): the model's resources, the disk's, and the
+/// oracle with the workload's shared counters under the oracle's resource,
+/// which every operation touches; outside every footprint, the freeze level
+/// the event watches keep and the steps since an operation completed (the
+/// liveness window).
+class WorldHasher final : public sim::ResourceHasher {
+public:
+    WorldHasher(model::FileSystem& fs, const Workload& workload, const RunState& run,
+                const ProgressWatch& progress, const sim::Scheduler& scheduler)
+        : fs_(fs), workload_(workload), run_(run), progress_(progress), scheduler_(scheduler) {}
+
+    auto hash_resources(sim::ResourceHashes& out) -> bool override {
+        if (!fs_.hash_resources(out)) return false;
+        static const sim::Footprint disk = sim::resource("disk");
+        sim::StateHash device;
+        fs_.device().hash_into(device);
+        out.add(disk, device.value());
+        if (workload_.oracle.revision() != oracle_revision_) {
+            std::vector<std::uint64_t> words;
+            workload_.oracle.encode(words);
+            sim::StateHash oracle(words.size());
+            for (const std::uint64_t word : words) oracle.add(word);
+            oracle_hash_ = oracle.value();
+            oracle_revision_ = workload_.oracle.revision();
+        }
+        sim::StateHash shared(oracle_hash_);
+        for (const std::uint64_t word :
+             {workload_.fsyncs, workload_.completed, std::uint64_t{workload_.phase_arrivals}}) {
+            shared.add(word);
+        }
+        for (const bool created : workload_.created) shared.add_bool(created);
+        out.add(oracle_resource(), shared.value());
+        workload_.phase_wait.hash_into(out);
+        return true;
+    }
+    auto hash_outside(sim::StateHash& out) -> bool override {
+        out.add(static_cast<std::uint64_t>(run_.frozen));
+        out.add(static_cast<std::uint64_t>(run_.seen_frozen));
+        out.add(scheduler_.steps() - progress_.at_step);
+        return true;
+    }
+
+private:
+    model::FileSystem& fs_;
+    const Workload& workload_;
+    const RunState& run_;
+    const ProgressWatch& progress_;
+    const sim::Scheduler& scheduler_;
+    std::uint64_t oracle_revision_ = ~std::uint64_t{0};
+    std::uint64_t oracle_hash_ = 0;
+};
+
+/// One event watch per checker (nullptr for a checker that judges crash states only).
+auto make_watches(const std::vector<std::unique_ptr<checkers::Checker>>& checkers)
+    -> std::vector<std::unique_ptr<checkers::EventWatch>> {
+    std::vector<std::unique_ptr<checkers::EventWatch>> watches;
+    for (const auto& checker : checkers) watches.push_back(checkers::make_watch(checker->name()));
+    return watches;
+}
+
 /// Each unfinished task and where it is, for a liveness violation.
 auto describe_running(const sim::Scheduler& scheduler) -> std::string {
     std::string out;
@@ -254,8 +315,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         // Runtime invariants: the model's events, judged after every step.
         model::EventChannel channel;
         const model::EventChannelScope channel_scope(channel);
-        std::vector<std::unique_ptr<checkers::EventWatch>> watches;
-        for (const auto& checker : checkers_) watches.push_back(checkers::make_watch(checker->name()));
+        const std::vector<std::unique_ptr<checkers::EventWatch>> watches = make_watches(checkers_);
         fs->start_daemons();
         if (bounds.daemons_settled) scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
@@ -268,6 +328,8 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         run.verdicts = verdicts_.get();
         run.list_reached = list_memo_reached_;
         ProgressWatch progress{workload.completed};
+        WorldHasher hasher{*fs, workload, run, progress, scheduler};
+        if (strategy.remembers_states()) scheduler.remember_reads(&hasher);
         run.see();
         const RunLoop loop{strategy, plan, script, bounds, crash_states_max, interruptible};
         const bool stop = run_steps(loop, run, channel, watches, progress, crash_prng);

@@ -203,6 +203,38 @@ auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -
     return !tree_.visited_.insert(key).second;
 }
 
+auto DfsStrategy::visited_reads(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                                const DfsTree::Node& node) -> bool {
+    ResourceHasher* hasher = scheduler.resource_hasher();
+    if (hasher == nullptr || !scheduler.reads_known()) return false;
+    // The key leaves the preemptions out: they are compared as a budget.
+    StateHash key(signature(scheduler, candidates, node.current, 0));
+    scheduler.hash_state(key);
+    ResourceHashes hashes;
+    if (!hasher->hash_resources(hashes) || !hasher->hash_outside(key)) return false;
+    for (std::size_t bit = 0; bit < footprint_bits; bit++) {
+        if (hashes.bits[bit] == 0) continue;
+        key.add(bit);
+        key.add(hashes.bits[bit]);
+    }
+    DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
+    for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
+    std::sort(visit.sleep.begin(), visit.sleep.end());
+    std::vector<DfsTree::Visit>& earlier = tree_.visits_[key.value()];
+    for (const DfsTree::Visit& first : earlier) {
+        // A timer's key names a different timer on another path: a first
+        // visit that slept on one is not compared.
+        const bool timers_asleep = std::any_of(first.sleep.begin(), first.sleep.end(),
+                                               [](std::uint64_t k) { return (k >> 63) != 0; });
+        if (first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
+            std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end())) {
+            return true;
+        }
+    }
+    earlier.push_back(std::move(visit));
+    return false;
+}
+
 auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
                             std::uint32_t preemptions) -> std::uint64_t {
     std::uint64_t hash = mix(preemptions, running);
@@ -243,7 +275,9 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     }
     // bench --visited: a decision some earlier one had the key of (only one
     // with an awake choice marks its key).
-    if (tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature)) [[unlikely]] {
+    const bool seen = tree_.visited_key_ == VisitedKey::reads ? visited_reads(scheduler, candidates, node)
+                      : tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature);
+    if (seen) [[unlikely]] {
         abandoned_ = true;
         if (tree_.owned_) tree_.stats_.cut_visited++;
         return 0;

@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -95,10 +96,17 @@ inline constexpr std::size_t no_cut = ~std::size_t{0};
 ///   position at each of its steps, so this key tells apart the order of
 ///   two task steps (unless one leaves its task at the point and in the
 ///   state it started from); it merges runs that differ in the order of
-///   timer steps (device completions, sleeps' timers) between task steps. A key
-///   that merged more without declared locals would need what each task
-///   read, resource by resource.
-enum class VisitedKey : std::uint8_t { none, positions, histories };
+///   timer steps (device completions, sleeps' timers) between task steps.
+/// - reads: sound where every model resource is hashed: the positions, the
+///   engine's state (Scheduler::hash_state: timers, budgets, each task's
+///   history of the hashes of the resources its steps touched), every
+///   resource's hash and what lies outside the footprints
+///   (ResourceHasher); a revisit is cut only when the first visit had
+///   spent no more preemptions and steps and its sleep set held no task the
+///   revisit's does not (Godefroid's rule), so the first visit explored at
+///   least what the revisit would. A run whose hashes fail (a model without
+///   them) is never cut.
+enum class VisitedKey : std::uint8_t { none, positions, histories, reads };
 /// A preemption bound that never bites (dpor adds no conservative points).
 inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
 
@@ -199,6 +207,14 @@ private:
 
     VisitedKey visited_key_ = VisitedKey::none;
     std::unordered_set<std::uint64_t> visited_;  // membership only: no order reaches behaviour
+    /// VisitedKey::reads: per fingerprint, what each earlier visit had left
+    /// (looked up only: no order reaches behaviour).
+    struct Visit {
+        std::uint32_t preemptions;
+        std::uint64_t steps;
+        std::vector<std::uint64_t> sleep;  // task keys, sorted
+    };
+    std::unordered_map<std::uint64_t, std::vector<Visit>> visits_;
     std::uint32_t preemptions_max_;
     bool sleep_sets_;
     bool dpor_;
@@ -246,9 +262,17 @@ public:
     void after_step(const Scheduler& scheduler) override;
     [[nodiscard]] auto abandoned() const -> bool override { return abandoned_ || cut_; }
     [[nodiscard]] auto fresh() const -> bool override { return fresh_; }
+    [[nodiscard]] auto remembers_states() const -> bool override {
+        return tree_.visited_key_ == VisitedKey::reads;
+    }
 
 private:
     DfsTree& tree_;
+    /// VisitedKey::reads: whether a visit of this state with at least the
+    /// budget and at most the sleep set of `node` came first (and records
+    /// this one otherwise).
+    auto visited_reads(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                       const DfsTree::Node& node) -> bool;
     std::vector<std::uint64_t> histories_;  // VisitedKey::histories, per task id
     auto choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates) -> std::size_t;
     /// Whether the run stops here, a state the measurement calls visited.

@@ -494,6 +494,10 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : Footprint{};
+    if (hasher_ != nullptr && !reads_lost_) {
+        before_->bits.fill(0);
+        if (!hasher_->hash_resources(*before_)) reads_lost_ = true;
+    }
     current_ = task.id;
     if (!task.started) start_fiber(task);
     {
@@ -511,6 +515,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
         // everything (yield_point.hpp), as an undeclared point does.
         step_footprint_ = footprint_all;
     }
+    if (hasher_ != nullptr && !reads_lost_) record_reads(task, start, *before_);
     if (tracing_) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked
@@ -519,6 +524,47 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
         trace_->add({TraceLine::Kind::step, steps_, now_, task.name, std::move(where)});
     }
     return StepOutcome::ran_task;
+}
+
+void Scheduler::record_reads(Task& task, const YieldPoint* start, const ResourceHashes& before) {
+    StateHash hash(task.reads);
+    hash.add(start == nullptr ? ~std::uint64_t{0} : start->id);
+    hash.add(static_cast<std::uint64_t>(now_));
+    step_footprint_.for_each_bit([&](std::size_t bit) {
+        hash.add(bit);
+        hash.add(before.bits[bit]);
+    });
+    task.reads = hash.value();
+}
+
+void Scheduler::hash_state(StateHash& out) const {
+    out.add(static_cast<std::uint64_t>(now_));
+    out.add(reads_lost_ ? 1 : 0);
+    for (const auto& task : tasks_) {
+        out.add(static_cast<std::uint64_t>(task->state));
+        out.add(task->last_point == nullptr ? ~std::uint64_t{0} : task->last_point->id);
+        out.add(hash_name(task->blocked_on));
+        out.add(task->started ? 1 : 0);
+        out.add(task->cpu);
+        out.add(task->reads);
+    }
+    // The queue in (time, id) order: the heap's layout depends on the order
+    // of insertion, the state does not.
+    std::vector<const Timer*> timers;
+    timers.reserve(timers_.size());
+    for (const Timer& timer : timers_) timers.push_back(&timer);
+    std::sort(timers.begin(), timers.end(), [](const Timer* a, const Timer* b) { return *b > *a; });
+    for (const Timer* timer : timers) {
+        out.add(static_cast<std::uint64_t>(timer->when - now_));
+        out.add(timer->id);
+        out.add(static_cast<std::uint64_t>(timer->kind));
+        out.add(timer->owner);
+        out.add(timer->failable ? 1 : 0);
+    }
+    out.add(engine_timers_added_);
+    for (const std::uint32_t used : {io_reorders_used_, daemon_wakeups_used_, io_errors_used_}) out.add(used);
+    for (const TaskId holder : cpu_holder_) out.add(holder);
+    for (const TaskId waiter : cpu_waiters_) out.add(waiter);
 }
 
 void Scheduler::settle_daemons() {

@@ -15,6 +15,7 @@
 
 #include "sim/assert.hpp"
 #include "sim/fiber.hpp"
+#include "sim/fingerprint.hpp"
 #include "sim/prng.hpp"
 #include "sim/resource.hpp"
 #include "sim/time.hpp"
@@ -111,6 +112,9 @@ public:
     [[nodiscard]] virtual auto abandoned() const -> bool { return false; }
     /// False while the run retraces states an earlier run already checked.
     [[nodiscard]] virtual auto fresh() const -> bool { return true; }
+    /// The strategy cuts runs at states it has explored: the run must give
+    /// the scheduler a ResourceHasher (Scheduler::remember_reads).
+    [[nodiscard]] virtual auto remembers_states() const -> bool { return false; }
 };
 
 enum class StepOutcome : std::uint8_t {
@@ -288,6 +292,22 @@ public:
     [[nodiscard]] auto describe_blocked() const -> std::string;
     [[nodiscard]] auto options() const -> const Options& { return options_; }
 
+    // ---- Visited states (sim/fingerprint.hpp). ----
+    /// From now on, before each task step, asks `hasher` for every
+    /// resource's hash and folds those of the resources the step touched
+    /// into the task's history of reads.
+    void remember_reads(ResourceHasher* hasher) {
+        hasher_ = hasher;
+        if (before_ == nullptr) before_ = std::make_unique<ResourceHashes>();
+    }
+    [[nodiscard]] auto resource_hasher() const -> ResourceHasher* { return hasher_; }
+    /// False once a hash failed in this run: no state of it may be remembered.
+    [[nodiscard]] auto reads_known() const -> bool { return hasher_ != nullptr && !reads_lost_; }
+    /// The engine's part of a state: every task's state, last point, wait and
+    /// history of reads, the timers (relative to now, with their ids and
+    /// owners), the clock, the CPUs and the charged budgets spent.
+    void hash_state(StateHash& out) const;
+
 private:
     struct Task {
         TaskId id;
@@ -309,6 +329,9 @@ private:
         std::uint32_t cpu = no_cpu;  // the CPU it holds or last held (Options::cpus)
         Instant waiting_since = 0;   // runnable and not run since then (sched_latency)
         std::uint64_t timers_added = 0;  // by its own steps (next_timer_id)
+        /// remember_reads: the hashes of what each of its steps touched, in
+        /// order (a function of everything its locals can hold).
+        std::uint64_t reads = 0;
     };
     /// Notes a task's arrival back on its own stack: on return from the switch
     /// and on the forced unwind that destroys a suspended task.
@@ -442,6 +465,12 @@ private:
     /// Gives the current task's CPU to the first waiter, or frees it.
     void release_cpu();
     std::exception_ptr failure_;
+    ResourceHasher* hasher_ = nullptr;  // remember_reads
+    std::unique_ptr<ResourceHashes> before_;  // the hashes before the running step
+    bool reads_lost_ = false;
+    /// Folds the hashes `before` (taken before the step) of the bits the
+    /// step touched into the task's reads.
+    void record_reads(Task& task, const YieldPoint* start, const ResourceHashes& before);
     Scheduler* outer_ = nullptr;  // the scheduler this thread had before this one
 };
 

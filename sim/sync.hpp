@@ -8,6 +8,7 @@
 #include <exception>
 #include <vector>
 
+#include "sim/fingerprint.hpp"
 #include "sim/scheduler.hpp"
 
 namespace sim {
@@ -21,6 +22,12 @@ public:
     void wait();
     void wake_all();
     [[nodiscard]] auto empty() const -> bool { return waiters_.empty(); }
+    /// Its waiters, in order, into its resource's hash.
+    void hash_into(ResourceHashes& out) const {
+        StateHash hash;
+        for (const TaskId waiter : waiters_) hash.add(waiter);
+        out.add(resource_, hash.value());
+    }
 
 private:
     const char* name_;
@@ -37,6 +44,12 @@ public:
     void unlock();
     [[nodiscard]] auto holder() const -> TaskId { return holder_; }
     [[nodiscard]] auto held() const -> bool { return holder_ != no_task; }
+    /// The holder and the waiters, in order, into its resource's hash.
+    void hash_into(ResourceHashes& out) const {
+        StateHash hash(holder_);
+        for (const TaskId waiter : waiters_) hash.add(waiter);
+        out.add(resource_, hash.value());
+    }
 
 private:
     const char* name_;
@@ -65,6 +78,15 @@ public:
     /// True when a reader arriving now would have to wait.
     [[nodiscard]] auto contended() const -> bool {
         return writer_ != no_task || (!readers_first_ && !waiters_.empty());
+    }
+    /// The writer, the readers and the waiters, in order, into its resource's hash.
+    void hash_into(ResourceHashes& out) const {
+        StateHash hash(writer_);
+        hash.add(readers_);
+        for (const Waiter& waiter : waiters_) {
+            hash.add((std::uint64_t{waiter.task} << 1) | (waiter.writer ? 1 : 0));
+        }
+        out.add(resource_, hash.value());
     }
 
 private:

@@ -533,21 +533,28 @@ else
 fi
 # What pruning visited states could save (bench --visited):
 # a measurement, not a search mode. Its unsound key (positions only) loses
-# before-fix's violation; per-task histories cut nothing on this race.
+# before-fix's violation; per-task histories cut nothing on this race; the
+# key of what each task read (every btrfs resource hashed) cuts runs and keeps
+# before-fix's violations and every distinct crash state.
 bad_flag "bench --visited --search" "crashsim: --search excludes --visited" -- bench --visited --search
 bad_flag "bench --visited --cap" "crashsim: --cap excludes --visited" -- bench --visited --cap 40
 run_cs "$TMP/visited.out" "$TMP/visited.err" bench --visited --bound-max 1
 expect_rc "bench --visited" 0 "$TMP/visited.out" "$TMP/visited.err"
 visited_row() { grep -E "^visited btrfs/fast-fsync-vs-page-release +$1 +dfs:1 key $2 " "$TMP/visited.out"; }
 visited_n() { visited_row "$1" "$2" | sed -n "s/.* \([0-9]*\) $3.*/\1/p"; }
-if [ "$(grep -c '^visited ' "$TMP/visited.out")" -eq 6 ] &&
+visited_distinct() { visited_row "$1" "$2" | sed -n "s/.* \([0-9]*\) distinct,.*/\1/p"; }
+if [ "$(grep -c '^visited ' "$TMP/visited.out")" -eq 8 ] &&
     [ "$(visited_n before-fix 'none \(fuzz\)' violating)" -gt 0 ] &&
     [ "$(visited_n before-fix 'positions \(unsound\)' violating)" = 0 ] &&
     [ "$(visited_n fix-1 'positions \(unsound\)' 'schedules')" -lt "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ] &&
-    [ "$(visited_n fix-1 'task histories' 'schedules')" = "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ]; then
-    ok "bench --visited: the positions key cuts runs and loses before-fix's violation; task histories cut none"
+    [ "$(visited_n fix-1 'task histories' 'schedules')" = "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ] &&
+    [ "$(visited_n before-fix reads violating)" -gt 0 ] &&
+    [ "$(visited_n fix-1 reads 'schedules')" -lt "$(visited_n fix-1 'none \(fuzz\)' 'schedules')" ] &&
+    [ "$(visited_distinct fix-1 reads)" = "$(visited_distinct fix-1 'none \(fuzz\)')" ] &&
+    [ "$(visited_distinct before-fix reads)" = "$(visited_distinct before-fix 'none \(fuzz\)')" ]; then
+    ok "bench --visited: positions cut runs and lose before-fix's violation; histories cut none; reads cut and keep all"
 else
-    not_ok "bench --visited: the positions key cuts runs and loses before-fix's violation; task histories cut none" \
+    not_ok "bench --visited: positions cut runs and lose before-fix's violation; histories cut none; reads cut and keep all" \
         "$(cat "$TMP/visited.out")"
 fi
 # A dfs run names the yield points it reached that declare no footprint

@@ -403,8 +403,12 @@ public:
     void reset_maxima() override { reset_counter_maxima(counter_table, counters_); }
     /// Every counter the model keeps, registered once (super.cpp).
     static const CounterTable<Btrfs, Counters> counter_table;
+    auto hash_resources(sim::ResourceHashes& out) const -> bool override;
 
 private:
+    // fingerprint.cpp: hash_resources' parts.
+    void hash_inodes(sim::ResourceHashes& out) const;
+    void hash_log(sim::ResourceHashes& out) const;
     /// What a mount that replayed a log leaves for the replay's commit.
     struct LogReplay {
         bool replayed = false;

@@ -223,6 +223,35 @@ public:
     /// Bumps whenever anything a crash could observe changes.
     [[nodiscard]] auto epoch() const -> std::uint64_t { return epoch_; }
     [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
+    /// The durable blocks, the pending writes in order (with their
+    /// sequences, which completions name), the flush lies and the transfer
+    /// channel, for a visited-state hash (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out) const {
+        durable_.for_each([&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
+            out.add(start);
+            out.add(end);
+            block.content.hash_into(out);
+            out.add(block.sequence);
+        });
+        out.add(pending_.size());
+        for (const PendingWrite& write : pending_) {
+            for (const std::uint64_t word :
+                 {write.sequence, write.block, write.count, sim::hash_name(write.what)}) {
+                out.add(word);
+            }
+            write.content.hash_into(out);
+            out.add((write.completed ? 1U : 0U) | (write.fua ? 2U : 0U));
+        }
+        out.add(sequence_);
+        out.add(counters_.write_errors);
+        out.add(counters_.flushes);
+        out.add(lies_.size());
+        for (const FlushLie& lie : lies_) {
+            out.add(lie.flush);
+            for (const std::uint64_t sequence : lie.sequences) out.add(sequence);
+        }
+        out.add(static_cast<std::uint64_t>(channel_free_));
+    }
 
     /// Performance runs: the latency jitter's stream, forked from the run's
     /// seed (unseeded: seed 0).

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/fingerprint.hpp"
+
 namespace model::disk {
 
 enum class ContentKind : std::uint8_t { zeros, data, stale, meta };
@@ -47,6 +49,14 @@ struct Content {
         return next;
     }
     auto operator==(const Content&) const -> bool = default;
+    /// Every member, for a visited-state hash (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out) const {
+        out.add((std::uint64_t{static_cast<std::uint8_t>(kind)} << 32) | file);
+        out.add(offset);
+        out.add(version);
+        out.add((std::uint64_t{sectors} << 1) | (misdirected ? 1 : 0));
+        out.add(home);
+    }
 
     /// "data of I at 20971520 (write v3)", "zeros", "stale block 5000 (an earlier owner)";
     /// a torn block: "sectors 0-3 of metadata object #7, 4-7 old (a torn write)";

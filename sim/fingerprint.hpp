@@ -1,0 +1,66 @@
+#pragma once
+// Hashes of the world's state, resource by resource, for a search that
+// remembers the states it has explored. Each footprint bit (sim/resource.hpp)
+// names a resource; the world fills one hash per bit with the state of what
+// that bit names (a model's structures, its locks and wait queues, the disk),
+// so the scheduler can record, for every task step, the hashes of the
+// resources the step touched: what the task read. A task's locals are a
+// function of what it read, so two states whose tasks read the same and
+// whose resources hash the same continue alike, with no declaration of the
+// tasks' locals.
+#include <array>
+#include <cstdint>
+
+#include "sim/prng.hpp"
+#include "sim/resource.hpp"
+
+namespace sim {
+
+/// A running 64-bit hash: splitmix64 over the values added, in order.
+class StateHash {
+public:
+    explicit StateHash(std::uint64_t seed = 0) : state_(seed) {}
+    void add(std::uint64_t value) {
+        std::uint64_t mixed = state_ ^ (value + 0x6a09e667f3bcc909ULL);
+        state_ = splitmix64(mixed);
+    }
+    void add_bool(bool value) { add(value ? 1 : 0); }
+    [[nodiscard]] auto value() const -> std::uint64_t { return state_; }
+
+private:
+    std::uint64_t state_;
+};
+
+/// One hash per footprint bit; a bit whose resource holds nothing keeps 0.
+struct ResourceHashes {
+    std::array<std::uint64_t, footprint_bits> bits{};
+    /// Adds `value` to the hash of every bit `resource` has (a lock's bit,
+    /// a yield point's named resource).
+    void add(const Footprint& resource, std::uint64_t value) {
+        resource.for_each_bit([&](std::size_t bit) {
+            StateHash hash(bits[bit]);
+            hash.add(value);
+            bits[bit] = hash.value();
+        });
+    }
+};
+
+/// The world's side: fills the hashes of the resources it holds.
+class ResourceHasher {
+public:
+    virtual ~ResourceHasher() = default;
+    /// Every resource's hash now. False when some state could not be hashed
+    /// (the search then remembers nothing of this run from here on).
+    virtual auto hash_resources(ResourceHashes& out) -> bool = 0;
+    /// What lies outside every footprint and still decides the future: the
+    /// oracle's record of what was acknowledged, the freeze level. False as
+    /// hash_resources.
+    virtual auto hash_outside(StateHash& out) -> bool = 0;
+
+protected:
+    ResourceHasher() = default;
+    ResourceHasher(const ResourceHasher&) = default;
+    auto operator=(const ResourceHasher&) -> ResourceHasher& = default;
+};
+
+}  // namespace sim
