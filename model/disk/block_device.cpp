@@ -48,10 +48,10 @@ auto profiles() -> const std::vector<DeviceProfile>& {
          "a VM's virtual disk that reports itself rotational, so btrfs mounts without -o ssd; "
          "latencies set from the after-fix run of the one-jiffy sleep patch (2.1 ms per "
          "fsync per job, 8 jobs: one log commit of data write, log write, FLUSH and FUA)"},
-        // Fitted, not derived: the seed gives the VM (8 vCPUs, 16 GiB, NVMe
-        // passed through, -o ssd) but not the NVMe model, so the latencies
-        // are set from its own after-patch figures (1 job: 29.3 MiB/s; 64
-        // jobs: 294 MiB/s). That fixes the "after" curve's level; the ratios
+        // Fitted: the seed gives the VM (8 vCPUs, 16 GiB, NVMe passed
+        // through, -o ssd) but not the NVMe model, so the latencies are
+        // fitted to its own after-patch figures (1 job: 29.3 MiB/s; 64
+        // jobs: 294 MiB/s; docs/performance.md). That fixes the "after" curve's level; the ratios
         // come from the model. A scenario may set its own figures
         // (device.write_latency_us, flush_latency_us, bandwidth) and
         // `crashsim perf --vary` shows how the ratios move with them.
