@@ -74,9 +74,7 @@ public:
         if (workload_.oracle.revision() != oracle_revision_) {
             std::vector<std::uint64_t> words;
             workload_.oracle.encode(words);
-            sim::StateHash oracle(words.size());
-            for (const std::uint64_t word : words) oracle.add(word);
-            oracle_hash_ = oracle.value();
+            oracle_hash_ = sim::hash_words(words);
             oracle_revision_ = workload_.oracle.revision();
         }
         sim::StateHash shared(oracle_hash_);

@@ -10,6 +10,7 @@
 // tasks' locals.
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "sim/prng.hpp"
 #include "sim/resource.hpp"
@@ -30,6 +31,14 @@ public:
 private:
     std::uint64_t state_;
 };
+
+/// A list of words (a model's KeyWords, the oracle's encoding): its length,
+/// then each word.
+inline auto hash_words(std::span<const std::uint64_t> words) -> std::uint64_t {
+    StateHash hash(words.size());
+    for (const std::uint64_t word : words) hash.add(word);
+    return hash.value();
+}
 
 /// One hash per footprint bit; a bit whose resource holds nothing keeps 0.
 struct ResourceHashes {

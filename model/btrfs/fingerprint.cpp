@@ -27,12 +27,6 @@ auto resources() -> const Resources& {
     return named;
 }
 
-auto words_hash(const KeyWords& words) -> std::uint64_t {
-    sim::StateHash hash(words.size());
-    for (const std::uint64_t word : words) hash.add(word);
-    return hash.value();
-}
-
 void hash_map(sim::StateHash& out, const ExtentMap& em) {
     for (const std::uint64_t word : {em.id, em.start, em.length, em.block_start, em.generation}) {
         out.add(word);
@@ -111,7 +105,7 @@ void Btrfs::hash_log(sim::ResourceHashes& out) const {
     for (const std::uint64_t word : {log_batch_, log_block_, log_object_}) log_hash.add(word);
     KeyWords words;
     encode_object(words, log_tree_);
-    log_hash.add(words_hash(words));
+    log_hash.add(sim::hash_words(words));
     out.add(resources().log, log_hash.value());
     root_log_mutex_.hash_into(out);
     log_writer_wait_.hash_into(out);
@@ -132,7 +126,7 @@ auto Btrfs::hash_resources(sim::ResourceHashes& out) const -> bool {
     transaction_wait_.hash_into(out);
     KeyWords words;
     encode_object(words, fs_tree_);
-    out.add(named.fs_tree, words_hash(words));
+    out.add(named.fs_tree, sim::hash_words(words));
     sim::StateHash ordered(ordered_.size());
     for (const OrderedExtent& extent : ordered_) {
         for (const std::uint64_t word : {extent.id, std::uint64_t{extent.file}, extent.start, extent.length,
