@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "sim/prng.hpp"
 #include "sim/resource.hpp"
@@ -52,6 +53,24 @@ struct ResourceHashes {
             bits[bit] = hash.value();
         });
     }
+};
+
+/// A task's locals that stay live across its suspensions (sim/live.hpp):
+/// one frame per function that declares them, on the task's stack, hashed
+/// by value into the task's part of a state.
+class LiveFrame {
+public:
+    /// Its locals' values, each but the one named `omit` (a mutation for
+    /// tests of check mode).
+    virtual void hash_into(StateHash& out, std::string_view omit = {}) const = 0;
+    /// The locals' names, for --check-fingerprints' report.
+    [[nodiscard]] virtual auto names() const -> const char* = 0;
+
+protected:
+    LiveFrame() = default;
+    ~LiveFrame() = default;
+    LiveFrame(const LiveFrame&) = default;
+    auto operator=(const LiveFrame&) -> LiveFrame& = default;
 };
 
 /// The world's side: fills the hashes of the resources it holds.

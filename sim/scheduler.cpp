@@ -494,7 +494,8 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : Footprint{};
-    if (hasher_ != nullptr && !reads_lost_) {
+    const bool histories = before_ != nullptr && hasher_ != nullptr && !reads_lost_;
+    if (histories) {
         before_->bits.fill(0);
         if (!hasher_->hash_resources(*before_)) reads_lost_ = true;
     }
@@ -515,7 +516,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
         // everything (yield_point.hpp), as an undeclared point does.
         step_footprint_ = footprint_all;
     }
-    if (hasher_ != nullptr && !reads_lost_) record_reads(task, start, *before_);
+    if (histories && !reads_lost_) record_reads(task, start, *before_);
     if (tracing_) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked
@@ -537,17 +538,21 @@ void Scheduler::record_reads(Task& task, const YieldPoint* start, const Resource
     task.reads = hash.value();
 }
 
-void Scheduler::hash_state(StateHash& out) const {
+void Scheduler::hash_task(TaskId id, StateHash& out, std::string_view omit) const {
+    const Task& task = *tasks_[id];
+    out.add(static_cast<std::uint64_t>(task.state));
+    out.add(task.last_point == nullptr ? ~std::uint64_t{0} : task.last_point->id);
+    out.add(hash_name(task.blocked_on));
+    out.add(task.started ? 1 : 0);
+    out.add(task.cpu);
+    out.add(task.reads);
+    out.add(task.frames.size());
+    for (const LiveFrame* frame : task.frames) frame->hash_into(out, omit);
+}
+
+void Scheduler::hash_engine(StateHash& out) const {
     out.add(static_cast<std::uint64_t>(now_));
     out.add(reads_lost_ ? 1 : 0);
-    for (const auto& task : tasks_) {
-        out.add(static_cast<std::uint64_t>(task->state));
-        out.add(task->last_point == nullptr ? ~std::uint64_t{0} : task->last_point->id);
-        out.add(hash_name(task->blocked_on));
-        out.add(task->started ? 1 : 0);
-        out.add(task->cpu);
-        out.add(task->reads);
-    }
     // The queue in (time, id) order: the heap's layout depends on the order
     // of insertion, the state does not.
     std::vector<const Timer*> timers;
@@ -565,6 +570,11 @@ void Scheduler::hash_state(StateHash& out) const {
     for (const std::uint32_t used : {io_reorders_used_, daemon_wakeups_used_, io_errors_used_}) out.add(used);
     for (const TaskId holder : cpu_holder_) out.add(holder);
     for (const TaskId waiter : cpu_waiters_) out.add(waiter);
+}
+
+void Scheduler::hash_state(StateHash& out) const {
+    for (TaskId task = 0; task < tasks_.size(); task++) hash_task(task, out);
+    hash_engine(out);
 }
 
 void Scheduler::settle_daemons() {

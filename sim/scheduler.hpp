@@ -115,6 +115,9 @@ public:
     /// The strategy cuts runs at states it has explored: the run must give
     /// the scheduler a ResourceHasher (Scheduler::remember_reads).
     [[nodiscard]] virtual auto remembers_states() const -> bool { return false; }
+    /// With remembers_states: the key needs each task's history of reads
+    /// (Scheduler::remember_reads).
+    [[nodiscard]] virtual auto needs_read_histories() const -> bool { return false; }
 };
 
 enum class StepOutcome : std::uint8_t {
@@ -293,19 +296,38 @@ public:
     [[nodiscard]] auto options() const -> const Options& { return options_; }
 
     // ---- Visited states (sim/fingerprint.hpp). ----
-    /// From now on, before each task step, asks `hasher` for every
-    /// resource's hash and folds those of the resources the step touched
-    /// into the task's history of reads.
-    void remember_reads(ResourceHasher* hasher) {
+    /// From now on the world's state hashes through `hasher`; with
+    /// `histories`, before each task step, it asks for every resource's hash
+    /// and folds those of the resources the step touched into the task's
+    /// history of reads (the key that needs no live locals).
+    void remember_reads(ResourceHasher* hasher, bool histories = true) {
         hasher_ = hasher;
-        if (before_ == nullptr) before_ = std::make_unique<ResourceHashes>();
+        if (histories && before_ == nullptr) before_ = std::make_unique<ResourceHashes>();
     }
+    /// Pushes a frame of live locals on the running task (sim/live.hpp);
+    /// the frames to pop it from, or nullptr outside a task.
+    auto push_frame(const LiveFrame* frame) -> std::vector<const LiveFrame*>* {
+        if (current_ == no_task) return nullptr;
+        std::vector<const LiveFrame*>& frames = tasks_[current_]->frames;
+        frames.push_back(frame);
+        return &frames;
+    }
+    /// A task's part of a state: its state, last point, wait, history of
+    /// reads and live locals (but the one named `omit`: a mutation, tests).
+    void hash_task(TaskId task, StateHash& out, std::string_view omit = {}) const;
+    /// The live locals `task` has declared, outermost first, for reports.
+    [[nodiscard]] auto live_frames(TaskId task) const -> const std::vector<const LiveFrame*>& {
+        return tasks_[task]->frames;
+    }
+    /// The engine's part of a state apart from the tasks: the timers
+    /// (relative to now, with their ids and owners), the clock, the CPUs and
+    /// the charged budgets spent.
+    void hash_engine(StateHash& out) const;
     [[nodiscard]] auto resource_hasher() const -> ResourceHasher* { return hasher_; }
     /// False once a hash failed in this run: no state of it may be remembered.
     [[nodiscard]] auto reads_known() const -> bool { return hasher_ != nullptr && !reads_lost_; }
-    /// The engine's part of a state: every task's state, last point, wait and
-    /// history of reads, the timers (relative to now, with their ids and
-    /// owners), the clock, the CPUs and the charged budgets spent.
+    /// The engine's part of a state: every task's (hash_task), then the rest
+    /// (hash_engine).
     void hash_state(StateHash& out) const;
 
 private:
@@ -332,6 +354,8 @@ private:
         /// remember_reads: the hashes of what each of its steps touched, in
         /// order (a function of everything its locals can hold).
         std::uint64_t reads = 0;
+        /// The live locals of the functions it is in (sim/live.hpp), outermost first.
+        std::vector<const LiveFrame*> frames;
     };
     /// Notes a task's arrival back on its own stack: on return from the switch
     /// and on the forced unwind that destroys a suspended task.
