@@ -22,6 +22,11 @@ auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     pruned_bound += other.pruned_bound;
     abandoned += other.abandoned;
     cut_visited += other.cut_visited;
+    unhashed += other.unhashed;
+    states += other.states;
+    merges_followed += other.merges_followed;
+    decisions_compared += other.decisions_compared;
+    mismatches += other.mismatches;
     return *this;
 }
 
@@ -69,12 +74,15 @@ void DfsTree::split(std::size_t depth, std::function<bool(std::uint64_t)> claim)
 
 void DfsTree::next_unit() {
     unit_++;
+    visits_.clear();
+    marks_.clear();
     owned_ = claim_(unit_);
     cut_at_ = owned_ ? no_cut : split_depth_;
 }
 
 auto DfsTree::backtrack() -> bool {
     if (owned_) stats_.schedules++;
+    runs_++;
     if (dpor_ && !cut_) analyze_races();
     events_.clear();
     if (cut_) {
@@ -203,38 +211,6 @@ auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -
     return !tree_.visited_.insert(key).second;
 }
 
-auto DfsStrategy::visited_reads(const Scheduler& scheduler, std::span<const Candidate> candidates,
-                                const DfsTree::Node& node) -> bool {
-    ResourceHasher* hasher = scheduler.resource_hasher();
-    if (hasher == nullptr || !scheduler.reads_known()) return false;
-    // The key leaves the preemptions out: they are compared as a budget.
-    StateHash key(signature(scheduler, candidates, node.current, 0));
-    scheduler.hash_state(key);
-    ResourceHashes hashes;
-    if (!hasher->hash_resources(hashes) || !hasher->hash_outside(key)) return false;
-    for (std::size_t bit = 0; bit < footprint_bits; bit++) {
-        if (hashes.bits[bit] == 0) continue;
-        key.add(bit);
-        key.add(hashes.bits[bit]);
-    }
-    DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
-    for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
-    std::sort(visit.sleep.begin(), visit.sleep.end());
-    std::vector<DfsTree::Visit>& earlier = tree_.visits_[key.value()];
-    for (const DfsTree::Visit& first : earlier) {
-        // A timer's key names a different timer on another path: a first
-        // visit that slept on one is not compared.
-        const bool timers_asleep = std::any_of(first.sleep.begin(), first.sleep.end(),
-                                               [](std::uint64_t k) { return (k >> 63) != 0; });
-        if (first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
-            std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end())) {
-            return true;
-        }
-    }
-    earlier.push_back(std::move(visit));
-    return false;
-}
-
 auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
                             std::uint32_t preemptions) -> std::uint64_t {
     std::uint64_t hash = mix(preemptions, running);
@@ -275,13 +251,17 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     }
     // bench --visited: a decision some earlier one had the key of (only one
     // with an awake choice marks its key).
-    const bool seen = tree_.visited_key_ == VisitedKey::reads ? visited_reads(scheduler, candidates, node)
+    // A split search remembers states within a unit only, so that its
+    // counts do not depend on which worker took which unit.
+    const bool in_unit = tree_.split_depth_ == no_cut || tree_.nodes_.size() >= tree_.split_depth_;
+    const bool seen = remembers_states() ? in_unit && visited_state(scheduler, candidates, node)
                       : tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature);
     if (seen) [[unlikely]] {
         abandoned_ = true;
         if (tree_.owned_) tree_.stats_.cut_visited++;
         return 0;
     }
+    note_choice(scheduler, candidates, pick);
     node.chosen = pick;
     node.backtrack.push_back(candidates[pick].key());
     tree_.nodes_.push_back(std::move(node));

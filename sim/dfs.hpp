@@ -53,8 +53,10 @@
 // A split search applies dpor only below the split depth (every worker
 // must walk the same tree above it), so its counts depend on the depth.
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -70,43 +72,74 @@ struct DfsStats {
     std::uint64_t pruned_sleep = 0;     // alternatives skipped because asleep
     std::uint64_t pruned_bound = 0;     // alternatives beyond the preemption bound
     std::uint64_t abandoned = 0;        // runs cut where every choice was asleep
-    std::uint64_t cut_visited = 0;      // runs cut at a visited key (VisitedKey: bench only)
+    std::uint64_t cut_visited = 0;      // runs cut at a visited state (VisitedKey)
+    std::uint64_t unhashed = 0;         // decisions whose state could not be hashed (never cut)
+    std::uint64_t states = 0;           // distinct states remembered (VisitedKey::reads, locals)
+    // Check mode (DfsTree::check_fingerprints): revisits followed instead of
+    // cut, decisions compared with the first visit's run, and those at which
+    // the two runs parted (a key that left something out).
+    std::uint64_t merges_followed = 0;
+    std::uint64_t decisions_compared = 0;
+    std::uint64_t mismatches = 0;
     auto operator+=(const DfsStats& other) -> DfsStats&;
 };
 
 inline constexpr std::size_t no_cut = ~std::size_t{0};
 
-/// What `crashsim bench --visited` keys the states it calls visited by: a
-/// measurement of what pruning visited states could save,
-/// never a search mode (nothing in fuzz or check reaches it). A run is cut
-/// at a fresh decision with an awake choice whose key an earlier one had.
-/// The key leaves out the sleep set (a sound cache with sleep sets would
-/// explore what slept on the first visit) and is a 64-bit hash, not the
-/// state: both can only add cuts.
+/// What the search keys the states it calls visited by. `locals` and
+/// `reads` are search modes (fuzz --states, sim/visited.cpp); `positions`
+/// and `histories` are measurements of what pruning visited states could
+/// save (`crashsim bench --visited`). A run is cut at a fresh decision with
+/// an awake choice whose key an earlier one had. The key is a 64-bit hash,
+/// not the state: a collision can only add a cut (its probability is printed
+/// with the search's figures).
 /// - positions: every task's state and last yield point, the timers listed,
 ///   the clock, the preemptions spent and the running task, with no model
 ///   state and no task's locals: UNSOUND (it merges states whose futures
 ///   differ), so its schedule count bounds from below what any sound
 ///   fingerprint of the same states could reach.
 /// - histories: the same, plus per task the sequence of those keys at
-///   each of its own steps. A task's locals are a function of what it saw
-///   at its steps, so with a hash of the model's state in place of the
-///   positions (and the sleep set compared) this would be sound without
-///   any declaration of locals. A task's history holds every task's
-///   position at each of its steps, so this key tells apart the order of
-///   two task steps (unless one leaves its task at the point and in the
-///   state it started from); it merges runs that differ in the order of
-///   timer steps (device completions, sleeps' timers) between task steps.
-/// - reads: sound where every model resource is hashed: the positions, the
-///   engine's state (Scheduler::hash_state: timers, budgets, each task's
-///   history of the hashes of the resources its steps touched), every
-///   resource's hash and what lies outside the footprints
-///   (ResourceHasher); a revisit is cut only when the first visit had
-///   spent no more preemptions and steps and its sleep set held no task the
-///   revisit's does not (Godefroid's rule), so the first visit explored at
-///   least what the revisit would. A run whose hashes fail (a model without
-///   them) is never cut.
-enum class VisitedKey : std::uint8_t { none, positions, histories, reads };
+///   each of its own steps (a measurement: it merges runs that differ in the
+///   order of timer steps between task steps).
+/// - reads: the positions, the engine's state (Scheduler::hash_state:
+///   timers, budgets, each task's history of the hashes of the resources its
+///   steps touched, and its declared live locals), every resource's hash and
+///   what lies outside the footprints (ResourceHasher). A task's locals are a
+///   function of what it read, so this needs no declared locals.
+/// - locals: the same without the histories: each task's declared live
+///   locals (sim/live.hpp) stand for its stack, so a model that leaves one
+///   out merges states whose futures differ (check mode names it).
+/// With reads and locals a revisit is cut only when the first visit had
+/// spent no more preemptions and steps and its sleep set held no task the
+/// revisit's does not (Godefroid's rule), so the first visit explored at
+/// least what the revisit would. A run whose hashes fail (a model without
+/// them) is never cut.
+enum class VisitedKey : std::uint8_t { none, positions, histories, reads, locals };
+
+/// One state split into the parts its key hashes, for check mode's report of
+/// which part two merged states differ in.
+struct StateParts {
+    std::uint64_t signature = 0;  // positions, timers listed, the running task
+    std::vector<std::uint64_t> tasks;  // per task: Scheduler::hash_task
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> resources;  // (bit, hash), nonzero only
+    std::uint64_t outside = 0;  // ResourceHasher::hash_outside
+    std::uint64_t engine = 0;   // Scheduler::hash_engine
+    [[nodiscard]] auto key() const -> std::uint64_t;
+    auto operator==(const StateParts&) const -> bool = default;
+};
+
+/// What --check-fingerprints found: a merge of two states whose runs parted
+/// when both took the same choices from there.
+struct FingerprintMismatch {
+    std::uint64_t schedule = 0;   // the revisit's run: the search's runs before it
+    std::uint64_t decisions = 0;  // decisions after the merge at which they parted
+    std::string what;             // the task, its yield point, the part that differs
+};
+
+/// Decisions past a merge that check mode compares.
+inline constexpr std::size_t check_decisions = 8;
+/// Mismatches check mode describes.
+inline constexpr std::size_t check_described_max = 4;
 /// A preemption bound that never bites (dpor adds no conservative points).
 inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
 
@@ -172,8 +205,23 @@ public:
     [[nodiscard]] auto preemptions_max() const -> std::uint32_t { return preemptions_max_; }
     [[nodiscard]] auto sleep_sets() const -> bool { return sleep_sets_; }
     [[nodiscard]] auto dpor() const -> bool { return dpor_; }
-    /// bench --visited only (see VisitedKey).
+    /// Remembers visited states by `key` (VisitedKey): reads and locals cut
+    /// revisits soundly (fuzz --states); positions and histories are bench
+    /// --visited's measurements.
     void measure_visited(VisitedKey key) { visited_key_ = key; }
+    [[nodiscard]] auto visited_key() const -> VisitedKey { return visited_key_; }
+    /// Check mode (--check-fingerprints): no revisit is cut; each is
+    /// followed for check_decisions decisions beside the first visit's run
+    /// and their parts compared while both take the same choices.
+    void check_fingerprints() { checking_ = true; }
+    [[nodiscard]] auto checking_fingerprints() const -> bool { return checking_; }
+    /// The first check_described_max mismatches check mode found, in order.
+    [[nodiscard]] auto mismatches() const -> const std::vector<FingerprintMismatch>& { return mismatches_; }
+    /// Leaves `bit` (a footprint bit) or the live local `local` out of every
+    /// key: a mutation that check mode must catch (tests, --fingerprint-omit).
+    /// `name` is a resource's when one is registered by that name at the
+    /// first state hashed (models register theirs as they first hash).
+    void omit_from_key(std::string name) { omit_ = std::move(name); }
 
 private:
     friend class DfsStrategy;
@@ -213,8 +261,28 @@ private:
         std::uint32_t preemptions;
         std::uint64_t steps;
         std::vector<std::uint64_t> sleep;  // task keys, sorted
+        std::uint32_t run = no_trail;      // check mode: its run (marks_) and
+        std::uint32_t mark = 0;            //   the run's mark of it
     };
     std::unordered_map<std::uint64_t, std::vector<Visit>> visits_;
+    // Check mode: per run, its fresh decisions (the parts at each and the
+    // choice taken there): a first visit's continuation is its run's marks
+    // after its own.
+    static constexpr std::uint32_t no_trail = ~std::uint32_t{0};
+    struct Mark {
+        StateParts parts;
+        std::uint64_t chosen = no_candidate_key;  // the candidate taken at it
+        std::string step;  // who took it and from where, for the report
+    };
+    std::vector<std::vector<Mark>> marks_;
+    bool checking_ = false;
+    std::vector<FingerprintMismatch> mismatches_;
+    std::uint64_t runs_ = 0;  // runs ended (backtrack calls), for check mode's reports
+    std::string omit_;  // omit_from_key
+    void resolve_omit();
+    bool omit_resolved_ = false;
+    std::string omit_local_;
+    Footprint omit_resources_;
     std::uint32_t preemptions_max_;
     bool sleep_sets_;
     bool dpor_;
@@ -263,16 +331,37 @@ public:
     [[nodiscard]] auto abandoned() const -> bool override { return abandoned_ || cut_; }
     [[nodiscard]] auto fresh() const -> bool override { return fresh_; }
     [[nodiscard]] auto remembers_states() const -> bool override {
+        return tree_.visited_key_ == VisitedKey::reads || tree_.visited_key_ == VisitedKey::locals;
+    }
+    [[nodiscard]] auto needs_read_histories() const -> bool override {
         return tree_.visited_key_ == VisitedKey::reads;
     }
 
 private:
     DfsTree& tree_;
-    /// VisitedKey::reads: whether a visit of this state with at least the
-    /// budget and at most the sleep set of `node` came first (and records
-    /// this one otherwise).
-    auto visited_reads(const Scheduler& scheduler, std::span<const Candidate> candidates,
+    /// VisitedKey::reads and locals (sim/visited.cpp): whether a visit of
+    /// this state with at least the budget and at most the sleep set of
+    /// `node` came first (and records this one otherwise). In check mode it
+    /// never cuts: it follows the first visit's trail instead.
+    auto visited_state(const Scheduler& scheduler, std::span<const Candidate> candidates,
                        const DfsTree::Node& node) -> bool;
+    /// The state's parts now; false when a hash failed.
+    auto state_parts(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                     const DfsTree::Node& node, StateParts& parts) const -> bool;
+    /// Check mode, at a fresh decision whose parts are `parts`: marks it in
+    /// this run's trail and compares it with the run it follows.
+    void check_decision(const Scheduler& scheduler, const StateParts& parts);
+    /// Check mode, once the decision's choice is known.
+    void note_choice(const Scheduler& scheduler, std::span<const Candidate> candidates, std::size_t pick);
+    /// The report of a part that differs between `first` and `now`.
+    [[nodiscard]] auto describe_mismatch(const Scheduler& scheduler, const DfsTree::Mark& before,
+                                         const StateParts& first, const StateParts& now) const -> std::string;
+    std::uint32_t run_ = DfsTree::no_trail;        // this run's marks (check mode)
+    std::uint32_t following_ = DfsTree::no_trail;  // the run this one is compared with
+    std::size_t followed_ = 0;  // its mark that the next decision compares with
+    std::size_t follow_end_ = 0;  // and the mark past the last it compares
+    bool parts_known_ = false;           // this decision's parts were taken
+    StateParts parts_;                   // the current decision's
     std::vector<std::uint64_t> histories_;  // VisitedKey::histories, per task id
     auto choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates) -> std::size_t;
     /// Whether the run stops here, a state the measurement calls visited.

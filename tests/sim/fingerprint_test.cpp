@@ -10,6 +10,7 @@
 
 #include "sim/dfs.hpp"
 #include "sim/fingerprint.hpp"
+#include "sim/live.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/yield_point.hpp"
 
@@ -18,9 +19,10 @@ namespace {
 const sim::YieldPoint shared_read = sim::register_yield_point(
     "test.fingerprint.read", "a task read the shared value", {"test.fingerprint.shared"});
 
-/// The world: one shared value, which two readers read twice each and a
-/// writer sets twice. Every step touches the value's resource, so sleep sets
-/// prune no order; readers reading the same value converge.
+/// The world: one shared value, which two readers read twice each, one
+/// writer sets twice and another once. Every step touches the value's
+/// resource, so sleep sets prune no order; readers reading the same value
+/// converge.
 struct World {
     std::uint64_t value = 0;
     std::uint64_t a = 0;
@@ -37,7 +39,12 @@ public:
         out.add(shared, value_ ? world_.value : 0);
         return true;
     }
-    auto hash_outside(sim::StateHash&) -> bool override { return hashes_; }
+    auto hash_outside(sim::StateHash& out) -> bool override {
+        // What the readers left behind when they ended.
+        out.add(world_.a);
+        out.add(world_.b);
+        return hashes_;
+    }
 
 private:
     const World& world_;
@@ -49,25 +56,46 @@ struct Search {
     std::set<std::pair<std::uint64_t, std::uint64_t>> outcomes;  // (a, b) at the end of a schedule
     std::uint64_t schedules = 0;
     std::uint64_t cut = 0;
+    std::uint64_t mismatches = 0;  // check mode's
+    std::vector<sim::FingerprintMismatch> described;
+};
+
+/// How explore() keys and checks the states (the defaults: the value hashed,
+/// the readers' sums declared live, no check mode).
+struct Keying {
+    bool hashes_value = true;
+    bool hashes = true;
+    bool declares_sum = true;
+    bool check = false;
 };
 
 /// Every schedule within `bound`, with `key`; the hasher hashes the value
 /// unless `hashes_value` is false, and hashes nothing when `hashes` is false.
-auto explore(sim::VisitedKey key, std::uint32_t bound, bool hashes_value = true, bool hashes = true)
-    -> Search {
+auto explore(sim::VisitedKey key, std::uint32_t bound, Keying keying = {}) -> Search {
+    const bool hashes_value = keying.hashes_value;
+    const bool hashes = keying.hashes;
     sim::DfsTree tree(bound, true);
     tree.measure_visited(key);
+    if (keying.check) tree.check_fingerprints();
     Search search;
     do {
         World world;
         WorldHasher hasher(world, hashes_value, hashes);
         sim::Scheduler scheduler({.steps_max = 1000}, nullptr);
-        const auto reader = [&world](std::uint64_t& sum) {
-            return [&world, &sum] {
-                sum += world.value;
-                sim::yield(shared_read);
-                sum = sum * 10 + world.value;
-                sim::yield(shared_read);
+        const auto reader = [&world, &keying](std::uint64_t& result) {
+            return [&world, &result, &keying] {
+                // The reader's running sum is its local, declared live or
+                // left out; it leaves the sum in the world when it ends. Its
+                // two reads yield at one point: the round tells them apart.
+                std::uint64_t sum = 0;
+                const std::uint64_t none = 0;
+                std::uint32_t round = 0;
+                SIM_LIVE(round, keying.declares_sum ? sum : none);
+                for (; round < 2; round++) {
+                    sum = sum * 10 + world.value;
+                    sim::yield(shared_read);
+                }
+                result = sum;
             };
         };
         scheduler.spawn("a", reader(world.a));
@@ -77,8 +105,10 @@ auto explore(sim::VisitedKey key, std::uint32_t bound, bool hashes_value = true,
             sim::yield(shared_read);
             world.value = 2;
         });
+        // A second writer: which one wrote last is in the value alone.
+        scheduler.spawn("writer2", [&world] { world.value = 3; });
         sim::DfsStrategy strategy(tree);
-        if (strategy.remembers_states()) scheduler.remember_reads(&hasher);
+        if (strategy.remembers_states()) scheduler.remember_reads(&hasher, strategy.needs_read_histories());
         bool abandoned = false;
         while (scheduler.step(strategy) != sim::StepOutcome::finished) {
             strategy.after_step(scheduler);
@@ -89,34 +119,63 @@ auto explore(sim::VisitedKey key, std::uint32_t bound, bool hashes_value = true,
     } while (tree.backtrack());
     search.schedules = tree.stats().schedules;
     search.cut = tree.stats().cut_visited;
+    search.mismatches = tree.stats().mismatches;
+    search.described = tree.mismatches();
     return search;
 }
 
 }  // namespace
 
-TEST_CASE("visited states: cutting revisits by what tasks read reaches every outcome in fewer runs") {
+TEST_CASE("visited states: cutting revisits by reads or live locals reaches every outcome in fewer runs") {
     for (const std::uint32_t bound : {1U, 2U, 3U, sim::unbounded}) {
+      for (const sim::VisitedKey key : {sim::VisitedKey::reads, sim::VisitedKey::locals}) {
         CAPTURE(bound);
+        CAPTURE(static_cast<int>(key));
         const Search full = explore(sim::VisitedKey::none, bound);
-        const Search cached = explore(sim::VisitedKey::reads, bound);
+        const Search cached = explore(key, bound);
         CHECK(cached.outcomes == full.outcomes);
         CHECK(full.outcomes.size() > 1);
         CHECK(cached.cut > 0);
-        // At bound 1 the cuts fall on last decisions: runs end sooner, none is saved.
-        if (bound == 1) CHECK(cached.schedules == full.schedules);
-        if (bound > 1) CHECK(cached.schedules < full.schedules);
+        CHECK(cached.schedules < full.schedules);
+      }
     }
+}
+
+TEST_CASE("visited states: the live-locals key needs every live local; check mode names the one left out") {
+    const Search full = explore(sim::VisitedKey::none, sim::unbounded);
+    const Search sound = explore(sim::VisitedKey::locals, sim::unbounded, {.check = true});
+    CHECK(sound.mismatches == 0);
+    CHECK(sound.outcomes == full.outcomes);
+    // Check mode cuts nothing: it runs the whole search beside its merges.
+    CHECK(sound.schedules == full.schedules);
+    const Search blind = explore(sim::VisitedKey::locals, sim::unbounded, {.declares_sum = false});
+    CHECK(blind.outcomes.size() < full.outcomes.size());
+    const Search caught =
+        explore(sim::VisitedKey::locals, sim::unbounded, {.declares_sum = false, .check = true});
+    CHECK(caught.mismatches > 0);
+    REQUIRE(!caught.described.empty());
+    // The report names the task and the yield point whose step parted the runs.
+    const std::string& what = caught.described.front().what;
+    CHECK(what.find("test.fingerprint.read") != std::string::npos);
+    CHECK((what.find("task a") != std::string::npos || what.find("task b") != std::string::npos));
+}
+
+TEST_CASE("visited states: check mode catches a resource whose hash leaves out its value") {
+    const Search caught =
+        explore(sim::VisitedKey::locals, sim::unbounded, {.hashes_value = false, .check = true});
+    CHECK(caught.mismatches > 0);
 }
 
 TEST_CASE("visited states: a hash that leaves out what a task read merges states and loses outcomes") {
     const Search full = explore(sim::VisitedKey::none, sim::unbounded);
-    const Search blind = explore(sim::VisitedKey::reads, sim::unbounded, false);
+    const Search blind =
+        explore(sim::VisitedKey::reads, sim::unbounded, {.hashes_value = false, .declares_sum = false});
     CHECK(blind.outcomes.size() < full.outcomes.size());
 }
 
 TEST_CASE("visited states: a world without hashes is never cut") {
     const Search full = explore(sim::VisitedKey::none, 2);
-    const Search unhashed = explore(sim::VisitedKey::reads, 2, true, false);
+    const Search unhashed = explore(sim::VisitedKey::reads, 2, {.hashes = false});
     CHECK(unhashed.cut == 0);
     CHECK(unhashed.schedules == full.schedules);
     CHECK(unhashed.outcomes == full.outcomes);

@@ -1,0 +1,190 @@
+// Visited states for the bounded search (VisitedKey::reads and locals,
+// sim/dfs.hpp): the key of a state from its parts, the cut by Godefroid's
+// rule, and check mode (--check-fingerprints), which follows a revisit
+// beside the first visit's run instead of cutting it and names the first
+// part in which the two differ.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim/assert.hpp"
+#include "sim/dfs.hpp"
+
+namespace sim {
+
+auto StateParts::key() const -> std::uint64_t {
+    StateHash hash(signature);
+    for (const std::uint64_t task : tasks) hash.add(task);
+    for (const auto& [bit, value] : resources) {
+        hash.add(bit);
+        hash.add(value);
+    }
+    hash.add(outside);
+    hash.add(engine);
+    return hash.value();
+}
+
+void DfsTree::resolve_omit() {
+    omit_resolved_ = true;
+    if (omit_.empty()) return;
+    const std::vector<std::string> names = resource_names();
+    if (std::find(names.begin(), names.end(), omit_) != names.end()) {
+        omit_resources_ = resource(omit_);
+    } else {
+        omit_local_ = omit_;
+    }
+}
+
+auto DfsStrategy::state_parts(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                              const DfsTree::Node& node, StateParts& parts) const -> bool {
+    ResourceHasher* hasher = scheduler.resource_hasher();
+    if (hasher == nullptr || !scheduler.reads_known()) return false;
+    ResourceHashes hashes;
+    StateHash outside;
+    if (!hasher->hash_resources(hashes) || !hasher->hash_outside(outside)) return false;
+    if (!tree_.omit_resolved_) tree_.resolve_omit();
+    // The preemptions are left out: they are compared as a budget.
+    parts.signature = signature(scheduler, candidates, node.current, 0);
+    parts.tasks.clear();
+    for (TaskId task = 0; task < scheduler.task_count(); task++) {
+        StateHash hash;
+        scheduler.hash_task(task, hash, tree_.omit_local_);
+        parts.tasks.push_back(hash.value());
+    }
+    parts.resources.clear();
+    for (std::size_t bit = 0; bit < footprint_bits; bit++) {
+        if (hashes.bits[bit] == 0 || tree_.omit_resources_.has(bit)) continue;
+        parts.resources.emplace_back(static_cast<std::uint32_t>(bit), hashes.bits[bit]);
+    }
+    parts.outside = outside.value();
+    StateHash engine;
+    scheduler.hash_engine(engine);
+    parts.engine = engine.value();
+    return true;
+}
+
+auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                                const DfsTree::Node& node) -> bool {
+    parts_known_ = state_parts(scheduler, candidates, node, parts_);
+    if (!parts_known_) {
+        if (tree_.owned_) tree_.stats_.unhashed++;
+        return false;
+    }
+    if (tree_.checking_) check_decision(scheduler, parts_);
+    DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
+    for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
+    std::sort(visit.sleep.begin(), visit.sleep.end());
+    std::vector<DfsTree::Visit>& earlier = tree_.visits_[parts_.key()];
+    for (const DfsTree::Visit& first : earlier) {
+        // A timer's key names a different timer on another path: a first
+        // visit that slept on one is not compared.
+        const bool timers_asleep = std::any_of(first.sleep.begin(), first.sleep.end(),
+                                               [](std::uint64_t k) { return (k >> 63) != 0; });
+        if (first.preemptions > visit.preemptions || first.steps > visit.steps || timers_asleep ||
+            !std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end())) {
+            continue;
+        }
+        if (!tree_.checking_) return true;
+        // Check mode: follow the first visit's run from its mark of this
+        // state (not a visit of this same run: that is a cycle).
+        if (following_ == DfsTree::no_trail && first.run != DfsTree::no_trail && first.run != run_) {
+            following_ = first.run;
+            followed_ = first.mark;
+            follow_end_ = first.mark + check_decisions + 1;
+            if (tree_.owned_) tree_.stats_.merges_followed++;
+        }
+        return false;
+    }
+    if (earlier.empty() && tree_.owned_) tree_.stats_.states++;
+    if (tree_.checking_) {
+        visit.run = run_;
+        visit.mark = static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1);
+    }
+    earlier.push_back(std::move(visit));
+    return false;
+}
+
+void DfsStrategy::check_decision(const Scheduler& scheduler, const StateParts& parts) {
+    if (run_ == DfsTree::no_trail) {
+        run_ = static_cast<std::uint32_t>(tree_.marks_.size());
+        tree_.marks_.emplace_back();
+    }
+    tree_.marks_[run_].push_back({parts, no_candidate_key, {}});
+    if (following_ == DfsTree::no_trail) return;
+    const std::vector<DfsTree::Mark>& trail = tree_.marks_[following_];
+    if (followed_ >= trail.size() || followed_ >= follow_end_) {
+        following_ = DfsTree::no_trail;
+        return;
+    }
+    DfsStats& stats = tree_.stats_;
+    if (tree_.owned_) stats.decisions_compared++;
+    if (trail[followed_].parts == parts) return;
+    if (tree_.owned_) stats.mismatches++;
+    if (tree_.mismatches_.size() < check_described_max) {
+        const std::uint64_t after = followed_ - (follow_end_ - check_decisions - 1);
+        std::string text = describe_mismatch(scheduler, trail[followed_ - 1], trail[followed_].parts, parts);
+        tree_.mismatches_.push_back({tree_.runs_, after, std::move(text)});
+    }
+    following_ = DfsTree::no_trail;
+}
+
+void DfsStrategy::note_choice(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                              std::size_t pick) {
+    if (!tree_.checking_ || run_ == DfsTree::no_trail || !parts_known_) return;
+    DfsTree::Mark& mark = tree_.marks_[run_].back();
+    const Candidate& chosen = candidates[pick];
+    mark.chosen = chosen.key();
+    if (chosen.is_timer()) {
+        mark.step = "a timer's step (a device completion or a sleep's end)";
+    } else {
+        const YieldPoint* point = scheduler.last_point(chosen.task);
+        mark.step = "task " + scheduler.task_name(chosen.task) + "'s step from " +
+                    (point == nullptr ? std::string("its start") : std::string(point->name));
+        std::string names;
+        for (const LiveFrame* frame : scheduler.live_frames(chosen.task)) {
+            names += names.empty() ? "" : "; ";
+            names += frame->names();
+        }
+        mark.step += " (live locals declared there: " + (names.empty() ? std::string("none") : names) + ")";
+    }
+    if (following_ == DfsTree::no_trail) return;
+    const std::vector<DfsTree::Mark>& trail = tree_.marks_[following_];
+    if (trail[followed_].chosen != mark.chosen) {
+        following_ = DfsTree::no_trail;  // the runs part by choice: nothing to compare
+        return;
+    }
+    followed_++;
+}
+
+auto DfsStrategy::describe_mismatch(const Scheduler& scheduler, const DfsTree::Mark& before,
+                                    const StateParts& first, const StateParts& now) const -> std::string {
+    std::string part;
+    if (first.signature != now.signature) {
+        part = "where the tasks stand (their states and yield points)";
+    }
+    const std::size_t tasks = std::min(first.tasks.size(), now.tasks.size());
+    for (std::size_t task = 0; part.empty() && task < tasks; task++) {
+        if (first.tasks[task] != now.tasks[task]) {
+            part = "task " + scheduler.task_name(static_cast<TaskId>(task)) +
+                   "'s position or live locals";
+        }
+    }
+    if (part.empty() && first.resources != now.resources) {
+        const std::vector<std::string> names = resource_names();
+        std::size_t i = 0;
+        const std::size_t common = std::min(first.resources.size(), now.resources.size());
+        while (i < common && first.resources[i] == now.resources[i]) i++;
+        const std::uint32_t bit =
+            i < first.resources.size() ? first.resources[i].first : now.resources[i].first;
+        part = "resource " + (bit < names.size() ? names[bit] : "#" + std::to_string(bit));
+    }
+    if (part.empty() && first.outside != now.outside) {
+        part = "what lies outside the footprints (oracle, freeze)";
+    }
+    if (part.empty()) part = "the engine's timers, clock or budgets";
+    return "two states merged under one key part after " + before.step + ": " + part +
+           " differs. That step read something the key leaves out: a live local of the task there "
+           "not declared (SIM_LIVE), or state of a resource it touched that the model does not hash";
+}
+
+}  // namespace sim
