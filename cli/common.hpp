@@ -21,7 +21,16 @@ namespace cli {
 
 /// nondeterministic: --verify-determinism saw a schedule run two ways (a
 /// defect of crashsim or of a model, not of the modelled file system).
-enum class ExitCode : int { pass = 0, violation = 1, input = 2, nondeterministic = 3, interrupted = 130 };
+/// key_merges_unequal: --check-fingerprints saw two states with one
+/// visited-state key part (a live local left undeclared, a hash too narrow).
+enum class ExitCode : int {
+    pass = 0,
+    violation = 1,
+    input = 2,
+    nondeterministic = 3,
+    key_merges_unequal = 4,
+    interrupted = 130
+};
 
 /// The cap on a dfs run's schedules when --schedules is not given.
 constexpr std::uint64_t exhaustive_schedules_max = 100'000'000;

@@ -45,7 +45,43 @@ struct FuzzArgs {
     std::uint32_t probes = scenarios::estimate_probes_default;  // --probes N (dfs --estimate)
     bool probes_given = false;
     std::size_t split_depth = 0;     // --split-depth D (dfs with --jobs or --shard)
+    std::string states = "none";     // --states locals|reads
+    bool check_fingerprints = false;
+    std::string fingerprint_omit;
 };
+
+/// --states, --check-fingerprints and --fingerprint-omit into the request.
+void visited_states(const FuzzArgs& args, bool dfs, scenarios::FuzzRequest& request) {
+    if (args.states == "locals") {
+        request.states = sim::VisitedKey::locals;
+    } else if (args.states == "reads") {
+        request.states = sim::VisitedKey::reads;
+    } else if (args.states != "none") {
+        throw scenarios::InputError("--states: expected none, locals or reads, got \"" + args.states + "\"");
+    }
+    const bool remembers = request.states != sim::VisitedKey::none;
+    if (remembers && !dfs) {
+        throw scenarios::InputError("--states: expected only with --strategy dfs, got it with \"" +
+                                    args.strategy + "\"");
+    }
+    if (remembers && args.dpor) {
+        throw scenarios::InputError("--states: expected no --dpor (dpor runs stateless), got both");
+    }
+    if (remembers && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
+        throw scenarios::InputError(
+            "--states: expected --split-depth D with --jobs above 1 or --shard (a split search remembers "
+            "states within a unit, so its counts depend on the depth), got none");
+    }
+    if ((args.check_fingerprints || !args.fingerprint_omit.empty()) && !remembers) {
+        throw scenarios::InputError(
+            "--check-fingerprints, --fingerprint-omit: expected --states locals or reads, got --states none");
+    }
+    if (args.check_fingerprints && (args.jobs > 1 || request.shard_count > 1)) {
+        throw scenarios::InputError("--check-fingerprints: expected one job and no shard, got more");
+    }
+    request.check_fingerprints = args.check_fingerprints;
+    request.fingerprint_omit = args.fingerprint_omit;
+}
 
 /// "K/N" with 0 <= K < N.
 void parse_shard(const std::string& text, scenarios::FuzzRequest& request) {
@@ -117,6 +153,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         throw scenarios::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
     }
     request.dpor = args.dpor;
+    visited_states(args, dfs, request);
     if (args.dpor && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
         throw scenarios::InputError(
             "--dpor: expected --split-depth D with --jobs above 1 or --shard (a split dpor search's counts "
@@ -251,6 +288,9 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     }
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
     if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
+    // Check mode: the visited-state key merged two states that then parted, so
+    // a run with --states would have cut a run it needed.
+    if (report.dfs.mismatches != 0 && !report.found) return ExitCode::key_merges_unequal;
     if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
     if (!report_violation(args, request, scenario, text, variant.name, report)) return ExitCode::interrupted;
     return ExitCode::violation;
@@ -275,6 +315,15 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
         "--dpor", args->dpor,
         "dfs: dynamic partial-order reduction, about one schedule per class of equivalent interleavings "
         "(default: every interleaving within the bound, pruned by sleep sets)");
+    fuzz->add_option("--states", args->states,
+                     "dfs: remember visited states and cut revisits: locals (each task's declared live "
+                     "locals), reads (each task's history of reads) or none (default)");
+    fuzz->add_flag("--check-fingerprints", args->check_fingerprints,
+                   "dfs with --states: follow every revisit beside the first visit's run instead of cutting "
+                   "it, and name the task, yield point and part where they part");
+    fuzz->add_option("--fingerprint-omit", args->fingerprint_omit,
+                     "dfs with --states: leave a live local or a resource out of the key (a mutation that "
+                     "--check-fingerprints must catch)");
     fuzz->add_option("--io-reorders", args->io_reorders,
                      "per schedule, device completions that may fire ahead of earlier timers (0-8; default: "
                      "the scenario's explore, else 1)")

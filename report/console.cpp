@@ -274,6 +274,47 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
 
 }  // namespace
 
+namespace {
+
+/// What remembering visited states did (fuzz --states), and check mode's findings.
+auto visited_text(const FuzzRequest& request, const FuzzReport& report) -> std::string {
+    const sim::DfsStats& dfs = report.dfs;
+    if (request.states == sim::VisitedKey::none) {
+        return "visited states: not remembered "
+               "(--states locals cuts a run at a state an earlier run explored)\n";
+    }
+    std::string out;
+    const auto states = static_cast<double>(dfs.states);
+    appendf(out,
+            "visited states: %llu distinct remembered (key: %s), %llu runs cut at a visited state; "
+            "64-bit keys: a collision, which could only cut a run too many, has probability at most %.2g\n",
+            static_cast<ull>(dfs.states),
+            request.states == sim::VisitedKey::locals ? "the tasks' declared live locals"
+                                                      : "the tasks' reads",
+            static_cast<ull>(dfs.cut_visited), states * states / 3.6893488147419103e19);
+    if (dfs.unhashed != 0) {
+        appendf(out,
+                "visited states: %llu decisions could not be hashed (a model without state hashes): "
+                "explored there without remembering states\n",
+                static_cast<ull>(dfs.unhashed));
+    }
+    if (request.check_fingerprints) {
+        appendf(out,
+                "fingerprint check: %llu revisits followed for up to %zu decisions each, %llu decisions "
+                "compared, %llu where the runs parted\n",
+                static_cast<ull>(dfs.merges_followed), sim::check_decisions,
+                static_cast<ull>(dfs.decisions_compared), static_cast<ull>(dfs.mismatches));
+        for (const sim::FingerprintMismatch& mismatch : report.mismatches) {
+            appendf(out, "fingerprint check: run %llu, %llu decision(s) after the merge: %s\n",
+                    static_cast<ull>(mismatch.schedule), static_cast<ull>(mismatch.decisions),
+                    mismatch.what.c_str());
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
@@ -302,6 +343,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
                 static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
                 static_cast<ull>(report.dfs.abandoned));
         out += reduction_text(request, report.split_depth);
+        out += visited_text(request, report);
     }
     if (dfs && report.split_depth != 0) {
         appendf(out,

@@ -352,9 +352,18 @@ void DfsSearch::report_progress() {
     if (request_.progress) request_.progress({runs_.load(), request_.schedules, crash_states_.load(), violations_.load()});
 }
 
+/// A search's tree: its bound, reductions and visited states.
+auto search_tree(const FuzzRequest& request) -> sim::DfsTree {
+    sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets, request.dpor, crash_visible());
+    tree.measure_visited(request.states);
+    if (request.check_fingerprints) tree.check_fingerprints();
+    tree.omit_from_key(request.fingerprint_omit);
+    return tree;
+}
+
 /// One worker: the whole walk above the split depth, the units it claims below.
 void DfsSearch::work(Simulation& world, bool caller) {
-    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets, request_.dpor, crash_visible());
+    sim::DfsTree tree = search_tree(request_);
     Unit* current = nullptr;
     if (depth_ == 0) {
         current = &units_[0];
@@ -379,6 +388,7 @@ void DfsSearch::work(Simulation& world, bool caller) {
         }
         if (owned && record(*unit, outcome, world)) {
             unit->part.dfs += tree.take_stats();
+            unit->part.mismatches = tree.mismatches();
             std::uint64_t lowest = stop_unit_.load();
             while (number < lowest && !stop_unit_.compare_exchange_weak(lowest, number)) {
             }
@@ -387,6 +397,7 @@ void DfsSearch::work(Simulation& world, bool caller) {
         more = tree.backtrack();
         if (!owned) continue;
         unit->part.dfs += tree.take_stats();
+        unit->part.mismatches = tree.mismatches();
         if (!more || tree.unit() != number) {
             unit->ended = true;
             bound = 0;  // read again for the next unit
@@ -404,7 +415,7 @@ void DfsSearch::work(Simulation& world, bool caller) {
 auto DfsSearch::rerun(std::uint64_t number, std::uint64_t cap) -> std::unique_ptr<Unit> {
     SIM_ASSERT(depth_ != 0 && cap != 0);
     auto unit = std::make_unique<Unit>();
-    sim::DfsTree tree(request_.strategy.preemptions, request_.sleep_sets, request_.dpor, crash_visible());
+    sim::DfsTree tree = search_tree(request_);
     tree.split(depth_, [number](std::uint64_t u) { return u == number; });
     while (tree.unit() <= number) {
         const bool owned = tree.owned();
@@ -456,6 +467,7 @@ void DfsSearch::add(FuzzReport& report, std::uint64_t number, Unit& unit, std::u
     add_counts(report.judged, part.judged);
     add_counts(report.hits, part.hits);
     report.dfs += part.dfs;
+    report.mismatches.insert(report.mismatches.end(), part.mismatches.begin(), part.mismatches.end());
     for (FoundViolation found : part.violations) {
         if (sharded) found.unit = number;
         found.index += sharded ? 0 : offset;

@@ -58,6 +58,16 @@ struct FuzzRequest {
     /// interleaving within the bound, pruned by sleep sets. Opt-in until its
     /// comparison with the unreduced search covers every bundled scenario.
     bool dpor = false;
+    /// dfs: remember visited states (--states, sim/visited.cpp): none, or
+    /// VisitedKey::locals (the tasks' declared live locals) or reads (their
+    /// histories of reads). A split search remembers them within a unit.
+    sim::VisitedKey states = sim::VisitedKey::none;
+    /// dfs with states: follow every revisit instead of cutting it and
+    /// compare it with the first visit's run (--check-fingerprints).
+    bool check_fingerprints = false;
+    /// A mutation of the key that check mode must catch: a live local's
+    /// name, or a resource's (--fingerprint-omit).
+    std::string fingerprint_omit;
     std::uint32_t jobs = 1;  // threads (dfs: workers sharing the units, sim/dfs.hpp)
     std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
     std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index; dfs: the units u with u % count == index
@@ -127,6 +137,8 @@ struct FuzzReport {
     bool complete = false;            // dfs: every schedule within the bound was run
     bool interrupted = false;         // stopped by request_stop()
     sim::DfsStats dfs;                // dfs: pruning figures
+    /// dfs --check-fingerprints: the first merges whose runs parted.
+    std::vector<sim::FingerprintMismatch> mismatches;
     ExploreBounds bounds;             // the simulation's, for the output
     std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
     std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up

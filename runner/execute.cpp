@@ -327,7 +327,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         run.list_reached = list_memo_reached_;
         ProgressWatch progress{workload.completed};
         WorldHasher hasher{*fs, workload, run, progress, scheduler};
-        if (strategy.remembers_states()) scheduler.remember_reads(&hasher);
+        if (strategy.remembers_states()) scheduler.remember_reads(&hasher, strategy.needs_read_histories());
         run.see();
         const RunLoop loop{strategy, plan, script, bounds, crash_states_max, interruptible};
         const bool stop = run_steps(loop, run, channel, watches, progress, crash_prng);
