@@ -120,8 +120,16 @@ enum class VisitedKey : std::uint8_t { none, positions, histories, reads, locals
 /// which part two merged states differ in.
 struct StateParts {
     std::uint64_t signature = 0;  // positions, timers listed, the running task
-    std::vector<std::uint64_t> tasks;  // per task: Scheduler::hash_task
+    // The task that ran last, runnable or not: when it wakes, going on with
+    // it costs no preemption and switching away does.
+    std::uint64_t running = 0;
+    std::uint64_t listed = 0;  // the timers listed, by charge (check mode's report)
+    std::vector<std::uint64_t> tasks;  // per task: Scheduler::hash_task, less omit_from_key's local
+    // With a local omitted (omit_from_key): the tasks' whole hashes, which
+    // check mode compares; the key leaves the local out.
+    std::vector<std::uint64_t> tasks_whole;
     std::vector<std::pair<std::uint32_t, std::uint64_t>> resources;  // (bit, hash), nonzero only
+    Footprint omitted;  // resources the key leaves out (omit_from_key); check mode compares them
     std::uint64_t outside = 0;  // ResourceHasher::hash_outside
     std::uint64_t engine = 0;   // Scheduler::hash_engine
     [[nodiscard]] auto key() const -> std::uint64_t;

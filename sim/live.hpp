@@ -24,7 +24,9 @@
 
 #include "sim/assert.hpp"
 #include "sim/fingerprint.hpp"
+#include "sim/prng.hpp"
 #include "sim/scheduler.hpp"
+#include "sim/sync.hpp"
 
 namespace sim {
 
@@ -32,6 +34,14 @@ template <class T>
     requires(std::is_integral_v<T> || std::is_enum_v<T>)
 void hash_value(StateHash& out, T value) {
     out.add(static_cast<std::uint64_t>(value));
+}
+/// A name (who: "kswapd", what: "log"), by its text.
+inline void hash_value(StateHash& out, const char* name) {
+    out.add(hash_name(name));
+}
+/// A completion a task owns: whether it completed (its waiter is the task).
+inline void hash_value(StateHash& out, const Completion& completion) {
+    out.add_bool(completion.done());
 }
 template <class T>
 void hash_value(StateHash& out, const std::vector<T>& values);
@@ -54,6 +64,14 @@ template <class A, class B>
 void hash_value(StateHash& out, const std::pair<A, B>& pair) {
     hash_value(out, pair.first);
     hash_value(out, pair.second);
+}
+
+/// The hash of a spawned task's arguments (Scheduler::spawn).
+template <class... T>
+auto hash_of(const T&... values) -> std::uint64_t {
+    StateHash out;
+    (hash_value(out, values), ...);
+    return out.value();
 }
 
 /// One function's live locals (SIM_LIVE): pushed on the running task's

@@ -77,12 +77,13 @@ auto Scheduler::spawn_daemon(std::string name, std::function<void()> body, Daemo
     return id;
 }
 
-auto Scheduler::spawn(std::string name, std::function<void()> body) -> TaskId {
+auto Scheduler::spawn(std::string name, std::function<void()> body, std::uint64_t arguments) -> TaskId {
     const auto id = static_cast<TaskId>(tasks_.size());
     auto task = std::make_unique<Task>();
     task->id = id;
     task->name = std::move(name);
     task->body = std::move(body);
+    task->arguments = arguments;
     task->waiting_since = now_;
     tasks_.push_back(std::move(task));
     unfinished_++;
@@ -546,6 +547,10 @@ void Scheduler::hash_task(TaskId id, StateHash& out, std::string_view omit) cons
     out.add(task.started ? 1 : 0);
     out.add(task.cpu);
     out.add(task.reads);
+    out.add(task.arguments);
+    // How long a runnable task has waited bounds which sleeps may end first
+    // (fires_before_tasks).
+    out.add(task.state == TaskState::runnable ? static_cast<std::uint64_t>(task.waiting_since) : 0);
     out.add(task.frames.size());
     for (const LiveFrame* frame : task.frames) frame->hash_into(out, omit);
 }

@@ -173,8 +173,11 @@ public:
     auto operator=(const Scheduler&) -> Scheduler& = delete;
     ~Scheduler();
 
-    /// Adds a task; it becomes runnable at once.
-    auto spawn(std::string name, std::function<void()> body) -> TaskId;
+    /// Adds a task; it becomes runnable at once. `arguments` hashes what the
+    /// body captured that decides what it does (sim::hash_of(ordered_id)):
+    /// until the task runs and declares its live locals, it is all a
+    /// visited-state key knows of the task beside its name.
+    auto spawn(std::string name, std::function<void()> body, std::uint64_t arguments = 0) -> TaskId;
     /// Adds a kernel thread (kswapd, the transaction kthread): it runs like
     /// any task, but neither it nor its sleeps keep the run going, so a run
     /// finishes when every other task has finished and their timers fired.
@@ -354,6 +357,7 @@ private:
         /// remember_reads: the hashes of what each of its steps touched, in
         /// order (a function of everything its locals can hold).
         std::uint64_t reads = 0;
+        std::uint64_t arguments = 0;  // spawn's
         /// The live locals of the functions it is in (sim/live.hpp), outermost first.
         std::vector<const LiveFrame*> frames;
     };

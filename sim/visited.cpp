@@ -14,8 +14,10 @@ namespace sim {
 
 auto StateParts::key() const -> std::uint64_t {
     StateHash hash(signature);
+    hash.add(running);
     for (const std::uint64_t task : tasks) hash.add(task);
     for (const auto& [bit, value] : resources) {
+        if (omitted.has(bit)) continue;
         hash.add(bit);
         hash.add(value);
     }
@@ -45,6 +47,12 @@ auto DfsStrategy::state_parts(const Scheduler& scheduler, std::span<const Candid
     if (!tree_.omit_resolved_) tree_.resolve_omit();
     // The preemptions are left out: they are compared as a budget.
     parts.signature = signature(scheduler, candidates, node.current, 0);
+    parts.running = current_;
+    StateHash listed;
+    for (const Candidate& candidate : candidates) {
+        if (candidate.is_timer()) listed.add(1 + static_cast<std::uint64_t>(candidate.charge));
+    }
+    parts.listed = listed.value();
     parts.tasks.clear();
     for (TaskId task = 0; task < scheduler.task_count(); task++) {
         StateHash hash;
@@ -53,8 +61,17 @@ auto DfsStrategy::state_parts(const Scheduler& scheduler, std::span<const Candid
     }
     parts.resources.clear();
     for (std::size_t bit = 0; bit < footprint_bits; bit++) {
-        if (hashes.bits[bit] == 0 || tree_.omit_resources_.has(bit)) continue;
+        if (hashes.bits[bit] == 0) continue;
         parts.resources.emplace_back(static_cast<std::uint32_t>(bit), hashes.bits[bit]);
+    }
+    parts.omitted = tree_.omit_resources_;
+    parts.tasks_whole.clear();
+    if (!tree_.omit_local_.empty() && tree_.checking_) {
+        for (TaskId task = 0; task < scheduler.task_count(); task++) {
+            StateHash hash;
+            scheduler.hash_task(task, hash);
+            parts.tasks_whole.push_back(hash.value());
+        }
     }
     parts.outside = outside.value();
     StateHash engine;
@@ -159,15 +176,36 @@ void DfsStrategy::note_choice(const Scheduler& scheduler, std::span<const Candid
 auto DfsStrategy::describe_mismatch(const Scheduler& scheduler, const DfsTree::Mark& before,
                                     const StateParts& first, const StateParts& now) const -> std::string {
     std::string part;
-    if (first.signature != now.signature) {
-        part = "where the tasks stand (their states and yield points)";
-    }
-    const std::size_t tasks = std::min(first.tasks.size(), now.tasks.size());
-    for (std::size_t task = 0; part.empty() && task < tasks; task++) {
-        if (first.tasks[task] != now.tasks[task]) {
-            part = "task " + scheduler.task_name(static_cast<TaskId>(task)) +
-                   "'s position or live locals";
+    // Every task whose position or live locals part, with where it stands
+    // now and what it declares there: a timer's step (a completion, a
+    // wake-up) parts the tasks it wakes, not the one that ran.
+    const bool whole = !first.tasks_whole.empty() && !now.tasks_whole.empty();
+    const std::vector<std::uint64_t>& first_tasks = whole ? first.tasks_whole : first.tasks;
+    const std::vector<std::uint64_t>& now_tasks = whole ? now.tasks_whole : now.tasks;
+    const std::size_t tasks = std::min(first_tasks.size(), now_tasks.size());
+    for (std::size_t task = 0; task < tasks; task++) {
+        if (first_tasks[task] == now_tasks[task]) continue;
+        const auto id = static_cast<TaskId>(task);
+        const YieldPoint* point = scheduler.last_point(id);
+        std::string names;
+        for (const LiveFrame* frame : scheduler.live_frames(id)) {
+            names += names.empty() ? "" : "; ";
+            names += frame->names();
         }
+        part += part.empty() ? "" : ", ";
+        part += "task " + scheduler.task_name(id) + " (now at " +
+                (point == nullptr ? std::string("its start") : std::string(point->name)) +
+                ", live locals: " + (names.empty() ? std::string("none") : names) + ")";
+    }
+    if (!part.empty()) part = "the position or live locals of " + part;
+    if (part.empty() && first.running != now.running) {
+        part = "the task that ran last (a choice away from it, once it is runnable, is a preemption)";
+    }
+    if (part.empty() && first.listed != now.listed) {
+        part = "the timers that may fire now (a sleep's end against how long runnable tasks have waited)";
+    }
+    if (part.empty() && first.signature != now.signature) {
+        part = "where the tasks stand (their states and yield points)";
     }
     if (part.empty() && first.resources != now.resources) {
         const std::vector<std::string> names = resource_names();
