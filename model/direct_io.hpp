@@ -52,6 +52,13 @@ public:
     /// The writer waits for every bio it sent.
     void wait() { done_.wait(); }
     [[nodiscard]] auto bios() const -> std::size_t { return bios_; }
+    /// What its writer's future depends on: the bios sent, those still in
+    /// flight, and whether the last one completed (sim/live.hpp).
+    void hash_into(sim::StateHash& out) const {
+        out.add(bios_);
+        out.add(pending_);
+        out.add_bool(done_.done());
+    }
 
 private:
     disk::BlockDevice& device_;
@@ -61,5 +68,9 @@ private:
     std::size_t pending_ = 0;
     sim::Completion done_{"direct_io"};
 };
+
+inline void hash_value(sim::StateHash& out, const DirectBios& bios) {
+    bios.hash_into(out);
+}
 
 }  // namespace model

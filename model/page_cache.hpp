@@ -38,6 +38,12 @@ struct LruRun {
     std::uint64_t start;
     std::uint64_t end;
 };
+/// A live local's hash (sim/live.hpp).
+inline void hash_value(sim::StateHash& out, const LruRun& run) {
+    out.add(run.file);
+    out.add(run.start);
+    out.add(run.end);
+}
 
 class PageCache {
 public:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 #include "sim/scheduler.hpp"
 
 namespace model {
@@ -45,10 +46,13 @@ auto PageReclaim::shrink(const ReclaimTarget& target, std::uint64_t pages, const
     std::uint64_t freed = 0;
     std::vector<LruRun> busy;
     std::size_t budget = 1024;  // runs looked at per call
+    LruRun run{};
+    std::uint64_t page = 0;
+    SIM_LIVE(pages, who, freed, busy, budget, run, page);
     while (freed < pages && budget-- > 0) {
         auto taken = cache.take_oldest();
         if (!taken) break;
-        LruRun run = *taken;
+        run = *taken;
         const std::uint64_t want = pages - freed;
         if (run.end - run.start > want) {
             cache.put_front(LruRun{run.file, run.start + want, run.end});
@@ -56,7 +60,7 @@ auto PageReclaim::shrink(const ReclaimTarget& target, std::uint64_t pages, const
         }
         SIM_NOTE(std::string(who) + " reclaims pages " + std::to_string(run.start) + ".." +
                  std::to_string(run.end - 1) + " of inode " + target.file_names[run.file]);
-        for (std::uint64_t page = run.start; page < run.end; page++) {
+        for (page = run.start; page < run.end; page++) {
             const auto cached = cache.find(run.file, page);
             if (!cached) continue;
             if (cached->state != PageState::clean) {

@@ -1,5 +1,7 @@
 #include "runner/workload.hpp"
 
+#include "sim/live.hpp"
+
 namespace scenarios {
 
 namespace {
@@ -20,7 +22,9 @@ auto oracle_resource() -> sim::Footprint {
 }
 
 void Workload::run_all(const std::vector<Op>& ops) {
-    for (std::size_t i = 0; i < ops.size(); i++) {
+    std::size_t i = 0;
+    SIM_LIVE(i);
+    for (; i < ops.size(); i++) {
         if (i > 0) sim::yield(op_begin);
         run(ops[i]);
         completed++;
@@ -41,7 +45,9 @@ void Workload::run_generated(const GeneratedOps& generated) {
     op.user_cpu_ns = generated.user_cpu_ns;
     const auto run_phase = [&](const std::string& name, bool first_phase) {
         op.name = name;
-        for (std::uint64_t i = 0; i < generated.files; i++) {
+        std::uint64_t i = 0;
+        SIM_LIVE(first_phase, i);
+        for (; i < generated.files; i++) {
             if (i > 0 || !first_phase) sim::yield(op_begin);
             op.file_index = static_cast<std::uint32_t>(generated.first_file + i);
             op.file = scenario.files[op.file_index];
@@ -114,6 +120,7 @@ void Workload::run(const Op& op) {
 void Workload::run_write(const Op& op, model::OpCall& call) {
     call.version = oracle.begin_write();
     const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
+    SIM_LIVE(call.version, size_id);
     const model::OpResult result = execute(call);
     if (result == model::OpResult::failed) return;
     // A short write (ENOSPC partway) promises only the bytes it copied.
@@ -134,6 +141,7 @@ void Workload::run_zero(const Op& op, model::OpCall& call) {
                          (keep_size == op.flags.end() || !keep_size->second);
     call.version = oracle.begin_zero(call.file, first_block(op), end_block(op));
     const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
+    SIM_LIVE(call.version, size_id);
     if (execute(call) != model::OpResult::ok) return;
     if (extends) oracle.end_size(call.file, size_id);
     oracle.end_zero(call.file, first_block(op), end_block(op), call.version,
@@ -144,6 +152,7 @@ void Workload::run_set_size(const Op& op, model::OpCall& call) {
     const std::uint32_t block_size = scenario.device.block_size;
     call.version = oracle.begin_truncate(call.file, op.length, block_size);
     const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
+    SIM_LIVE(call.version, size_id);
     if (execute(call) != model::OpResult::ok) return;
     oracle.end_size(call.file, size_id);
     oracle.end_truncate(call.file, op.length, block_size);
@@ -153,6 +162,7 @@ void Workload::run_extend_size(const Op& op, const model::OpCall& call) {
     const auto keep_size = op.flags.find("keep_size");
     const bool extends = keep_size == op.flags.end() || !keep_size->second;
     const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
+    SIM_LIVE(size_id);
     if (execute(call) == model::OpResult::ok && extends) oracle.end_size(call.file, size_id);
 }
 
@@ -169,6 +179,7 @@ void Workload::run_fsync(const Op& op, const model::OpCall& call, sim::Scheduler
     }
     const std::size_t id = oracle.begin_fsync(call.file, scheduler.steps(),
                                               "fsync #" + std::to_string(++fsyncs) + " of " + op.file);
+    SIM_LIVE(id);
     if (execute(call) == model::OpResult::ok) oracle.end_fsync(id, scheduler.steps());
 }
 
@@ -178,6 +189,7 @@ void Workload::run_sync_all(const model::OpCall& call, sim::Scheduler& scheduler
         if (!created[file]) continue;
         ids.push_back(oracle.begin_fsync(file, scheduler.steps(), "sync of " + scenario.files[file]));
     }
+    SIM_LIVE(ids);
     if (execute(call) == model::OpResult::ok) {
         for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
     }

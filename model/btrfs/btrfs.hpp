@@ -307,6 +307,19 @@ inline void encode_items(KeyWords& out, const InodeItems& items) {
         out.insert(out.end(), {item.disk_block, item.generation, item.item});
     });
 }
+/// Live locals' hashes (sim/live.hpp): what an fsync logs, and the copies
+/// of extent maps it logs them from.
+inline void hash_value(sim::StateHash& out, const InodeItems& items) {
+    KeyWords words;
+    encode_items(words, items);
+    out.add(sim::hash_words(words));
+}
+inline void hash_value(sim::StateHash& out, const ExtentMap& em) {
+    for (const std::uint64_t word : {em.id, em.start, em.length, em.block_start, em.generation}) {
+        out.add(word);
+    }
+    out.add((em.pinned ? 1U : 0U) | (em.logging ? 2U : 0U) | (em.on_modified_list ? 4U : 0U));
+}
 inline void encode_object(KeyWords& out, const Superblock& super) {
     out.insert(out.end(), {super.generation, super.root_block, std::uint64_t{super.has_log}, super.log_block,
                            super.log_transid});
@@ -470,6 +483,12 @@ private:
         bool leaf_write = false;
         sim::RwLock* parent = nullptr;       // still locked when the leaf must split
         bool parent_write = false;
+        /// A live local's hash (sim/live.hpp): which locks the path holds and
+        /// how; the locks' holders name the blocks.
+        friend void hash_value(sim::StateHash& out, const CsumPath& path) {
+            out.add((path.leaf != nullptr ? 1U : 0U) | (path.leaf_write ? 2U : 0U) |
+                    (path.parent != nullptr ? 4U : 0U) | (path.parent_write ? 8U : 0U));
+        }
     };
     auto csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t count, bool cow, bool insert,
                      std::uint64_t& waits, std::uint64_t& leaf_waits) -> CsumPath;

@@ -10,6 +10,7 @@
 #include "model/btrfs/points.hpp"
 #include "model/writeback.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 namespace {
@@ -24,14 +25,18 @@ void Btrfs::release_pages(std::uint32_t file, std::uint64_t start, std::uint64_t
     // Reclaim walks the clean pages it found cached; each is offered to the
     // file system's release hook and freed if the hook agrees.
     const auto clean = page_cache_.runs(file, start, end, PageState::clean);
-    for (auto [run_start, run_end] : clean) {
-        for (std::uint64_t page = run_start; page < run_end; page++) {
+    std::size_t run = 0;
+    std::uint64_t page = 0;
+    SIM_LIVE(file, clean, run, page);
+    for (; run < clean.size(); run++) {
+        for (page = clean[run].first; page < clean[run].second; page++) {
             try_release_extent_mapping(file, page);
         }
     }
 }
 
 void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
+    SIM_LIVE(file, page);
     Inode& inode = inodes_[file];
     // R0 (btrfs_releasepage): "if (PageWriteback(page) || PageDirty(page))
     // return 0": never a dirty page or one under writeback.
@@ -47,6 +52,7 @@ void Btrfs::try_release_extent_mapping(std::uint32_t file, std::uint64_t page) {
     if (inode.size_bytes > release_gate_bytes) {
         std::uint64_t start = page;
         const std::uint64_t end = page + 1;
+        SIM_LIVE(start);
         while (start < end) {
             // R2: under em_tree.lock, the map covering the page; stop if none,
             // "if (test_bit(EXTENT_FLAG_PINNED, &em->flags) || em->start !=
@@ -166,14 +172,19 @@ void Btrfs::writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end
     const auto runs = page_cache_.runs(file, start, end, PageState::dirty);
     if (runs.empty()) return;
     SIM_NOTE(std::string(who) + " starts for inode " + name(file));
-    for (auto [run_start, run_end] : runs) {
-        for (std::uint64_t cursor = run_start; cursor < run_end; cursor += extent_blocks_max) {
+    std::size_t run = 0;
+    std::uint64_t cursor = 0;
+    SIM_LIVE(file, runs, run, cursor);
+    for (; run < runs.size(); run++) {
+        const std::uint64_t run_end = runs[run].second;
+        for (cursor = runs[run].first; cursor < run_end; cursor += extent_blocks_max) {
             writeback_run(file, cursor, std::min(run_end, cursor + extent_blocks_max));
         }
     }
 }
 
 void Btrfs::lock_extent(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    SIM_LIVE(file, start, end);
     Inode& inode = inodes_[file];
     while (inode.range_locked(start, end)) io_tree_wait_.wait();
     inode.locked.emplace_back(start, end);
@@ -191,8 +202,10 @@ void Btrfs::writeback_run(std::uint32_t file, std::uint64_t start, std::uint64_t
     // FL1: lock the range in the io tree. Another writeback may have taken
     // these pages meanwhile (lock_page, clear_page_dirty_for_io): only pages
     // still dirty under the lock are written.
+    SIM_LIVE(file, start, end);
     lock_extent(file, start, end);
     std::vector<std::uint64_t> ordered_ids;
+    SIM_LIVE(ordered_ids);
     for (auto [run_start, run_end] : page_cache_.runs(file, start, end, PageState::dirty)) {
         ordered_ids.push_back(cow_file_range(file, run_start, run_end));
     }
@@ -226,7 +239,8 @@ void Btrfs::end_bio(std::uint64_t ordered_id) {
     SIM_NOTE("bio of ordered extent #" + std::to_string(ordered_id) + " completes: page(s) " +
              std::to_string(ordered.start) + ".." + std::to_string(ordered.start + ordered.length - 1) +
              " of inode " + name(ordered.file) + " clean; btrfs_finish_ordered_io queued");
-    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); });
+    sim::current_scheduler().spawn("endio", [this, ordered_id] { finish_ordered_io(ordered_id); },
+                                   sim::hash_of(ordered_id));
 }
 
 }  // namespace model::btrfs

@@ -12,6 +12,7 @@
 
 #include "model/btrfs/btrfs.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
@@ -166,8 +167,11 @@ auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
     // the block. A leaf without room for the new item is split inside the
     // search, with the parent still write-locked: the path keeps it.
     int write_lock_level = !cow ? -1 : insert ? 1 : 0;
+    const bool log_tree = &tree == &log_csum_tree_;
+    SIM_LIVE(log_tree, disk_block, count, cow, insert, write_lock_level);
     for (;;) {
         CsumPath path;
+        SIM_LIVE(path);
         const std::uint32_t top = tree.node_levels();
         if (!csum_search_nodes(tree, disk_block, cow, top, write_lock_level, waits, path)) continue;
         if (!csum_search_leaf(tree, disk_block, cow, top, write_lock_level, waits, leaf_waits, path)) {
@@ -185,7 +189,9 @@ auto Btrfs::csum_search(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
 
 auto Btrfs::csum_search_nodes(CsumTree& tree, std::uint64_t disk_block, bool cow, std::uint32_t top,
                               int& write_lock_level, std::uint64_t& waits, CsumPath& path) -> bool {
-    for (std::uint32_t level = top; level >= 1; level--) {
+    std::uint32_t level = top;
+    SIM_LIVE(top, level);
+    for (; level >= 1; level--) {
         CsumTree::Node& node = tree.node(level, tree.leaf_index(disk_block));
         const bool write = static_cast<int>(level) <= write_lock_level;
         if (take(node.lock, write)) waits++;
@@ -211,6 +217,11 @@ auto Btrfs::csum_search_leaf(CsumTree& tree, std::uint64_t disk_block, bool cow,
                              CsumPath& path) -> bool {
     CsumTree::Leaf& leaf = *tree.leaves[tree.leaf_index(disk_block)];
     const bool write = write_lock_level >= 0;
+    // The leaf waited for, by position and first key: a split while the
+    // task waits may move the key away from it.
+    const std::size_t leaf_index = tree.leaf_index(disk_block);
+    const std::uint64_t leaf_first = leaf.first;
+    SIM_LIVE(leaf_index, leaf_first, write);
     if (take(leaf.lock, write)) {
         waits++;
         leaf_waits++;
@@ -246,7 +257,10 @@ void Btrfs::csum_insert(CsumTree& tree, std::uint64_t disk_block, std::uint64_t 
     // btrfs_csum_file_blocks (file-item.c, v5.7): btrfs_lookup_csum searches
     // with cow 1 and ins_len 0, so only the leaf is write-locked; sums found
     // there (a range logged again by a full fsync) are overwritten in place.
+    const bool log_tree = &tree == &log_csum_tree_;
+    SIM_LIVE(log_tree, disk_block, count, cost);
     CsumPath path = csum_search(tree, disk_block, count, true, false, waits, leaf_waits);
+    SIM_LIVE(path);
     if (tree.holds(disk_block)) {
         sim::cpu(cost);
         csum_release(path);
@@ -276,6 +290,7 @@ void Btrfs::lookup_checksums(std::uint64_t disk_block, std::uint64_t count) {
     counters_.checksum_lookups++;
     std::uint64_t block = disk_block;
     const std::uint64_t end = disk_block + count;
+    SIM_LIVE(disk_block, count, block);
     while (block < end) {
         CsumTree::Leaf& leaf = *csum_search(csum_tree_, block, end - block, false, false,
                                             counters_.checksum_lock_waits, counters_.checksum_leaf_waits)

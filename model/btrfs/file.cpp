@@ -10,6 +10,7 @@
 #include "model/btrfs/points.hpp"
 #include "model/direct_io.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
@@ -24,6 +25,7 @@ constexpr std::uint64_t write_chunk_pages = 32;
 
 auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                            std::uint64_t version) -> std::uint64_t {
+    SIM_LIVE(file, offset, length, version);
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
@@ -40,6 +42,7 @@ auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     const std::uint64_t size_before = inode.size_bytes;
     std::uint64_t dirtied = start;   // pages copied into the page cache
     std::uint64_t reserved = start;  // pages whose pass reserved its space
+    SIM_LIVE(size_before, dirtied, reserved);
     while (reserved < end) {
         const std::uint64_t chunk = std::min(end - reserved, write_chunk_pages);
         std::uint64_t pending = reserved - dirtied;  // reserved, not copied yet: not counted dirty
@@ -88,6 +91,7 @@ void Btrfs::dirty_range(std::uint32_t file, std::uint64_t start, std::uint64_t e
 
 auto Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                          std::uint64_t version) -> bool {
+    SIM_LIVE(file, offset, length, version);
     // btrfs_file_write_iter -> __btrfs_direct_write (v5.7), under the inode
     // lock: generic_file_direct_write writes back and drops the cached pages
     // of the range; btrfs_direct_IO locks the range in the io tree, reserves
@@ -118,6 +122,7 @@ auto Btrfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
     if (offset + length > inode.size_bytes) inode.size_bytes = offset + length;
     unlock_extent(file, start, end);
     DirectBios bios(device_, disk::Content::data(file, start, version), start);
+    SIM_LIVE(ordered_id, bios);
     ordered_[ordered_id].bios_pending = 1;
     bios.submit(start, end, ordered_[ordered_id].disk_block, [this, ordered_id] { end_bio(ordered_id); });
     SIM_NOTE("O_DIRECT write " + range_text(offset, offset + length) + " of inode " + name(file) +
@@ -170,6 +175,7 @@ void Btrfs::drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint
 }
 
 void Btrfs::fsync(std::uint32_t file) {
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     const std::uint64_t all = whole_file_end;
     // F1: start writeback of the dirty range.
@@ -206,6 +212,7 @@ void Btrfs::fsync(std::uint32_t file) {
     const std::uint64_t transid = join_transaction();
     // F7 to F11: btrfs_log_dentry_safe -> btrfs_log_inode_parent.
     std::uint64_t log_transid = 0;
+    SIM_LIVE(transid, log_transid);
     const LogInodeResult logged = log_inode_parent(file, transid, log_transid);
     // The inode lock is dropped whatever came of it: the log is consistent
     // on disk, and a later logging of the file synchronises in btrfs_sync_log.

@@ -27,13 +27,6 @@ auto resources() -> const Resources& {
     return named;
 }
 
-void hash_map(sim::StateHash& out, const ExtentMap& em) {
-    for (const std::uint64_t word : {em.id, em.start, em.length, em.block_start, em.generation}) {
-        out.add(word);
-    }
-    out.add((em.pinned ? 1U : 0U) | (em.logging ? 2U : 0U) | (em.on_modified_list ? 4U : 0U));
-}
-
 void hash_csum_tree(const CsumTree& tree, sim::ResourceHashes& out) {
     sim::StateHash hash(tree.generation);
     for (const auto& leaf : tree.leaves) {
@@ -73,7 +66,7 @@ void Btrfs::hash_inodes(sim::ResourceHashes& out) const {
         inode_hash.add(static_cast<std::uint64_t>(inode.last_sub_trans));
         inode_hash.add(static_cast<std::uint64_t>(inode.last_log_commit));
         em_hash.add(inode.em_tree.maps.size());
-        for (const auto& [start, em] : inode.em_tree.maps) hash_map(em_hash, em);
+        for (const auto& [start, em] : inode.em_tree.maps) hash_value(em_hash, em);
         em_hash.add(inode.em_tree.listed.size());
         for (const std::uint64_t start : inode.em_tree.listed) em_hash.add(start);
         io_hash.add(inode.locked.size());

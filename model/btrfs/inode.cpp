@@ -9,6 +9,7 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
@@ -140,11 +141,13 @@ auto Btrfs::cow_file_range(std::uint32_t file, std::uint64_t start, std::uint64_
 }
 
 void Btrfs::finish_ordered_io(std::uint64_t ordered_id) {
+    SIM_LIVE(ordered_id);
     const OrderedExtent ordered = ordered_[ordered_id];
     Inode& inode = inodes_[ordered.file];
     const std::uint64_t end = ordered.start + ordered.length;
     // E1: join the running transaction.
     const std::uint64_t transid = join_transaction();
+    SIM_LIVE(transid);
     SIM_NOTE("btrfs_finish_ordered_io for ordered extent #" + std::to_string(ordered_id) +
              " joins transaction " + std::to_string(transid));
     sim::yield(points::endio_after_join);

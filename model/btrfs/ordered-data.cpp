@@ -4,10 +4,12 @@
 #include <algorithm>
 
 #include "model/btrfs/btrfs.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
 void Btrfs::wait_ordered_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    SIM_LIVE(file, start, end);
     const auto& ids = inodes_[file].ordered_pending;
     auto pending = [&] {
         return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) {

@@ -5,6 +5,7 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
@@ -38,6 +39,7 @@ void Btrfs::end_transaction() {
 }
 
 void Btrfs::write_superblock(bool with_log, std::uint64_t generation) {
+    SIM_LIVE(with_log, generation);
     const std::uint64_t object = store(Superblock{generation, root_block_, root_object_,
                                                   with_log, log_block_, log_object_, log_transid_});
     device_.write_and_wait(0, 1, disk::Content::meta(object), true, "super");
@@ -51,6 +53,7 @@ void Btrfs::commit_transaction() {
     if (!transaction_running_) return;
     commit_in_progress_ = true;
     const std::uint64_t transid = generation_;
+    SIM_LIVE(transid);
     SIM_NOTE("transaction " + std::to_string(transid) + " commit starts");
     while (transaction_writers_ > 0) transaction_wait_.wait();
     sim::yield(points::commit_after_writers);
@@ -58,6 +61,7 @@ void Btrfs::commit_transaction() {
     // superblock with FUA.
     const std::uint64_t object = store(fs_tree_);
     const std::uint64_t block = allocate_meta_block();
+    SIM_LIVE(object, block);
     device_.write_and_wait(block, 1, disk::Content::meta(object), false, "meta");
     sim::yield(points::commit_after_tree_write);
     device_.flush_and_wait();
@@ -88,6 +92,7 @@ void Btrfs::transaction_kthread() {
     // transaction_kthread (disk-io.c): wake every commit interval; commit the
     // running transaction once it is that old, else sleep out the rest.
     sim::Duration delay = knobs_.commit_interval;
+    SIM_LIVE(delay);
     for (;;) {
         // schedule_timeout_interruptible, then kthread_should_stop: close_ctree's kthread_stop.
         if (sim::current_scheduler().kthread_sleep(delay)) return;

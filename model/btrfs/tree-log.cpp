@@ -11,11 +11,13 @@
 #include "model/btrfs/btrfs.hpp"
 #include "model/btrfs/points.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
 auto Btrfs::log_inode_parent(std::uint32_t file, std::uint64_t transid, std::uint64_t& log_transid)
     -> LogInodeResult {
+    SIM_LIVE(file, transid);
     Inode& inode = inodes_[file];
     // btrfs_log_inode_parent skips an inode already in the log before it
     // starts the log transaction (BTRFS_NO_LOG_SYNC: end the transaction, no
@@ -43,17 +45,19 @@ auto Btrfs::log_inode_parent(std::uint32_t file, std::uint64_t transid, std::uin
 }
 
 auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
+    SIM_LIVE(file, transid);
     Inode& inode = inodes_[file];
     inode.log_mutex.lock();
     // F8: the full-sync decision, taken before btrfs_log_changed_extents
     // locks the extent map tree.
     const bool full = inode.needs_full_sync;
+    // What this fsync logs, as a layer over what earlier fsyncs logged.
+    InodeItems logged;
+    SIM_LIVE(full, logged);
     SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
              ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
     sim::cpu(costs_.log_inode);
-    // What this fsync logs, as a layer over what earlier fsyncs logged.
-    InodeItems logged;
     if (full) {
         inode.needs_full_sync = false;
         log_inode_full(file, transid, logged);
@@ -105,6 +109,7 @@ auto Btrfs::inode_in_log(const Inode& inode, std::uint64_t generation) const -> 
 }
 
 void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged) {
+    SIM_LIVE(file, transid);
     Inode& inode = inodes_[file];
     // Drop the inode's items from the log and copy its items from the
     // subvolume tree: btrfs_search_forward with min_trans = transid visits
@@ -121,9 +126,11 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
         sums.emplace_back(item.disk_block, end - start);
         items++;
     });
-    for (const auto& [disk_block, blocks] : sums) {
+    std::size_t copied = 0;
+    SIM_LIVE(items, sums, copied);
+    for (; copied < sums.size(); copied++) {
         sim::cpu(costs_.copy_item);
-        lookup_checksums(disk_block, blocks);
+        lookup_checksums(sums[copied].first, sums[copied].second);
     }
     // Every map of the inode leaves the list of modified extents.
     inode.em_tree.lock.lock();
@@ -138,6 +145,7 @@ void Btrfs::log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems
 
 auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged)
     -> bool {
+    SIM_LIVE(file, transid);
     Inode& inode = inodes_[file];
     // F10: lock the tree; walk the list, unlinking each map; keep those newer
     // than the last committed transaction, marked LOGGING.
@@ -178,7 +186,10 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     SIM_NOTE("btrfs_log_changed_extents locks the extent map tree: " + std::to_string(listed) +
              " extent map(s) on the list of modified extents, " + std::to_string(to_log.size()) +
              " newer than generation " + std::to_string(test_gen) + " to log" + extents_text(to_log));
-    for (const ExtentMap& em : to_log) {
+    std::size_t next = 0;
+    SIM_LIVE(test_gen, to_log, next);
+    for (; next < to_log.size(); next++) {
+        const ExtentMap& em = to_log[next];
         inode.em_tree.lock.unlock();
         sim::yield(points::fsync_logging_extent);
         log_one_extent(em, logged);
@@ -258,6 +269,7 @@ void Btrfs::wait_for_writer() {
 }
 
 void Btrfs::wait_log_commit(std::uint64_t log_transid) {
+    SIM_LIVE(log_transid);
     // Called with log_mutex held; drops it while waiting.
     SIM_ASSERT(root_log_mutex_.held());
     const std::size_t index = log_transid % 2;
@@ -281,6 +293,7 @@ void Btrfs::jiffy_sleep() {
 }
 
 void Btrfs::sync_log(std::uint64_t log_transid) {
+    SIM_LIVE(log_transid);
     root_log_mutex_.lock();
     // S1: a later commit already covered this log transaction.
     if (log_transid_committed_ >= static_cast<std::int64_t>(log_transid)) {
@@ -311,6 +324,7 @@ void Btrfs::sync_log(std::uint64_t log_transid) {
     const std::uint64_t object = store(log_tree_);
     const std::uint64_t block = allocate_meta_block();
     sim::Completion written("log");
+    SIM_LIVE(object, block, written);
     device_.submit_write(block, 1, disk::Content::meta(object), false, "log",
                          [&written] { written.complete(); });
     // The log tree's blocks are written (BTRFS_HEADER_FLAG_WRITTEN): the next
@@ -336,6 +350,7 @@ void Btrfs::wait_log_batch() {
     // a non-ssd mount, then wait for the writers of the log transaction.
     for (;;) {
         const std::uint64_t batch = log_batch_;
+        SIM_LIVE(batch);
         if (!ssd_ && multi_log_tasks_ && knobs_.log_commit_sleep) {
             root_log_mutex_.unlock();
             jiffy_sleep();
@@ -347,6 +362,7 @@ void Btrfs::wait_log_batch() {
 }
 
 void Btrfs::write_log_root_tree(std::uint64_t block, std::uint64_t object, sim::Completion& written) {
+    SIM_LIVE(block, object, written);
     // Wait for the log blocks, FLUSH, then the superblock with FUA naming
     // this log.
     log_root_tree_mutex_.lock();
@@ -360,6 +376,7 @@ void Btrfs::write_log_root_tree(std::uint64_t block, std::uint64_t object, sim::
 }
 
 void Btrfs::end_log_commit(std::uint64_t log_transid) {
+    SIM_LIVE(log_transid);
     // The log transaction is durable: root->last_log_commit (v5.10 guards it
     // with "if (root->last_log_commit < log_transid)"; newer kernels assert
     // it instead); then hand the result to the followers.

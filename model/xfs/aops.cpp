@@ -22,6 +22,7 @@
 #include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::xfs {
 
@@ -301,7 +302,8 @@ void Xfs::end_bio(std::uint64_t ioend_id, bool ok) {
         SIM_NOTE("bio of ioend #" + std::to_string(ioend_id) + " completes: queued to the " +
                  "ioend workqueue (xfs_end_io)");
         const sim::TaskId task =
-            sim::current_scheduler().spawn("ioend", [this, ioend_id] { end_ioend(ioend_id); });
+            sim::current_scheduler().spawn("ioend", [this, ioend_id] { end_ioend(ioend_id); },
+                                           sim::hash_of(ioend_id));
         task_op_[task] = ioend.op;
         return;
     }
