@@ -41,7 +41,8 @@ TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fe
     for (const std::uint32_t bound : {1U, 2U}) {
         CAPTURE(bound);
         const scenarios::FuzzReport full = search(race, "fix-1", bound, {});
-        const scenarios::FuzzReport cached = search(race, "fix-1", bound, {.states = sim::VisitedKey::locals});
+        const scenarios::FuzzReport cached =
+            search(race, "fix-1", bound, {.states = sim::VisitedKey::locals});
         REQUIRE(full.complete);
         REQUIRE(cached.complete);
         CHECK(!cached.found);
