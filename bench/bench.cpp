@@ -63,9 +63,9 @@ auto engine_step_ns(std::uint64_t yields_per_task) -> double {
 }
 
 void schedules_per_second(const std::string& path, const char* variant_name, const char* strategy_text) {
-    const std::string text = scenarios::read_text_file(path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, path);
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const std::string text = loader::read_text_file(path);
+    const loader::Scenario scenario = loader::parse_scenario(text, path);
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     if (variant == nullptr) return;
     scenarios::Simulation simulation(scenario, *variant);
     scenarios::FuzzRequest request;
@@ -91,15 +91,15 @@ struct SearchRow {
     std::uint64_t cap;
 };
 
-auto load_row(const std::string& path, const char* variant_name, scenarios::Scenario& scenario)
-    -> const scenarios::Variant* {
-    scenario = scenarios::parse_scenario(scenarios::read_text_file(path), path);
+auto load_row(const std::string& path, const char* variant_name, loader::Scenario& scenario)
+    -> const loader::Variant* {
+    scenario = loader::parse_scenario(loader::read_text_file(path), path);
     return scenario.find_variant(variant_name);
 }
 
 void search_row(const SearchRow& row) {
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(row.path, row.variant, scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(row.path, row.variant, scenario);
     if (variant == nullptr) return;
     scenarios::Simulation simulation(scenario, *variant);
     scenarios::FuzzRequest request;
@@ -123,8 +123,8 @@ void search_row(const SearchRow& row) {
 /// search to its first violation.
 void first_counterexample(const std::string& path) {
     const double start = now_seconds();
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(path, "before-fix", scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(path, "before-fix", scenario);
     if (variant == nullptr) return;
     scenarios::Simulation simulation(scenario, *variant);
     scenarios::FuzzRequest request;
@@ -165,11 +165,11 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
 
 /// One row of --visited: the search with its runs cut at a repeated key.
 void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound, sim::VisitedKey key) {
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(path, variant_name, scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(path, variant_name, scenario);
     if (variant == nullptr) {
-        throw scenarios::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
-                                    "before-fix and fix-1), got none");
+        throw loader::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
+                                 "before-fix and fix-1), got none");
     }
     scenarios::Simulation simulation(scenario, *variant);
     sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
@@ -212,7 +212,7 @@ auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max
             }
         }
         return 0;
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return 2;
     }
@@ -239,7 +239,7 @@ auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t
         schedules_per_second(scenario_path, "fix-2", "pct:3");
         search_table(scenario_path, bound_max, cap);
         return 0;
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return 2;
     }

@@ -66,7 +66,7 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     require_writable("--json", args.json);
     const auto files =
         scenarios::collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
-    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
+    if (files.empty()) throw loader::InputError("check: expected at least one scenario file, got none");
     std::vector<scenarios::CheckRow> rows;
     const auto [loaded, named] = scenarios::load_gate_scenarios(files, rows);
     scenarios::CheckTable table(loaded);

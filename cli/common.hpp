@@ -72,9 +72,9 @@ auto in_range(std::uint64_t min, std::uint64_t max) -> CLI::Validator;
 
 auto seconds_now() -> double;
 
-auto load(const std::string& path, std::string* text_out = nullptr) -> scenarios::Scenario;
+auto load(const std::string& path, std::string* text_out = nullptr) -> loader::Scenario;
 
-auto pick_variant(const scenarios::Scenario& scenario, const std::string& name) -> const scenarios::Variant&;
+auto pick_variant(const loader::Scenario& scenario, const std::string& name) -> const loader::Variant&;
 
 /// What the verb prints: held until it ends, so a run that ends in an
 /// input error (exit 2) prints nothing on stdout.

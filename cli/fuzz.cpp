@@ -26,7 +26,7 @@ struct FuzzArgs {
     bool no_reduction = false;
     bool dpor = false;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = scenarios::fuzz_schedules_default;
+    std::uint64_t schedules = loader::fuzz_schedules_default;
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;
@@ -57,27 +57,27 @@ void visited_states(const FuzzArgs& args, bool dfs, scenarios::FuzzRequest& requ
     } else if (args.states == "reads") {
         request.states = sim::VisitedKey::reads;
     } else if (args.states != "none") {
-        throw scenarios::InputError("--states: expected none, locals or reads, got \"" + args.states + "\"");
+        throw loader::InputError("--states: expected none, locals or reads, got \"" + args.states + "\"");
     }
     const bool remembers = request.states != sim::VisitedKey::none;
     if (remembers && !dfs) {
-        throw scenarios::InputError("--states: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--states: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     if (remembers && args.dpor) {
-        throw scenarios::InputError("--states: expected no --dpor (dpor runs stateless), got both");
+        throw loader::InputError("--states: expected no --dpor (dpor runs stateless), got both");
     }
     if (remembers && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--states: expected --split-depth D with --jobs above 1 or --shard (a split search remembers "
             "states within a unit, so its counts depend on the depth), got none");
     }
     if ((args.check_fingerprints || !args.fingerprint_omit.empty()) && !remembers) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--check-fingerprints, --fingerprint-omit: expected --states locals or reads, got --states none");
     }
     if (args.check_fingerprints && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError("--check-fingerprints: expected one job and no shard, got more");
+        throw loader::InputError("--check-fingerprints: expected one job and no shard, got more");
     }
     request.check_fingerprints = args.check_fingerprints;
     request.fingerprint_omit = args.fingerprint_omit;
@@ -90,16 +90,16 @@ void parse_shard(const std::string& text, scenarios::FuzzRequest& request) {
     auto number = [&](const std::string& digits) -> std::uint32_t {
         if (digits.empty() || digits.size() > 6 ||
             !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-            throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+            throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
         }
         return static_cast<std::uint32_t>(std::stoul(digits));
     };
     if (slash == std::string::npos)
-        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+        throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     request.shard_index = number(text.substr(0, slash));
     request.shard_count = number(text.substr(slash + 1));
     if (request.shard_count == 0 || request.shard_index >= request.shard_count) {
-        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+        throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     }
 }
 
@@ -109,18 +109,18 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     const std::string strategy_text =
         args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
     if (!sim::parse_strategy(strategy_text, request.strategy)) {
-        throw scenarios::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
-                                    ", got \"" + args.strategy + "\"");
+        throw loader::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
+                                 ", got \"" + args.strategy + "\"");
     }
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     if (args.preemptions_given && args.strategy != "dfs") {
-        throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     if (!args.shard.empty()) parse_shard(args.shard, request);
     if (args.split_depth != 0 && !dfs) {
-        throw scenarios::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
@@ -140,22 +140,22 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         const std::string got = !dfs ? "with --strategy " + args.strategy
                                 : !args.estimate ? std::string("without --estimate")
                                                  : std::string("with --walks");
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--probes: expected only with --strategy dfs and --estimate, without --walks, got it " + got);
     }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
-        throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
+        throw loader::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
     }
     request.sleep_sets = !args.no_reduction;
     if (args.dpor && args.no_reduction) {
-        throw scenarios::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
+        throw loader::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
     }
     request.dpor = args.dpor;
     visited_states(args, dfs, request);
     if (args.dpor && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--dpor: expected --split-depth D with --jobs above 1 or --shard (a split dpor search's counts "
             "depend on its depth, the same for any J and N at one depth), got none");
     }
@@ -169,7 +169,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
 
 /// The campaign's JSON result, when asked for or sharded; returns its path.
 auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request,
-                  const scenarios::Scenario& scenario, const std::string& text, const std::string& variant,
+                  const loader::Scenario& scenario, const std::string& text, const std::string& variant,
                   const scenarios::FuzzReport& report, const scenarios::SearchEstimate* estimate)
     -> std::string {
     std::string path = args.result;
@@ -190,7 +190,7 @@ auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request,
 /// The failing run (shrunk unless --no-shrink): its story, its repro file;
 /// false when shrinking was interrupted (the repro says how far it got).
 auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& request,
-                      const scenarios::Scenario& scenario, const std::string& text,
+                      const loader::Scenario& scenario, const std::string& text,
                       const std::string& variant, const scenarios::FuzzReport& report) -> bool {
     scenarios::Repro repro = scenarios::make_repro(report, request, args.scenario, text, variant);
     bool interrupted = false;
@@ -246,10 +246,10 @@ auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simu
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     scenarios::FuzzRequest request = fuzz_request(args);
     std::string text;
-    const scenarios::Scenario scenario = load(args.scenario, &text);
-    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
+    const loader::Scenario scenario = load(args.scenario, &text);
+    const loader::Variant& variant = pick_variant(scenario, args.variant);
     scenarios::Simulation simulation(scenario, variant);
-    scenarios::ExploreBounds bounds = scenario.explore;
+    loader::ExploreBounds bounds = scenario.explore;
     if (args.io_reorders) bounds.io_reorders = *args.io_reorders;
     if (args.daemon_wakeups) bounds.daemon_wakeups = *args.daemon_wakeups;
     if (args.recovery_crashes) bounds.recovery_crashes = *args.recovery_crashes;
@@ -301,7 +301,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
 void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     auto args = std::make_shared<FuzzArgs>();
     const CLI::Validator any_u64 = in_range(0, ~std::uint64_t{0});
-    const CLI::Validator bound = in_range(0, scenarios::explore_bound_max);
+    const CLI::Validator bound = in_range(0, loader::explore_bound_max);
     CLI::App* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
     fuzz->add_option("scenario", args->scenario, "scenario JSON file")->required();
     fuzz->add_option("--variant", args->variant, "variant name (default: the first)");
@@ -335,9 +335,9 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_option(
             "--recovery-crashes", args->recovery_crashes,
             "per crash state, power cuts nested inside recovery, each followed by a mount again (0-" +
-                std::to_string(scenarios::recovery_crashes_max) + "; default: the scenario's explore, else " +
-                std::to_string(scenarios::recovery_crashes_default) + ")")
-        ->check(in_range(0, scenarios::recovery_crashes_max));
+                std::to_string(loader::recovery_crashes_max) + "; default: the scenario's explore, else " +
+                std::to_string(loader::recovery_crashes_default) + ")")
+        ->check(in_range(0, loader::recovery_crashes_max));
     fuzz->add_option("--seed", args->seed, "campaign seed")->check(any_u64);
     CLI::Option* schedules =
         fuzz->add_option("--schedules", args->schedules,

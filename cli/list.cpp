@@ -11,7 +11,7 @@ namespace {
 // crashsim list [SCENARIO...]: with scenarios, also the machine profiles each declares.
 auto cmd_list(const std::vector<std::string>& paths) -> ExitCode {
     std::string text = scenarios::list_text();
-    for (const auto& path : paths) text += scenarios::machine_profiles_text(scenarios::load_scenario(path));
+    for (const auto& path : paths) text += scenarios::machine_profiles_text(loader::load_scenario(path));
     output() += text;
     return ExitCode::pass;
 }

@@ -38,11 +38,11 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     require_writable("--csv", csv);
     require_writable("--plot", plot);
     if (!plot.empty()) scenarios::check_plot_path(plot);
-    scenarios::Scenario scenario = load(path);
+    loader::Scenario scenario = load(path);
     if (!points.empty()) scenarios::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
-        throw scenarios::InputError(path +
-                                    ": $.workload: expected a declared workload for perf, got nothing");
+        throw loader::InputError(path +
+                                 ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
     const scenarios::PerfReport report = scenarios::measure(scenario);
@@ -70,7 +70,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
 
 auto run_perf_verb(const PerfArgs& c) -> ExitCode {
     if (!c.vary.empty() && (!c.csv.empty() || !c.plot.empty())) {
-        throw scenarios::InputError("--vary: expected no --csv or --plot with it, got both");
+        throw loader::InputError("--vary: expected no --csv or --plot with it, got both");
     }
     return c.vary.empty() ? cmd_perf(c.scenario, c.csv, c.plot, c.points)
                                : cmd_perf_vary(c.scenario, c.vary, c.points);

@@ -18,8 +18,8 @@ struct RunArgs {
 auto cmd_run(const RunArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
     require_writable("--trace", args.trace);
-    const scenarios::Scenario scenario = load(args.scenario);
-    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
+    const loader::Scenario scenario = load(args.scenario);
+    const loader::Variant& variant = pick_variant(scenario, args.variant);
     scenarios::Simulation simulation(scenario, variant);
     say("crashsim run %s: variant %s, %s\n", scenario.name.c_str(), variant.name.c_str(),
                 scenario.schedule.empty() ? "tasks in order (no scripted schedule)" : "scripted schedule");

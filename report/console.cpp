@@ -355,7 +355,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
                 static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
     }
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
-            describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
+            loader::describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
             static_cast<ull>(report.schedules_waking));
     if (report.bounds.recovery_crashes == 0) {
         appendf(out,
@@ -436,7 +436,7 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
     }
     if (merged.violations.empty()) out += "no violation\n";
     if (merged.dfs) out += merged_dfs_text(*merged.dfs, merged.violations.empty());
-    appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
+    appendf(out, "explored with %s\n", loader::describe_bounds(merged.bounds).c_str());
     if (merged.faults) out += fault_counts_text(*merged.faults) + "\n";
     if (!merged.judged.empty() || !merged.reached.empty())
         out += coverage_summary(merged.judged, merged.reached);
@@ -482,7 +482,7 @@ auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t eve
 namespace {
 
 /// The counters the first row has, in perf_counter_names() order.
-auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::vector<std::string> {
+auto shown_counters(const loader::Scenario& scenario, const PerfReport& report) -> std::vector<std::string> {
     std::vector<std::string> counters;
     for (const auto& name : perf_counter_names(scenario.model)) {
         if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0)
@@ -493,7 +493,7 @@ auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::
 
 /// Which shown counters are maxima (CounterKind::maximum), said under the
 /// table: they are the workload's own, where the others count its events.
-auto maxima_note(const Scenario& scenario, const std::vector<std::string>& counters) -> std::string {
+auto maxima_note(const loader::Scenario& scenario, const std::vector<std::string>& counters) -> std::string {
     const model::ModelInfo* info = model::find_model(scenario.model);
     std::string maxima;
     for (const auto& name : counters) {
@@ -559,7 +559,7 @@ void perf_line(PerfTable& table, const PerfRow& row, bool swept, int files_shown
 
 }  // namespace
 
-auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable {
+auto perf_table(const loader::Scenario& scenario, const PerfReport& report) -> PerfTable {
     PerfTable table;
     // Files/s only where the workload creates files while it is measured (fs_mark).
     const int files_shown = scenario.create_unlink ? 2 : scenario.fs_mark ? 1 : 0;
@@ -580,7 +580,7 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
     return table;
 }
 
-auto hypothetical_variants_text(const Scenario& scenario) -> std::string {
+auto hypothetical_variants_text(const loader::Scenario& scenario) -> std::string {
     const model::ModelInfo* info = model::find_model(scenario.model);
     std::string out;
     for (const auto& variant : scenario.variants) {
@@ -664,7 +664,7 @@ auto list_text() -> std::string {
         "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "device faults (opt-in):\n";
-    out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
+    out += "  faults: {\"budget\": 1.." + std::to_string(loader::fault_budget_max) +
            ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, "
            "\"write_errors\": true}   "
            "at most budget faults per crash state, each a choice of the power cut, each on a different write "
@@ -707,12 +707,12 @@ auto list_text() -> std::string {
     return out;
 }
 
-auto machine_profiles_text(const Scenario& scenario) -> std::string {
+auto machine_profiles_text(const loader::Scenario& scenario) -> std::string {
     std::string out = "machine profiles of " + scenario.path + ":";
     if (scenario.machines.empty()) return out + " none (every variant runs on the scenario's machine)\n";
     out += '\n';
     for (const auto& [name, profile] : scenario.machines) {
-        const Machine& m = profile.machine;
+        const loader::Machine& m = profile.machine;
         const std::uint32_t cores = m.cores_per_socket == 0 ? m.cpus : m.cores_per_socket;
         const std::uint32_t sockets = cores == 0 ? 1 : (m.cpus + cores - 1) / cores;
         appendf(

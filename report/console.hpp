@@ -57,14 +57,14 @@ struct PerfTable {
     std::uint64_t operations = 0;  // writes, fsyncs and creates over every row
     bool met = true;               // every ratio in its range
 };
-auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable;
+auto perf_table(const loader::Scenario& scenario, const PerfReport& report) -> PerfTable;
 /// The header's notes on variants whose knob values name no real kernel.
-auto hypothetical_variants_text(const Scenario& scenario) -> std::string;
+auto hypothetical_variants_text(const loader::Scenario& scenario) -> std::string;
 
 /// `crashsim list`: models, knobs, operations, checkers, device profiles.
 auto list_text() -> std::string;
 /// `crashsim list SCENARIO`: the machine profiles the scenario declares and
 /// which variants run on each.
-auto machine_profiles_text(const Scenario& scenario) -> std::string;
+auto machine_profiles_text(const loader::Scenario& scenario) -> std::string;
 
 }  // namespace scenarios

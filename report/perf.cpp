@@ -55,18 +55,18 @@ auto format_vary(const VaryReport& report) -> std::string {
     return text;
 }
 
-CheckTable::CheckTable(const std::vector<Scenario>& scenarios) {
+CheckTable::CheckTable(const std::vector<loader::Scenario>& scenarios) {
     const auto widen = [](int& width, const std::string& text) {
         width = std::max(width, static_cast<int>(text.size()));
     };
-    for (const Scenario& scenario : scenarios) {
+    for (const loader::Scenario& scenario : scenarios) {
         widen(this->scenario, scenario.name);
-        for (const Variant& each : scenario.variants) {
+        for (const loader::Variant& each : scenario.variants) {
             widen(variant, each.name);
             widen(expectation, expectation_text(each.expect));
         }
         if (!scenario.perf) continue;
-        for (const PerfRatio& ratio : scenario.perf->ratios) {
+        for (const loader::PerfRatio& ratio : scenario.perf->ratios) {
             widen(expectation, perf_row_expectation(scenario, ratio));
             widen(variant, perf_row_variant(ratio, scenario.sweep_parameter, std::nullopt));
             for (const std::uint64_t point : scenario.sweep_values) {

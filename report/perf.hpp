@@ -16,7 +16,7 @@ auto perf_counter_names(const std::string& model) -> std::vector<std::string>;
 /// The columns of the `check` table, wide enough for every row the scenarios
 /// can print (performance rows too), so that columns stay aligned.
 struct CheckTable {
-    explicit CheckTable(const std::vector<Scenario>& scenarios);
+    explicit CheckTable(const std::vector<loader::Scenario>& scenarios);
     [[nodiscard]] auto header() const -> std::string;
     [[nodiscard]] auto row(const CheckRow& row) const -> std::string;
     int scenario = 40;

@@ -15,8 +15,8 @@
 namespace scenarios {
 namespace {
 
-auto failure(const std::string& path, const std::string& what) -> InputError {
-    return InputError(path + ": expected a writable path, got " + what);
+auto failure(const std::string& path, const std::string& what) -> loader::InputError {
+    return loader::InputError(path + ": expected a writable path, got " + what);
 }
 
 void write_all(int fd, const std::string& text, const std::string& path) {

@@ -12,13 +12,13 @@
 namespace scenarios {
 
 /// One subset the policy allows, drawn.
-auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool>;
+auto draw_keep(loader::UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool>;
 
 /// How many subsets every_keep lists, without listing them (dfs estimates).
-auto keep_count(UnflushedPolicy policy, std::size_t count) -> std::uint64_t;
+auto keep_count(loader::UnflushedPolicy policy, std::size_t count) -> std::uint64_t;
 
 /// Every subset the policy allows (bounded, see subset_writes_max).
-auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>>;
+auto every_keep(loader::UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>>;
 
 using model::disk::MisdirectedWrite;
 using model::disk::TornWrite;

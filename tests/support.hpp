@@ -15,12 +15,12 @@
 
 namespace test_support {
 
-/// The message of the scenarios::InputError `action` throws, or "no error".
+/// The message of the loader::InputError `action` throws, or "no error".
 template <typename Action>
 auto input_error_of(Action&& action) -> std::string {
     try {
         action();
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         return error.what();
     }
     return "no error";

@@ -243,7 +243,7 @@ auto no_clock() -> double { return 0; }
 }  // namespace
 
 TEST_CASE("check: a holds whose checker never had anything at stake fails, and says so") {
-    const auto scenario = scenarios::parse_scenario(small_scenario(false, ""), "inline.json");
+    const auto scenario = loader::parse_scenario(small_scenario(false, ""), "inline.json");
     const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK_FALSE(row.met);
     // Nothing fsynced: no promise; and the written-back data never becomes
@@ -258,7 +258,7 @@ TEST_CASE("check: a holds whose checker never had anything at stake fails, and s
 }
 
 TEST_CASE("check: with an fsync every checker judges, and the counts and coverage are reported") {
-    const auto scenario = scenarios::parse_scenario(small_scenario(true, ""), "inline.json");
+    const auto scenario = loader::parse_scenario(small_scenario(true, ""), "inline.json");
     const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK(row.met);
     CHECK(count_of(row.judged, "fsync_durability") > 0);
@@ -270,7 +270,7 @@ TEST_CASE("check: with an fsync every checker judges, and the counts and coverag
 }
 
 TEST_CASE("check: must_reach fails a variant that never reached a point, per scenario or per variant") {
-    auto scenario = scenarios::parse_scenario(
+    auto scenario = loader::parse_scenario(
         small_scenario(true, R"( "must_reach": ["btrfs.fsync.after_full_sync_check"],)"), "inline.json");
     CHECK(scenario.variants.front().must_reach == std::vector<std::string>{"btrfs.fsync.after_full_sync_check"});
     CHECK(scenarios::check_variant(scenario, scenario.variants.front(), no_clock).met);
@@ -282,11 +282,11 @@ TEST_CASE("check: must_reach fails a variant that never reached a point, per sce
 }
 
 TEST_CASE("runs: the mount checker is on unless the scenario expects refused mounts") {
-    const auto must = scenarios::parse_scenario(small_scenario(true, ""), "inline.json");
+    const auto must = loader::parse_scenario(small_scenario(true, ""), "inline.json");
     scenarios::Simulation checked(must, must.variants.front());
     CHECK(checked.checker_names() ==
           std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency", "mount"});
-    const auto may = scenarios::parse_scenario(
+    const auto may = loader::parse_scenario(
         small_scenario(true, R"( "crash": {"unflushed": "any-subset", "mount": "may-fail"},)"), "inline.json");
     CHECK(may.crash.mount_may_fail);
     scenarios::Simulation unchecked(may, may.variants.front());

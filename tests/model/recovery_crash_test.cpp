@@ -273,7 +273,7 @@ constexpr const char* toy_journal = R"({
 
 auto fuzz_with(scenarios::Simulation& simulation, const std::string& strategy, std::uint32_t recovery_crashes)
     -> scenarios::FuzzReport {
-    scenarios::ExploreBounds bounds = simulation.bounds();
+    loader::ExploreBounds bounds = simulation.bounds();
     bounds.recovery_crashes = recovery_crashes;
     simulation.set_bounds(bounds);
     scenarios::FuzzRequest request;
@@ -286,7 +286,7 @@ auto fuzz_with(scenarios::Simulation& simulation, const std::string& strategy, s
 }  // namespace
 
 TEST_CASE("recovery crash: a non-idempotent recovery is caught by random and dfs, not with bound 0") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_journal, "toy-journal.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_journal, "toy-journal.json");
     CHECK(scenario.explore.recovery_crashes == 1);
     for (const std::string strategy : {"random", "dfs:2"}) {
         CAPTURE(strategy);
@@ -317,7 +317,7 @@ TEST_CASE("recovery crash: a non-idempotent recovery is caught by random and dfs
 }
 
 TEST_CASE("recovery crash: a repro records the cut inside recovery, and replay and shrink keep it") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_journal, "toy-journal.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_journal, "toy-journal.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("clear-first"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("random");

@@ -168,7 +168,7 @@ constexpr const char* toy_fio = R"({
 }  // namespace
 
 TEST_CASE("toy model: a scenario text loads it, the runner runs it, a checker judges it") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_scripted, "toy.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_scripted, "toy.json");
     CHECK(scenario.model == "toy");
     {
         scenarios::Simulation simulation(scenario, *scenario.find_variant("flush"));
@@ -183,7 +183,7 @@ TEST_CASE("toy model: a scenario text loads it, the runner runs it, a checker ju
 }
 
 TEST_CASE("toy model: a fio workload expands into its operations by their oracle effects; counter metrics") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_fio, "toy-fio.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_fio, "toy-fio.json");
     REQUIRE(scenario.setup.size() == 2);
     CHECK(scenario.setup[0].name == "touch");
     REQUIRE(scenario.tasks.size() == 2);
@@ -199,7 +199,7 @@ TEST_CASE("toy model: a fio workload expands into its operations by their oracle
     // A counter the model does not declare is bad input, naming the model's counters.
     std::string text = toy_fio;
     text.replace(text.find("counter:writes"), 14, "counter:nothing");
-    CHECK_THROWS_WITH_AS(scenarios::parse_scenario(text, "toy-fio.json"),
+    CHECK_THROWS_WITH_AS(loader::parse_scenario(text, "toy-fio.json"),
                          doctest::Contains("expected counter:<name> for a counter of model toy: counter:writes"),
-                         scenarios::InputError);
+                         loader::InputError);
 }

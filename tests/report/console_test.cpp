@@ -10,8 +10,8 @@
 
 namespace {
 
-auto perf_scenario() -> scenarios::Scenario {
-    return scenarios::parse_scenario(R"({"name": "inline/perf", "model": "btrfs",
+auto perf_scenario() -> loader::Scenario {
+    return loader::parse_scenario(R"({"name": "inline/perf", "model": "btrfs",
       "device": {"block_size": 4096, "blocks": 4096, "profile": "ssd"},
       "workload": {"fio": {"jobs": 1, "rw": "randwrite", "bs": 4096, "size": 65536, "fsync": 1}},
       "checkers": ["fsync_durability"],
@@ -38,7 +38,7 @@ auto row(const std::string& variant, double mib_s) -> scenarios::PerfRow {
 }  // namespace
 
 TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small report") {
-    const scenarios::Scenario scenario = perf_scenario();
+    const loader::Scenario scenario = perf_scenario();
     scenarios::PerfReport report;
     report.rows = {row("a", 1.5), row("b", 3)};
     scenarios::PerfRatioResult ratio;
@@ -65,7 +65,7 @@ TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small repo
 }
 
 TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value") {
-    const scenarios::Scenario scenario = perf_scenario();
+    const loader::Scenario scenario = perf_scenario();
     scenarios::PerfReport report;
     report.parameter = "jobs";
     report.rows = {row("a", 1)};

@@ -53,14 +53,14 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     scenarios::write_junit(rows, 1.0, junit);
     scenarios::write_check_json(rows, 1.0, json);
 
-    const std::string xml = scenarios::read_text_file(junit);
+    const std::string xml = loader::read_text_file(junit);
     CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") !=
           std::string::npos);
     CHECK(count(xml, "<skipped message=") == 2);
     CHECK(xml.find("<skipped message=\"not run: the check was interrupted before it\"/>") != std::string::npos);
     CHECK(xml.find("<failure") == std::string::npos);
 
-    const auto report = nlohmann::json::parse(scenarios::read_text_file(json));
+    const auto report = nlohmann::json::parse(loader::read_text_file(json));
     CHECK(report["summary"]["interrupted"] == true);
     CHECK(report["summary"]["skipped"] == 2);
     CHECK(report["summary"]["failed"] == 0);
@@ -71,9 +71,9 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
 
     // A check that ran to its end: nothing skipped, not interrupted.
     scenarios::write_check_json({row("ran", true)}, 1.0, json);
-    CHECK(nlohmann::json::parse(scenarios::read_text_file(json))["summary"]["interrupted"] == false);
+    CHECK(nlohmann::json::parse(loader::read_text_file(json))["summary"]["interrupted"] == false);
     scenarios::write_junit({row("ran", true)}, 1.0, junit);
-    CHECK(scenarios::read_text_file(junit).find("(interrupted)") == std::string::npos);
+    CHECK(loader::read_text_file(junit).find("(interrupted)") == std::string::npos);
     std::filesystem::remove_all(dir);
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("check reports: a JUnit row of a scenario with a fault budget carries 
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
     scenarios::write_junit({faulty, plain}, 1.0, junit);
-    const std::string xml = scenarios::read_text_file(junit);
+    const std::string xml = loader::read_text_file(junit);
     // Properties of the faulty row only, and its console line in <system-out>.
     CHECK(count(xml, "<properties>") == 1);
     CHECK(xml.find("<property name=\"faults.injected\" value=\"7\"/>") != std::string::npos);

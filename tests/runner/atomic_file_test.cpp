@@ -66,7 +66,7 @@ TEST_CASE("write_text_file_atomically names the path it cannot write") {
     try {
         scenarios::write_text_file_atomically(file, "x");
         FAIL("expected an InputError");
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         CHECK(std::string(error.what()).rfind(file + ": expected a writable path, got ", 0) == 0);
     }
     CHECK(entries(dir.path) == 0);

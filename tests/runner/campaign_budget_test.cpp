@@ -25,7 +25,7 @@ auto read_text(const std::string& path) -> std::string {
 }
 
 /// `check --json` of the scenario's variants with `jobs` jobs, the times zeroed.
-auto check_json(const scenarios::Scenario& scenario, std::uint32_t jobs) -> std::string {
+auto check_json(const loader::Scenario& scenario, std::uint32_t jobs) -> std::string {
     std::vector<scenarios::CheckRow> rows;
     for (const auto& variant : scenario.variants) {
         rows.push_back(scenarios::check_variant(scenario, variant, [] { return 0.0; }, jobs));
@@ -42,9 +42,9 @@ auto check_json(const scenarios::Scenario& scenario, std::uint32_t jobs) -> std:
 
 /// The bundled kthread race with budgets its dfs:1 search (20,019 schedules)
 /// does not reach with one job and would reach with two jobs' worth.
-auto capped_kthread() -> scenarios::Scenario {
-    scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/kthread-commit-in-fast-fsync.json");
+auto capped_kthread() -> loader::Scenario {
+    loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/kthread-commit-in-fast-fsync.json");
     scenario.variants.resize(2);
     for (auto& variant : scenario.variants) {
         variant.expect.fuzz.schedules = 600;
@@ -61,7 +61,7 @@ struct Campaign {
 };
 
 /// The result of one campaign, run with `jobs` jobs as shard `shard` of `shards`.
-auto result_of(const scenarios::Scenario& scenario, const std::string& variant, const Campaign& campaign,
+auto result_of(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                std::uint32_t jobs, std::uint32_t shard = 0, std::uint32_t shards = 1)
     -> scenarios::CampaignResult {
     scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
@@ -77,7 +77,7 @@ auto result_of(const scenarios::Scenario& scenario, const std::string& variant, 
     return scenarios::campaign_result(report, request, scenario, 0, variant);
 }
 
-auto merged_text(const scenarios::Scenario& scenario, const std::string& variant, const Campaign& campaign,
+auto merged_text(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                  std::uint32_t jobs, std::uint32_t shards) -> std::string {
     std::vector<scenarios::CampaignResult> results;
     for (std::uint32_t shard = 0; shard < shards; shard++) {
@@ -90,7 +90,7 @@ auto merged_text(const scenarios::Scenario& scenario, const std::string& variant
 }  // namespace
 
 TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where dfs stops at its cap") {
-    const scenarios::Scenario scenario = capped_kthread();
+    const loader::Scenario scenario = capped_kthread();
     const std::string one = check_json(scenario, 1);
     CHECK(one.find("did not complete within 12000 schedules") != std::string::npos);
     CHECK(check_json(scenario, 2) == one);
@@ -98,7 +98,7 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where df
 }
 
 TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where every search completes") {
-    scenarios::Scenario scenario = capped_kthread();
+    loader::Scenario scenario = capped_kthread();
     for (auto& variant : scenario.variants) variant.expect.fuzz.dfs_schedules = 50'000;
     const std::string one = check_json(scenario, 1);
     CHECK(one.find("\"met\": false") == std::string::npos);
@@ -107,8 +107,8 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where ev
 }
 
 TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped or complete") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     // fix-1 at dfs:1 completes in 11,557 schedules; before-fix fails at
     // its first violation, and with stop_at_first off it finds many.
     const std::vector<std::pair<std::string, Campaign>> campaigns = {
@@ -146,8 +146,8 @@ TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped
 }
 
 TEST_CASE("campaign budget: the merged shards are the unsharded result, for any --jobs in each shard") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const std::vector<std::pair<std::string, Campaign>> campaigns = {
         {"fix-1", {"dfs:1", 1'000'000}},
         {"before-fix", {"dfs:1", 1'000'000, false}},
@@ -169,8 +169,8 @@ TEST_CASE("campaign budget: the merged shards are the unsharded result, for any 
 }
 
 TEST_CASE("campaign budget: a capped dfs split over shards spends the one total, the same for any --jobs") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const Campaign campaign{"dfs:1", 5'000, false, 3};
     const std::string one = merged_text(scenario, "fix-1", campaign, 1, 3);
     CHECK(merged_text(scenario, "fix-1", campaign, 2, 3) == one);

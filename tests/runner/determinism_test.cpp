@@ -30,7 +30,7 @@ constexpr const char* toy_two_writers = R"({
 })";
 
 auto campaign(const std::string& variant, const std::string& strategy, std::uint64_t every) -> scenarios::FuzzReport {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_two_writers, "toy-two-writers.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
     scenarios::FuzzRequest request;
     REQUIRE(sim::parse_strategy(strategy, request.strategy));
@@ -66,7 +66,7 @@ TEST_CASE("verify determinism: process-wide state that reaches behaviour is caug
 }
 
 TEST_CASE("verify determinism: check marks a row whose campaign was not deterministic") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_two_writers, "toy-two-writers.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
     auto no_clock = [] { return 0.0; };
     const scenarios::CheckRow sound = scenarios::check_variant(scenario, *scenario.find_variant("kept"), no_clock, 1, {}, 1);
     CHECK(sound.verified > 0);

@@ -29,7 +29,7 @@ struct Figures {
 };
 
 /// The search with J jobs and N shards (each shard a result, merged).
-auto split_search(const scenarios::Scenario& scenario, const std::string& variant, const std::string& strategy,
+auto split_search(const loader::Scenario& scenario, const std::string& variant, const std::string& strategy,
                   std::uint32_t jobs, std::uint32_t shards, std::size_t depth, bool dpor = true) -> Figures {
     Figures merged;
     merged.complete = true;
@@ -73,7 +73,7 @@ auto sorted(std::vector<std::string> violations) -> std::vector<std::string> {
 /// the estimate, for J or N), dpor's counts depend on J and N through it.
 void same_for_any_split(const std::string& path, const std::string& variant, const std::string& strategy,
                         std::size_t depth, bool dpor = true) {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
+    const loader::Scenario scenario = loader::load_scenario(path);
     const Figures unsplit = split_search(scenario, variant, strategy, 1, 1, 0, dpor);
     const Figures whole = depth == 0 || !dpor ? unsplit : split_search(scenario, variant, strategy, 1, 1, depth, dpor);
     CHECK(unsplit.complete);
@@ -116,8 +116,8 @@ TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same
 }
 
 TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");
@@ -137,8 +137,8 @@ TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (
 }
 
 TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:2");
@@ -167,7 +167,7 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     // 233,934 crash states. The first line's walks ran on for 16,441 runs
     // (62 s) and printed "inf schedules", "-nan crash states"; its timing
     // ran the whole first schedule (40 s).
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:2");
@@ -202,7 +202,7 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
 }
 
 TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
     {
         sim::DfsTree tree(2, true);
@@ -233,8 +233,8 @@ TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-sta
 }
 
 TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");

@@ -66,7 +66,7 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
     std::uint64_t compared = 0;
     std::uint64_t compared_states = 0;  // searches whose distinct crash states were compared
     for (const std::string& path : test_support::bundled_scenarios()) {
-        const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        const loader::Scenario scenario = loader::load_scenario(path);
         if (scenario.perf) {
             MESSAGE("skipped: " << path << " (a performance scenario: its workload is far past a dfs)");
             continue;

@@ -38,10 +38,10 @@ auto toy_scenario(const std::string& explore) -> std::string {
 }
 
 /// The scenario with its one task's one operation repeated `count` times.
-auto repeated(const std::string& text, std::size_t count) -> scenarios::Scenario {
-    scenarios::Scenario scenario = scenarios::parse_scenario(text, "toy-long.json");
+auto repeated(const std::string& text, std::size_t count) -> loader::Scenario {
+    loader::Scenario scenario = loader::parse_scenario(text, "toy-long.json");
     REQUIRE(scenario.tasks.size() == 1);
-    const scenarios::Op op = scenario.tasks[0].ops.front();
+    const loader::Op op = scenario.tasks[0].ops.front();
     scenario.tasks[0].ops.assign(count, op);
     return scenario;
 }
@@ -51,7 +51,7 @@ constexpr const char* btrfs_path = "scenarios/btrfs/fast-fsync-vs-page-release.j
 /// The btrfs race with a liveness bound of 3 steps: its fsync takes more,
 /// so every schedule fails liveness (the path a livelock takes).
 auto btrfs_impatient() -> std::string {
-    Json document = Json::parse(scenarios::read_text_file(btrfs_path));
+    Json document = Json::parse(loader::read_text_file(btrfs_path));
     document["explore"]["progress_steps"] = 3;
     return document.dump(2);
 }
@@ -61,7 +61,7 @@ auto btrfs_impatient() -> std::string {
 TEST_CASE("liveness: a workload longer than 200,000 steps whose operations complete is not a livelock" *
           doctest::test_suite("campaign")) {
     // 200,000 steps was the old fixed limit, reported as "no progress".
-    const scenarios::Scenario scenario = repeated(toy_scenario(""), 100'000);
+    const loader::Scenario scenario = repeated(toy_scenario(""), 100'000);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     const scenarios::RunOutcome outcome = simulation.run_scripted(false);
     CHECK(outcome.steps > 200'000);
@@ -70,7 +70,7 @@ TEST_CASE("liveness: a workload longer than 200,000 steps whose operations compl
 }
 
 TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
+    const loader::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
     CHECK(scenario.explore.steps == 50);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     const scenarios::RunOutcome outcome = simulation.run_scripted(true);
@@ -97,20 +97,20 @@ TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, 
 }
 
 TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds" * doctest::test_suite("campaign")) {
-    CHECK_THROWS_WITH_AS(scenarios::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
+    CHECK_THROWS_WITH_AS(loader::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
                          doctest::Contains("$.explore.steps: expected an unsigned integer from 1 to 1000000000"),
-                         scenarios::InputError);
+                         loader::InputError);
     CHECK_THROWS_WITH_AS(
-        scenarios::parse_scenario(toy_scenario(R"("explore": {"progress_steps": 1000000001},)"), "t.json"),
-        doctest::Contains("$.explore.progress_steps"), scenarios::InputError);
-    const scenarios::Scenario defaults = scenarios::parse_scenario(toy_scenario(""), "t.json");
-    CHECK(defaults.explore.steps == scenarios::explore_steps_default);
-    CHECK(defaults.explore.progress_steps == scenarios::progress_steps_default);
+        loader::parse_scenario(toy_scenario(R"("explore": {"progress_steps": 1000000001},)"), "t.json"),
+        doctest::Contains("$.explore.progress_steps"), loader::InputError);
+    const loader::Scenario defaults = loader::parse_scenario(toy_scenario(""), "t.json");
+    CHECK(defaults.explore.steps == loader::explore_steps_default);
+    CHECK(defaults.explore.progress_steps == loader::progress_steps_default);
 }
 
 TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     // The first random schedule that goes 3 steps without completing an
     // operation (most do: a fast fsync takes more than 3 steps).
@@ -128,7 +128,7 @@ TEST_CASE("liveness: no operation completing within explore.progress_steps is a 
 
 TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-liveness-test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -148,7 +148,7 @@ TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; repl
                                          ".json"))
                                      .string();
         scenarios::write_repro(repro, path);
-        CHECK(scenarios::read_text_file(path).find("\"crash\"") == std::string::npos);
+        CHECK(loader::read_text_file(path).find("\"crash\"") == std::string::npos);
         const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
         CHECK_FALSE(loaded.repro.crash.has_value());
         CHECK(loaded.replayed.violations.front().checker == "liveness");

@@ -38,8 +38,8 @@ struct TempDir {
 
 /// The before-fix race as `strategy` (seed 0) finds it, unshrunk.
 auto found_repro(const char* strategy = "pct:3") -> scenarios::Repro {
-    const std::string text = scenarios::read_text_file(btrfs_path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
+    const std::string text = loader::read_text_file(btrfs_path);
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     scenarios::FuzzRequest request;
     request.strategy = test_support::spec_of(strategy);
@@ -51,7 +51,7 @@ auto found_repro(const char* strategy = "pct:3") -> scenarios::Repro {
 
 /// The repro file with one edit made to its JSON.
 auto edited(const std::string& path, const std::string& out, const std::function<void(Json&)>& edit) -> std::string {
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     edit(document);
     scenarios::write_text_file_atomically(out, document.dump(2) + "\n");
     return out;
@@ -60,7 +60,7 @@ auto edited(const std::string& path, const std::string& out, const std::function
 auto load_error(const std::string& path) -> std::string {
     try {
         static_cast<void>(scenarios::load_repro(path));
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         return error.what();
     }
     return "no error";
@@ -153,8 +153,8 @@ TEST_CASE("repro: a repro without the step bounds (written before them) still re
         j["explore"].erase("progress_steps");
     });
     const scenarios::Repro repro = scenarios::read_repro(old);
-    CHECK(repro.bounds.steps == scenarios::explore_steps_default);
-    CHECK(repro.bounds.progress_steps == scenarios::progress_steps_default);
+    CHECK(repro.bounds.steps == loader::explore_steps_default);
+    CHECK(repro.bounds.progress_steps == loader::progress_steps_default);
     REQUIRE(repro.crash.has_value());
     CHECK(scenarios::load_repro(old).replayed.trace_hash == repro.trace_hash);
 }

@@ -79,7 +79,7 @@ auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk 
 }  // namespace
 
 TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with and without it, and it is used") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
+    const loader::Scenario scenario = loader::load_scenario(race);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     const scenarios::FuzzReport with = search(simulation, 1, true, 100'000);
     scenarios::Simulation fresh(scenario, *scenario.find_variant("fix-1"));
@@ -164,7 +164,7 @@ TEST_CASE("verdict memo: an object id is keyed by the object it names, shared ac
 }
 
 TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same violations at the same schedules") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
+    const loader::Scenario scenario = loader::load_scenario(race);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     const scenarios::FuzzReport with = search(simulation, 1, true, 100'000);
     const scenarios::FuzzReport without = search(simulation, 1, false, 100'000);
@@ -179,8 +179,8 @@ TEST_CASE("verdict memo: the distinct crash states a capped search reports are t
     // search) and a run cut short by a stop request. They fill the memo but
     // must not reach the count (before: a search stopped after one schedule
     // reported every state those runs had judged).
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
-    const scenarios::Variant& fix = *scenario.find_variant("fix-1");
+    const loader::Scenario scenario = loader::load_scenario(race);
+    const loader::Variant& fix = *scenario.find_variant("fix-1");
     scenarios::Simulation alone(scenario, fix);
     const scenarios::FuzzReport one = search(alone, 2, true, 1);
     REQUIRE(one.schedules == 1);
@@ -279,7 +279,7 @@ TEST_CASE("verdict memo: every bundled scenario reports the same with and withou
     constexpr std::uint64_t cap = 300;  // schedules per search: the ext4 scenarios run ~100 a second
     std::uint64_t compared = 0;
     for (const std::string& path : test_support::bundled_scenarios()) {
-        const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        const loader::Scenario scenario = loader::load_scenario(path);
         if (scenario.perf) continue;  // a workload far past a dfs
         for (const auto& variant : scenario.variants) {
             // One world each for all three bounds: the memo carries verdicts

@@ -22,7 +22,7 @@ auto error_of(const std::function<void()>& action) -> std::string {
 
 /// `threads` threads creating then unlinking `files` files each, on machine
 /// profile P (`cpus` CPUs), counter and removed.
-auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpus = 4) -> scenarios::Scenario {
+auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpus = 4) -> loader::Scenario {
     const std::string text = R"({"name": "inline/create-unlink", "model": "xfs",
       "device": {"block_size": 4096, "blocks": 65536, "profile": "nvme"},
       "machines": {"P": {"cpus": )" + std::to_string(cpus) + R"(, "cores_per_socket": 2,
@@ -35,11 +35,11 @@ auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpu
       "variants": [{"name": "counter", "machine": "P", "config": {"active_trans": "counter"}, "expect": "measure"},
                    {"name": "removed", "machine": "P", "config": {"active_trans": "removed-cancel-first"}, "expect": "measure"},
                    {"name": "plain", "config": {"active_trans": "counter"}, "expect": "measure"}]})";
-    return scenarios::parse_scenario(text, "inline.json");
+    return loader::parse_scenario(text, "inline.json");
 }
 
-auto perf_of(const scenarios::Scenario& scenario, const std::string& variant) -> scenarios::PerfOutcome {
-    const scenarios::Variant* found = scenario.find_variant(variant);
+auto perf_of(const loader::Scenario& scenario, const std::string& variant) -> scenarios::PerfOutcome {
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
     scenarios::Simulation simulation(scenario, *found);
     scenarios::PerfOutcome outcome = simulation.run_perf(0);
@@ -119,7 +119,7 @@ TEST_CASE("unlink: a removed file is not lost data") {
                                       {"op": "fsync", "file": "f"}, {"op": "unlink", "file": "f"}, {"op": "log_force"}]}],
       "checkers": ["fsync_durability"],
       "variants": [{"name": "a", "expect": "holds"}]})";
-    const auto scenario = scenarios::parse_scenario(text, "inline.json");
+    const auto scenario = loader::parse_scenario(text, "inline.json");
     scenarios::Simulation simulation(scenario, scenario.variants[0]);
     sim::StrategySpec spec;
     REQUIRE(sim::parse_strategy("random", spec));
@@ -169,7 +169,7 @@ TEST_CASE("xfs concurrent create: fitted on five of the seed's rates, the other 
     // miss to A's create rate with the counter; B's misses are chosen. A's rm
     // rate with the counter and B's two rates with it are then predictions,
     // held to within 25 % of the seed (what the model gives is printed).
-    const auto report = scenarios::measure(scenarios::load_scenario("scenarios/xfs/concurrent-create.json"));
+    const auto report = scenarios::measure(loader::load_scenario("scenarios/xfs/concurrent-create.json"));
     const SeedFigure fitted[] = {{"A-removed", false, 468000}, {"A-removed", true, 50e6 / 153},
                                  {"A-counter", false, 282000}, {"B-removed", false, 233000},
                                  {"B-removed", true, 50e6 / 287}};

@@ -23,8 +23,8 @@ namespace {
 using Json = nlohmann::json;
 
 auto scripted(const Json& document, const char* path, const char* variant) -> scenarios::RunOutcome {
-    const auto scenario = scenarios::parse_scenario(document.dump(), path);
-    const scenarios::Variant* found = scenario.find_variant(variant);
+    const auto scenario = loader::parse_scenario(document.dump(), path);
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
     scenarios::Simulation simulation(scenario, *found);
     return simulation.run_scripted(true);
@@ -38,7 +38,7 @@ auto contains(const std::string& story, const std::string& needle) -> bool {
 
 TEST_CASE("btrfs ENOSPC: a short write promises the pages it copied; a write with no room changes nothing") {
     constexpr const char* path = "scenarios/btrfs/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The shipped schedule: the app first. Its first pass reserves 32 of the
     // 40 free pages; the second (16) flushes, commits and gives up: a short
     // write. The writer's 16 pages then find 8 free: -ENOSPC.
@@ -61,10 +61,10 @@ TEST_CASE("btrfs ENOSPC: a short write promises the pages it copied; a write wit
 }
 
 TEST_CASE("btrfs ENOSPC: no schedule reaches a full allocator or a violation") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/enospc-write.json");
+    const auto scenario = loader::load_scenario("scenarios/btrfs/enospc-write.json");
     for (const char* variant : {"fix-3", "before-fix"}) {
         CAPTURE(variant);
-        const scenarios::Variant* found = scenario.find_variant(variant);
+        const loader::Variant* found = scenario.find_variant(variant);
         REQUIRE(found != nullptr);
         scenarios::Simulation simulation(scenario, *found);
         scenarios::FuzzRequest request;
@@ -98,7 +98,7 @@ TEST_CASE("btrfs ENOSPC: an O_DIRECT write that cannot reserve returns -ENOSPC; 
 
 TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, never a failed writeback") {
     constexpr const char* path = "scenarios/xfs/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The app first: A still holds its blocks, 7 are free, the 16-block hole
     // cannot be reserved: the write stops after B's 8 mapped blocks.
     const scenarios::RunOutcome outcome = scripted(document, path, "fix");
@@ -129,7 +129,7 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
 
 TEST_CASE("ext4 ENOSPC: a write that found blocks for some of its holes is short") {
     constexpr const char* path = "scenarios/jbd2/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // One free block: a two-block write copies the first and stops; with no
     // block waiting for a commit, ext4_should_retry_alloc gives up.
     document["tasks"][0]["ops"] = Json::array({Json{{"op", "write"}, {"file", "B"}, {"offset", 0}, {"length", 8192}},

@@ -25,8 +25,8 @@ struct Golden {
 };
 
 auto run(const Golden& golden) -> scenarios::RunOutcome {
-    const scenarios::Scenario scenario = scenarios::load_scenario(golden.path);
-    const scenarios::Variant* variant = scenario.find_variant(golden.variant);
+    const loader::Scenario scenario = loader::load_scenario(golden.path);
+    const loader::Variant* variant = scenario.find_variant(golden.variant);
     REQUIRE(variant != nullptr);
     scenarios::Simulation simulation(scenario, *variant);
     sim::StrategySpec spec;
@@ -35,8 +35,8 @@ auto run(const Golden& golden) -> scenarios::RunOutcome {
 }
 
 auto perf_elapsed(const char* path, const char* variant_name) -> std::uint64_t {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const loader::Scenario scenario = loader::load_scenario(path);
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     REQUIRE(variant != nullptr);
     scenarios::Simulation simulation(scenario, *variant);
     const scenarios::PerfOutcome outcome = simulation.run_perf(0);

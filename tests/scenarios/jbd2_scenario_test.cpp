@@ -26,8 +26,8 @@ constexpr const char* relogged = "scenarios/jbd2/relogged-buffer-checkpoint.json
 
 auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::uint64_t schedules)
     -> scenarios::FuzzReport {
-    const auto scenario = scenarios::load_scenario(relogged);
-    const scenarios::Variant* found = scenario.find_variant(variant);
+    const auto scenario = loader::load_scenario(relogged);
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
     scenarios::Simulation simulation(scenario, *found);
     scenarios::FuzzRequest request;
@@ -71,8 +71,8 @@ TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the t
     // running transaction to committing when sync begins; a sync that waited
     // only for a running transaction returned before B's size and data were
     // durable, and fsync_durability (told of sync's promise) reported it.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/sync-durability.json");
-    const scenarios::Variant* found = scenario.find_variant("fix");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/sync-durability.json");
+    const loader::Variant* found = scenario.find_variant("fix");
     REQUIRE(found != nullptr);
     scenarios::Simulation simulation(scenario, *found);
     scenarios::FuzzRequest request;
@@ -92,8 +92,8 @@ TEST_CASE("ext4 flusher: buffers dirty for 30 s are written home by background w
     // scenarios/jbd2/flusher-writeback.json in task order: the app's FLUSHes
     // (1 s each) let the flusher's 5 s timer fire; at 35 s transaction 1's
     // buffers, dirty since its commit at 1 s, have expired.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/flusher-writeback.json");
-    const scenarios::Variant* variant = scenario.find_variant("fix");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/flusher-writeback.json");
+    const loader::Variant* variant = scenario.find_variant("fix");
     REQUIRE(variant != nullptr);
     scenarios::Simulation simulation(scenario, *variant);
     const scenarios::RunOutcome outcome = simulation.run_scripted(true);
@@ -117,10 +117,10 @@ TEST_CASE("jbd2 checkpoint lists: in logging order, patch 1/3 drops the re-logge
     // of transaction 2's commit removes those three and stops at the dirty
     // block bitmap; the checkpoint writes it home and moves the tail past
     // transaction 1 before transaction 2's commit block.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/partial-relog-busy-stop.json");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/partial-relog-busy-stop.json");
     for (const char* name : {"patch-1", "fix"}) {
         CAPTURE(name);
-        const scenarios::Variant* variant = scenario.find_variant(name);
+        const loader::Variant* variant = scenario.find_variant(name);
         REQUIRE(variant != nullptr);
         scenarios::Simulation simulation(scenario, *variant);
         const scenarios::RunOutcome outcome = simulation.run_scripted(true);
@@ -157,8 +157,8 @@ TEST_CASE("jbd2 checkpoint lists: in logging order, patch 1/3 drops the re-logge
 namespace {
 
 auto fs_mark_files_per_s(const char* variant_name) -> double {
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/fs-mark-checkpoint-scan.json");
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const auto scenario = loader::load_scenario("scenarios/jbd2/fs-mark-checkpoint-scan.json");
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     REQUIRE(variant != nullptr);
     scenarios::Simulation simulation(scenario, *variant);
     const scenarios::PerfOutcome outcome = simulation.run_perf(0);
@@ -199,8 +199,8 @@ TEST_CASE("jbd2 fs_mark perf: cp_scan_longest is the longest cleanup of the work
     document["workload"]["fs_mark"]["files"] = 1000;
     document["workload"]["fs_mark"]["dirs"] = 10;
     document["workload"]["fs_mark"]["previous_files"] = 1000;
-    const auto scenario = scenarios::parse_scenario(document.dump(), "fs-mark-small.json");
-    for (const scenarios::Variant& variant : scenario.variants) {
+    const auto scenario = loader::parse_scenario(document.dump(), "fs-mark-small.json");
+    for (const loader::Variant& variant : scenario.variants) {
         CAPTURE(variant.name);
         scenarios::Simulation simulation(scenario, variant);
         const scenarios::PerfOutcome outcome = simulation.run_perf(0);

@@ -50,11 +50,11 @@ auto positions(const std::vector<sim::TraceLine>& lines) -> Positions {
 }  // namespace
 
 TEST_CASE("kthread scenario: the transaction kthread commits in the middle of a fast fsync, and it holds") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
     CHECK(scenario.explore.daemon_wakeups >= 1);
     for (const char* name : {"before-fix", "fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
-        const scenarios::Variant* variant = scenario.find_variant(name);
+        const loader::Variant* variant = scenario.find_variant(name);
         REQUIRE(variant != nullptr);
         scenarios::Simulation simulation(scenario, *variant);
         sim::StrategySpec random;
@@ -85,8 +85,8 @@ TEST_CASE("kthread scenario: sleep sets judge every crash state the unpruned sea
     // The kthread's first step (its first sleep) reads the clock a device
     // completion moves; with the empty footprint it had, sleep sets judged 11
     // of these 23 distinct crash states (sim/scheduler.cpp add_timer).
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
-    const scenarios::Variant* variant = scenario.find_variant("before-fix");
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
+    const loader::Variant* variant = scenario.find_variant("before-fix");
     REQUIRE(variant != nullptr);
     std::optional<std::uint64_t> distinct[2];
     for (const bool sleep_sets : {false, true}) {
@@ -108,7 +108,7 @@ TEST_CASE("kthread scenario: sleep sets judge every crash state the unpruned sea
 }
 
 TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits while the fsync runs") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-2"));
     simulation.set_bounds({scenario.explore.io_reorders, 0});
     sim::StrategySpec random;
@@ -122,8 +122,8 @@ TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits w
 }
 
 TEST_CASE("io order: a violating xfs run that took reorderings replays byte for byte, bounds from the repro") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/xfs/direct-write-fsync.json");
-    const scenarios::ExploreBounds bounds{2, 1};
+    const loader::Scenario scenario = loader::load_scenario("scenarios/xfs/direct-write-fsync.json");
+    const loader::ExploreBounds bounds{2, 1};
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     simulation.set_bounds(bounds);
     sim::StrategySpec random;
@@ -138,7 +138,7 @@ TEST_CASE("io order: a violating xfs run that took reorderings replays byte for 
     // Through a repro file: the bounds travel with the choices.
     scenarios::Repro repro;
     repro.scenario_path = scenario.path;
-    repro.scenario_text = scenarios::read_text_file(scenario.path);
+    repro.scenario_text = loader::read_text_file(scenario.path);
     repro.variant = "before-fix";
     repro.strategy = "random";
     repro.choices = found->choices;

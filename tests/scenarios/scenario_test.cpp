@@ -36,11 +36,11 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* scenario_path = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 
-auto load() -> scenarios::Scenario { return scenarios::load_scenario(scenario_path); }
+auto load() -> loader::Scenario { return loader::load_scenario(scenario_path); }
 
-auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_of(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
@@ -60,15 +60,15 @@ auto pct_spec(std::uint32_t depth) -> sim::StrategySpec {
 auto fixed_clock() -> double { return 0.0; }
 
 // The shipped scenario's JSON, for tests that change one thing in it.
-auto scenario_json() -> Json { return Json::parse(scenarios::read_text_file(scenario_path)); }
+auto scenario_json() -> Json { return Json::parse(loader::read_text_file(scenario_path)); }
 
 auto error_of_scripted(const Json& document, const std::string& variant_name) -> std::string {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(document.dump(), "inline.json");
+    const loader::Scenario scenario = loader::parse_scenario(document.dump(), "inline.json");
     scenarios::Simulation simulation(scenario, variant_of(scenario, variant_name));
     try {
         const scenarios::RunOutcome outcome = simulation.run_scripted(true);
         return "no error (violated: " + std::string(outcome.violated() ? "yes" : "no") + ")";
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         return error.what();
     }
 }
@@ -285,7 +285,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
     REQUIRE(scenario.variants.size() == 4);
     for (const auto& shipped : scenario.variants) {
         CAPTURE(shipped.name);
-        scenarios::Variant variant = shipped;
+        loader::Variant variant = shipped;
         REQUIRE(!variant.expect.fuzz.strategies.empty());
         // For dfs the budget is a cap on an exhaustive search, which 5000 does
         // not cover at two preemptions; the dfs tests below run it whole.
@@ -299,7 +299,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         CHECK(row.schedules >= 1);
         CHECK(row.crash_states >= 1);
         CHECK(row.seconds == 0.0);
-        if (variant.expect.kind == scenarios::Expectation::Kind::violates) {
+        if (variant.expect.kind == loader::Expectation::Kind::violates) {
             CHECK(row.expectation == "violates fsync_durability");
         } else {
             CHECK(row.expectation == "holds");
@@ -311,7 +311,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
 
 TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     const auto scenario = load();
-    scenarios::Variant variant = *scenario.find_variant("fix-1");
+    loader::Variant variant = *scenario.find_variant("fix-1");
     variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
     variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
@@ -330,10 +330,10 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
 TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        loader::Variant variant = variant_of(scenario, "before-fix");
         variant.name = "before-fix-claims-holds";
-        variant.expect = scenarios::Expectation{};
-        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        variant.expect = loader::Expectation{};
+        variant.expect.kind = loader::Expectation::Kind::holds;
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         variant.expect.fuzz.seed = 0;
@@ -345,11 +345,11 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * d
     }
     SUBCASE("holds expected of the before-fix config, fuzzing alone") {
         // Without the scripted schedule's help the fuzzer must catch it.
-        scenarios::Scenario unscripted = scenario;
+        loader::Scenario unscripted = scenario;
         unscripted.schedule.clear();
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
-        variant.expect = scenarios::Expectation{};
-        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        loader::Variant variant = variant_of(scenario, "before-fix");
+        variant.expect = loader::Expectation{};
+        variant.expect.kind = loader::Expectation::Kind::holds;
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random"});
         variant.expect.fuzz.schedules = 10000;
         const auto row = scenarios::check_variant(unscripted, variant, fixed_clock);
@@ -357,9 +357,9 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * d
         CHECK(row.detail.find("random schedule") != std::string::npos);
     }
     SUBCASE("violates expected of the fix-1 config") {
-        scenarios::Variant variant = variant_of(scenario, "fix-1");
+        loader::Variant variant = variant_of(scenario, "fix-1");
         variant.name = "fix-1-claims-violates";
-        variant.expect.kind = scenarios::Expectation::Kind::violates;
+        variant.expect.kind = loader::Expectation::Kind::violates;
         variant.expect.checker = "fsync_durability";
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
@@ -369,7 +369,7 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * d
         CHECK(row.detail.find("did not violate fsync_durability") != std::string::npos);
     }
     SUBCASE("a different checker expected of the before-fix config") {
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        loader::Variant variant = variant_of(scenario, "before-fix");
         variant.expect.checker = "no_stale_data";
         variant.expect.fuzz.schedules = 2000;
         const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
@@ -504,8 +504,8 @@ auto count_lines(const std::string& text) -> std::size_t {
 }  // namespace
 
 TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" * doctest::test_suite("campaign")) {
-    const std::string text = scenarios::read_text_file(scenario_path);
-    const auto scenario = scenarios::parse_scenario(text, scenario_path);
+    const std::string text = loader::read_text_file(scenario_path);
+    const auto scenario = loader::parse_scenario(text, scenario_path);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     scenarios::FuzzRequest request;
     REQUIRE(sim::parse_strategy("random", request.strategy));
@@ -529,7 +529,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     CHECK(violation.offset == 20971520);
     // The flusher is not needed (fsync's own writeback dirties nothing more),
     // nor is the 20 MiB of set-up data (the new write alone passes 16 MiB).
-    const auto shrunk_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    const auto shrunk_scenario = loader::parse_scenario(shrunk.repro.scenario_text, scenario_path);
     CHECK(shrunk_scenario.tasks.size() == 3);
     CHECK(shrunk_scenario.setup.size() < scenario.setup.size());
     CHECK(count_lines(shrunk.outcome.story) <= count_lines(report.failing.story));
@@ -546,7 +546,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     CHECK(fast < removes);
     CHECK(removes < walk);
     // The shrunk repro replays to the same trace.
-    const auto replay_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    const auto replay_scenario = loader::parse_scenario(shrunk.repro.scenario_text, scenario_path);
     scenarios::Simulation replay_simulation(replay_scenario, *replay_scenario.find_variant("before-fix"));
     const auto replayed = replay_simulation.replay(shrunk.repro.choices, shrunk.repro.crash, true);
     CHECK(replayed.trace_hash == shrunk.repro.trace_hash);
@@ -653,8 +653,8 @@ TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") 
     scenarios::FuzzRequest request = whole_request;
     request.shard_count = 2;
     const auto only = scenarios::campaign_result(scenarios::fuzz(simulation, request), request, scenario, 7, "before-fix");
-    CHECK_THROWS_AS(scenarios::merge_results({only}, {"a"}), scenarios::InputError);
-    CHECK_THROWS_AS(scenarios::merge_results({only, only}, {"a", "b"}), scenarios::InputError);
+    CHECK_THROWS_AS(scenarios::merge_results({only}, {"a"}), loader::InputError);
+    CHECK_THROWS_AS(scenarios::merge_results({only, only}, {"a", "b"}), loader::InputError);
 }
 
 TEST_CASE("scenario: with the transaction kthread running, the fixes still hold and before-fix still fails") {
@@ -665,7 +665,7 @@ TEST_CASE("scenario: with the transaction kthread running, the fixes still hold 
     nlohmann::json json = nlohmann::json::parse(in);
     json.erase("schedule");
     json["config"]["commit_interval"] = "1";
-    const auto scenario = scenarios::parse_scenario(json.dump(), "kthread.json");
+    const auto scenario = loader::parse_scenario(json.dump(), "kthread.json");
     for (const char* name : {"fix-1", "before-fix"}) {
         CAPTURE(name);
         scenarios::Simulation simulation(scenario, variant_of(scenario, name));
@@ -686,11 +686,11 @@ TEST_CASE("scenario: with the transaction kthread running, the fixes still hold 
 
 TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the commit that frees blocks succeeds") {
     constexpr const char* path = "scenarios/jbd2/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The shipped schedule: the unlink first, so ext4_should_retry_alloc's
     // forced commit frees A's blocks and the retried write succeeds.
     {
-        const auto scenario = scenarios::parse_scenario(document.dump(), path);
+        const auto scenario = loader::parse_scenario(document.dump(), path);
         scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
         const scenarios::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
@@ -702,7 +702,7 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
     // fsync promises B's first block only (before the fix the failed write
     // was acknowledged: B's size 12288 was promised, a false alarm).
     document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
-    const auto scenario = scenarios::parse_scenario(document.dump(), path);
+    const auto scenario = loader::parse_scenario(document.dump(), path);
     scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
     const scenarios::RunOutcome outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
@@ -712,7 +712,7 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
 }
 
 TEST_CASE("scenario: two files, two fsyncers: before-fix loses file I's extent, every patch keeps both") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/two-files-two-fsyncers.json");
+    const auto scenario = loader::load_scenario("scenarios/btrfs/two-files-two-fsyncers.json");
     scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
     const scenarios::RunOutcome lost = before.run_scripted(true);
     REQUIRE(has_checker(lost, "fsync_durability"));

@@ -37,15 +37,15 @@ constexpr const char* falloc_sized = "scenarios/xfs/falloc-k-over-sized-file.jso
 constexpr const char* race = "scenarios/xfs/delalloc-writeback-race.json";
 constexpr const char* freeze_race = "scenarios/xfs/freeze-vs-log-worker.json";
 
-auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_of(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
 
 auto run_scripted(const char* path, const std::string& variant) -> scenarios::RunOutcome {
-    const auto scenario = scenarios::load_scenario(path);
+    const auto scenario = loader::load_scenario(path);
     scenarios::Simulation simulation(scenario, variant_of(scenario, variant));
     return simulation.run_scripted(true);
 }
@@ -64,7 +64,7 @@ auto hits_of(const scenarios::RunOutcome& outcome, const char* name) -> std::uin
 /// by the scripted run.
 void check_reaches_must_reach(const char* path, const std::string& variant,
                               const scenarios::RunOutcome& outcome) {
-    const auto scenario = scenarios::load_scenario(path);
+    const auto scenario = loader::load_scenario(path);
     const std::vector<std::string>& must_reach = variant_of(scenario, variant).must_reach;
     REQUIRE_FALSE(must_reach.empty());
     for (const std::string& name : must_reach) {
@@ -207,7 +207,7 @@ TEST_CASE("xfs scenario: runs are deterministic and the variants tell different 
     CHECK(first.counters == second.counters);
     CHECK(run_scripted(generic_042, "fix").trace_hash != first.trace_hash);
 
-    const auto scenario = scenarios::load_scenario(race);
+    const auto scenario = loader::load_scenario(race);
     scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
     for (std::uint64_t seed : {1, 2, 3}) {
         const auto a = simulation.run_strategy(spec_of("random"), seed, true);
@@ -308,7 +308,7 @@ TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter
 }
 
 TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only") {
-    const auto scenario = scenarios::load_scenario(race);
+    const auto scenario = loader::load_scenario(race);
     for (const char* strategy : {"random", "pct:3"}) {
         CAPTURE(strategy);
         scenarios::FuzzRequest request;
@@ -335,7 +335,7 @@ TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only
 TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" *
           doctest::test_suite("campaign")) {
     for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {
-        const auto scenario = scenarios::load_scenario(path);
+        const auto scenario = loader::load_scenario(path);
         for (const auto& variant : scenario.variants) {
             CAPTURE(path);
             CAPTURE(variant.name);
@@ -363,7 +363,7 @@ auto punch_scenario(const std::string& ops) -> std::string {
 }  // namespace
 
 TEST_CASE("oracle: a hole punched after an fsync is newer content, not lost data") {
-    const auto scenario = scenarios::parse_scenario(
+    const auto scenario = loader::parse_scenario(
         punch_scenario(R"({"op": "fpunch", "file": "F", "offset": 4096, "length": 4096},
                           {"op": "fsync", "file": "F"})"),
         "inline.json");
@@ -378,7 +378,7 @@ TEST_CASE("oracle: a hole punched after an fsync is newer content, not lost data
 }
 
 TEST_CASE("oracle: operations that fail after godown promise nothing") {
-    const auto scenario = scenarios::parse_scenario(
+    const auto scenario = loader::parse_scenario(
         punch_scenario(R"({"op": "shutdown"},
                           {"op": "write", "file": "F", "offset": 0, "length": 4096},
                           {"op": "fsync", "file": "F"})"),
@@ -415,7 +415,7 @@ auto unlink_cut(const char* until) -> scenarios::RunOutcome {
     schedule.push_back({{"run", "logworker"}, {"until", "xfs.log.record_durable"}});
     schedule.push_back({{"crash", "none"}});
     document["schedule"] = schedule;
-    const auto scenario = scenarios::parse_scenario(document.dump(), "unlink-cut.json");
+    const auto scenario = loader::parse_scenario(document.dump(), "unlink-cut.json");
     scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
     return simulation.run_scripted(true);
 }

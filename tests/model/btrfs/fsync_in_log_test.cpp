@@ -38,9 +38,9 @@ struct World : test_support::ModelWorld {
                      model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"}) {}
 };
 
-auto variant_named(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_named(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
@@ -59,7 +59,7 @@ TEST_CASE(
     // Task A's log commit is in flight (root log released, superblock not
     // yet written) when task B fsyncs: btrfs_inode_in_log must say no, since
     // last_sub_trans is above the root's last_log_commit.
-    const auto scenario = scenarios::load_scenario(two_fsyncs);
+    const auto scenario = loader::load_scenario(two_fsyncs);
     for (const char* name : {"before-fix", "fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
         scenarios::Simulation simulation(scenario, variant_named(scenario, name));
@@ -76,7 +76,7 @@ TEST_CASE(
 }
 
 TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised" * doctest::test_suite("campaign")) {
-    const auto scenario = scenarios::load_scenario(two_fsyncs);
+    const auto scenario = loader::load_scenario(two_fsyncs);
     for (const char* strategy : {"random", "pct:3", "dfs:2"}) {
         CAPTURE(strategy);
         scenarios::Simulation simulation(scenario, variant_named(scenario, "fix-3"));
@@ -139,8 +139,8 @@ TEST_CASE("btrfs release_extent_maps: each kernel's page release and its effect 
 }
 
 TEST_CASE("btrfs knobs: a hypothetical value opens the story with a note that it is no real kernel") {
-    auto scenario = scenarios::load_scenario(two_fsyncs);
-    scenarios::Variant variant = variant_named(scenario, "fix-3");
+    auto scenario = loader::load_scenario(two_fsyncs);
+    loader::Variant variant = variant_named(scenario, "fix-3");
     const std::string note = "not a real kernel";
     {
         scenarios::Simulation simulation(scenario, variant);

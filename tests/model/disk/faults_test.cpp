@@ -42,7 +42,7 @@ struct Campaign {
 };
 
 auto campaign(const char* path, std::uint64_t seeds) -> Campaign {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
+    const loader::Scenario scenario = loader::load_scenario(path);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     Campaign result;
     for (std::uint64_t seed = 0; seed < seeds; seed++) {
@@ -150,7 +150,7 @@ TEST_CASE("faults scenario: a lying cache breaks fsync_durability, and the devic
 TEST_CASE("faults: a crash with a torn write replays byte for byte") {
     // Torn writes and a lying cache together: a violation whose crash tore
     // a write; its replay from the recorded choices, keep list and tears.
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-torn-superblock.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-torn-superblock.json");
     scenario.device.lying_cache = true;
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     bool replayed = false;
@@ -235,8 +235,8 @@ TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and rec
 
 TEST_CASE("faults in check and merge: a row counts its faults, expect.faults judges them, shards add up") {
     const auto no_clock = [] { return 0.0; };
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/xfs-torn-data-after-fsync.json");
-    scenarios::Variant variant = scenario.variants.front();
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/xfs-torn-data-after-fsync.json");
+    loader::Variant variant = scenario.variants.front();
     REQUIRE(variant.expect.faults_survived);
     const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, no_clock);
     REQUIRE(row.faults.has_value());

@@ -132,7 +132,7 @@ TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header
 }
 
 TEST_CASE("misdirected writes scenario: detected and survived, never silently wrong, on every strategy") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
+    const loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     const scenarios::FaultCounts random = random_faults(simulation, 60);
     CHECK(random.injected > 0);
@@ -143,7 +143,7 @@ TEST_CASE("misdirected writes scenario: detected and survived, never silently wr
 
 TEST_CASE("misdirected writes: a crash with one replays byte for byte; a victim not offered diverges") {
     // With a lying cache too, so that crashes are violations and recorded.
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
     scenario.device.lying_cache = true;
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     bool replayed = false;
@@ -200,7 +200,7 @@ TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root
 }
 
 TEST_CASE("latent sector errors scenario: detected; a replay with one on the superblock refuses the mount; an unread block diverges") {
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
     {
         scenarios::Simulation simulation(scenario, scenario.variants.front());
         const scenarios::FaultCounts random = random_faults(simulation, 40);

@@ -115,7 +115,7 @@ TEST_CASE("oracle: an fsync after a reported error promises nothing written befo
 }
 
 TEST_CASE("write errors scenario: detected or survived, never a violation; the second fsync returns 0") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(scenario_path);
+    const loader::Scenario scenario = loader::load_scenario(scenario_path);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     scenarios::FaultCounts faults;
     bool fsyncgate = false;
@@ -136,7 +136,7 @@ TEST_CASE("write errors scenario: detected or survived, never a violation; the s
 }
 
 TEST_CASE("write errors: a run with a write error replays byte for byte") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(scenario_path);
+    const loader::Scenario scenario = loader::load_scenario(scenario_path);
     scenarios::Simulation simulation(scenario, scenario.variants.front());
     for (std::uint64_t seed = 0; seed < 80; seed++) {
         const scenarios::RunOutcome outcome = simulation.run_strategy(strategy("random"), seed, true);

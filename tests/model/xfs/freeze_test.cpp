@@ -264,7 +264,7 @@ TEST_CASE("freeze_quiescence: a foreign transaction after the drain, or with log
 }
 
 TEST_CASE("freeze vs log worker: cancel-last violates while the run goes on; replay finds it again") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    const auto scenario = loader::load_scenario(freeze_scenario);
     const auto* variant = scenario.find_variant("cancel-last");
     REQUIRE(variant != nullptr);
     scenarios::Simulation simulation(scenario, *variant);
@@ -290,7 +290,7 @@ TEST_CASE("freeze vs log worker: cancel-last violates while the run goes on; rep
 }
 
 TEST_CASE("freeze vs log worker: cancel-first holds where the worker raced the freezer") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    const auto scenario = loader::load_scenario(freeze_scenario);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("cancel-first"));
     // Runs in which the worker passed xfs_log_need_covered before the freeze
     // began and committed its transaction after freeze_super reached FS:
@@ -313,7 +313,7 @@ TEST_CASE("freeze vs log worker: cancel-first holds where the worker raced the f
 }
 
 TEST_CASE("freeze vs log worker: counter slips through the window before the increment") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    const auto scenario = loader::load_scenario(freeze_scenario);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("counter"));
     scenarios::RunOutcome found;
     for (std::uint64_t seed = 0; seed < 2000 && !found.violated(); seed++) {
@@ -331,7 +331,7 @@ TEST_CASE("freeze vs log worker: v5.7's poll sleeps delay(100) while the worker 
     // does not end ahead of a task runnable for longer than sim::sched_latency,
     // so under every strategy the worker it waits for finishes and the poll
     // then reads 0 (no liveness violation, however the strategy prefers).
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    const auto scenario = loader::load_scenario(freeze_scenario);
     scenarios::Simulation simulation(scenario, *scenario.find_variant("counter"));
     std::uint64_t waited = 0;
     for (const char* strategy : {"random", "pct:2", "pct:3"}) {
@@ -355,7 +355,7 @@ TEST_CASE(
     // fsync left its inode in the AIL, so the first run pushes it and only a
     // second run may cover. With one daemon wake-up no schedule covers, so
     // counter finds nothing; with two, every covering run follows a push.
-    auto scenario = scenarios::load_scenario(freeze_scenario);
+    auto scenario = loader::load_scenario(freeze_scenario);
     scenario.explore.daemon_wakeups = 1;
     scenarios::Simulation one_run(scenario, *scenario.find_variant("counter"));
     for (const char* strategy : {"random", "pct:2", "pct:3"}) {
