@@ -67,13 +67,13 @@ void schedules_per_second(const std::string& path, const char* variant_name, con
     const loader::Scenario scenario = loader::parse_scenario(text, path);
     const loader::Variant* variant = scenario.find_variant(variant_name);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     sim::parse_strategy(strategy_text, request.strategy);
     request.schedules = 20000;
     request.stop_at_first = false;
     const double start = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = now_seconds() - start;
     std::printf("%-34s %-10s %-7s %9.0f schedules/s %10.0f crash states/s %7.1f steps/schedule\n",
                 scenario.name.c_str(), variant_name, strategy_text, report.schedules / elapsed,
@@ -101,13 +101,13 @@ void search_row(const SearchRow& row) {
     loader::Scenario scenario;
     const loader::Variant* variant = load_row(row.path, row.variant, scenario);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = row.bound;
     request.schedules = row.cap != 0 ? row.cap : 100'000'000;
     const double start = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = now_seconds() - start;
     const std::string what = report.found      ? "violation at schedule " + std::to_string(report.index)
                              : report.complete ? std::string("complete proof")
@@ -126,15 +126,15 @@ void first_counterexample(const std::string& path) {
     loader::Scenario scenario;
     const loader::Variant* variant = load_row(path, "before-fix", scenario);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = 2;
     request.schedules = 100'000'000;
-    request.estimate_runs = scenarios::estimate_first_line_runs;
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, now_seconds);
+    request.estimate_runs = runner::estimate_first_line_runs;
+    const runner::SearchEstimate estimate = runner::estimate_search(simulation, request, now_seconds);
     const double estimated = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double end = now_seconds();
     std::printf("first counterexample %-34s before-fix  dfs:2 %9.3f ms in all: estimate %.3f ms (%llu walks, %llu "
                 "runs), search %.3f ms (%llu schedules, %s)\n",
@@ -171,14 +171,14 @@ void visited_row(const std::string& path, const char* variant_name, std::uint32_
         throw loader::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
                                  "before-fix and fix-1), got none");
     }
-    scenarios::Simulation simulation(scenario, *variant);
+    runner::Simulation simulation(scenario, *variant);
     sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
     tree.measure_visited(key);
     std::uint64_t crash_states = 0;
     std::uint64_t violations = 0;
     const double start = now_seconds();
     for (bool more = true; more; more = tree.backtrack()) {
-        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+        const runner::RunOutcome outcome = simulation.run_dfs(tree, false);
         simulation.count_reached(outcome);
         crash_states += outcome.crash_states;
         if (outcome.violated()) violations++;

@@ -81,16 +81,16 @@ auto output() -> std::string& {
     va_end(args);
 }
 
-void print_story(const scenarios::RunOutcome& outcome) { output() += outcome.story; }
+void print_story(const runner::RunOutcome& outcome) { output() += outcome.story; }
 
-void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome) {
-    if (!path.empty()) scenarios::write_text_file_atomically(path, outcome.trace);
+void write_trace_text(const std::string& path, const runner::RunOutcome& outcome) {
+    if (!path.empty()) runner::write_text_file_atomically(path, outcome.trace);
 }
 
-void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+void write_chrome_trace(const std::string& path, const runner::RunOutcome& outcome,
                         const std::string& title) {
     if (!path.empty()) {
-        scenarios::write_text_file_atomically(path, scenarios::chrome_trace_json(outcome, title));
+        runner::write_text_file_atomically(path, scenarios::chrome_trace_json(outcome, title));
     }
 }
 
@@ -109,7 +109,7 @@ void require_writable(const std::string& flag, const std::string& path) {
     }
 }
 
-auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode {
+auto verdict(const runner::RunOutcome& outcome) -> ExitCode {
     output() += scenarios::verdict_text(outcome);
     return outcome.violated() ? ExitCode::violation : ExitCode::pass;
 }

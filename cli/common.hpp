@@ -82,18 +82,18 @@ auto output() -> std::string&;
 
 [[gnu::format(printf, 1, 2)]] void say(const char* format, ...);
 
-void print_story(const scenarios::RunOutcome& outcome);
+void print_story(const runner::RunOutcome& outcome);
 
-void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome);
+void write_trace_text(const std::string& path, const runner::RunOutcome& outcome);
 
-void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+void write_chrome_trace(const std::string& path, const runner::RunOutcome& outcome,
                         const std::string& title);
 
 /// Fails before any work when an output file could not be written, so a run
 /// never prints its findings and then exits 2.
 void require_writable(const std::string& flag, const std::string& path);
 
-auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode;
+auto verdict(const runner::RunOutcome& outcome) -> ExitCode;
 
 /// A live line on a terminal; nothing elsewhere (CI reads the summary only).
 class ProgressLine {
@@ -103,7 +103,7 @@ public:
     ~ProgressLine() { clear(); }
     ProgressLine(const ProgressLine&) = delete;
     auto operator=(const ProgressLine&) -> ProgressLine& = delete;
-    void update(const scenarios::FuzzProgress& progress) {
+    void update(const runner::FuzzProgress& progress) {
         if (!enabled_) return;
         const double now = seconds_now();
         if (now - last_ < 0.2) return;
@@ -118,8 +118,8 @@ public:
         std::fflush(stdout);
         shown_ = false;
     }
-    [[nodiscard]] auto callback() -> std::function<void(const scenarios::FuzzProgress&)> {
-        return [this](const scenarios::FuzzProgress& p) { update(p); };
+    [[nodiscard]] auto callback() -> std::function<void(const runner::FuzzProgress&)> {
+        return [this](const runner::FuzzProgress& p) { update(p); };
     }
 
 private:

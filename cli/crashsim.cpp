@@ -63,4 +63,4 @@ auto main(int argc, char** argv) -> int {
     }
 }
 
-extern "C" void on_stop_signal(int /*signal*/) { scenarios::request_stop(); }
+extern "C" void on_stop_signal(int /*signal*/) { runner::request_stop(); }

@@ -179,8 +179,8 @@ auto run_generic_042_verb(const KernelArgs& args) -> int {
     }
     std::printf("model, %s (its scripted schedule, one crash state per variant):\n", path.c_str());
     for (const loader::Variant& variant : scenario.variants) {
-        scenarios::Simulation simulation(scenario, variant);
-        const scenarios::RunOutcome outcome = simulation.run_scripted(false);
+        runner::Simulation simulation(scenario, variant);
+        const runner::RunOutcome outcome = simulation.run_scripted(false);
         std::printf("  %-12s %s\n", variant.name.c_str(),
                     outcome.violated() ? ("violates " + outcome.violations.front().checker + ": " +
                                           outcome.violations.front().message)

@@ -10,9 +10,9 @@ namespace {
 
 auto cmd_merge(const std::vector<std::string>& paths, const std::string& out) -> ExitCode {
     require_writable("--out", out);
-    std::vector<scenarios::CampaignResult> shards;
+    std::vector<runner::CampaignResult> shards;
     for (const auto& path : paths) shards.push_back(scenarios::read_campaign_result(path));
-    const scenarios::CampaignResult merged = scenarios::merge_results(shards, paths);
+    const runner::CampaignResult merged = runner::merge_results(shards, paths);
     output() += scenarios::merge_summary(merged, shards.size());
     if (!out.empty()) {
         scenarios::write_campaign_result(merged, out);

@@ -22,7 +22,7 @@ struct PerfArgs {
 // crashsim perf SCENARIO --vary NAME=V1,V2,...: one run of the scenario per value.
 auto cmd_perf_vary(const std::string& path, const std::string& spec, const std::string& points) -> ExitCode {
     const double started = seconds_now();
-    const scenarios::VaryReport report = scenarios::measure_vary(path, spec, points);
+    const runner::VaryReport report = runner::measure_vary(path, spec, points);
     const double elapsed = seconds_now() - started;
     if (report.interrupted) {
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
@@ -39,13 +39,13 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     require_writable("--plot", plot);
     if (!plot.empty()) scenarios::check_plot_path(plot);
     loader::Scenario scenario = load(path);
-    if (!points.empty()) scenarios::keep_points(scenario, points);
+    if (!points.empty()) runner::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
         throw loader::InputError(path +
                                  ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
-    const scenarios::PerfReport report = scenarios::measure(scenario);
+    const runner::PerfReport report = runner::measure(scenario);
     const double elapsed = seconds_now() - started;
     if (report.interrupted) {
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
@@ -60,7 +60,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     const bool met = table.met;
     say("simulated %llu operations in %.2f s of wall time (%.0f operations/s)\n",
                 static_cast<unsigned long long>(operations), elapsed, operations / std::max(elapsed, 1e-9));
-    if (!csv.empty()) scenarios::write_text_file_atomically(csv, table.csv);
+    if (!csv.empty()) runner::write_text_file_atomically(csv, table.csv);
     if (!plot.empty()) {
         scenarios::plot_svg(scenario, report, plot);
         say("plot: %s\n", plot.c_str());

@@ -181,7 +181,7 @@ auto pick_variant(const loader::Scenario& scenario, const std::string& asked, co
     return &scenario.variants.front();
 }
 
-auto model_traffic(const scenarios::RunOutcome& outcome) -> Traffic {
+auto model_traffic(const runner::RunOutcome& outcome) -> Traffic {
     Traffic traffic;
     for (const sim::TraceLine& line : outcome.lines) {
         if (line.kind != sim::TraceLine::Kind::io_submit) continue;
@@ -205,7 +205,7 @@ auto model_traffic(const scenarios::RunOutcome& outcome) -> Traffic {
     return traffic;
 }
 
-auto verdict_text(const scenarios::RunOutcome& outcome) -> std::string {
+auto verdict_text(const runner::RunOutcome& outcome) -> std::string {
     if (outcome.violated()) {
         return "violates " + outcome.violations.front().checker + ": " + outcome.violations.front().message;
     }
@@ -241,14 +241,14 @@ auto model_side(const loader::Scenario& scenario, const std::string& variant, co
     // The first schedule of a search without preemptions (each task runs
     // until it blocks or ends), no I/O reordering or daemon wake-up, crash
     // states after every step with the search's subsets of unflushed writes.
-    scenarios::Simulation simulation(sequential, *chosen);
+    runner::Simulation simulation(sequential, *chosen);
     loader::ExploreBounds bounds = sequential.explore;
     bounds.io_reorders = 0;
     bounds.daemon_wakeups = 0;
     bounds.recovery_crashes = 0;  // the real states cut no recovery either
     simulation.set_bounds(bounds);
     sim::DfsTree tree(0, true);
-    const scenarios::RunOutcome outcome = simulation.run_dfs(tree, true);
+    const runner::RunOutcome outcome = simulation.run_dfs(tree, true);
     side.sequential = verdict_text(outcome);
     side.states = outcome.crash_states;
     const std::vector<std::string> names = simulation.checker_names();

@@ -78,7 +78,7 @@ private:
 
 }  // namespace
 
-auto chrome_trace_json(const RunOutcome& outcome, const std::string& title) -> std::string {
+auto chrome_trace_json(const runner::RunOutcome& outcome, const std::string& title) -> std::string {
     ChromeTrace trace(title);
     for (const sim::TraceLine& line : outcome.lines) trace.add(line);
     Json document = {{"traceEvents", trace.events()}, {"displayTimeUnit", "ns"},

@@ -10,6 +10,6 @@
 
 namespace scenarios {
 
-auto chrome_trace_json(const RunOutcome& outcome, const std::string& title) -> std::string;
+auto chrome_trace_json(const runner::RunOutcome& outcome, const std::string& title) -> std::string;
 
 }  // namespace scenarios

@@ -9,7 +9,7 @@
 namespace scenarios {
 
 /// The table: one row per value, the value, each declared ratio, the verdict.
-auto format_vary(const VaryReport& report) -> std::string;
+auto format_vary(const runner::VaryReport& report) -> std::string;
 /// The counters the table shows for a model, in order (its ModelInfo's perf_column counters).
 auto perf_counter_names(const std::string& model) -> std::vector<std::string>;
 
@@ -18,7 +18,7 @@ auto perf_counter_names(const std::string& model) -> std::vector<std::string>;
 struct CheckTable {
     explicit CheckTable(const std::vector<loader::Scenario>& scenarios);
     [[nodiscard]] auto header() const -> std::string;
-    [[nodiscard]] auto row(const CheckRow& row) const -> std::string;
+    [[nodiscard]] auto row(const runner::CheckRow& row) const -> std::string;
     int scenario = 40;
     int variant = 12;
     int expectation = 28;

@@ -51,7 +51,7 @@ auto variant_names(const loader::Scenario& scenario) -> std::vector<std::string>
 
 }  // namespace
 
-auto plot_data(const loader::Scenario& scenario, const PerfReport& report) -> std::string {
+auto plot_data(const loader::Scenario& scenario, const runner::PerfReport& report) -> std::string {
     std::ostringstream out;
     char number[64];
     if (report.parameter.empty()) {
@@ -84,7 +84,7 @@ auto plot_data(const loader::Scenario& scenario, const PerfReport& report) -> st
     return out.str();
 }
 
-auto plot_seed_data(const loader::Scenario& scenario, const PerfReport& report) -> std::string {
+auto plot_seed_data(const loader::Scenario& scenario, const runner::PerfReport& report) -> std::string {
     if (!scenario.perf || scenario.perf->seed_points.empty() || report.parameter.empty()) return "";
     std::ostringstream out;
     out << "# " << report.parameter;
@@ -107,8 +107,9 @@ auto plot_seed_data(const loader::Scenario& scenario, const PerfReport& report) 
     return out.str();
 }
 
-auto plot_script(const loader::Scenario& scenario, const PerfReport& report, const std::string& data_path,
-                 const std::string& svg_path, const std::string& seed_path) -> std::string {
+auto plot_script(const loader::Scenario& scenario, const runner::PerfReport& report,
+                 const std::string& data_path, const std::string& svg_path,
+                 const std::string& seed_path) -> std::string {
     const std::string metric = scenario.perf ? scenario.perf->metric : "throughput";
     const auto names = variant_names(scenario);
     std::ostringstream out;
@@ -179,7 +180,8 @@ void check_plot_path(const std::string& svg_path) {
     }
 }
 
-void plot_svg(const loader::Scenario& scenario, const PerfReport& report, const std::string& svg_path) {
+void plot_svg(const loader::Scenario& scenario, const runner::PerfReport& report,
+              const std::string& svg_path) {
     check_plot_path(svg_path);
     const std::string gnuplot = find_gnuplot();
     // The data and the script go to a private temporary directory; gnuplot
@@ -199,11 +201,12 @@ void plot_svg(const loader::Scenario& scenario, const PerfReport& report, const 
     ::close(fd);
     const std::string data_path = (dir / "data").string();
     const std::string script_path = (dir / "plot.gp").string();
-    write_text_file_atomically(data_path, plot_data(scenario, report));
+    runner::write_text_file_atomically(data_path, plot_data(scenario, report));
     const std::string seed = plot_seed_data(scenario, report);
     const std::string seed_path = seed.empty() ? std::string() : (dir / "seed").string();
-    if (!seed.empty()) write_text_file_atomically(seed_path, seed);
-    write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial, seed_path));
+    if (!seed.empty()) runner::write_text_file_atomically(seed_path, seed);
+    runner::write_text_file_atomically(script_path,
+                                       plot_script(scenario, report, data_path, partial, seed_path));
     const std::string command = shell_quoted(gnuplot) + " " + shell_quoted(script_path) + " 2>/dev/null";
     const int status = std::system(command.c_str());
     std::error_code ignored;

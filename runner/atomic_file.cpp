@@ -12,7 +12,7 @@
 
 #include "loader/scenario.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 auto failure(const std::string& path, const std::string& what) -> loader::InputError {
@@ -71,4 +71,4 @@ void write_text_file_atomically(const std::string& path, const std::string& text
     sync_directory(path);
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -12,7 +12,7 @@
 #include "sim/assert.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 /// What a crash sees (dpor's visible steps, sim/dfs.hpp): the disk, which
@@ -924,4 +924,4 @@ auto check_variant(const loader::Scenario& scenario, const loader::Variant& vari
     return row;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -16,7 +16,7 @@
 #include "runner/coverage.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct FuzzProgress {
     std::uint64_t schedules = 0;
@@ -263,4 +263,4 @@ auto check_variant(const loader::Scenario& scenario, const loader::Variant& vari
                    const std::function<void(const FuzzProgress&)>& progress = {},
                    std::uint64_t verify_every = 0) -> CheckRow;
 
-}  // namespace scenarios
+}  // namespace runner

@@ -6,7 +6,7 @@
 #include "runner/runner.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto draw_keep(loader::UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool> {
     std::vector<bool> keep(count, false);
@@ -230,4 +230,4 @@ void check_misdirected(const model::disk::BlockDevice& device, const std::vector
         }
     }
 }
-}  // namespace scenarios
+}  // namespace runner

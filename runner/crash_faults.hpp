@@ -9,7 +9,7 @@
 #include "model/disk/block_device.hpp"
 #include "sim/prng.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// One subset the policy allows, drawn.
 auto draw_keep(loader::UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool>;
@@ -69,4 +69,4 @@ void check_unreadable(const model::disk::BlockDevice& device, const CrashFaults&
 void check_misdirected(const model::disk::BlockDevice& device, const std::vector<bool>& keep,
                        const CrashFaults& faults);
 
-}  // namespace scenarios
+}  // namespace runner

@@ -13,7 +13,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -344,4 +344,4 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     return outcome;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -6,7 +6,7 @@
 #include "loader/json_reader.hpp"
 #include "runner/perf.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<ScenarioFile> {
     std::vector<ScenarioFile> files;
@@ -140,4 +140,4 @@ auto gate_summary(const std::vector<CheckRow>& rows) -> GateSummary {
     return summary;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -10,7 +10,7 @@
 #include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct ScenarioFile {
     std::string path;
@@ -72,4 +72,4 @@ struct GateSummary {
 };
 auto gate_summary(const std::vector<CheckRow>& rows) -> GateSummary;
 
-}  // namespace scenarios
+}  // namespace runner

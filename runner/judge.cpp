@@ -5,7 +5,7 @@
 #include "sim/assert.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -560,4 +560,4 @@ auto RunState::crash_after_step(const CrashPlan& plan, const sim::Strategy& stra
     }
     return stop;
 }
-}  // namespace scenarios
+}  // namespace runner

@@ -18,7 +18,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/trace.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// How the power cuts inside recovery are chosen (CrashPlan's kind).
 enum class CutChoice : std::uint8_t {
@@ -254,4 +254,4 @@ struct RunState {
                           loader::UnflushedPolicy policy, sim::Prng& crash_prng) -> bool;
 };
 
-}  // namespace scenarios
+}  // namespace runner

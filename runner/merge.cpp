@@ -6,7 +6,7 @@
 #include "runner/coverage.hpp"
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const loader::Scenario& scenario,
                      std::uint64_t scenario_hash, const std::string& variant) -> CampaignResult {
@@ -155,4 +155,4 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     return merged;
 }
 
-}  // namespace scenarios
+}  // namespace runner

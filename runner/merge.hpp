@@ -10,7 +10,7 @@
 
 #include "runner/campaign.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// A dfs campaign's search figures: "dfs" in a result file.
 struct DfsResult {
@@ -57,4 +57,4 @@ auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const
 auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)
     -> CampaignResult;
 
-}  // namespace scenarios
+}  // namespace runner

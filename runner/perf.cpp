@@ -8,7 +8,7 @@
 #include "loader/json_reader.hpp"
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 auto percentile_ms(const std::vector<sim::Duration>& sorted, double fraction) -> double {
@@ -422,4 +422,4 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     return report;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -13,7 +13,7 @@
 #include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct PerfRow {
     std::string variant;
@@ -79,4 +79,4 @@ auto perf_row_expectation(const loader::Scenario& scenario, const loader::PerfRa
 /// The metric a ratio compares: its own, else the scenario's perf.metric.
 auto ratio_metric(const loader::Scenario& scenario, const loader::PerfRatio& ratio) -> const std::string&;
 
-}  // namespace scenarios
+}  // namespace runner

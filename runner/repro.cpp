@@ -6,7 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 constexpr int repro_format = 1;
@@ -376,4 +376,4 @@ auto load_repro_text(const std::string& text, const std::string& path) -> Loaded
     return loaded;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -14,7 +14,7 @@
 #include "runner/hex.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct Repro {
     std::string scenario_path;
@@ -87,4 +87,4 @@ void read_format(const loader::Json& file, const char* key, int format, const lo
 auto read_hex64(const loader::Json& value, const std::string& json_path, const loader::JsonReader& in)
     -> std::uint64_t;
 
-}  // namespace scenarios
+}  // namespace runner

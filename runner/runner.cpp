@@ -10,7 +10,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t {
     std::uint64_t state = seed ^ (index * 0xD1B54A32D192ED03ULL);
@@ -230,4 +230,4 @@ auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::op
     return execute(strategy, plan, sim::Prng(0), sim::Prng(0), trace, nullptr, bounds_);
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -16,7 +16,7 @@
 #include "sim/dfs.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// A second power cut, inside the recovery of the previous crash's image:
 /// after the mount's first `requests` requests (the last
@@ -260,4 +260,4 @@ auto workload_counters(const model::FileSystem& before, const model::FileSystem&
 /// The seed of schedule `index` of a campaign started with `seed`.
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t;
 
-}  // namespace scenarios
+}  // namespace runner

@@ -2,7 +2,7 @@
 
 #include "sim/scheduler.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -88,4 +88,4 @@ void ScriptedStrategy::advance() {
     bound_ = sim::no_task;
     reached_ = 0;
 }
-}  // namespace scenarios
+}  // namespace runner

@@ -8,7 +8,7 @@
 #include "loader/scenario.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// Follows the scenario's schedule: each step binds to the first unfinished
 /// task of that name and runs it (firing timers while it waits for I/O) until
@@ -49,4 +49,4 @@ private:
     std::uint64_t last_seen_step_ = ~std::uint64_t{0};
 };
 
-}  // namespace scenarios
+}  // namespace runner

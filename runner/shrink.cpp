@@ -9,7 +9,7 @@
 #include "runner/campaign.hpp"
 #include "sim/assert.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -447,4 +447,4 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     return result;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -1,6 +1,6 @@
 #include "runner/workload.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -182,4 +182,4 @@ void Workload::run_sync_all(const model::OpCall& call, sim::Scheduler& scheduler
         for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
     }
 }
-}  // namespace scenarios
+}  // namespace runner

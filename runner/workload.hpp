@@ -14,7 +14,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// The resource of the oracle's promises (a yield point's footprint).
 auto oracle_resource() -> sim::Footprint;
@@ -109,4 +109,4 @@ struct Workload {
     void run_sync_all(const model::OpCall& call, sim::Scheduler& scheduler);
 };
 
-}  // namespace scenarios
+}  // namespace runner

@@ -32,16 +32,16 @@ void scenario_loader(const std::string& input) {
 /// runner as well (replay's own checks: divergence, trace hash).
 void repro_loader(const std::string& input) {
     try {
-        (void)scenarios::load_repro_text(input, input_path);
+        (void)runner::load_repro_text(input, input_path);
     } catch (const loader::InputError&) {
     }
 }
 
 void result_reader(const std::string& input) {
     try {
-        const scenarios::CampaignResult result = scenarios::parse_campaign_result(input, input_path);
+        const runner::CampaignResult result = scenarios::parse_campaign_result(input, input_path);
         // merge's own checks on one shard.
-        (void)scenarios::merge_results({result}, {input_path});
+        (void)runner::merge_results({result}, {input_path});
     } catch (const loader::InputError&) {
     }
 }
@@ -70,7 +70,7 @@ void scenario_runner(const std::string& input) {
     sim::StrategySpec random;
     sim::parse_strategy("random", random);
     for (const auto& variant : scenario.variants) {
-        scenarios::Simulation simulation(scenario, variant);
+        runner::Simulation simulation(scenario, variant);
         loader::ExploreBounds bounds = scenario.explore;
         bounds.steps = std::min(bounds.steps, runner_steps_max);
         bounds.progress_steps = std::min(bounds.progress_steps, runner_steps_max);

@@ -88,7 +88,7 @@ TEST_CASE("read_text_file: a directory and a missing file are named as such") {
           "scenarios/btrfs: $: expected a readable scenario file, got a directory");
     CHECK(error_of([] { loader::load_scenario("scenarios/btrfs"); }) ==
           "scenarios/btrfs: $: expected a readable scenario file, got a directory");
-    CHECK(error_of([] { scenarios::read_repro("tests/no/such.json"); }) ==
+    CHECK(error_of([] { runner::read_repro("tests/no/such.json"); }) ==
           "tests/no/such.json: $: expected a readable repro file, got No such file or directory");
 }
 
@@ -229,12 +229,12 @@ TEST_CASE("read_campaign_result and read_repro check numbers as the loader does"
           path + ": $.schedules: expected each key once per object, got a duplicate key");
     const std::string repro = (dir / "repro.json").string();
     write_file(repro, R"({"crashsim_repro": 1, "seed": -1})");
-    CHECK(error_of([&] { scenarios::read_repro(repro); }) ==
+    CHECK(error_of([&] { runner::read_repro(repro); }) ==
           repro + ": $.scenario_path: expected a required key, got nothing");
     write_file(repro, "{\"crashsim_repro\": 1, \"seed\": 1e400}");
-    CHECK(error_of([&] { scenarios::read_repro(repro); }) ==
+    CHECK(error_of([&] { runner::read_repro(repro); }) ==
           repro + ": $.seed: expected a number a double can hold, got 1e400");
-    CHECK(error_of([&] { scenarios::read_repro(dir.string()); }) ==
+    CHECK(error_of([&] { runner::read_repro(dir.string()); }) ==
           dir.string() + ": $: expected a readable repro file, got a directory");
     std::filesystem::remove_all(dir);
 }
@@ -244,12 +244,12 @@ TEST_CASE("CheckTable: performance rows keep the columns aligned") {
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json"),
         loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json")};
     const scenarios::CheckTable table(loaded);
-    scenarios::CheckRow perf;
+    runner::CheckRow perf;
     perf.scenario = loaded[1].name;
-    perf.variant = scenarios::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);
-    perf.expectation = scenarios::perf_row_expectation(loaded[1], loaded[1].perf->ratios.at(0));
+    perf.variant = runner::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);
+    perf.expectation = runner::perf_row_expectation(loaded[1], loaded[1].perf->ratios.at(0));
     perf.met = true;
-    scenarios::CheckRow plain;
+    runner::CheckRow plain;
     plain.scenario = loaded[0].name;
     plain.variant = loaded[0].variants.at(0).name;
     plain.expectation = "holds";

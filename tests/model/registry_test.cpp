@@ -171,13 +171,13 @@ TEST_CASE("toy model: a scenario text loads it, the runner runs it, a checker ju
     const loader::Scenario scenario = loader::parse_scenario(toy_scripted, "toy.json");
     CHECK(scenario.model == "toy");
     {
-        scenarios::Simulation simulation(scenario, *scenario.find_variant("flush"));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, *scenario.find_variant("flush"));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.counters.at("writes") == 1);
     }
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("none"));
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    runner::Simulation simulation(scenario, *scenario.find_variant("none"));
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
     REQUIRE(outcome.violated());
     CHECK(outcome.violations.front().checker == "fsync_durability");
 }
@@ -190,7 +190,7 @@ TEST_CASE("toy model: a fio workload expands into its operations by their oracle
     REQUIRE(scenario.tasks[0].ops.size() == 20);  // 16 writes, an fdatasync after every 4
     CHECK(scenario.tasks[0].ops[0].name == "pwrite");
     CHECK(scenario.tasks[0].ops[4].name == "fdatasync");
-    const scenarios::PerfReport report = scenarios::measure(scenario);
+    const runner::PerfReport report = runner::measure(scenario);
     REQUIRE(report.rows.size() == 2);
     CHECK(report.rows[0].metric == 16 * 2);
     CHECK(report.rows[0].outcome.counters.at("disk_flushes") > 0);

@@ -20,8 +20,8 @@ auto perf_scenario() -> loader::Scenario {
                                      "inline.json");
 }
 
-auto row(const std::string& variant, double mib_s) -> scenarios::PerfRow {
-    scenarios::PerfRow row;
+auto row(const std::string& variant, double mib_s) -> runner::PerfRow {
+    runner::PerfRow row;
     row.variant = variant;
     row.outcome.elapsed_ns = 1'500'000'000;
     row.outcome.writes = 10;
@@ -39,9 +39,9 @@ auto row(const std::string& variant, double mib_s) -> scenarios::PerfRow {
 
 TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small report") {
     const loader::Scenario scenario = perf_scenario();
-    scenarios::PerfReport report;
+    runner::PerfReport report;
     report.rows = {row("a", 1.5), row("b", 3)};
-    scenarios::PerfRatioResult ratio;
+    runner::PerfRatioResult ratio;
     ratio.ratio = scenario.perf->ratios.front();
     ratio.value = 2;
     ratio.met = true;
@@ -66,7 +66,7 @@ TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small repo
 
 TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value") {
     const loader::Scenario scenario = perf_scenario();
-    scenarios::PerfReport report;
+    runner::PerfReport report;
     report.parameter = "jobs";
     report.rows = {row("a", 1)};
     report.rows.front().point = 4;
@@ -78,7 +78,7 @@ TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value
 }
 
 TEST_CASE("progress_text: rate and time left from the schedules run so far") {
-    scenarios::FuzzProgress progress{100, 300, 1234, 2};
+    runner::FuzzProgress progress{100, 300, 1234, 2};
     CHECK(scenarios::progress_text(progress, 2.0) ==
           "  100 schedules, 50/s, 1234 crash states, 2 violations, 2.0 s elapsed, ~4 s left   ");
     progress.schedules = 300;
@@ -86,12 +86,12 @@ TEST_CASE("progress_text: rate and time left from the schedules run so far") {
 }
 
 TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("random", request.strategy));
     request.seed = 7;
     request.jobs = 2;
     CHECK(scenarios::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
-    scenarios::FuzzReport report;
+    runner::FuzzReport report;
     report.schedules = 10;
     report.crash_states = 40;
     report.steps = 100;
@@ -104,7 +104,7 @@ TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
 }
 
 TEST_CASE("check_row_text: a failed row says why under it") {
-    scenarios::CheckRow row;
+    runner::CheckRow row;
     row.scenario = "s";
     row.variant = "v";
     row.expectation = "holds";
@@ -129,19 +129,19 @@ TEST_CASE("list_text names every model, checker and device profile") {
 }
 
 TEST_CASE("make_repro and the file names: a campaign's failing schedule as a repro") {
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("pct:3", request.strategy));
     request.seed = 42;
-    scenarios::FuzzReport report;
+    runner::FuzzReport report;
     report.found = true;
     report.index = 17;
     report.schedule_seed = 99;
     report.bounds = {2, 1};
     report.failing.choices = {1, 0, 2};
-    report.failing.crash = scenarios::CrashRecord{12, "app returned", {true, false}};
+    report.failing.crash = runner::CrashRecord{12, "app returned", {true, false}};
     report.failing.violations.push_back({"fsync_durability", "", 0, "", "", "lost"});
     report.failing.trace_hash = 0xabc;
-    const scenarios::Repro repro = scenarios::make_repro(report, request, "a/b.json", "{}", "fix");
+    const runner::Repro repro = runner::make_repro(report, request, "a/b.json", "{}", "fix");
     CHECK(repro.scenario_path == "a/b.json");
     CHECK(repro.scenario_text == "{}");
     CHECK(repro.variant == "fix");
@@ -158,15 +158,15 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
     CHECK(repro.checker == "fsync_durability");
     CHECK(repro.message == "lost");
     CHECK(repro.trace_hash == 0xabc);
-    CHECK(scenarios::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
+    CHECK(runner::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
           "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
     // One name per failing schedule: shards sharing --out never overwrite each other.
-    CHECK(scenarios::repro_file_name("s", "v", "random", 42, 0) != scenarios::repro_file_name("s", "v", "random", 42, 1));
+    CHECK(runner::repro_file_name("s", "v", "random", 42, 0) != runner::repro_file_name("s", "v", "random", 42, 1));
     // A dfs shard counts schedules within a unit: two shards' first failing
     // schedules (index 0 of units 3 and 4) get two names.
-    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
-    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != runner::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
     request.shard_index = 1;
     request.shard_count = 3;
-    CHECK(scenarios::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");
+    CHECK(runner::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");
 }

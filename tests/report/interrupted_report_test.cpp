@@ -14,8 +14,8 @@
 
 namespace {
 
-auto row(const std::string& variant, bool met) -> scenarios::CheckRow {
-    scenarios::CheckRow result;
+auto row(const std::string& variant, bool met) -> runner::CheckRow {
+    runner::CheckRow result;
     result.scenario = "s";
     result.scenario_path = "s.json";
     result.variant = variant;
@@ -34,13 +34,13 @@ auto count(const std::string& text, const std::string& what) -> std::size_t {
 }  // namespace
 
 TEST_CASE("check reports: unrun and cut-short variants of an interrupted check are skipped, and it says so") {
-    std::vector<scenarios::CheckRow> rows;
+    std::vector<runner::CheckRow> rows;
     rows.push_back(row("ran", true));
-    scenarios::CheckRow cut = row("cut", false);
+    runner::CheckRow cut = row("cut", false);
     cut.interrupted = true;
     cut.detail = "random was interrupted after 3 schedules";
     rows.push_back(cut);
-    scenarios::CheckRow unrun = row("unrun", false);
+    runner::CheckRow unrun = row("unrun", false);
     unrun.skipped = true;
     unrun.detail = "not run: the check was interrupted before it";
     rows.push_back(unrun);
@@ -78,9 +78,9 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
 }
 
 TEST_CASE("check reports: a JUnit row of a scenario with a fault budget carries its fault counts") {
-    scenarios::CheckRow faulty = row("faulty", true);
-    faulty.faults = scenarios::FaultCounts{7, 4, 2};
-    const scenarios::CheckRow plain = row("plain", true);
+    runner::CheckRow faulty = row("faulty", true);
+    faulty.faults = runner::FaultCounts{7, 4, 2};
+    const runner::CheckRow plain = row("plain", true);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-junit-faults-test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);

@@ -26,9 +26,9 @@ auto read_text(const std::string& path) -> std::string {
 
 /// `check --json` of the scenario's variants with `jobs` jobs, the times zeroed.
 auto check_json(const loader::Scenario& scenario, std::uint32_t jobs) -> std::string {
-    std::vector<scenarios::CheckRow> rows;
+    std::vector<runner::CheckRow> rows;
     for (const auto& variant : scenario.variants) {
-        rows.push_back(scenarios::check_variant(scenario, variant, [] { return 0.0; }, jobs));
+        rows.push_back(runner::check_variant(scenario, variant, [] { return 0.0; }, jobs));
         rows.back().seconds = 0;
     }
     const std::string path =
@@ -63,9 +63,9 @@ struct Campaign {
 /// The result of one campaign, run with `jobs` jobs as shard `shard` of `shards`.
 auto result_of(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                std::uint32_t jobs, std::uint32_t shard = 0, std::uint32_t shards = 1)
-    -> scenarios::CampaignResult {
-    scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
-    scenarios::FuzzRequest request;
+    -> runner::CampaignResult {
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of(campaign.strategy);
     request.schedules = campaign.schedules;
     request.stop_at_first = campaign.stop_at_first && shards == 1;
@@ -73,18 +73,18 @@ auto result_of(const loader::Scenario& scenario, const std::string& variant, con
     request.shard_index = shard;
     request.shard_count = shards;
     request.split_depth = campaign.split_depth;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
-    return scenarios::campaign_result(report, request, scenario, 0, variant);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
+    return runner::campaign_result(report, request, scenario, 0, variant);
 }
 
 auto merged_text(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                  std::uint32_t jobs, std::uint32_t shards) -> std::string {
-    std::vector<scenarios::CampaignResult> results;
+    std::vector<runner::CampaignResult> results;
     for (std::uint32_t shard = 0; shard < shards; shard++) {
         results.push_back(result_of(scenario, variant, campaign, jobs, shard, shards));
     }
     return scenarios::campaign_result_text(
-        scenarios::merge_results(results, std::vector<std::string>(shards, "result.json")));
+        runner::merge_results(results, std::vector<std::string>(shards, "result.json")));
 }
 
 }  // namespace
@@ -175,7 +175,7 @@ TEST_CASE("campaign budget: a capped dfs split over shards spends the one total,
     const std::string one = merged_text(scenario, "fix-1", campaign, 1, 3);
     CHECK(merged_text(scenario, "fix-1", campaign, 2, 3) == one);
     CHECK(merged_text(scenario, "fix-1", campaign, 3, 3) == one);
-    const scenarios::CampaignResult merged = scenarios::parse_campaign_result(one, "merged.json");
+    const runner::CampaignResult merged = scenarios::parse_campaign_result(one, "merged.json");
     CHECK(merged.schedules_run <= 5'000);
     CHECK(merged.schedules_run > 4'000);
     REQUIRE(merged.dfs.has_value());

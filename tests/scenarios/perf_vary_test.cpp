@@ -83,7 +83,7 @@ TEST_CASE("checksum tree: contiguous sums extend one item up to MAX_CSUM_ITEMS")
 
 TEST_CASE("checksum tree: a workload's inserts build leaves of the derived size; full fsyncs look them up") {
     const auto scenario = loader::parse_scenario(pressure(), "inline.json");
-    const auto report = scenarios::measure(scenario);
+    const auto report = runner::measure(scenario);
     for (const auto& row : report.rows) {
         // 72 MiB of 64 KiB extents: 11.4 MiB per full leaf of one item per
         // extent, up to 15.9 MiB where they complete in disk order and extend
@@ -143,8 +143,8 @@ TEST_CASE("device: a scenario's own latencies and bandwidth override the profile
     CHECK(scenario.device.write_latency_ns == std::optional<std::uint64_t>{30000});
     CHECK(scenario.device.flush_latency_ns == std::optional<std::uint64_t>{60000});
     CHECK(scenario.device.bandwidth == std::optional<std::uint64_t>{0});
-    const auto slow = scenarios::measure(loader::parse_scenario(text, "inline.json"));
-    const auto quick = scenarios::measure(scenario);
+    const auto slow = runner::measure(loader::parse_scenario(text, "inline.json"));
+    const auto quick = runner::measure(scenario);
     CHECK(quick.rows[1].throughput_mib_s > 2 * slow.rows[1].throughput_mib_s);
     std::string bad = text;
     bad.replace(bad.find(profile), profile.size(), R"("profile": "vm-nvme", "write_latency_us": 0)");
@@ -163,7 +163,7 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     REQUIRE(scenario.perf);
     CHECK(scenario.perf->seed_source == "seeds/x.txt");
     REQUIRE(scenario.perf->seed_points.size() == 2);
-    scenarios::PerfReport report;
+    runner::PerfReport report;
     report.parameter = "jobs";
     CHECK(scenarios::plot_seed_data(scenario, report) ==
           "# jobs before after (seed: seeds/x.txt)\n1 29.1000 29.3000\n2 ? 39.9000\n");
@@ -199,7 +199,7 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
 
 TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named") {
     const std::string path = write_temp("vary_test.json", pressure());
-    const auto report = scenarios::measure_vary(path, "cpus=2,8");
+    const auto report = runner::measure_vary(path, "cpus=2,8");
     CHECK(report.json_path == "$.machine.cpus");
     REQUIRE(report.reports.size() == 2);
     // Two CPUs for four jobs and their completions cost throughput.
@@ -209,11 +209,11 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
     CHECK(table.find("after/before  verdict\n") != std::string::npos);
     CHECK(std::count(table.begin(), table.end(), '\n') == 4);
     // A knob: nodesize sets the checksum tree's leaves.
-    const auto nodes = scenarios::measure_vary(path, "nodesize=4096,65536");
+    const auto nodes = runner::measure_vary(path, "nodesize=4096,65536");
     CHECK(nodes.reports[0].rows[0].outcome.counters.at("checksum_leaves") >
           4 * nodes.reports[1].rows[0].outcome.counters.at("checksum_leaves"));
 
-    const auto error = [&](const std::string& spec) { return error_of([&] { scenarios::measure_vary(path, spec); }); };
+    const auto error = [&](const std::string& spec) { return error_of([&] { runner::measure_vary(path, spec); }); };
     CHECK(error("cpus") == "--vary: expected NAME=V1,V2,... (one parameter, its values separated by commas), got \"cpus\"");
     CHECK(error("cpus=1,,2") == "--vary: expected a value between every two commas, got \"cpus=1,,2\"");
     CHECK(error("cpus=2,2") == "--vary: expected values that differ, got \"2\" twice");
@@ -230,7 +230,7 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
 
 TEST_CASE("perf --points: keeps only those sweep points, their ratios and seed figures") {
     auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
-    scenarios::keep_points(scenario, "64,1");
+    runner::keep_points(scenario, "64,1");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 64});
     REQUIRE(scenario.sweep_points.size() == 2);
     CHECK(scenario.sweep_points[1].fio->jobs == 64);
@@ -238,11 +238,11 @@ TEST_CASE("perf --points: keeps only those sweep points, their ratios and seed f
     CHECK(scenario.perf->ratios.size() == 2);
     CHECK(scenario.perf->seed_points.size() == 2);
     auto again = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
-    CHECK(error_of([&] { scenarios::keep_points(again, "3"); }) ==
+    CHECK(error_of([&] { runner::keep_points(again, "3"); }) ==
           "--points: expected one of the sweep's values of jobs (1, 2, 4, 8, 16, 32, 64), got 3");
-    CHECK(error_of([&] { scenarios::keep_points(again, "1,x"); }) ==
+    CHECK(error_of([&] { runner::keep_points(again, "1,x"); }) ==
           "--points: expected values of jobs separated by commas, got \"1,x\"");
     auto flat = loader::parse_scenario(pressure(), "flat.json");
-    CHECK(error_of([&] { scenarios::keep_points(flat, "1"); }) ==
+    CHECK(error_of([&] { runner::keep_points(flat, "1"); }) ==
           "--points: expected a scenario with a sweep, got flat.json without one");
 }

@@ -182,7 +182,7 @@ TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation" *
     const auto scenario = loader::load_scenario("scenarios/xfs/truncate-fsync-sizes.json");
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
-        const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
         CHECK(row.met);
         if (!row.met) MESSAGE(row.detail);
     }
@@ -207,7 +207,7 @@ TEST_CASE("sizes: xfs_iomap_write_unwritten logs di_size for the whole range in 
       "checkers": ["fsync_durability", "no_stale_data", "fs_consistency"],
       "variants": [{"name": "fix", "config": {"delalloc_convert": "unwritten"}, "expect": "holds"}]})",
                                                     "inline.json");
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     const auto outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.story.find("converts exactly [0, 4096) of inode F to NORM; di_size 8192 -> 12288") !=
