@@ -32,8 +32,8 @@ auto check_verdict(const std::vector<runner::CheckRow>& rows, std::size_t total,
             rows.size() - summary.skipped, total, summary.met, summary.skipped);
         return ExitCode::interrupted;
     }
-    output() += scenarios::model_coverage_text(rows);
-    if (verify_every != 0) output() += scenarios::check_determinism_text(rows, verify_every);
+    output() += report::model_coverage_text(rows);
+    if (verify_every != 0) output() += report::check_determinism_text(rows, verify_every);
     if (summary.errors == 0) {
         say("check: %zu of %zu expectations met\n", summary.met, rows.size());
     } else {
@@ -46,14 +46,14 @@ auto check_verdict(const std::vector<runner::CheckRow>& rows, std::size_t total,
 
 /// How the gate tells its progress: each row printed as it ends, a live
 /// progress line while a campaign runs.
-auto gate_options(const CheckArgs& args, const scenarios::CheckTable& table,
+auto gate_options(const CheckArgs& args, const report::CheckTable& table,
                   std::optional<ProgressLine>& progress) -> runner::GateOptions {
     runner::GateOptions options;
     options.jobs = args.jobs;
     options.verify_every = args.verify_every;
     options.clock = seconds_now;
     options.print_row = [&table](const runner::CheckRow& row) {
-        output() += scenarios::check_row_text(table, row);
+        output() += report::check_row_text(table, row);
     };
     options.begin_variant = [&progress] { progress.emplace(true); };
     options.progress = [&progress](const runner::FuzzProgress& p) { progress->update(p); };
@@ -69,11 +69,11 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     if (files.empty()) throw loader::InputError("check: expected at least one scenario file, got none");
     std::vector<runner::CheckRow> rows;
     const auto [loaded, named] = runner::load_gate_scenarios(files, rows);
-    scenarios::CheckTable table(loaded);
+    report::CheckTable table(loaded);
     for (const auto& row : rows) {
         table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
     }
-    output() += scenarios::check_header(table);
+    output() += report::check_header(table);
     const double started = seconds_now();
     bool interrupted = false;
     std::optional<ProgressLine> progress;
@@ -84,8 +84,8 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     }
     const double elapsed = seconds_now() - started;
     const std::size_t total = runner::expectations_total(files.size() - loaded.size(), loaded);
-    if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
-    if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
+    if (!args.junit.empty()) report::write_junit(rows, elapsed, args.junit);
+    if (!args.json.empty()) report::write_check_json(rows, elapsed, args.json);
     return check_verdict(rows, total, interrupted, args.verify_every);
 }
 

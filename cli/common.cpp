@@ -90,7 +90,7 @@ void write_trace_text(const std::string& path, const runner::RunOutcome& outcome
 void write_chrome_trace(const std::string& path, const runner::RunOutcome& outcome,
                         const std::string& title) {
     if (!path.empty()) {
-        runner::write_text_file_atomically(path, scenarios::chrome_trace_json(outcome, title));
+        runner::write_text_file_atomically(path, report::chrome_trace_json(outcome, title));
     }
 }
 
@@ -110,7 +110,7 @@ void require_writable(const std::string& flag, const std::string& path) {
 }
 
 auto verdict(const runner::RunOutcome& outcome) -> ExitCode {
-    output() += scenarios::verdict_text(outcome);
+    output() += report::verdict_text(outcome);
     return outcome.violated() ? ExitCode::violation : ExitCode::pass;
 }
 

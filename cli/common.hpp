@@ -108,7 +108,7 @@ public:
         const double now = seconds_now();
         if (now - last_ < 0.2) return;
         last_ = now;
-        std::printf("\r%s", scenarios::progress_text(progress, now - started_).c_str());
+        std::printf("\r%s", report::progress_text(progress, now - started_).c_str());
         std::fflush(stdout);
         shown_ = true;
     }

@@ -182,7 +182,7 @@ auto write_result(const FuzzArgs& args, const runner::FuzzRequest& request,
         runner::CampaignResult result =
             runner::campaign_result(report, request, scenario, sim::hash_name(text), variant);
         if (estimate != nullptr) result.estimate = *estimate;
-        scenarios::write_campaign_result(result, path);
+        report::write_campaign_result(result, path);
     }
     return path;
 }
@@ -204,7 +204,7 @@ auto report_violation(const FuzzArgs& args, const runner::FuzzRequest& request,
         for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
         repro = shrunk.repro;
         if (!args.quiet) print_story(shrunk.outcome);
-        output() += scenarios::violations_text(shrunk.outcome);
+        output() += report::violations_text(shrunk.outcome);
         write_chrome_trace(args.trace, shrunk.outcome, scenario.name + " " + variant + " (shrunk)");
     }
     const std::string path = (std::filesystem::path(args.out) /
@@ -257,9 +257,9 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     std::optional<runner::SearchEstimate> estimate;
     if (args.estimate || request.strategy.kind == sim::StrategySpec::Kind::dfs) {
         estimate = estimate_first(request, simulation);
-        const std::string line = scenarios::estimate_text(*estimate, request);
+        const std::string line = report::estimate_text(*estimate, request);
         if (args.estimate) {
-            output() += scenarios::fuzz_header(scenario.name, variant.name, request) + line;
+            output() += report::fuzz_header(scenario.name, variant.name, request) + line;
             return ExitCode::pass;
         }
         // The first line, before the search spends the time.
@@ -272,17 +272,17 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = std::max(seconds_now() - started, 1e-9);
     progress.clear();
-    output() += scenarios::fuzz_header(scenario.name, variant.name, request);
+    output() += report::fuzz_header(scenario.name, variant.name, request);
     const std::string result_path =
         write_result(args, request, scenario, text, variant.name, report, estimate ? &*estimate : nullptr);
     if (report.found && args.no_shrink) {
         if (!args.quiet) print_story(report.failing);
-        output() += scenarios::violations_text(report.failing);
+        output() += report::violations_text(report.failing);
         write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
     }
-    output() += scenarios::fuzz_summary(report, request, elapsed);
-    output() += scenarios::coverage_summary(runner::judged_counts(report.checker_names, report.judged),
-                                            runner::reached_counts(scenario.model, report.hits));
+    output() += report::fuzz_summary(report, request, elapsed);
+    output() += report::coverage_summary(runner::judged_counts(report.checker_names, report.judged),
+                                         runner::reached_counts(scenario.model, report.hits));
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.sleep_sets) {
         output() += runner::undeclared_text(scenario.model, report.hits);
     }

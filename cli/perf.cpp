@@ -28,7 +28,7 @@ auto cmd_perf_vary(const std::string& path, const std::string& spec, const std::
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
         return ExitCode::interrupted;
     }
-    say("%s", scenarios::format_vary(report).c_str());
+    say("%s", report::format_vary(report).c_str());
     say("%zu runs of the scenario in %.2f s of wall time\n", report.reports.size(), elapsed);
     return ExitCode::pass;
 }
@@ -37,7 +37,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
               const std::string& points = "") -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
-    if (!plot.empty()) scenarios::check_plot_path(plot);
+    if (!plot.empty()) report::check_plot_path(plot);
     loader::Scenario scenario = load(path);
     if (!points.empty()) runner::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
@@ -53,8 +53,8 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     }
     say("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(),
         scenario.device.profile.c_str());
-    output() += scenarios::hypothetical_variants_text(scenario);
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    output() += report::hypothetical_variants_text(scenario);
+    const report::PerfTable table = report::perf_table(scenario, report);
     output() += table.table + table.ratios;
     const std::uint64_t operations = table.operations;
     const bool met = table.met;
@@ -62,7 +62,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
                 static_cast<unsigned long long>(operations), elapsed, operations / std::max(elapsed, 1e-9));
     if (!csv.empty()) runner::write_text_file_atomically(csv, table.csv);
     if (!plot.empty()) {
-        scenarios::plot_svg(scenario, report, plot);
+        report::plot_svg(scenario, report, plot);
         say("plot: %s\n", plot.c_str());
     }
     return met ? ExitCode::pass : ExitCode::violation;

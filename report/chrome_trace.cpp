@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-namespace scenarios {
+namespace report {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -86,4 +86,4 @@ auto chrome_trace_json(const runner::RunOutcome& outcome, const std::string& tit
     return document.dump(1) + "\n";
 }
 
-}  // namespace scenarios
+}  // namespace report

@@ -10,7 +10,7 @@
 #include "model/info.hpp"
 #include "sim/yield_point.hpp"
 
-namespace scenarios {
+namespace report {
 
 void appendf(std::string& out, const char* format, ...) {
     va_list args;
@@ -737,4 +737,4 @@ auto machine_profiles_text(const loader::Scenario& scenario) -> std::string {
     return out;
 }
 
-}  // namespace scenarios
+}  // namespace report

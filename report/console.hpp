@@ -13,7 +13,7 @@
 #include "runner/campaign.hpp"
 #include "runner/coverage.hpp"
 
-namespace scenarios {
+namespace report {
 
 /// printf into a string.
 [[gnu::format(printf, 2, 3)]] void appendf(std::string& out, const char* format, ...);
@@ -68,4 +68,4 @@ auto list_text() -> std::string;
 /// which variants run on each.
 auto machine_profiles_text(const loader::Scenario& scenario) -> std::string;
 
-}  // namespace scenarios
+}  // namespace report

@@ -5,7 +5,7 @@
 
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace report {
 
 auto perf_counter_names(const std::string& model) -> std::vector<std::string> {
     std::vector<std::string> names;
@@ -99,4 +99,4 @@ auto CheckTable::row(const runner::CheckRow& row) const -> std::string {
            padded(row.expectation, expectation) + numbers;
 }
 
-}  // namespace scenarios
+}  // namespace report

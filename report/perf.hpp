@@ -6,7 +6,7 @@
 
 #include "runner/perf.hpp"
 
-namespace scenarios {
+namespace report {
 
 /// The table: one row per value, the value, each declared ratio, the verdict.
 auto format_vary(const runner::VaryReport& report) -> std::string;
@@ -24,4 +24,4 @@ struct CheckTable {
     int expectation = 28;
 };
 
-}  // namespace scenarios
+}  // namespace report

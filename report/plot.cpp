@@ -11,7 +11,7 @@
 
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace report {
 namespace {
 
 auto metric_label(const std::string& metric) -> std::string {
@@ -219,4 +219,4 @@ void plot_svg(const loader::Scenario& scenario, const runner::PerfReport& report
     std::filesystem::rename(partial, svg_path);
 }
 
-}  // namespace scenarios
+}  // namespace report

@@ -7,7 +7,7 @@
 #include "report/perf.hpp"
 #include "loader/scenario.hpp"
 
-namespace scenarios {
+namespace report {
 
 /// The data file gnuplot reads: one row per point (or one row without a
 /// sweep), the swept value first, then each variant's metric.
@@ -31,4 +31,4 @@ void check_plot_path(const std::string& svg_path);
 void plot_svg(const loader::Scenario& scenario, const runner::PerfReport& report,
               const std::string& svg_path);
 
-}  // namespace scenarios
+}  // namespace report

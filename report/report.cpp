@@ -9,7 +9,7 @@
 
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace report {
 namespace {
 
 auto faults_json(const runner::FaultCounts& faults) -> loader::Json {
@@ -507,4 +507,4 @@ auto parse_campaign_result(const std::string& text, const std::string& path) -> 
     return result;
 }
 
-}  // namespace scenarios
+}  // namespace report

@@ -14,7 +14,7 @@
 #include "runner/campaign.hpp"
 #include "runner/merge.hpp"
 
-namespace scenarios {
+namespace report {
 
 void write_junit(const std::vector<runner::CheckRow>& rows, double seconds, const std::string& path);
 void write_check_json(const std::vector<runner::CheckRow>& rows, double seconds, const std::string& path);
@@ -33,4 +33,4 @@ void write_campaign_result(const runner::CampaignResult& result, const std::stri
 /// Throws InputError naming the file and JSON path.
 auto read_campaign_result(const std::string& path) -> runner::CampaignResult;
 auto parse_campaign_result(const std::string& text, const std::string& path) -> runner::CampaignResult;
-}  // namespace scenarios
+}  // namespace report

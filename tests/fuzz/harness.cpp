@@ -39,7 +39,7 @@ void repro_loader(const std::string& input) {
 
 void result_reader(const std::string& input) {
     try {
-        const runner::CampaignResult result = scenarios::parse_campaign_result(input, input_path);
+        const runner::CampaignResult result = report::parse_campaign_result(input, input_path);
         // merge's own checks on one shard.
         (void)runner::merge_results({result}, {input_path});
     } catch (const loader::InputError&) {

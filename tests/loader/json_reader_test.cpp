@@ -215,7 +215,7 @@ TEST_CASE("read_campaign_result and read_repro check numbers as the loader does"
       "interrupted": false, "violations": []})";
     const auto result = [&](const std::string& middle) {
         const auto path = write_file((dir / "result.json").string(), result_head + middle + result_tail);
-        return error_of([&] { scenarios::read_campaign_result(path); });
+        return error_of([&] { report::read_campaign_result(path); });
     };
     const std::string path = (dir / "result.json").string();
     CHECK(result(R"("schedules": 10, "shard": {"index": 0, "count": 2})") == "no error");
@@ -243,7 +243,7 @@ TEST_CASE("CheckTable: performance rows keep the columns aligned") {
     const std::vector<loader::Scenario> loaded = {
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json"),
         loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json")};
-    const scenarios::CheckTable table(loaded);
+    const report::CheckTable table(loaded);
     runner::CheckRow perf;
     perf.scenario = loaded[1].name;
     perf.variant = runner::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);

@@ -195,7 +195,7 @@ TEST_CASE("toy model: a fio workload expands into its operations by their oracle
     CHECK(report.rows[0].metric == 16 * 2);
     CHECK(report.rows[0].outcome.counters.at("disk_flushes") > 0);
     CHECK(report.rows[1].outcome.counters.at("disk_flushes") == 0);
-    CHECK(scenarios::perf_counter_names("toy") == std::vector<std::string>{"writes", "disk_flushes"});
+    CHECK(report::perf_counter_names("toy") == std::vector<std::string>{"writes", "disk_flushes"});
     // A counter the model does not declare is bad input, naming the model's counters.
     std::string text = toy_fio;
     text.replace(text.find("counter:writes"), 14, "counter:nothing");

@@ -46,7 +46,7 @@ TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small repo
     ratio.value = 2;
     ratio.met = true;
     report.ratios = {ratio};
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    const report::PerfTable table = report::perf_table(scenario, report);
     CHECK(table.table ==
           "variant             MiB/s   writes/s   fsyncs/s    p50 ms    p99 ms    max ms  virtual s\n"
           "a                    1.50          7          3     1.250     2.500     3.000      1.500\n"
@@ -59,7 +59,7 @@ TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small repo
     CHECK(table.operations == 30);
     CHECK(table.met);
     report.ratios.front().met = false;
-    const scenarios::PerfTable failed = scenarios::perf_table(scenario, report);
+    const report::PerfTable failed = report::perf_table(scenario, report);
     CHECK_FALSE(failed.met);
     CHECK(failed.ratios.find("OUT OF RANGE") != std::string::npos);
 }
@@ -70,7 +70,7 @@ TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value
     report.parameter = "jobs";
     report.rows = {row("a", 1)};
     report.rows.front().point = 4;
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    const report::PerfTable table = report::perf_table(scenario, report);
     CHECK(table.table.rfind("    jobs variant", 0) == 0);
     CHECK(table.table.find("\n       4 a ") != std::string::npos);
     CHECK(table.csv.rfind("jobs,variant,", 0) == 0);
@@ -79,10 +79,10 @@ TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value
 
 TEST_CASE("progress_text: rate and time left from the schedules run so far") {
     runner::FuzzProgress progress{100, 300, 1234, 2};
-    CHECK(scenarios::progress_text(progress, 2.0) ==
+    CHECK(report::progress_text(progress, 2.0) ==
           "  100 schedules, 50/s, 1234 crash states, 2 violations, 2.0 s elapsed, ~4 s left   ");
     progress.schedules = 300;
-    CHECK(scenarios::progress_text(progress, 3.0).find("~0 s left") != std::string::npos);
+    CHECK(report::progress_text(progress, 3.0).find("~0 s left") != std::string::npos);
 }
 
 TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
@@ -90,17 +90,17 @@ TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
     REQUIRE(sim::parse_strategy("random", request.strategy));
     request.seed = 7;
     request.jobs = 2;
-    CHECK(scenarios::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
+    CHECK(report::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
     runner::FuzzReport report;
     report.schedules = 10;
     report.crash_states = 40;
     report.steps = 100;
     report.bounds = {1, 0};
-    const std::string text = scenarios::fuzz_summary(report, request, 2.0);
+    const std::string text = report::fuzz_summary(report, request, 2.0);
     CHECK(text.rfind("schedules: 10, crash states checked: 40, steps: 100, 2.000 s, 5 schedules/s, 20 crash states/s\n", 0) == 0);
     CHECK(text.find("\nno violation in 10 schedules\n") != std::string::npos);
     report.interrupted = true;
-    CHECK(scenarios::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") != std::string::npos);
+    CHECK(report::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") != std::string::npos);
 }
 
 TEST_CASE("check_row_text: a failed row says why under it") {
@@ -113,15 +113,15 @@ TEST_CASE("check_row_text: a failed row says why under it") {
     row.schedules = 3;
     row.crash_states = 9;
     row.seconds = 0.5;
-    const scenarios::CheckTable table({});
-    const std::string text = scenarios::check_row_text(table, row);
+    const report::CheckTable table({});
+    const std::string text = report::check_row_text(table, row);
     CHECK(text.find("FAILED") != std::string::npos);
     CHECK(text.find("      3             9    0.50 s\n    why\n") != std::string::npos);
-    CHECK(scenarios::check_header(table).rfind("scenario", 0) == 0);
+    CHECK(report::check_header(table).rfind("scenario", 0) == 0);
 }
 
 TEST_CASE("list_text names every model, checker and device profile") {
-    const std::string text = scenarios::list_text();
+    const std::string text = report::list_text();
     CHECK(text.rfind("models:\n  btrfs: ", 0) == 0);
     CHECK(text.find("\n  xfs: ") != std::string::npos);
     CHECK(text.find("\nchecker") != std::string::npos);

@@ -50,8 +50,8 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
     const std::string json = (dir / "check.json").string();
-    scenarios::write_junit(rows, 1.0, junit);
-    scenarios::write_check_json(rows, 1.0, json);
+    report::write_junit(rows, 1.0, junit);
+    report::write_check_json(rows, 1.0, json);
 
     const std::string xml = loader::read_text_file(junit);
     CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") !=
@@ -70,9 +70,9 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     CHECK_FALSE(report["variants"][0].contains("skipped"));
 
     // A check that ran to its end: nothing skipped, not interrupted.
-    scenarios::write_check_json({row("ran", true)}, 1.0, json);
+    report::write_check_json({row("ran", true)}, 1.0, json);
     CHECK(nlohmann::json::parse(loader::read_text_file(json))["summary"]["interrupted"] == false);
-    scenarios::write_junit({row("ran", true)}, 1.0, junit);
+    report::write_junit({row("ran", true)}, 1.0, junit);
     CHECK(loader::read_text_file(junit).find("(interrupted)") == std::string::npos);
     std::filesystem::remove_all(dir);
 }
@@ -85,7 +85,7 @@ TEST_CASE("check reports: a JUnit row of a scenario with a fault budget carries 
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
-    scenarios::write_junit({faulty, plain}, 1.0, junit);
+    report::write_junit({faulty, plain}, 1.0, junit);
     const std::string xml = loader::read_text_file(junit);
     // Properties of the faulty row only, and its console line in <system-out>.
     CHECK(count(xml, "<properties>") == 1);

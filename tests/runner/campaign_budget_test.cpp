@@ -34,7 +34,7 @@ auto check_json(const loader::Scenario& scenario, std::uint32_t jobs) -> std::st
     const std::string path =
         (std::filesystem::temp_directory_path() / ("crashsim-budget-check-" + std::to_string(jobs) + ".json"))
             .string();
-    scenarios::write_check_json(rows, 0, path);
+    report::write_check_json(rows, 0, path);
     const std::string text = read_text(path);
     std::filesystem::remove(path);
     return text;
@@ -83,7 +83,7 @@ auto merged_text(const loader::Scenario& scenario, const std::string& variant, c
     for (std::uint32_t shard = 0; shard < shards; shard++) {
         results.push_back(result_of(scenario, variant, campaign, jobs, shard, shards));
     }
-    return scenarios::campaign_result_text(
+    return report::campaign_result_text(
         runner::merge_results(results, std::vector<std::string>(shards, "result.json")));
 }
 
@@ -125,22 +125,22 @@ TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped
         CAPTURE(variant);
         CAPTURE(campaign.strategy);
         CAPTURE(campaign.schedules);
-        const std::string one = scenarios::campaign_result_text(result_of(scenario, variant, campaign, 1));
+        const std::string one = report::campaign_result_text(result_of(scenario, variant, campaign, 1));
         for (std::uint32_t jobs : {2U, 3U}) {
             CAPTURE(jobs);
-            CHECK(scenarios::campaign_result_text(result_of(scenario, variant, campaign, jobs)) == one);
+            CHECK(report::campaign_result_text(result_of(scenario, variant, campaign, jobs)) == one);
         }
     }
     const std::string capped =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 5'000}, 1));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 5'000}, 1));
     CHECK(capped.find("\"schedules_run\": 5000") != std::string::npos);
     CHECK(capped.find("\"complete\": false") != std::string::npos);
     // A cap one short of the search: incomplete; the search's size: complete.
     const std::string short_one =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'556}, 2));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'556}, 2));
     CHECK(short_one.find("\"complete\": false") != std::string::npos);
     const std::string exact =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'557}, 2));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'557}, 2));
     CHECK(exact.find("\"schedules_run\": 11557") != std::string::npos);
     CHECK(exact.find("\"complete\": true") != std::string::npos);
 }
@@ -157,7 +157,7 @@ TEST_CASE("campaign budget: the merged shards are the unsharded result, for any 
     for (const auto& [variant, campaign] : campaigns) {
         CAPTURE(variant);
         CAPTURE(campaign.strategy);
-        const std::string whole = scenarios::campaign_result_text(result_of(scenario, variant, campaign, 1));
+        const std::string whole = report::campaign_result_text(result_of(scenario, variant, campaign, 1));
         for (std::uint32_t shards : {2U, 3U}) {
             for (std::uint32_t jobs : {1U, 2U}) {
                 CAPTURE(shards);
@@ -175,7 +175,7 @@ TEST_CASE("campaign budget: a capped dfs split over shards spends the one total,
     const std::string one = merged_text(scenario, "fix-1", campaign, 1, 3);
     CHECK(merged_text(scenario, "fix-1", campaign, 2, 3) == one);
     CHECK(merged_text(scenario, "fix-1", campaign, 3, 3) == one);
-    const runner::CampaignResult merged = scenarios::parse_campaign_result(one, "merged.json");
+    const runner::CampaignResult merged = report::parse_campaign_result(one, "merged.json");
     CHECK(merged.schedules_run <= 5'000);
     CHECK(merged.schedules_run > 4'000);
     REQUIRE(merged.dfs.has_value());

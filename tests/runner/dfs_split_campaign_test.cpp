@@ -182,7 +182,7 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     CHECK(std::isfinite(estimate.crash_states));
     CHECK(std::isfinite(estimate.steps));
     CHECK(estimate.schedules > 1e6);
-    const std::string line = scenarios::estimate_text(estimate, request);
+    const std::string line = report::estimate_text(estimate, request);
     CAPTURE(line);
     CHECK(line.find("more than about") != std::string::npos);
     CHECK(line.find("2 of the walks stopped before a schedule's end") != std::string::npos);
@@ -193,9 +193,9 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     runner::CampaignResult result =
         runner::campaign_result(runner::FuzzReport{}, request, scenario, 0, "jiffy-sleep");
     result.estimate = estimate;
-    const std::string text = scenarios::campaign_result_text(result);
+    const std::string text = report::campaign_result_text(result);
     CHECK(text.find("\"walks_stopped\": 2") != std::string::npos);
-    const runner::CampaignResult read = scenarios::parse_campaign_result(text, "result.json");
+    const runner::CampaignResult read = report::parse_campaign_result(text, "result.json");
     REQUIRE(read.estimate.has_value());
     CHECK(read.estimate->walks_stopped == 2);
     CHECK(read.estimate->stopped_depth == estimate.stopped_depth);

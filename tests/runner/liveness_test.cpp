@@ -78,7 +78,7 @@ TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, 
     CHECK(outcome.steps == 50);
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.trace.find("not explored past step 50") != std::string::npos);
-    CHECK(scenarios::verdict_text(outcome).find("not explored past step 50: the run reached the step bound") !=
+    CHECK(report::verdict_text(outcome).find("not explored past step 50: the run reached the step bound") !=
           std::string::npos);
 
     runner::FuzzRequest request;
@@ -87,7 +87,7 @@ TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, 
     const runner::FuzzReport report = runner::fuzz(simulation, request);
     CHECK_FALSE(report.found);
     CHECK(report.schedules_cut == 20);
-    CHECK(scenarios::fuzz_summary(report, request, 1.0).find("20 schedule(s) not explored past step 50") !=
+    CHECK(report::fuzz_summary(report, request, 1.0).find("20 schedule(s) not explored past step 50") !=
           std::string::npos);
 
     const runner::CheckRow row =

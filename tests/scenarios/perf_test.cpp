@@ -366,11 +366,11 @@ TEST_CASE("plot: the data has a row per point and a column per variant; the scri
     text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
     const auto scenario = loader::parse_scenario(text, "inline.json");
     const auto report = runner::measure(scenario);
-    const std::string data = scenarios::plot_data(scenario, report);
+    const std::string data = report::plot_data(scenario, report);
     CHECK(data.rfind("# jobs before after\n1 ", 0) == 0);
     CHECK(data.find("\n2 ") != std::string::npos);
     CHECK(std::count(data.begin(), data.end(), '\n') == 3);
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("set output \"out.svg\"") != std::string::npos);
     CHECK(script.find("set xlabel \"jobs\"") != std::string::npos);
     CHECK(script.find("using 1:2 with linespoints linewidth 2 linecolor 1 title \"before\"") != std::string::npos);
@@ -402,10 +402,10 @@ TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs
 TEST_CASE("plot: without a sweep, one bar per variant labelled with its name") {
     const auto scenario = loader::parse_scenario(pressure(1), "inline.json");
     const auto report = runner::measure(scenario);
-    const std::string data = scenarios::plot_data(scenario, report);
+    const std::string data = report::plot_data(scenario, report);
     CHECK(data.rfind("# index variant metric\n0 \"before\" ", 0) == 0);
     CHECK(data.find("\n1 \"after\" ") != std::string::npos);
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("using 1:3:xtic(2) with boxes") != std::string::npos);
     CHECK(script.find("logscale") == std::string::npos);
 }

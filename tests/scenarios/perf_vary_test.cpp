@@ -165,9 +165,9 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     REQUIRE(scenario.perf->seed_points.size() == 2);
     runner::PerfReport report;
     report.parameter = "jobs";
-    CHECK(scenarios::plot_seed_data(scenario, report) ==
+    CHECK(report::plot_seed_data(scenario, report) ==
           "# jobs before after (seed: seeds/x.txt)\n1 29.1000 29.3000\n2 ? 39.9000\n");
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg", "seed.txt");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg", "seed.txt");
     CHECK(script.find("\"seed.txt\" using 1:2 with linespoints dashtype 2 pointtype 6 linecolor 1 title \"before (seed)\"") !=
           std::string::npos);
     CHECK(script.find("\"seed.txt\" using 1:3 with linespoints dashtype 2 pointtype 6 linecolor 2 title \"after (seed)\"") !=
@@ -175,8 +175,8 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     CHECK(script.find("set datafile missing \"?\"") != std::string::npos);
     // Without declared figures there is nothing to draw.
     const auto plain = loader::parse_scenario(pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep), "inline.json");
-    CHECK(scenarios::plot_seed_data(plain, report).empty());
-    CHECK(scenarios::plot_script(plain, report, "d.txt", "out.svg").find("(seed)") == std::string::npos);
+    CHECK(report::plot_seed_data(plain, report).empty());
+    CHECK(report::plot_script(plain, report, "d.txt", "out.svg").find("(seed)") == std::string::npos);
 
     const auto bad = [&](const std::string& replacement) {
         std::string broken = text;
@@ -204,7 +204,7 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
     REQUIRE(report.reports.size() == 2);
     // Two CPUs for four jobs and their completions cost throughput.
     CHECK(report.reports[0].rows[1].throughput_mib_s < report.reports[1].rows[1].throughput_mib_s);
-    const std::string table = scenarios::format_vary(report);
+    const std::string table = report::format_vary(report);
     CHECK(table.find("--vary cpus ($.machine.cpus), throughput ratios:\n") != std::string::npos);
     CHECK(table.find("after/before  verdict\n") != std::string::npos);
     CHECK(std::count(table.begin(), table.end(), '\n') == 4);

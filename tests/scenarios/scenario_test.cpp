@@ -556,7 +556,7 @@ TEST_CASE("chrome trace: one track per task, blocked slices, I/O in flight and t
     const auto scenario = load();
     runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     const auto outcome = simulation.run_scripted(true);
-    const auto document = nlohmann::json::parse(scenarios::chrome_trace_json(outcome, "title"));
+    const auto document = nlohmann::json::parse(report::chrome_trace_json(outcome, "title"));
     std::set<std::string> tracks;
     std::size_t blocked = 0;
     std::size_t power = 0;

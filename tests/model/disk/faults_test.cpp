@@ -264,8 +264,8 @@ TEST_CASE("faults in check and merge: a row counts its faults, expect.faults jud
         total += report.faults;
         results.push_back(runner::campaign_result(report, request, scenario, 0, variant.name));
         REQUIRE(results.back().faults.has_value());
-        const auto text = scenarios::campaign_result_text(results.back());
-        const auto again = scenarios::parse_campaign_result(text, "result.json");
+        const auto text = report::campaign_result_text(results.back());
+        const auto again = report::parse_campaign_result(text, "result.json");
         REQUIRE(again.faults.has_value());
         CHECK(again.faults->survived == report.faults.survived);
     }
