@@ -63,17 +63,17 @@ auto engine_step_ns(std::uint64_t yields_per_task) -> double {
 }
 
 void schedules_per_second(const std::string& path, const char* variant_name, const char* strategy_text) {
-    const std::string text = scenarios::read_text_file(path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, path);
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const std::string text = loader::read_text_file(path);
+    const loader::Scenario scenario = loader::parse_scenario(text, path);
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     sim::parse_strategy(strategy_text, request.strategy);
     request.schedules = 20000;
     request.stop_at_first = false;
     const double start = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = now_seconds() - start;
     std::printf("%-34s %-10s %-7s %9.0f schedules/s %10.0f crash states/s %7.1f steps/schedule\n",
                 scenario.name.c_str(), variant_name, strategy_text, report.schedules / elapsed,
@@ -91,23 +91,23 @@ struct SearchRow {
     std::uint64_t cap;
 };
 
-auto load_row(const std::string& path, const char* variant_name, scenarios::Scenario& scenario)
-    -> const scenarios::Variant* {
-    scenario = scenarios::parse_scenario(scenarios::read_text_file(path), path);
+auto load_row(const std::string& path, const char* variant_name, loader::Scenario& scenario)
+    -> const loader::Variant* {
+    scenario = loader::parse_scenario(loader::read_text_file(path), path);
     return scenario.find_variant(variant_name);
 }
 
 void search_row(const SearchRow& row) {
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(row.path, row.variant, scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(row.path, row.variant, scenario);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = row.bound;
     request.schedules = row.cap != 0 ? row.cap : 100'000'000;
     const double start = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = now_seconds() - start;
     const std::string what = report.found      ? "violation at schedule " + std::to_string(report.index)
                              : report.complete ? std::string("complete proof")
@@ -123,18 +123,18 @@ void search_row(const SearchRow& row) {
 /// search to its first violation.
 void first_counterexample(const std::string& path) {
     const double start = now_seconds();
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(path, "before-fix", scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(path, "before-fix", scenario);
     if (variant == nullptr) return;
-    scenarios::Simulation simulation(scenario, *variant);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *variant);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = 2;
     request.schedules = 100'000'000;
-    request.estimate_runs = scenarios::estimate_first_line_runs;
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, now_seconds);
+    request.estimate_runs = runner::estimate_first_line_runs;
+    const runner::SearchEstimate estimate = runner::estimate_search(simulation, request, now_seconds);
     const double estimated = now_seconds();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double end = now_seconds();
     std::printf("first counterexample %-34s before-fix  dfs:2 %9.3f ms in all: estimate %.3f ms (%llu walks, %llu "
                 "runs), search %.3f ms (%llu schedules, %s)\n",
@@ -165,20 +165,20 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
 
 /// One row of --visited: the search with its runs cut at a repeated key.
 void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound, sim::VisitedKey key) {
-    scenarios::Scenario scenario;
-    const scenarios::Variant* variant = load_row(path, variant_name, scenario);
+    loader::Scenario scenario;
+    const loader::Variant* variant = load_row(path, variant_name, scenario);
     if (variant == nullptr) {
-        throw scenarios::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
-                                    "before-fix and fix-1), got none");
+        throw loader::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
+                                 "before-fix and fix-1), got none");
     }
-    scenarios::Simulation simulation(scenario, *variant);
+    runner::Simulation simulation(scenario, *variant);
     sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
     tree.measure_visited(key);
     std::uint64_t crash_states = 0;
     std::uint64_t violations = 0;
     const double start = now_seconds();
     for (bool more = true; more; more = tree.backtrack()) {
-        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+        const runner::RunOutcome outcome = simulation.run_dfs(tree, false);
         simulation.count_reached(outcome);
         crash_states += outcome.crash_states;
         if (outcome.violated()) violations++;
@@ -212,7 +212,7 @@ auto run_visited_bench(const std::string& scenario_path, std::uint32_t bound_max
             }
         }
         return 0;
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return 2;
     }
@@ -239,7 +239,7 @@ auto run_bench(const std::string& scenario_path, bool search_only, std::uint32_t
         schedules_per_second(scenario_path, "fix-2", "pct:3");
         search_table(scenario_path, bound_max, cap);
         return 0;
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return 2;
     }

@@ -23,17 +23,17 @@ struct CheckArgs {
 
 /// The summary line of `check` (after the coverage when it ran to its end),
 /// and its exit code.
-auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t total, bool interrupted,
+auto check_verdict(const std::vector<runner::CheckRow>& rows, std::size_t total, bool interrupted,
                    std::uint64_t verify_every) -> ExitCode {
-    const scenarios::GateSummary summary = scenarios::gate_summary(rows);
+    const runner::GateSummary summary = runner::gate_summary(rows);
     if (interrupted) {
         say("check: interrupted: %zu of %zu expectations checked, %zu of them met; %zu not run or cut short "
             "(marked skipped in the JUnit and JSON reports)\n",
             rows.size() - summary.skipped, total, summary.met, summary.skipped);
         return ExitCode::interrupted;
     }
-    output() += scenarios::model_coverage_text(rows);
-    if (verify_every != 0) output() += scenarios::check_determinism_text(rows, verify_every);
+    output() += report::model_coverage_text(rows);
+    if (verify_every != 0) output() += report::check_determinism_text(rows, verify_every);
     if (summary.errors == 0) {
         say("check: %zu of %zu expectations met\n", summary.met, rows.size());
     } else {
@@ -46,17 +46,17 @@ auto check_verdict(const std::vector<scenarios::CheckRow>& rows, std::size_t tot
 
 /// How the gate tells its progress: each row printed as it ends, a live
 /// progress line while a campaign runs.
-auto gate_options(const CheckArgs& args, const scenarios::CheckTable& table,
-                  std::optional<ProgressLine>& progress) -> scenarios::GateOptions {
-    scenarios::GateOptions options;
+auto gate_options(const CheckArgs& args, const report::CheckTable& table,
+                  std::optional<ProgressLine>& progress) -> runner::GateOptions {
+    runner::GateOptions options;
     options.jobs = args.jobs;
     options.verify_every = args.verify_every;
     options.clock = seconds_now;
-    options.print_row = [&table](const scenarios::CheckRow& row) {
-        output() += scenarios::check_row_text(table, row);
+    options.print_row = [&table](const runner::CheckRow& row) {
+        output() += report::check_row_text(table, row);
     };
     options.begin_variant = [&progress] { progress.emplace(true); };
-    options.progress = [&progress](const scenarios::FuzzProgress& p) { progress->update(p); };
+    options.progress = [&progress](const runner::FuzzProgress& p) { progress->update(p); };
     options.end_variant = [&progress] { progress.reset(); };
     return options;
 }
@@ -65,27 +65,27 @@ auto cmd_check(const CheckArgs& args) -> ExitCode {
     require_writable("--junit", args.junit);
     require_writable("--json", args.json);
     const auto files =
-        scenarios::collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
-    if (files.empty()) throw scenarios::InputError("check: expected at least one scenario file, got none");
-    std::vector<scenarios::CheckRow> rows;
-    const auto [loaded, named] = scenarios::load_gate_scenarios(files, rows);
-    scenarios::CheckTable table(loaded);
+        runner::collect_scenarios(args.paths.empty() ? std::vector<std::string>{"scenarios"} : args.paths);
+    if (files.empty()) throw loader::InputError("check: expected at least one scenario file, got none");
+    std::vector<runner::CheckRow> rows;
+    const auto [loaded, named] = runner::load_gate_scenarios(files, rows);
+    report::CheckTable table(loaded);
     for (const auto& row : rows) {
         table.scenario = std::max(table.scenario, static_cast<int>(row.scenario.size()));
     }
-    output() += scenarios::check_header(table);
+    output() += report::check_header(table);
     const double started = seconds_now();
     bool interrupted = false;
     std::optional<ProgressLine> progress;
-    const scenarios::GateOptions options = gate_options(args, table, progress);
+    const runner::GateOptions options = gate_options(args, table, progress);
     for (const auto& row : rows) options.print_row(row);
     for (std::size_t i = 0; i < loaded.size(); i++) {
-        interrupted = scenarios::check_scenario(loaded[i], named[i], options, rows) || interrupted;
+        interrupted = runner::check_scenario(loaded[i], named[i], options, rows) || interrupted;
     }
     const double elapsed = seconds_now() - started;
-    const std::size_t total = scenarios::expectations_total(files.size() - loaded.size(), loaded);
-    if (!args.junit.empty()) scenarios::write_junit(rows, elapsed, args.junit);
-    if (!args.json.empty()) scenarios::write_check_json(rows, elapsed, args.json);
+    const std::size_t total = runner::expectations_total(files.size() - loaded.size(), loaded);
+    if (!args.junit.empty()) report::write_junit(rows, elapsed, args.junit);
+    if (!args.json.empty()) report::write_check_json(rows, elapsed, args.json);
     return check_verdict(rows, total, interrupted, args.verify_every);
 }
 

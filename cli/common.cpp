@@ -38,21 +38,21 @@ auto seconds_now() -> double {
     return std::chrono::duration<double>(clock::now() - start).count();
 }
 
-auto load(const std::string& path, std::string* text_out) -> scenarios::Scenario {
-    std::string text = scenarios::read_text_file(path);
-    scenarios::Scenario scenario = scenarios::parse_scenario(text, path);
+auto load(const std::string& path, std::string* text_out) -> loader::Scenario {
+    std::string text = loader::read_text_file(path);
+    loader::Scenario scenario = loader::parse_scenario(text, path);
     if (text_out != nullptr) *text_out = std::move(text);
     return scenario;
 }
 
-auto pick_variant(const scenarios::Scenario& scenario, const std::string& name) -> const scenarios::Variant& {
+auto pick_variant(const loader::Scenario& scenario, const std::string& name) -> const loader::Variant& {
     if (name.empty()) return scenario.variants.front();
-    const scenarios::Variant* variant = scenario.find_variant(name);
+    const loader::Variant* variant = scenario.find_variant(name);
     if (variant == nullptr) {
         std::string names;
         for (const auto& v : scenario.variants) names += (names.empty() ? "" : ", ") + v.name;
-        throw scenarios::InputError(scenario.path + ": $.variants: expected a variant named one of " +
-                                    names + ", got \"" + name + "\"");
+        throw loader::InputError(scenario.path + ": $.variants: expected a variant named one of " +
+                                 names + ", got \"" + name + "\"");
     }
     return *variant;
 }
@@ -81,16 +81,16 @@ auto output() -> std::string& {
     va_end(args);
 }
 
-void print_story(const scenarios::RunOutcome& outcome) { output() += outcome.story; }
+void print_story(const runner::RunOutcome& outcome) { output() += outcome.story; }
 
-void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome) {
-    if (!path.empty()) scenarios::write_text_file_atomically(path, outcome.trace);
+void write_trace_text(const std::string& path, const runner::RunOutcome& outcome) {
+    if (!path.empty()) runner::write_text_file_atomically(path, outcome.trace);
 }
 
-void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+void write_chrome_trace(const std::string& path, const runner::RunOutcome& outcome,
                         const std::string& title) {
     if (!path.empty()) {
-        scenarios::write_text_file_atomically(path, scenarios::chrome_trace_json(outcome, title));
+        runner::write_text_file_atomically(path, report::chrome_trace_json(outcome, title));
     }
 }
 
@@ -101,16 +101,16 @@ void require_writable(const std::string& flag, const std::string& path) {
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code error;
     if (!parent.empty() && !std::filesystem::is_directory(parent, error)) {
-        throw scenarios::InputError(flag + ": expected a file in an existing directory, got \"" + path +
-                                    "\"");
+        throw loader::InputError(flag + ": expected a file in an existing directory, got \"" + path +
+                                 "\"");
     }
     if (std::filesystem::is_directory(path, error)) {
-        throw scenarios::InputError(flag + ": expected a file, got the directory \"" + path + "\"");
+        throw loader::InputError(flag + ": expected a file, got the directory \"" + path + "\"");
     }
 }
 
-auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode {
-    output() += scenarios::verdict_text(outcome);
+auto verdict(const runner::RunOutcome& outcome) -> ExitCode {
+    output() += report::verdict_text(outcome);
     return outcome.violated() ? ExitCode::violation : ExitCode::pass;
 }
 

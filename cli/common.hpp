@@ -72,9 +72,9 @@ auto in_range(std::uint64_t min, std::uint64_t max) -> CLI::Validator;
 
 auto seconds_now() -> double;
 
-auto load(const std::string& path, std::string* text_out = nullptr) -> scenarios::Scenario;
+auto load(const std::string& path, std::string* text_out = nullptr) -> loader::Scenario;
 
-auto pick_variant(const scenarios::Scenario& scenario, const std::string& name) -> const scenarios::Variant&;
+auto pick_variant(const loader::Scenario& scenario, const std::string& name) -> const loader::Variant&;
 
 /// What the verb prints: held until it ends, so a run that ends in an
 /// input error (exit 2) prints nothing on stdout.
@@ -82,18 +82,18 @@ auto output() -> std::string&;
 
 [[gnu::format(printf, 1, 2)]] void say(const char* format, ...);
 
-void print_story(const scenarios::RunOutcome& outcome);
+void print_story(const runner::RunOutcome& outcome);
 
-void write_trace_text(const std::string& path, const scenarios::RunOutcome& outcome);
+void write_trace_text(const std::string& path, const runner::RunOutcome& outcome);
 
-void write_chrome_trace(const std::string& path, const scenarios::RunOutcome& outcome,
+void write_chrome_trace(const std::string& path, const runner::RunOutcome& outcome,
                         const std::string& title);
 
 /// Fails before any work when an output file could not be written, so a run
 /// never prints its findings and then exits 2.
 void require_writable(const std::string& flag, const std::string& path);
 
-auto verdict(const scenarios::RunOutcome& outcome) -> ExitCode;
+auto verdict(const runner::RunOutcome& outcome) -> ExitCode;
 
 /// A live line on a terminal; nothing elsewhere (CI reads the summary only).
 class ProgressLine {
@@ -103,12 +103,12 @@ public:
     ~ProgressLine() { clear(); }
     ProgressLine(const ProgressLine&) = delete;
     auto operator=(const ProgressLine&) -> ProgressLine& = delete;
-    void update(const scenarios::FuzzProgress& progress) {
+    void update(const runner::FuzzProgress& progress) {
         if (!enabled_) return;
         const double now = seconds_now();
         if (now - last_ < 0.2) return;
         last_ = now;
-        std::printf("\r%s", scenarios::progress_text(progress, now - started_).c_str());
+        std::printf("\r%s", report::progress_text(progress, now - started_).c_str());
         std::fflush(stdout);
         shown_ = true;
     }
@@ -118,8 +118,8 @@ public:
         std::fflush(stdout);
         shown_ = false;
     }
-    [[nodiscard]] auto callback() -> std::function<void(const scenarios::FuzzProgress&)> {
-        return [this](const scenarios::FuzzProgress& p) { update(p); };
+    [[nodiscard]] auto callback() -> std::function<void(const runner::FuzzProgress&)> {
+        return [this](const runner::FuzzProgress& p) { update(p); };
     }
 
 private:

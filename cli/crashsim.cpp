@@ -54,13 +54,13 @@ auto main(int argc, char** argv) -> int {
         std::fputs(cli::output().c_str(), stdout);
         std::fflush(stdout);
         return static_cast<int>(code);
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         std::fprintf(stderr, "crashsim: %s\n", error.what());
         return static_cast<int>(cli::ExitCode::input);
-    } catch (const scenarios::LoadInterrupted& interrupted) {
+    } catch (const loader::LoadInterrupted& interrupted) {
         std::fprintf(stderr, "crashsim: %s\n", interrupted.what());
         return static_cast<int>(cli::ExitCode::interrupted);
     }
 }
 
-extern "C" void on_stop_signal(int /*signal*/) { scenarios::request_stop(); }
+extern "C" void on_stop_signal(int /*signal*/) { runner::request_stop(); }

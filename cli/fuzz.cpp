@@ -26,11 +26,11 @@ struct FuzzArgs {
     bool no_reduction = false;
     bool dpor = false;
     std::uint64_t seed = 0;
-    std::uint64_t schedules = scenarios::fuzz_schedules_default;
+    std::uint64_t schedules = loader::fuzz_schedules_default;
     std::string out = ".";
     bool quiet = false;
     bool no_shrink = false;
-    std::uint64_t shrink_budget = scenarios::shrink_schedules_total_default;  // --shrink-budget N
+    std::uint64_t shrink_budget = runner::shrink_schedules_total_default;  // --shrink-budget N
     bool all = false;
     std::uint32_t jobs = 1;
     std::string shard;
@@ -41,8 +41,8 @@ struct FuzzArgs {
     std::optional<std::uint32_t> recovery_crashes;  // the same
     std::uint64_t verify_every = 0;  // --verify-determinism N
     bool estimate = false;           // --estimate: print the estimate, run nothing
-    std::uint32_t walks = scenarios::estimate_walks_default;
-    std::uint32_t probes = scenarios::estimate_probes_default;  // --probes N (dfs --estimate)
+    std::uint32_t walks = runner::estimate_walks_default;
+    std::uint32_t probes = runner::estimate_probes_default;  // --probes N (dfs --estimate)
     bool probes_given = false;
     std::size_t split_depth = 0;     // --split-depth D (dfs with --jobs or --shard)
     std::string states = "none";     // --states locals|reads
@@ -51,76 +51,76 @@ struct FuzzArgs {
 };
 
 /// --states, --check-fingerprints and --fingerprint-omit into the request.
-void visited_states(const FuzzArgs& args, bool dfs, scenarios::FuzzRequest& request) {
+void visited_states(const FuzzArgs& args, bool dfs, runner::FuzzRequest& request) {
     if (args.states == "locals") {
         request.states = sim::VisitedKey::locals;
     } else if (args.states == "reads") {
         request.states = sim::VisitedKey::reads;
     } else if (args.states != "none") {
-        throw scenarios::InputError("--states: expected none, locals or reads, got \"" + args.states + "\"");
+        throw loader::InputError("--states: expected none, locals or reads, got \"" + args.states + "\"");
     }
     const bool remembers = request.states != sim::VisitedKey::none;
     if (remembers && !dfs) {
-        throw scenarios::InputError("--states: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--states: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     if (remembers && args.dpor) {
-        throw scenarios::InputError("--states: expected no --dpor (dpor runs stateless), got both");
+        throw loader::InputError("--states: expected no --dpor (dpor runs stateless), got both");
     }
     if (remembers && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--states: expected --split-depth D with --jobs above 1 or --shard (a split search remembers "
             "states within a unit, so its counts depend on the depth), got none");
     }
     if ((args.check_fingerprints || !args.fingerprint_omit.empty()) && !remembers) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--check-fingerprints, --fingerprint-omit: expected --states locals or reads, got --states none");
     }
     if (args.check_fingerprints && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError("--check-fingerprints: expected one job and no shard, got more");
+        throw loader::InputError("--check-fingerprints: expected one job and no shard, got more");
     }
     request.check_fingerprints = args.check_fingerprints;
     request.fingerprint_omit = args.fingerprint_omit;
 }
 
 /// "K/N" with 0 <= K < N.
-void parse_shard(const std::string& text, scenarios::FuzzRequest& request) {
+void parse_shard(const std::string& text, runner::FuzzRequest& request) {
     const auto slash = text.find('/');
     const std::string expected = "K/N with 0 <= K < N";
     auto number = [&](const std::string& digits) -> std::uint32_t {
         if (digits.empty() || digits.size() > 6 ||
             !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-            throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+            throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
         }
         return static_cast<std::uint32_t>(std::stoul(digits));
     };
     if (slash == std::string::npos)
-        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+        throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     request.shard_index = number(text.substr(0, slash));
     request.shard_count = number(text.substr(slash + 1));
     if (request.shard_count == 0 || request.shard_index >= request.shard_count) {
-        throw scenarios::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
+        throw loader::InputError("--shard: expected " + expected + ", got \"" + text + "\"");
     }
 }
 
 /// The flags turned into a request; every flag error before any work.
-auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
-    scenarios::FuzzRequest request;
+auto fuzz_request(const FuzzArgs& args) -> runner::FuzzRequest {
+    runner::FuzzRequest request;
     const std::string strategy_text =
         args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
     if (!sim::parse_strategy(strategy_text, request.strategy)) {
-        throw scenarios::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
-                                    ", got \"" + args.strategy + "\"");
+        throw loader::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
+                                 ", got \"" + args.strategy + "\"");
     }
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     if (args.preemptions_given && args.strategy != "dfs") {
-        throw scenarios::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     if (!args.shard.empty()) parse_shard(args.shard, request);
     if (args.split_depth != 0 && !dfs) {
-        throw scenarios::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
-                                    args.strategy + "\"");
+        throw loader::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
     }
     request.split_depth = args.split_depth;
     request.estimate_walks = args.walks;
@@ -128,7 +128,7 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
     // counterexample within 10 ms), the same line for any J and N; --estimate
     // and --walks take them all, and so does the split depth's own estimate.
     if (dfs && !args.estimate && !args.walks_given) {
-        request.estimate_runs = scenarios::estimate_first_line_runs;
+        request.estimate_runs = runner::estimate_first_line_runs;
     }
     // --estimate alone on dfs: heuristic sampling, close where Knuth's walks
     // read low (docs/exploring.md, "An estimate first"); --walks N asks for N Knuth walks instead.
@@ -140,22 +140,22 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
         const std::string got = !dfs ? "with --strategy " + args.strategy
                                 : !args.estimate ? std::string("without --estimate")
                                                  : std::string("with --walks");
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--probes: expected only with --strategy dfs and --estimate, without --walks, got it " + got);
     }
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
-        throw scenarios::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
+        throw loader::InputError("--out: expected an existing directory, got \"" + args.out + "\"");
     }
     request.sleep_sets = !args.no_reduction;
     if (args.dpor && args.no_reduction) {
-        throw scenarios::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
+        throw loader::InputError("--dpor: expected no --no-reduction (dpor is a reduction), got both");
     }
     request.dpor = args.dpor;
     visited_states(args, dfs, request);
     if (args.dpor && args.split_depth == 0 && (args.jobs > 1 || request.shard_count > 1)) {
-        throw scenarios::InputError(
+        throw loader::InputError(
             "--dpor: expected --split-depth D with --jobs above 1 or --shard (a split dpor search's counts "
             "depend on its depth, the same for any J and N at one depth), got none");
     }
@@ -168,50 +168,50 @@ auto fuzz_request(const FuzzArgs& args) -> scenarios::FuzzRequest {
 }
 
 /// The campaign's JSON result, when asked for or sharded; returns its path.
-auto write_result(const FuzzArgs& args, const scenarios::FuzzRequest& request,
-                  const scenarios::Scenario& scenario, const std::string& text, const std::string& variant,
-                  const scenarios::FuzzReport& report, const scenarios::SearchEstimate* estimate)
+auto write_result(const FuzzArgs& args, const runner::FuzzRequest& request,
+                  const loader::Scenario& scenario, const std::string& text, const std::string& variant,
+                  const runner::FuzzReport& report, const runner::SearchEstimate* estimate)
     -> std::string {
     std::string path = args.result;
     if (path.empty() && request.shard_count > 1) {
         path =
-            (std::filesystem::path(args.out) / scenarios::result_file_name(scenario.name, variant, request))
+            (std::filesystem::path(args.out) / runner::result_file_name(scenario.name, variant, request))
                 .string();
     }
     if (!path.empty()) {
-        scenarios::CampaignResult result =
-            scenarios::campaign_result(report, request, scenario, sim::hash_name(text), variant);
+        runner::CampaignResult result =
+            runner::campaign_result(report, request, scenario, sim::hash_name(text), variant);
         if (estimate != nullptr) result.estimate = *estimate;
-        scenarios::write_campaign_result(result, path);
+        report::write_campaign_result(result, path);
     }
     return path;
 }
 
 /// The failing run (shrunk unless --no-shrink): its story, its repro file;
 /// false when shrinking was interrupted (the repro says how far it got).
-auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& request,
-                      const scenarios::Scenario& scenario, const std::string& text,
-                      const std::string& variant, const scenarios::FuzzReport& report) -> bool {
-    scenarios::Repro repro = scenarios::make_repro(report, request, args.scenario, text, variant);
+auto report_violation(const FuzzArgs& args, const runner::FuzzRequest& request,
+                      const loader::Scenario& scenario, const std::string& text,
+                      const std::string& variant, const runner::FuzzReport& report) -> bool {
+    runner::Repro repro = runner::make_repro(report, request, args.scenario, text, variant);
     bool interrupted = false;
     bool budget_spent = false;
     if (!args.no_shrink) {
-        scenarios::ShrinkOptions options;
+        runner::ShrinkOptions options;
         options.schedules_total = args.shrink_budget;
-        const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, options);
+        const runner::ShrinkResult shrunk = runner::shrink(repro, options);
         interrupted = shrunk.interrupted;
         budget_spent = shrunk.budget_spent;
         for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
         repro = shrunk.repro;
         if (!args.quiet) print_story(shrunk.outcome);
-        output() += scenarios::violations_text(shrunk.outcome);
+        output() += report::violations_text(shrunk.outcome);
         write_chrome_trace(args.trace, shrunk.outcome, scenario.name + " " + variant + " (shrunk)");
     }
     const std::string path = (std::filesystem::path(args.out) /
-                              scenarios::repro_file_name(scenario.name, variant, repro.strategy, args.seed,
-                                                         report.index, report.unit))
+                              runner::repro_file_name(scenario.name, variant, repro.strategy, args.seed,
+                                                      report.index, report.unit))
                                  .string();
-    scenarios::write_repro(repro, path);
+    runner::write_repro(repro, path);
     const std::string where = "schedule " + std::to_string(report.index) +
                               (report.unit ? " of dfs unit " + std::to_string(*report.unit) : std::string());
     const char* how_shrunk = interrupted    ? " (shrinking interrupted: not fully shrunk)"
@@ -224,42 +224,42 @@ auto report_violation(const FuzzArgs& args, const scenarios::FuzzRequest& reques
 
 /// The search's estimate (fuzz --estimate; the first line of a dfs run) and,
 /// for a split dfs, the depth it splits at.
-auto estimate_first(scenarios::FuzzRequest& request, scenarios::Simulation& simulation)
-    -> scenarios::SearchEstimate {
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request, seconds_now);
+auto estimate_first(runner::FuzzRequest& request, runner::Simulation& simulation)
+    -> runner::SearchEstimate {
+    const runner::SearchEstimate estimate = runner::estimate_search(simulation, request, seconds_now);
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.split_depth == 0 &&
         (request.jobs > 1 || request.shard_count > 1)) {
         // The depth from all the walks (the same for every shard); the
         // printed line stays the one any J and N print.
-        scenarios::FuzzRequest walks = request;
+        runner::FuzzRequest walks = request;
         walks.estimate_runs = 0;
         walks.estimate_stratified = false;
-        if (request.estimate_stratified) walks.estimate_walks = scenarios::estimate_walks_default;
+        if (request.estimate_stratified) walks.estimate_walks = runner::estimate_walks_default;
         const bool whole = request.estimate_runs == 0 && !request.estimate_stratified;
-        const scenarios::SearchEstimate walked =
-            whole ? estimate : scenarios::estimate_search(simulation, walks);
-        request.split_depth = scenarios::split_depth_for(walked, scenarios::split_units_wanted(request));
+        const runner::SearchEstimate walked =
+            whole ? estimate : runner::estimate_search(simulation, walks);
+        request.split_depth = runner::split_depth_for(walked, runner::split_units_wanted(request));
     }
     return estimate;
 }
 
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
-    scenarios::FuzzRequest request = fuzz_request(args);
+    runner::FuzzRequest request = fuzz_request(args);
     std::string text;
-    const scenarios::Scenario scenario = load(args.scenario, &text);
-    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
-    scenarios::Simulation simulation(scenario, variant);
-    scenarios::ExploreBounds bounds = scenario.explore;
+    const loader::Scenario scenario = load(args.scenario, &text);
+    const loader::Variant& variant = pick_variant(scenario, args.variant);
+    runner::Simulation simulation(scenario, variant);
+    loader::ExploreBounds bounds = scenario.explore;
     if (args.io_reorders) bounds.io_reorders = *args.io_reorders;
     if (args.daemon_wakeups) bounds.daemon_wakeups = *args.daemon_wakeups;
     if (args.recovery_crashes) bounds.recovery_crashes = *args.recovery_crashes;
     simulation.set_bounds(bounds);
-    std::optional<scenarios::SearchEstimate> estimate;
+    std::optional<runner::SearchEstimate> estimate;
     if (args.estimate || request.strategy.kind == sim::StrategySpec::Kind::dfs) {
         estimate = estimate_first(request, simulation);
-        const std::string line = scenarios::estimate_text(*estimate, request);
+        const std::string line = report::estimate_text(*estimate, request);
         if (args.estimate) {
-            output() += scenarios::fuzz_header(scenario.name, variant.name, request) + line;
+            output() += report::fuzz_header(scenario.name, variant.name, request) + line;
             return ExitCode::pass;
         }
         // The first line, before the search spends the time.
@@ -269,22 +269,22 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     ProgressLine progress(true);
     request.progress = progress.callback();
     const double started = seconds_now();
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double elapsed = std::max(seconds_now() - started, 1e-9);
     progress.clear();
-    output() += scenarios::fuzz_header(scenario.name, variant.name, request);
+    output() += report::fuzz_header(scenario.name, variant.name, request);
     const std::string result_path =
         write_result(args, request, scenario, text, variant.name, report, estimate ? &*estimate : nullptr);
     if (report.found && args.no_shrink) {
         if (!args.quiet) print_story(report.failing);
-        output() += scenarios::violations_text(report.failing);
+        output() += report::violations_text(report.failing);
         write_chrome_trace(args.trace, report.failing, scenario.name + " " + variant.name);
     }
-    output() += scenarios::fuzz_summary(report, request, elapsed);
-    output() += scenarios::coverage_summary(scenarios::judged_counts(report.checker_names, report.judged),
-                                            scenarios::reached_counts(scenario.model, report.hits));
+    output() += report::fuzz_summary(report, request, elapsed);
+    output() += report::coverage_summary(runner::judged_counts(report.checker_names, report.judged),
+                                         runner::reached_counts(scenario.model, report.hits));
     if (request.strategy.kind == sim::StrategySpec::Kind::dfs && request.sleep_sets) {
-        output() += scenarios::undeclared_text(scenario.model, report.hits);
+        output() += runner::undeclared_text(scenario.model, report.hits);
     }
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
     if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
@@ -301,7 +301,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
 void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     auto args = std::make_shared<FuzzArgs>();
     const CLI::Validator any_u64 = in_range(0, ~std::uint64_t{0});
-    const CLI::Validator bound = in_range(0, scenarios::explore_bound_max);
+    const CLI::Validator bound = in_range(0, loader::explore_bound_max);
     CLI::App* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
     fuzz->add_option("scenario", args->scenario, "scenario JSON file")->required();
     fuzz->add_option("--variant", args->variant, "variant name (default: the first)");
@@ -335,9 +335,9 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_option(
             "--recovery-crashes", args->recovery_crashes,
             "per crash state, power cuts nested inside recovery, each followed by a mount again (0-" +
-                std::to_string(scenarios::recovery_crashes_max) + "; default: the scenario's explore, else " +
-                std::to_string(scenarios::recovery_crashes_default) + ")")
-        ->check(in_range(0, scenarios::recovery_crashes_max));
+                std::to_string(loader::recovery_crashes_max) + "; default: the scenario's explore, else " +
+                std::to_string(loader::recovery_crashes_default) + ")")
+        ->check(in_range(0, loader::recovery_crashes_max));
     fuzz->add_option("--seed", args->seed, "campaign seed")->check(any_u64);
     CLI::Option* schedules =
         fuzz->add_option("--schedules", args->schedules,
@@ -349,7 +349,7 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_flag("--no-shrink", args->no_shrink, "write the violation as found, unshrunk");
     fuzz->add_option("--shrink-budget", args->shrink_budget,
                        "schedules shrinking may run in all (default " +
-                           std::to_string(scenarios::shrink_schedules_total_default) + ")")
+                           std::to_string(runner::shrink_schedules_total_default) + ")")
         ->check(in_range(1, ~std::uint64_t{0}));
     fuzz->add_option("--trace", args->trace, "write the failing run as Chrome trace-event JSON");
     fuzz->add_option("--jobs", args->jobs,
@@ -364,14 +364,14 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     CLI::Option* walks =
         fuzz->add_option("--walks", args->walks,
                          "the estimate's random walks (dfs) or sample schedules (random, pct; default " +
-                             std::to_string(scenarios::estimate_walks_default) +
+                             std::to_string(runner::estimate_walks_default) +
                              "; the line a dfs run prints first "
                              "stops at " +
-                             std::to_string(scenarios::estimate_first_line_runs) + " runs unless given)")
+                             std::to_string(runner::estimate_first_line_runs) + " runs unless given)")
             ->check(in_range(1, walks_max));
     CLI::Option* probes = fuzz->add_option("--probes", args->probes,
                                   "dfs --estimate: stratified probes (heuristic sampling; default " +
-                                      std::to_string(scenarios::estimate_probes_default) + ")")
+                                      std::to_string(runner::estimate_probes_default) + ")")
                    ->check(in_range(1, probes_max));
     fuzz->add_option(
             "--split-depth", args->split_depth,

@@ -50,7 +50,7 @@ auto tally_text(const kernel::CheckerTally& tally, std::uint64_t states) -> std:
 void print_ops(const kernel::KernelReport& report) {
     std::printf("operations (as system calls):\n");
     for (const kernel::RanOp& ran : report.ran) {
-        const scenarios::Op& op = *ran.op;
+        const loader::Op& op = *ran.op;
         std::printf("  %-8s %-14s %s%s%s\n", ran.task.empty() ? "set-up" : ran.task.c_str(), op.name.c_str(),
                     op.file.c_str(), ran.ok ? "" : "  failed: ", ran.ok ? "" : ran.error.c_str());
     }
@@ -131,7 +131,7 @@ void print_traffic(const kernel::KernelReport& report) {
 
 auto run_kernel_verb(const KernelArgs& args) -> int {
     using clock = std::chrono::steady_clock;
-    const scenarios::Scenario scenario = scenarios::load_scenario(args.scenario);
+    const loader::Scenario scenario = loader::load_scenario(args.scenario);
     std::map<std::string, clock::time_point> began;
     const auto phase = [&](const std::string& name) { began[name] = clock::now(); };
     const kernel::KernelReport report = kernel::run_kernel(scenario, args.variant, phase);
@@ -164,7 +164,7 @@ auto run_kernel_verb(const KernelArgs& args) -> int {
 /// scenario's scripted run of every variant.
 auto run_generic_042_verb(const KernelArgs& args) -> int {
     const std::string path = args.scenario.empty() ? "scenarios/xfs/generic-042.json" : args.scenario;
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
+    const loader::Scenario scenario = loader::load_scenario(path);
     if (const std::string missing = kernel::missing_requirements(); !missing.empty()) {
         throw kernel::HostError("the machine lacks " + missing);
     }
@@ -178,9 +178,9 @@ auto run_generic_042_verb(const KernelArgs& args) -> int {
                     c.error.empty() ? "" : "; ", c.error.c_str());
     }
     std::printf("model, %s (its scripted schedule, one crash state per variant):\n", path.c_str());
-    for (const scenarios::Variant& variant : scenario.variants) {
-        scenarios::Simulation simulation(scenario, variant);
-        const scenarios::RunOutcome outcome = simulation.run_scripted(false);
+    for (const loader::Variant& variant : scenario.variants) {
+        runner::Simulation simulation(scenario, variant);
+        const runner::RunOutcome outcome = simulation.run_scripted(false);
         std::printf("  %-12s %s\n", variant.name.c_str(),
                     outcome.violated() ? ("violates " + outcome.violations.front().checker + ": " +
                                           outcome.violations.front().message)
@@ -216,7 +216,7 @@ void add_kernel_command(CLI::App& app, Verbs& verbs) {
                     "running kernel, else the one with every knob at its default)");
     verbs.add(sub, [args] {
         if (!args->generic_042 && args->scenario.empty()) {
-            throw scenarios::InputError("kernel: expected a scenario file (or --generic-042)");
+            throw loader::InputError("kernel: expected a scenario file (or --generic-042)");
         }
         int code = 2;
         try {

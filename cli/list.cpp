@@ -10,8 +10,8 @@ namespace {
 
 // crashsim list [SCENARIO...]: with scenarios, also the machine profiles each declares.
 auto cmd_list(const std::vector<std::string>& paths) -> ExitCode {
-    std::string text = scenarios::list_text();
-    for (const auto& path : paths) text += scenarios::machine_profiles_text(scenarios::load_scenario(path));
+    std::string text = report::list_text();
+    for (const auto& path : paths) text += report::machine_profiles_text(loader::load_scenario(path));
     output() += text;
     return ExitCode::pass;
 }

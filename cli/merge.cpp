@@ -10,12 +10,12 @@ namespace {
 
 auto cmd_merge(const std::vector<std::string>& paths, const std::string& out) -> ExitCode {
     require_writable("--out", out);
-    std::vector<scenarios::CampaignResult> shards;
-    for (const auto& path : paths) shards.push_back(scenarios::read_campaign_result(path));
-    const scenarios::CampaignResult merged = scenarios::merge_results(shards, paths);
-    output() += scenarios::merge_summary(merged, shards.size());
+    std::vector<runner::CampaignResult> shards;
+    for (const auto& path : paths) shards.push_back(report::read_campaign_result(path));
+    const runner::CampaignResult merged = runner::merge_results(shards, paths);
+    output() += report::merge_summary(merged, shards.size());
     if (!out.empty()) {
-        scenarios::write_campaign_result(merged, out);
+        report::write_campaign_result(merged, out);
         say("merged result written to %s\n", out.c_str());
     }
     return merged.violations.empty() ? ExitCode::pass : ExitCode::violation;

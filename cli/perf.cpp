@@ -22,13 +22,13 @@ struct PerfArgs {
 // crashsim perf SCENARIO --vary NAME=V1,V2,...: one run of the scenario per value.
 auto cmd_perf_vary(const std::string& path, const std::string& spec, const std::string& points) -> ExitCode {
     const double started = seconds_now();
-    const scenarios::VaryReport report = scenarios::measure_vary(path, spec, points);
+    const runner::VaryReport report = runner::measure_vary(path, spec, points);
     const double elapsed = seconds_now() - started;
     if (report.interrupted) {
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
         return ExitCode::interrupted;
     }
-    say("%s", scenarios::format_vary(report).c_str());
+    say("%s", report::format_vary(report).c_str());
     say("%zu runs of the scenario in %.2f s of wall time\n", report.reports.size(), elapsed);
     return ExitCode::pass;
 }
@@ -37,15 +37,15 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
               const std::string& points = "") -> ExitCode {
     require_writable("--csv", csv);
     require_writable("--plot", plot);
-    if (!plot.empty()) scenarios::check_plot_path(plot);
-    scenarios::Scenario scenario = load(path);
-    if (!points.empty()) scenarios::keep_points(scenario, points);
+    if (!plot.empty()) report::check_plot_path(plot);
+    loader::Scenario scenario = load(path);
+    if (!points.empty()) runner::keep_points(scenario, points);
     if (!scenario.fio && !scenario.fs_mark && !scenario.create_unlink) {
-        throw scenarios::InputError(path +
-                                    ": $.workload: expected a declared workload for perf, got nothing");
+        throw loader::InputError(path +
+                                 ": $.workload: expected a declared workload for perf, got nothing");
     }
     const double started = seconds_now();
-    const scenarios::PerfReport report = scenarios::measure(scenario);
+    const runner::PerfReport report = runner::measure(scenario);
     const double elapsed = seconds_now() - started;
     if (report.interrupted) {
         say("interrupted: stopped after %.2f s of wall time; nothing written\n", elapsed);
@@ -53,16 +53,16 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
     }
     say("crashsim perf %s (%s device, virtual time)\n", scenario.name.c_str(),
         scenario.device.profile.c_str());
-    output() += scenarios::hypothetical_variants_text(scenario);
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    output() += report::hypothetical_variants_text(scenario);
+    const report::PerfTable table = report::perf_table(scenario, report);
     output() += table.table + table.ratios;
     const std::uint64_t operations = table.operations;
     const bool met = table.met;
     say("simulated %llu operations in %.2f s of wall time (%.0f operations/s)\n",
                 static_cast<unsigned long long>(operations), elapsed, operations / std::max(elapsed, 1e-9));
-    if (!csv.empty()) scenarios::write_text_file_atomically(csv, table.csv);
+    if (!csv.empty()) runner::write_text_file_atomically(csv, table.csv);
     if (!plot.empty()) {
-        scenarios::plot_svg(scenario, report, plot);
+        report::plot_svg(scenario, report, plot);
         say("plot: %s\n", plot.c_str());
     }
     return met ? ExitCode::pass : ExitCode::violation;
@@ -70,7 +70,7 @@ auto cmd_perf(const std::string& path, const std::string& csv, const std::string
 
 auto run_perf_verb(const PerfArgs& c) -> ExitCode {
     if (!c.vary.empty() && (!c.csv.empty() || !c.plot.empty())) {
-        throw scenarios::InputError("--vary: expected no --csv or --plot with it, got both");
+        throw loader::InputError("--vary: expected no --csv or --plot with it, got both");
     }
     return c.vary.empty() ? cmd_perf(c.scenario, c.csv, c.plot, c.points)
                                : cmd_perf_vary(c.scenario, c.vary, c.points);

@@ -18,10 +18,10 @@ auto cmd_replay(const ReplayArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
     require_writable("--trace", args.trace);
     // Malformed, diverging or not reproducing its trace hash: exit 2.
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
-    const scenarios::Repro& repro = loaded.repro;
-    const scenarios::RunOutcome& outcome = loaded.replayed;
-    const scenarios::Variant& variant = loaded.variant();
+    const runner::LoadedRepro loaded = runner::load_repro(args.repro);
+    const runner::Repro& repro = loaded.repro;
+    const runner::RunOutcome& outcome = loaded.replayed;
+    const loader::Variant& variant = loaded.variant();
     say("crashsim replay %s: %s, variant %s, %s schedule %llu\n", args.repro.c_str(),
                 loaded.scenario.name.c_str(), variant.name.c_str(), repro.strategy.c_str(),
                 static_cast<unsigned long long>(repro.schedule_index));

@@ -18,12 +18,12 @@ struct RunArgs {
 auto cmd_run(const RunArgs& args) -> ExitCode {
     require_writable("--trace-text", args.trace_text);
     require_writable("--trace", args.trace);
-    const scenarios::Scenario scenario = load(args.scenario);
-    const scenarios::Variant& variant = pick_variant(scenario, args.variant);
-    scenarios::Simulation simulation(scenario, variant);
+    const loader::Scenario scenario = load(args.scenario);
+    const loader::Variant& variant = pick_variant(scenario, args.variant);
+    runner::Simulation simulation(scenario, variant);
     say("crashsim run %s: variant %s, %s\n", scenario.name.c_str(), variant.name.c_str(),
                 scenario.schedule.empty() ? "tasks in order (no scripted schedule)" : "scripted schedule");
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true, args.seed);
+    const runner::RunOutcome outcome = simulation.run_scripted(true, args.seed);
     print_story(outcome);
     write_trace_text(args.trace_text, outcome);
     write_chrome_trace(args.trace, outcome, scenario.name + " " + variant.name);

@@ -13,7 +13,7 @@ namespace {
 struct ShrinkArgs {
     std::string repro;
     std::string out;
-    std::uint64_t budget = scenarios::shrink_schedules_total_default;  // --budget N
+    std::uint64_t budget = runner::shrink_schedules_total_default;  // --budget N
 };
 
 auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
@@ -24,13 +24,13 @@ auto cmd_shrink(const ShrinkArgs& args) -> ExitCode {
     }
     require_writable("--out", out);
     // Validated as replay validates it: the same function.
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(args.repro);
-    scenarios::ShrinkOptions options;
+    const runner::LoadedRepro loaded = runner::load_repro(args.repro);
+    runner::ShrinkOptions options;
     options.schedules_total = args.budget;
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, options);
+    const runner::ShrinkResult shrunk = runner::shrink(loaded.repro, options);
     for (const auto& line : shrunk.log) say("shrink: %s\n", line.c_str());
     print_story(shrunk.outcome);
-    scenarios::write_repro(shrunk.repro, out);
+    runner::write_repro(shrunk.repro, out);
     if (shrunk.interrupted) {
         say("interrupted: the repro written to %s is as far as shrinking got (its \"shrunk\" log says so)\n",
             out.c_str());
@@ -51,7 +51,7 @@ void add_shrink_command(CLI::App& app, Verbs& verbs) {
     shrink->add_option("--out", args->out, "where to write the shrunk repro (default: REPRO-shrunk.json)");
     shrink->add_option("--budget", args->budget,
                          "schedules shrinking may run in all (default " +
-                             std::to_string(scenarios::shrink_schedules_total_default) + ")")
+                             std::to_string(runner::shrink_schedules_total_default) + ")")
         ->check(in_range(1, ~std::uint64_t{0}));
     verbs.add(shrink, [args] { return cmd_shrink(*args); });
 }

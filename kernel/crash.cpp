@@ -71,9 +71,9 @@ auto crash_points(const CrashInput& input) -> std::vector<Point> {
 }
 
 /// The subsets of a point's unflushed writes to keep, by the scenario's policy.
-auto subsets(std::size_t n, scenarios::UnflushedPolicy policy, bool& capped)
+auto subsets(std::size_t n, loader::UnflushedPolicy policy, bool& capped)
     -> std::vector<std::vector<bool>> {
-    using P = scenarios::UnflushedPolicy;
+    using P = loader::UnflushedPolicy;
     std::vector<std::vector<bool>> out;
     if (n == 0 || policy == P::none) return {std::vector<bool>(n, false)};
     if (policy == P::all) return {std::vector<bool>(n, true)};

@@ -45,7 +45,7 @@ struct CrashJudgement {
 };
 
 struct CrashInput {
-    const scenarios::Scenario& scenario;
+    const loader::Scenario& scenario;
     FsType type;
     const std::vector<RanOp>& ran;
     const std::vector<LogRecord>& records;

@@ -22,7 +22,7 @@ constexpr std::uint64_t mib = 1024 * 1024;
 
 /// The device's size: the scenario's, at least what mkfs accepts
 /// (mkfs.btrfs: 114294784 bytes per device).
-auto image_bytes(const scenarios::Scenario& scenario, FsType type) -> std::uint64_t {
+auto image_bytes(const loader::Scenario& scenario, FsType type) -> std::uint64_t {
     const std::uint64_t wanted = scenario.device.blocks * scenario.device.block_size;
     const std::uint64_t least = type == FsType::btrfs ? 128 * mib : 32 * mib;
     return (std::max(wanted, least) + mib - 1) / mib * mib;
@@ -110,11 +110,11 @@ auto real_traffic(const std::vector<LogRecord>& records, std::uint64_t from_mark
     return traffic;
 }
 
-auto uses_op(const scenarios::Scenario& scenario, const std::string& name) -> bool {
+auto uses_op(const loader::Scenario& scenario, const std::string& name) -> bool {
     bool used = false;
-    for (const scenarios::Op& op : scenario.setup) used = used || op.name == name;
-    for (const scenarios::Task& task : scenario.tasks) {
-        for (const scenarios::Op& op : task.ops) used = used || op.name == name;
+    for (const loader::Op& op : scenario.setup) used = used || op.name == name;
+    for (const loader::Task& task : scenario.tasks) {
+        for (const loader::Op& op : task.ops) used = used || op.name == name;
     }
     return used;
 }
@@ -145,18 +145,18 @@ auto release() -> std::string {
 namespace {
 
 /// The variant to compare with, and why.
-auto pick_variant(const scenarios::Scenario& scenario, const std::string& asked, const std::string& release,
-                  std::string& why) -> const scenarios::Variant* {
+auto pick_variant(const loader::Scenario& scenario, const std::string& asked, const std::string& release,
+                  std::string& why) -> const loader::Variant* {
     if (!asked.empty()) {
-        const scenarios::Variant* variant = scenario.find_variant(asked);
+        const loader::Variant* variant = scenario.find_variant(asked);
         if (variant == nullptr) {
-            throw scenarios::InputError(scenario.path +
-                                        ": --variant: expected one of the scenario's variants, got " + asked);
+            throw loader::InputError(scenario.path +
+                                     ": --variant: expected one of the scenario's variants, got " + asked);
         }
         why = "named by --variant";
         return variant;
     }
-    for (const scenarios::Variant& variant : scenario.variants) {
+    for (const loader::Variant& variant : scenario.variants) {
         const std::string& name = variant.name;
         if (name.size() > 1 && name[0] == 'v' && release.rfind(name.substr(1) + ".", 0) == 0) {
             why = "it names the running kernel " + release;
@@ -164,7 +164,7 @@ auto pick_variant(const scenarios::Scenario& scenario, const std::string& asked,
         }
     }
     const model::ModelInfo* info = model::find_model(scenario.model);
-    for (const scenarios::Variant& variant : scenario.variants) {
+    for (const loader::Variant& variant : scenario.variants) {
         bool defaults = true;
         for (const model::KnobInfo& knob : info->knobs) {
             const auto found = variant.config.find(knob.name);
@@ -181,7 +181,7 @@ auto pick_variant(const scenarios::Scenario& scenario, const std::string& asked,
     return &scenario.variants.front();
 }
 
-auto model_traffic(const scenarios::RunOutcome& outcome) -> Traffic {
+auto model_traffic(const runner::RunOutcome& outcome) -> Traffic {
     Traffic traffic;
     for (const sim::TraceLine& line : outcome.lines) {
         if (line.kind != sim::TraceLine::Kind::io_submit) continue;
@@ -205,20 +205,20 @@ auto model_traffic(const scenarios::RunOutcome& outcome) -> Traffic {
     return traffic;
 }
 
-auto verdict_text(const scenarios::RunOutcome& outcome) -> std::string {
+auto verdict_text(const runner::RunOutcome& outcome) -> std::string {
     if (outcome.violated()) {
         return "violates " + outcome.violations.front().checker + ": " + outcome.violations.front().message;
     }
     return "holds in the " + std::to_string(outcome.crash_states) + " crash state(s) it judged";
 }
 
-auto expectation_text(const scenarios::Variant& variant) -> std::string {
+auto expectation_text(const loader::Variant& variant) -> std::string {
     switch (variant.expect.kind) {
-        case scenarios::Expectation::Kind::violates:
+        case loader::Expectation::Kind::violates:
             return "violates " + variant.expect.checker;
-        case scenarios::Expectation::Kind::holds:
+        case loader::Expectation::Kind::holds:
             return "holds";
-        case scenarios::Expectation::Kind::measure:
+        case loader::Expectation::Kind::measure:
             return "measure (a performance variant)";
     }
     return "";
@@ -226,29 +226,29 @@ auto expectation_text(const scenarios::Variant& variant) -> std::string {
 
 }  // namespace
 
-auto model_side(const scenarios::Scenario& scenario, const std::string& variant, const std::string& release)
+auto model_side(const loader::Scenario& scenario, const std::string& variant, const std::string& release)
     -> ModelSide {
     ModelSide side;
-    const scenarios::Variant* chosen = pick_variant(scenario, variant, release, side.why);
+    const loader::Variant* chosen = pick_variant(scenario, variant, release, side.why);
     side.variant = chosen->name;
     side.expectation = expectation_text(*chosen);
     // The same sequential schedule: the tasks in the real run's order, each to its end.
-    scenarios::Scenario sequential = scenario;
-    std::vector<scenarios::Task> tasks;
-    for (const scenarios::Task* task : task_order(scenario)) tasks.push_back(*task);
+    loader::Scenario sequential = scenario;
+    std::vector<loader::Task> tasks;
+    for (const loader::Task* task : task_order(scenario)) tasks.push_back(*task);
     sequential.tasks = std::move(tasks);
     sequential.schedule.clear();
     // The first schedule of a search without preemptions (each task runs
     // until it blocks or ends), no I/O reordering or daemon wake-up, crash
     // states after every step with the search's subsets of unflushed writes.
-    scenarios::Simulation simulation(sequential, *chosen);
-    scenarios::ExploreBounds bounds = sequential.explore;
+    runner::Simulation simulation(sequential, *chosen);
+    loader::ExploreBounds bounds = sequential.explore;
     bounds.io_reorders = 0;
     bounds.daemon_wakeups = 0;
     bounds.recovery_crashes = 0;  // the real states cut no recovery either
     simulation.set_bounds(bounds);
     sim::DfsTree tree(0, true);
-    const scenarios::RunOutcome outcome = simulation.run_dfs(tree, true);
+    const runner::RunOutcome outcome = simulation.run_dfs(tree, true);
     side.sequential = verdict_text(outcome);
     side.states = outcome.crash_states;
     const std::vector<std::string> names = simulation.checker_names();
@@ -275,7 +275,7 @@ struct WorkloadMarkers {
 /// mkfs and mount on a loop device over the logging device, the set-up and
 /// the tasks, then the unmount, the loop device's detach and the server's
 /// end (what they write lies past the crash marker).
-auto run_workload(Host& host, const scenarios::Scenario& scenario, LoggingDevice& device,
+auto run_workload(Host& host, const loader::Scenario& scenario, LoggingDevice& device,
                   const std::string& scratch, KernelReport& report) -> WorkloadMarkers {
     const FsType type = fs_type_of(scenario.model);
     const auto [loop, loop_handle] = attach_loop(host, device.disk_path(), true);
@@ -296,10 +296,10 @@ auto run_workload(Host& host, const scenarios::Scenario& scenario, LoggingDevice
     };
     RealWorkload workload(scenario, type, root);
     WorkloadMarkers result;
-    for (const scenarios::Op& op : scenario.setup) workload.run(op, "", mark);
+    for (const loader::Op& op : scenario.setup) workload.run(op, "", mark);
     result.workload = mark();
-    for (const scenarios::Task* task : task_order(scenario)) {
-        for (const scenarios::Op& op : task->ops) {
+    for (const loader::Task* task : task_order(scenario)) {
+        for (const loader::Op& op : task->ops) {
             if (sim::stop_requested()) throw HostError("interrupted");
             workload.run(op, task->name, mark);
         }
@@ -314,10 +314,10 @@ auto run_workload(Host& host, const scenarios::Scenario& scenario, LoggingDevice
 
 }  // namespace
 
-auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
+auto run_kernel(const loader::Scenario& scenario, const std::string& variant,
                 const std::function<void(const std::string&)>& phase) -> KernelReport {
     if (const std::string why = refusal(scenario); !why.empty()) {
-        throw scenarios::InputError(scenario.path + ": " + why);
+        throw loader::InputError(scenario.path + ": " + why);
     }
     if (const std::string missing = missing_requirements(); !missing.empty()) {
         throw HostError("the machine lacks " + missing);
@@ -328,7 +328,7 @@ auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
     report.fs = fs_name(type);
     report.mount_options = mount_options(type);
     report.image_bytes = image_bytes(scenario, type);
-    for (const scenarios::Task* task : task_order(scenario)) report.task_order.push_back(task->name);
+    for (const loader::Task* task : task_order(scenario)) report.task_order.push_back(task->name);
     // The model first: a refused variant or schedule stops the run before anything is made.
     phase("model");
     report.model = model_side(scenario, variant, report.kernel_release);

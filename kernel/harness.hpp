@@ -50,12 +50,12 @@ struct KernelReport {
 
 /// Runs everything; `phase` is told when each phase begins ("workload",
 /// "crash states", "model"), so the caller can time them. Throws HostError
-/// (the machine cannot) and scenarios::InputError (a refused scenario).
-auto run_kernel(const scenarios::Scenario& scenario, const std::string& variant,
+/// (the machine cannot) and loader::InputError (a refused scenario).
+auto run_kernel(const loader::Scenario& scenario, const std::string& variant,
                 const std::function<void(const std::string&)>& phase) -> KernelReport;
 
 /// The model's side alone (the verb prints it beside the real one).
-auto model_side(const scenarios::Scenario& scenario, const std::string& variant, const std::string& release)
+auto model_side(const loader::Scenario& scenario, const std::string& variant, const std::string& release)
     -> ModelSide;
 
 }  // namespace kernel

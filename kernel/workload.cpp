@@ -41,7 +41,7 @@ namespace {
 
 constexpr std::uint32_t going_flags_logflush = 1;  // XFS_FSOP_GOING_FLAGS_LOGFLUSH, EXT4_GOING_FLAGS_LOGFLUSH
 
-auto flag(const scenarios::Op& op, const std::string& name) -> bool {
+auto flag(const loader::Op& op, const std::string& name) -> bool {
     const auto found = op.flags.find(name);
     return found != op.flags.end() && found->second;
 }
@@ -82,7 +82,7 @@ void with_fd(const std::string& path, int flags, RanOp& ran, Call&& call) {
     close(fd);
 }
 
-void real_write(const scenarios::Op& op, const std::string& path, std::uint32_t file,
+void real_write(const loader::Op& op, const std::string& path, std::uint32_t file,
                 std::uint32_t block_size, RanOp& ran) {
     const bool direct = flag(op, "direct");
     void* raw = nullptr;
@@ -97,7 +97,7 @@ void real_write(const scenarios::Op& op, const std::string& path, std::uint32_t 
     });
 }
 
-auto range_length(const scenarios::Op& op) -> off_t {
+auto range_length(const loader::Op& op) -> off_t {
     return op.has_length ? static_cast<off_t>(op.length) : 0;  // 0: to the end of the file
 }
 
@@ -121,23 +121,23 @@ auto fs_name(FsType type) -> std::string {
     return "ext4";
 }
 
-auto task_order(const scenarios::Scenario& scenario) -> std::vector<const scenarios::Task*> {
-    std::vector<const scenarios::Task*> order;
+auto task_order(const loader::Scenario& scenario) -> std::vector<const loader::Task*> {
+    std::vector<const loader::Task*> order;
     const auto add = [&](const std::string& name) {
-        for (const scenarios::Task& task : scenario.tasks) {
+        for (const loader::Task& task : scenario.tasks) {
             if (task.name == name && std::find(order.begin(), order.end(), &task) == order.end()) {
                 order.push_back(&task);
             }
         }
     };
-    for (const scenarios::ScheduleStep& step : scenario.schedule) {
-        if (step.kind == scenarios::ScheduleStep::Kind::run) add(step.task);
+    for (const loader::ScheduleStep& step : scenario.schedule) {
+        if (step.kind == loader::ScheduleStep::Kind::run) add(step.task);
     }
-    for (const scenarios::Task& task : scenario.tasks) add(task.name);
+    for (const loader::Task& task : scenario.tasks) add(task.name);
     return order;
 }
 
-auto refusal(const scenarios::Scenario& scenario) -> std::string {
+auto refusal(const loader::Scenario& scenario) -> std::string {
     if (scenario.fio || scenario.fs_mark || scenario.create_unlink) {
         return "a generated workload (fio, fs_mark, create_unlink) is a performance run: the harness runs "
                "listed "
@@ -148,7 +148,7 @@ auto refusal(const scenarios::Scenario& scenario) -> std::string {
     }
     if (scenario.files.size() > files_max) return "more than " + std::to_string(files_max) + " files";
     const FsType type = fs_type_of(scenario.model);
-    const auto check = [&](const scenarios::Op& op) -> std::string {
+    const auto check = [&](const loader::Op& op) -> std::string {
         if (const std::string why = unmapped(op.name, type); !why.empty()) {
             return op.json_path + ": operation `" + op.name + "` has no real counterpart on " +
                    fs_name(type) + ": " + why;
@@ -162,11 +162,11 @@ auto refusal(const scenarios::Scenario& scenario) -> std::string {
         }
         return {};
     };
-    for (const scenarios::Op& op : scenario.setup) {
+    for (const loader::Op& op : scenario.setup) {
         if (std::string why = check(op); !why.empty()) return why;
     }
-    for (const scenarios::Task& task : scenario.tasks) {
-        for (const scenarios::Op& op : task.ops) {
+    for (const loader::Task& task : scenario.tasks) {
+        for (const loader::Op& op : task.ops) {
             if (std::string why = check(op); !why.empty()) return why;
         }
     }
@@ -192,10 +192,10 @@ auto mapping_text() -> std::string {
            " (its least) while the harness runs. Refused: shrink, shutdown on btrfs";
 }
 
-RealWorkload::RealWorkload(const scenarios::Scenario& scenario, FsType type, std::string root)
+RealWorkload::RealWorkload(const loader::Scenario& scenario, FsType type, std::string root)
     : scenario_(scenario), type_(type), root_(std::move(root)) {}
 
-void RealWorkload::execute(const scenarios::Op& op, RanOp& ran) {
+void RealWorkload::execute(const loader::Op& op, RanOp& ran) {
     const model::ModelInfo* info = model::find_model(scenario_.model);
     const model::OpInfo* op_info = model::find_op(*info, op.name);
     const model::OracleEffect effect = op_info->effect;
@@ -239,7 +239,7 @@ void RealWorkload::execute(const scenarios::Op& op, RanOp& ran) {
     }
 }
 
-void RealWorkload::execute_more(const scenarios::Op& op, RanOp& ran, const std::string& file) {
+void RealWorkload::execute_more(const loader::Op& op, RanOp& ran, const std::string& file) {
     const std::string& name = op.name;
     const auto status = [&](int result) {
         ran.ok = result == 0;
@@ -269,7 +269,7 @@ void RealWorkload::execute_more(const scenarios::Op& op, RanOp& ran, const std::
 }
 
 /// The operations on the whole file system: ioctls on its root, and the log worker.
-void RealWorkload::execute_on_root(const scenarios::Op& op, RanOp& ran) {
+void RealWorkload::execute_on_root(const loader::Op& op, RanOp& ran) {
     const std::string& name = op.name;
     const auto on_root = [&](auto&& call) { with_fd(root_, O_RDONLY | O_DIRECTORY, ran, call); };
     if (name == "freeze" || name == "thaw") {
@@ -307,7 +307,7 @@ namespace {
 /// The oracle's side of one operation, split where the real call ran: what
 /// the runner's Workload::run tells before the model's call and after it.
 struct OracleReplay {
-    const scenarios::Scenario& scenario;
+    const loader::Scenario& scenario;
     const model::ModelInfo& info;
     checkers::Oracle oracle;
     std::vector<bool> created;
@@ -315,16 +315,16 @@ struct OracleReplay {
     std::size_t size_id = 0;
     std::vector<std::size_t> fsync_ids;
 
-    [[nodiscard]] auto first_block(const scenarios::Op& op) const -> std::uint64_t {
+    [[nodiscard]] auto first_block(const loader::Op& op) const -> std::uint64_t {
         return op.offset / scenario.device.block_size;
     }
-    [[nodiscard]] auto end_block(const scenarios::Op& op) const -> std::uint64_t {
+    [[nodiscard]] auto end_block(const loader::Op& op) const -> std::uint64_t {
         return (op.offset + op.length + scenario.device.block_size - 1) / scenario.device.block_size;
     }
-    [[nodiscard]] auto extends(const scenarios::Op& op) const -> bool { return !flag(op, "keep_size"); }
+    [[nodiscard]] auto extends(const loader::Op& op) const -> bool { return !flag(op, "keep_size"); }
 
     void begin(const RanOp& ran, model::OracleEffect effect, std::uint32_t file) {
-        const scenarios::Op& op = *ran.op;
+        const loader::Op& op = *ran.op;
         const std::uint32_t block_size = scenario.device.block_size;
         std::uint64_t version = 0;
         switch (effect) {
@@ -370,7 +370,7 @@ struct OracleReplay {
     }
 
     void end(const RanOp& ran, model::OracleEffect effect, std::uint32_t file, const model::OpInfo& op_info) {
-        const scenarios::Op& op = *ran.op;
+        const loader::Op& op = *ran.op;
         const std::uint32_t block_size = scenario.device.block_size;
         if (!ran.ok) return;
         switch (effect) {
@@ -409,7 +409,7 @@ struct OracleReplay {
 
 }  // namespace
 
-auto oracle_at(const scenarios::Scenario& scenario, const std::vector<RanOp>& ran, std::uint64_t marker)
+auto oracle_at(const loader::Scenario& scenario, const std::vector<RanOp>& ran, std::uint64_t marker)
     -> checkers::Oracle {
     const model::ModelInfo& info = *model::find_model(scenario.model);
     OracleReplay replay{scenario,

@@ -24,7 +24,7 @@ auto fs_name(FsType type) -> std::string;
 /// One operation as it ran: where it began and ended among the device's
 /// markers, and whether it succeeded.
 struct RanOp {
-    const scenarios::Op* op = nullptr;
+    const loader::Op* op = nullptr;
     std::string task;  // empty: the set-up
     std::uint64_t begin_marker = 0;
     std::uint64_t end_marker = 0;
@@ -35,22 +35,22 @@ struct RanOp {
 
 /// The tasks in the order they run: the order the scenario's schedule first
 /// names them, then the rest in declaration order.
-auto task_order(const scenarios::Scenario& scenario) -> std::vector<const scenarios::Task*>;
+auto task_order(const loader::Scenario& scenario) -> std::vector<const loader::Task*>;
 
 /// Why the scenario cannot run on the real kernel (an operation without a
 /// real counterpart on this file system, by name and JSON path; a generated
 /// workload; injected faults), empty when it can.
-auto refusal(const scenarios::Scenario& scenario) -> std::string;
+auto refusal(const loader::Scenario& scenario) -> std::string;
 
 /// The real counterpart of every operation the harness maps, for --help and docs.
 auto mapping_text() -> std::string;
 
 class RealWorkload {
 public:
-    RealWorkload(const scenarios::Scenario& scenario, FsType type, std::string root);
+    RealWorkload(const loader::Scenario& scenario, FsType type, std::string root);
     /// Runs one operation; `mark` logs a device marker and returns its number.
     template <class Mark>
-    void run(const scenarios::Op& op, const std::string& task, Mark&& mark) {
+    void run(const loader::Op& op, const std::string& task, Mark&& mark) {
         RanOp ran{&op, task, mark(), 0, false, {}, 0};
         execute(op, ran);
         ran.end_marker = mark();
@@ -59,12 +59,12 @@ public:
     [[nodiscard]] auto ran() const -> const std::vector<RanOp>& { return ran_; }
 
 private:
-    void execute(const scenarios::Op& op, RanOp& ran);
-    void execute_more(const scenarios::Op& op, RanOp& ran, const std::string& file);
-    void execute_on_root(const scenarios::Op& op, RanOp& ran);
-    auto path(const scenarios::Op& op) const -> std::string { return root_ + "/" + op.file; }
+    void execute(const loader::Op& op, RanOp& ran);
+    void execute_more(const loader::Op& op, RanOp& ran, const std::string& file);
+    void execute_on_root(const loader::Op& op, RanOp& ran);
+    auto path(const loader::Op& op) const -> std::string { return root_ + "/" + op.file; }
 
-    const scenarios::Scenario& scenario_;
+    const loader::Scenario& scenario_;
     FsType type_;
     std::string root_;
     std::uint64_t versions_ = 0;  // as the oracle numbers writes and zeroings
@@ -74,7 +74,7 @@ private:
 /// The oracle as of device marker `marker` (every operation that began by
 /// then began; those that ended by then ended): the same calls in the same
 /// order as the runner's workload makes for the same operations.
-auto oracle_at(const scenarios::Scenario& scenario, const std::vector<RanOp>& ran, std::uint64_t marker)
+auto oracle_at(const loader::Scenario& scenario, const std::vector<RanOp>& ran, std::uint64_t marker)
     -> checkers::Oracle;
 
 }  // namespace kernel

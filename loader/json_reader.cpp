@@ -11,7 +11,7 @@
 
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace loader {
 
 // Non-ASCII characters escaped too, so that a message never carries a control or
 // direction-changing character to the terminal.
@@ -399,4 +399,4 @@ auto JsonReader::read_size(const Json& value, const std::string& json_path) cons
     fail(json_path, expected, json_quoted(text));
 }
 
-}  // namespace scenarios
+}  // namespace loader

@@ -13,7 +13,7 @@
 
 #include "loader/scenario.hpp"
 
-namespace scenarios {
+namespace loader {
 
 using Json = nlohmann::ordered_json;
 using Names = std::vector<std::string>;
@@ -122,4 +122,4 @@ enum class SizeText : std::uint8_t { ok, malformed, too_large };
 /// The bytes a string such as "64k" spells.
 auto parse_size(const std::string& text, std::uint64_t& bytes) -> SizeText;
 
-}  // namespace scenarios
+}  // namespace loader

@@ -19,7 +19,7 @@
 #include "model/registry.hpp"
 #include "sim/assert.hpp"
 
-namespace scenarios {
+namespace loader {
 namespace {
 
 constexpr std::uint64_t device_blocks_max = std::uint64_t{1} << 32;
@@ -281,4 +281,4 @@ auto parse_scenario(const std::string& text, const std::string& path) -> Scenari
     return Loader(path).load(text);
 }
 
-}  // namespace scenarios
+}  // namespace loader

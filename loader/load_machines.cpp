@@ -11,7 +11,7 @@
 #include "loader/scenario.hpp"
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace loader {
 
 // The machine of a performance run. "btrfs: fix race between page release and a fast fsync" (patch 3/3)
 // ran on 8 vCPUs with 2x to 4x more data than RAM, so page release runs all the time.
@@ -169,4 +169,4 @@ auto Loader::read_cost_map(const Json& value, const std::string& json_path) cons
     return costs;
 }
 
-}  // namespace scenarios
+}  // namespace loader

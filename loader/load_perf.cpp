@@ -12,7 +12,7 @@
 #include "loader/scenario.hpp"
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace loader {
 
 void Loader::read_perf(const Json& value) {
     check_keys(value, "$.perf", {"metric", "ratios", "seed"}, {"metric", "ratios"});
@@ -185,4 +185,4 @@ auto Loader::read_sweep_value(const Json& value, const std::string& json_path, c
     return size ? read_size(value, json_path) : read_unsigned(value, json_path);
 }
 
-}  // namespace scenarios
+}  // namespace loader

@@ -12,7 +12,7 @@
 #include "model/info.hpp"
 #include "sim/yield_point.hpp"
 
-namespace scenarios {
+namespace loader {
 namespace {
 
 constexpr std::uint32_t schedule_count_max = std::numeric_limits<std::uint32_t>::max();
@@ -175,4 +175,4 @@ void Loader::read_explore(const Json& value) {
     }
 }
 
-}  // namespace scenarios
+}  // namespace loader

@@ -11,7 +11,7 @@
 #include "model/info.hpp"
 #include "sim/assert.hpp"
 
-namespace scenarios {
+namespace loader {
 namespace {
 
 // An op's byte range ends at or below 2^44 (16 TiB), so that later sums of offsets and
@@ -160,4 +160,4 @@ void Loader::read_file(const Json& value, const std::string& json_path, bool cre
     scenario_.files.push_back(name);
 }
 
-}  // namespace scenarios
+}  // namespace loader

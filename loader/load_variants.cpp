@@ -13,7 +13,7 @@
 #include "model/registry.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace loader {
 
 void Loader::read_checkers(const Json& value) {
     check_array(value, "$.checkers");
@@ -189,4 +189,4 @@ void Loader::read_fault_expectation(const Json& value, const std::string& json_p
     read_true("survived", expect.faults_survived);
 }
 
-}  // namespace scenarios
+}  // namespace loader

@@ -16,7 +16,7 @@
 #include "model/registry.hpp"
 #include "sim/prng.hpp"
 
-namespace scenarios {
+namespace loader {
 namespace {
 
 /// The most operations a workload may expand into (fio: jobs times each job's create, prefill,
@@ -463,4 +463,4 @@ auto Loader::read_user_cpu_ns(const Json& value, const std::string& json_path) c
     return static_cast<std::uint64_t>(us * 1000.0 + 0.5);
 }
 
-}  // namespace scenarios
+}  // namespace loader

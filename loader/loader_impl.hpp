@@ -16,7 +16,7 @@
 #include "model/info.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace loader {
 
 class Loader : private JsonReader {
 public:
@@ -143,4 +143,4 @@ private:
     std::uint64_t workload_ops_used_ = 0;  // by the workload and the sweep points loaded so far
 };
 
-}  // namespace scenarios
+}  // namespace loader

@@ -11,7 +11,7 @@
 
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace loader {
 
 /// Bad scenario, repro or flag: one message naming the file, the JSON path
 /// and what was expected. Only cli/crashsim.cpp catches it (exit code 2).
@@ -348,4 +348,4 @@ auto load_scenario(const std::string& path) -> Scenario;
 /// Same, from text already read (repro files embed their scenario).
 auto parse_scenario(const std::string& text, const std::string& path) -> Scenario;
 
-}  // namespace scenarios
+}  // namespace loader

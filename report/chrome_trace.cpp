@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-namespace scenarios {
+namespace report {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -78,7 +78,7 @@ private:
 
 }  // namespace
 
-auto chrome_trace_json(const RunOutcome& outcome, const std::string& title) -> std::string {
+auto chrome_trace_json(const runner::RunOutcome& outcome, const std::string& title) -> std::string {
     ChromeTrace trace(title);
     for (const sim::TraceLine& line : outcome.lines) trace.add(line);
     Json document = {{"traceEvents", trace.events()}, {"displayTimeUnit", "ns"},
@@ -86,4 +86,4 @@ auto chrome_trace_json(const RunOutcome& outcome, const std::string& title) -> s
     return document.dump(1) + "\n";
 }
 
-}  // namespace scenarios
+}  // namespace report

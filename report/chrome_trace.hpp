@@ -8,8 +8,8 @@
 
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace report {
 
-auto chrome_trace_json(const RunOutcome& outcome, const std::string& title) -> std::string;
+auto chrome_trace_json(const runner::RunOutcome& outcome, const std::string& title) -> std::string;
 
-}  // namespace scenarios
+}  // namespace report

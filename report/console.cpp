@@ -10,7 +10,7 @@
 #include "model/info.hpp"
 #include "sim/yield_point.hpp"
 
-namespace scenarios {
+namespace report {
 
 void appendf(std::string& out, const char* format, ...) {
     va_list args;
@@ -32,7 +32,7 @@ namespace {
 using ull = unsigned long long;
 }  // namespace
 
-auto violations_text(const RunOutcome& outcome) -> std::string {
+auto violations_text(const runner::RunOutcome& outcome) -> std::string {
     std::string out;
     for (const auto& violation : outcome.violations) {
         appendf(out, "VIOLATION %s: %s", violation.checker.c_str(), violation.message.c_str());
@@ -45,7 +45,7 @@ auto violations_text(const RunOutcome& outcome) -> std::string {
     return out;
 }
 
-auto verdict_text(const RunOutcome& outcome) -> std::string {
+auto verdict_text(const runner::RunOutcome& outcome) -> std::string {
     std::string out = violations_text(outcome);
     if (!outcome.violated()) {
         appendf(out, "no violation (%llu crash state(s) checked)\n", static_cast<ull>(outcome.crash_states));
@@ -59,7 +59,7 @@ auto verdict_text(const RunOutcome& outcome) -> std::string {
     return out;
 }
 
-auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::string {
+auto progress_text(const runner::FuzzProgress& progress, double elapsed_s) -> std::string {
     const double elapsed = std::max(elapsed_s, 1e-9);
     const double rate = static_cast<double>(progress.schedules) / elapsed;
     const double remaining = rate > 0 && progress.schedules_planned > progress.schedules
@@ -73,7 +73,7 @@ auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::strin
     return out;
 }
 
-auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+auto fuzz_header(const std::string& scenario, const std::string& variant, const runner::FuzzRequest& request)
     -> std::string {
     std::string out;
     appendf(out, "crashsim fuzz %s: variant %s, strategy %s, seed %llu", scenario.c_str(), variant.c_str(),
@@ -98,11 +98,11 @@ auto about(double figure) -> std::string {
     return out;
 }
 
-auto split_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
+auto split_text(const runner::SearchEstimate& estimate, const runner::FuzzRequest& request) -> std::string {
     if (request.jobs == 1 && request.shard_count == 1) return "";
     const std::size_t depth = request.split_depth != 0
                                   ? request.split_depth
-                                  : split_depth_for(estimate, split_units_wanted(request));
+                                  : runner::split_depth_for(estimate, runner::split_units_wanted(request));
     const double units =
         estimate.units.empty() ? 1 : estimate.units[std::min(depth, estimate.units.size() - 1)];
     std::string out;
@@ -114,7 +114,7 @@ auto split_text(const SearchEstimate& estimate, const FuzzRequest& request) -> s
 
 namespace {
 /// The dfs summary's line on partial-order reduction.
-auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std::string {
+auto reduction_text(const runner::FuzzRequest& request, std::size_t split_depth) -> std::string {
     if (!request.sleep_sets) return "reduction: none (--no-reduction): every interleaving within the bound\n";
     if (!request.dpor) {
         return "reduction: sleep sets only: every interleaving within the bound (--dpor: about one per "
@@ -131,7 +131,8 @@ auto reduction_text(const FuzzRequest& request, std::size_t split_depth) -> std:
 }
 }  // namespace
 
-auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string {
+auto estimate_text(const runner::SearchEstimate& estimate, const runner::FuzzRequest& request)
+    -> std::string {
     std::string out;
     if (estimate.dfs) {
         const char* what = estimate.stratified
@@ -204,7 +205,7 @@ auto every_text(std::uint64_t every, bool dfs, bool split = false) -> std::strin
 }
 
 /// --verify-determinism: what was run again and whether it ran the same.
-auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> std::string {
+auto determinism_text(const runner::FuzzReport& report, const runner::FuzzRequest& request) -> std::string {
     if (request.verify_every == 0) return "";
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
@@ -229,7 +230,7 @@ auto determinism_text(const FuzzReport& report, const FuzzRequest& request) -> s
 }  // namespace
 
 /// "device faults: N injected into crash states: S survived, D detected, ..."
-auto fault_counts_text(const FaultCounts& faults) -> std::string {
+auto fault_counts_text(const runner::FaultCounts& faults) -> std::string {
     std::string out;
     appendf(out,
             "device faults: %llu injected into crash states: %llu survived, %llu detected, %llu neither "
@@ -242,7 +243,7 @@ auto fault_counts_text(const FaultCounts& faults) -> std::string {
 namespace {
 
 /// The last line of a campaign that found nothing.
-auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> std::string {
+auto fuzz_conclusion(const runner::FuzzReport& report, const runner::FuzzRequest& request) -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
     if (dfs && report.complete && request.shard_count > 1) {
@@ -260,7 +261,7 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
             "reorderings, %u daemon wake-ups, subsets of up to %zu unflushed writes)\n",
             static_cast<ull>(report.schedules), static_cast<ull>(report.crash_states),
             request.strategy.preemptions, report.bounds.io_reorders, report.bounds.daemon_wakeups,
-            subset_writes_max);
+            runner::subset_writes_max);
     } else if (dfs) {
         appendf(out, "incomplete: stopped after %llu schedules (--schedules%s), no violation so far\n",
                 static_cast<ull>(report.schedules),
@@ -277,7 +278,7 @@ auto fuzz_conclusion(const FuzzReport& report, const FuzzRequest& request) -> st
 namespace {
 
 /// What remembering visited states did (fuzz --states), and check mode's findings.
-auto visited_text(const FuzzRequest& request, const FuzzReport& report) -> std::string {
+auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& report) -> std::string {
     const sim::DfsStats& dfs = report.dfs;
     if (request.states == sim::VisitedKey::none) {
         return "visited states: not remembered "
@@ -315,7 +316,8 @@ auto visited_text(const FuzzRequest& request, const FuzzReport& report) -> std::
 
 }  // namespace
 
-auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed) -> std::string {
+auto fuzz_summary(const runner::FuzzReport& report, const runner::FuzzRequest& request, double elapsed)
+    -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
     std::string out;
     appendf(out,
@@ -355,7 +357,7 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
                 static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
     }
     appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
-            describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
+            loader::describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
             static_cast<ull>(report.schedules_waking));
     if (report.bounds.recovery_crashes == 0) {
         appendf(out,
@@ -389,15 +391,15 @@ auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double e
     return out + fuzz_conclusion(report, request);
 }
 
-auto coverage_summary(const Counts& judged, const Counts& reached) -> std::string {
-    return "judged (crash states with something at stake): " + judged_text(judged) + "\nyield points: " +
-           coverage_text(reached) + "\n";
+auto coverage_summary(const runner::Counts& judged, const runner::Counts& reached) -> std::string {
+    return "judged (crash states with something at stake): " + runner::judged_text(judged) +
+           "\nyield points: " + runner::coverage_text(reached) + "\n";
 }
 
 namespace {
 
 /// A merged dfs: its split, pruning, and whether the search completed.
-auto merged_dfs_text(const DfsResult& dfs, bool no_violation) -> std::string {
+auto merged_dfs_text(const runner::DfsResult& dfs, bool no_violation) -> std::string {
     std::string out;
     if (dfs.split_depth != 0) {
         appendf(out, "split at depth %llu: %llu units explored of %llu\n", static_cast<ull>(dfs.split_depth),
@@ -420,7 +422,7 @@ auto merged_dfs_text(const DfsResult& dfs, bool no_violation) -> std::string {
 
 }  // namespace
 
-auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::string {
+auto merge_summary(const runner::CampaignResult& merged, std::size_t shards) -> std::string {
     std::string out;
     appendf(out, "crashsim merge %s: variant %s, strategy %s, seed %llu, %zu shard(s)\n",
             merged.scenario.c_str(), merged.variant.c_str(), merged.strategy.c_str(),
@@ -436,7 +438,7 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
     }
     if (merged.violations.empty()) out += "no violation\n";
     if (merged.dfs) out += merged_dfs_text(*merged.dfs, merged.violations.empty());
-    appendf(out, "explored with %s\n", describe_bounds(merged.bounds).c_str());
+    appendf(out, "explored with %s\n", loader::describe_bounds(merged.bounds).c_str());
     if (merged.faults) out += fault_counts_text(*merged.faults) + "\n";
     if (!merged.judged.empty() || !merged.reached.empty())
         out += coverage_summary(merged.judged, merged.reached);
@@ -445,35 +447,37 @@ auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::str
 
 auto check_header(const CheckTable& table) -> std::string { return table.header() + "\n"; }
 
-auto check_row_text(const CheckTable& table, const CheckRow& row) -> std::string {
+auto check_row_text(const CheckTable& table, const runner::CheckRow& row) -> std::string {
     std::string out = table.row(row) + "\n";
     if (!row.met) appendf(out, "    %s\n", row.detail.c_str());
     if (row.faults) appendf(out, "    %s\n", fault_counts_text(*row.faults).c_str());
     if (!row.judged.empty()) {
-        appendf(out, "    judged: %s; yield points: %s\n", judged_text(row.judged).c_str(),
-                coverage_text(row.reached).c_str());
+        appendf(out, "    judged: %s; yield points: %s\n", runner::judged_text(row.judged).c_str(),
+                runner::coverage_text(row.reached).c_str());
     }
     return out;
 }
 
-auto model_coverage_text(const std::vector<CheckRow>& rows) -> std::string {
-    std::vector<std::pair<std::string, Counts>> reached;
+auto model_coverage_text(const std::vector<runner::CheckRow>& rows) -> std::string {
+    std::vector<std::pair<std::string, runner::Counts>> reached;
     for (const auto& row : rows) reached.emplace_back(row.model, row.reached);
     std::string out;
-    for (const auto& [model, counts] : coverage_by_model(reached)) {
-        appendf(out, "coverage of %s: yield points %s\n", model.c_str(), coverage_text(counts).c_str());
+    for (const auto& [model, counts] : runner::coverage_by_model(reached)) {
+        appendf(out, "coverage of %s: yield points %s\n", model.c_str(),
+                runner::coverage_text(counts).c_str());
     }
     return out;
 }
 
-auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t every) -> std::string {
+auto check_determinism_text(const std::vector<runner::CheckRow>& rows, std::uint64_t every) -> std::string {
     std::uint64_t verified = 0;
     for (const auto& row : rows) verified += row.verified;
     std::string out;
     appendf(
         out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
         static_cast<ull>(verified), every_text(every, false).c_str(),
-        std::any_of(rows.begin(), rows.end(), [](const CheckRow& row) { return row.nondeterministic != 0; })
+        std::any_of(rows.begin(), rows.end(),
+                    [](const runner::CheckRow& row) { return row.nondeterministic != 0; })
             ? ": NOT all the same (rows above)"
             : ": each ran the same");
     return out;
@@ -482,7 +486,8 @@ auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t eve
 namespace {
 
 /// The counters the first row has, in perf_counter_names() order.
-auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::vector<std::string> {
+auto shown_counters(const loader::Scenario& scenario, const runner::PerfReport& report)
+    -> std::vector<std::string> {
     std::vector<std::string> counters;
     for (const auto& name : perf_counter_names(scenario.model)) {
         if (!report.rows.empty() && report.rows.front().outcome.counters.count(name) != 0)
@@ -493,7 +498,7 @@ auto shown_counters(const Scenario& scenario, const PerfReport& report) -> std::
 
 /// Which shown counters are maxima (CounterKind::maximum), said under the
 /// table: they are the workload's own, where the others count its events.
-auto maxima_note(const Scenario& scenario, const std::vector<std::string>& counters) -> std::string {
+auto maxima_note(const loader::Scenario& scenario, const std::vector<std::string>& counters) -> std::string {
     const model::ModelInfo* info = model::find_model(scenario.model);
     std::string maxima;
     for (const auto& name : counters) {
@@ -507,7 +512,7 @@ auto maxima_note(const Scenario& scenario, const std::vector<std::string>& count
 }
 
 /// Columns of file rates: 0 none, 1 files/s (fs_mark), 2 and unlinks/s (create_unlink).
-void perf_heading(PerfTable& table, const PerfReport& report, int files_shown,
+void perf_heading(PerfTable& table, const runner::PerfReport& report, int files_shown,
                   const std::vector<std::string>& counters) {
     // In a sweep each row starts with the swept parameter's value.
     const bool swept = !report.parameter.empty();
@@ -526,7 +531,7 @@ void perf_heading(PerfTable& table, const PerfReport& report, int files_shown,
     table.csv += "\n";
 }
 
-void perf_line(PerfTable& table, const PerfRow& row, bool swept, int files_shown,
+void perf_line(PerfTable& table, const runner::PerfRow& row, bool swept, int files_shown,
                const std::vector<std::string>& counters) {
     const double virtual_s = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
     table.operations += row.outcome.writes + row.outcome.fsyncs + row.outcome.creates + row.outcome.unlinks;
@@ -559,7 +564,7 @@ void perf_line(PerfTable& table, const PerfRow& row, bool swept, int files_shown
 
 }  // namespace
 
-auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable {
+auto perf_table(const loader::Scenario& scenario, const runner::PerfReport& report) -> PerfTable {
     PerfTable table;
     // Files/s only where the workload creates files while it is measured (fs_mark).
     const int files_shown = scenario.create_unlink ? 2 : scenario.fs_mark ? 1 : 0;
@@ -574,13 +579,13 @@ auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable
             result.point ? " at " + report.parameter + "=" + std::to_string(*result.point) : std::string();
         appendf(table.ratios, "ratio %s / %s%s (%s): %.2f, expected %.2f..%.2f: %s\n",
                 result.ratio.numerator.c_str(), result.ratio.denominator.c_str(), where.c_str(),
-                ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min,
+                runner::ratio_metric(scenario, result.ratio).c_str(), result.value, result.ratio.min,
                 result.ratio.max, result.met ? "ok" : "OUT OF RANGE");
     }
     return table;
 }
 
-auto hypothetical_variants_text(const Scenario& scenario) -> std::string {
+auto hypothetical_variants_text(const loader::Scenario& scenario) -> std::string {
     const model::ModelInfo* info = model::find_model(scenario.model);
     std::string out;
     for (const auto& variant : scenario.variants) {
@@ -664,7 +669,7 @@ auto list_text() -> std::string {
         "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
     out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
     out += "device faults (opt-in):\n";
-    out += "  faults: {\"budget\": 1.." + std::to_string(fault_budget_max) +
+    out += "  faults: {\"budget\": 1.." + std::to_string(loader::fault_budget_max) +
            ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, "
            "\"write_errors\": true}   "
            "at most budget faults per crash state, each a choice of the power cut, each on a different write "
@@ -707,12 +712,12 @@ auto list_text() -> std::string {
     return out;
 }
 
-auto machine_profiles_text(const Scenario& scenario) -> std::string {
+auto machine_profiles_text(const loader::Scenario& scenario) -> std::string {
     std::string out = "machine profiles of " + scenario.path + ":";
     if (scenario.machines.empty()) return out + " none (every variant runs on the scenario's machine)\n";
     out += '\n';
     for (const auto& [name, profile] : scenario.machines) {
-        const Machine& m = profile.machine;
+        const loader::Machine& m = profile.machine;
         const std::uint32_t cores = m.cores_per_socket == 0 ? m.cpus : m.cores_per_socket;
         const std::uint32_t sockets = cores == 0 ? 1 : (m.cpus + cores - 1) / cores;
         appendf(
@@ -732,4 +737,4 @@ auto machine_profiles_text(const Scenario& scenario) -> std::string {
     return out;
 }
 
-}  // namespace scenarios
+}  // namespace report

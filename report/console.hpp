@@ -13,40 +13,41 @@
 #include "runner/campaign.hpp"
 #include "runner/coverage.hpp"
 
-namespace scenarios {
+namespace report {
 
 /// printf into a string.
 [[gnu::format(printf, 2, 3)]] void appendf(std::string& out, const char* format, ...);
 
 /// One "VIOLATION checker: message; crash after step N (...)" line per violation.
-auto violations_text(const RunOutcome& outcome) -> std::string;
+auto violations_text(const runner::RunOutcome& outcome) -> std::string;
 /// The violations, then "no violation (N crash state(s) checked)" when none.
-auto verdict_text(const RunOutcome& outcome) -> std::string;
+auto verdict_text(const runner::RunOutcome& outcome) -> std::string;
 
 /// The live progress line of a campaign (without the carriage return).
-auto progress_text(const FuzzProgress& progress, double elapsed_s) -> std::string;
+auto progress_text(const runner::FuzzProgress& progress, double elapsed_s) -> std::string;
 
 /// "crashsim fuzz NAME: variant V, strategy S, seed N[, shard K/N][, J jobs]".
-auto fuzz_header(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
+auto fuzz_header(const std::string& scenario, const std::string& variant, const runner::FuzzRequest& request)
     -> std::string;
 /// "estimate (...): about N schedules, M crash states, T s at the measured
 /// rate ..." (fuzz --estimate, and the first line of every dfs run).
-auto estimate_text(const SearchEstimate& estimate, const FuzzRequest& request) -> std::string;
+auto estimate_text(const runner::SearchEstimate& estimate, const runner::FuzzRequest& request) -> std::string;
 /// What a campaign explored and concluded (after the failing story, if any).
-auto fuzz_summary(const FuzzReport& report, const FuzzRequest& request, double elapsed_s) -> std::string;
+auto fuzz_summary(const runner::FuzzReport& report, const runner::FuzzRequest& request, double elapsed_s)
+    -> std::string;
 /// What a verdict stands on: stake counts and yield-point coverage.
-auto coverage_summary(const Counts& judged, const Counts& reached) -> std::string;
+auto coverage_summary(const runner::Counts& judged, const runner::Counts& reached) -> std::string;
 /// `crashsim merge`'s report of the merged campaign.
-auto merge_summary(const CampaignResult& merged, std::size_t shards) -> std::string;
+auto merge_summary(const runner::CampaignResult& merged, std::size_t shards) -> std::string;
 
 /// The check table: its header, one row (and its detail lines), the coverage
 /// of each model over every row.
 auto check_header(const CheckTable& table) -> std::string;
-auto check_row_text(const CheckTable& table, const CheckRow& row) -> std::string;
-auto model_coverage_text(const std::vector<CheckRow>& rows) -> std::string;
+auto check_row_text(const CheckTable& table, const runner::CheckRow& row) -> std::string;
+auto model_coverage_text(const std::vector<runner::CheckRow>& rows) -> std::string;
 /// `check --verify-determinism N`: how many schedules were run again, and
 /// whether every one ran the same (a row says which did not).
-auto check_determinism_text(const std::vector<CheckRow>& rows, std::uint64_t every) -> std::string;
+auto check_determinism_text(const std::vector<runner::CheckRow>& rows, std::uint64_t every) -> std::string;
 
 /// `crashsim perf`: the table (header, one line per row, the ratio verdicts)
 /// and the same rows as CSV.
@@ -57,14 +58,14 @@ struct PerfTable {
     std::uint64_t operations = 0;  // writes, fsyncs and creates over every row
     bool met = true;               // every ratio in its range
 };
-auto perf_table(const Scenario& scenario, const PerfReport& report) -> PerfTable;
+auto perf_table(const loader::Scenario& scenario, const runner::PerfReport& report) -> PerfTable;
 /// The header's notes on variants whose knob values name no real kernel.
-auto hypothetical_variants_text(const Scenario& scenario) -> std::string;
+auto hypothetical_variants_text(const loader::Scenario& scenario) -> std::string;
 
 /// `crashsim list`: models, knobs, operations, checkers, device profiles.
 auto list_text() -> std::string;
 /// `crashsim list SCENARIO`: the machine profiles the scenario declares and
 /// which variants run on each.
-auto machine_profiles_text(const Scenario& scenario) -> std::string;
+auto machine_profiles_text(const loader::Scenario& scenario) -> std::string;
 
-}  // namespace scenarios
+}  // namespace report

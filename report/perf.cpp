@@ -5,7 +5,7 @@
 
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace report {
 
 auto perf_counter_names(const std::string& model) -> std::vector<std::string> {
     std::vector<std::string> names;
@@ -17,7 +17,7 @@ auto perf_counter_names(const std::string& model) -> std::vector<std::string> {
     return names;
 }
 
-auto format_vary(const VaryReport& report) -> std::string {
+auto format_vary(const runner::VaryReport& report) -> std::string {
     std::string text = "crashsim perf " + report.scenario + " --vary " + report.name + " (" +
                        report.json_path + "), " + report.metric + " ratios:\n";
     std::vector<std::string> headers;
@@ -55,22 +55,22 @@ auto format_vary(const VaryReport& report) -> std::string {
     return text;
 }
 
-CheckTable::CheckTable(const std::vector<Scenario>& scenarios) {
+CheckTable::CheckTable(const std::vector<loader::Scenario>& scenarios) {
     const auto widen = [](int& width, const std::string& text) {
         width = std::max(width, static_cast<int>(text.size()));
     };
-    for (const Scenario& scenario : scenarios) {
+    for (const loader::Scenario& scenario : scenarios) {
         widen(this->scenario, scenario.name);
-        for (const Variant& each : scenario.variants) {
+        for (const loader::Variant& each : scenario.variants) {
             widen(variant, each.name);
-            widen(expectation, expectation_text(each.expect));
+            widen(expectation, runner::expectation_text(each.expect));
         }
         if (!scenario.perf) continue;
-        for (const PerfRatio& ratio : scenario.perf->ratios) {
-            widen(expectation, perf_row_expectation(scenario, ratio));
-            widen(variant, perf_row_variant(ratio, scenario.sweep_parameter, std::nullopt));
+        for (const loader::PerfRatio& ratio : scenario.perf->ratios) {
+            widen(expectation, runner::perf_row_expectation(scenario, ratio));
+            widen(variant, runner::perf_row_variant(ratio, scenario.sweep_parameter, std::nullopt));
             for (const std::uint64_t point : scenario.sweep_values) {
-                widen(variant, perf_row_variant(ratio, scenario.sweep_parameter, point));
+                widen(variant, runner::perf_row_variant(ratio, scenario.sweep_parameter, point));
             }
         }
     }
@@ -83,7 +83,7 @@ auto CheckTable::header() const -> std::string {
     return line;
 }
 
-auto CheckTable::row(const CheckRow& row) const -> std::string {
+auto CheckTable::row(const runner::CheckRow& row) const -> std::string {
     char numbers[128];
     std::snprintf(numbers, sizeof numbers, " %-7s %10llu %13llu %7.2f s",
                   row.met     ? "ok"
@@ -99,4 +99,4 @@ auto CheckTable::row(const CheckRow& row) const -> std::string {
            padded(row.expectation, expectation) + numbers;
 }
 
-}  // namespace scenarios
+}  // namespace report

@@ -11,7 +11,7 @@
 
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace report {
 namespace {
 
 auto metric_label(const std::string& metric) -> std::string {
@@ -43,7 +43,7 @@ auto shell_quoted(const std::string& text) -> std::string {
     return out + "'";
 }
 
-auto variant_names(const Scenario& scenario) -> std::vector<std::string> {
+auto variant_names(const loader::Scenario& scenario) -> std::vector<std::string> {
     std::vector<std::string> names;
     for (const auto& variant : scenario.variants) names.push_back(variant.name);
     return names;
@@ -51,7 +51,7 @@ auto variant_names(const Scenario& scenario) -> std::vector<std::string> {
 
 }  // namespace
 
-auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::string {
+auto plot_data(const loader::Scenario& scenario, const runner::PerfReport& report) -> std::string {
     std::ostringstream out;
     char number[64];
     if (report.parameter.empty()) {
@@ -84,14 +84,14 @@ auto plot_data(const Scenario& scenario, const PerfReport& report) -> std::strin
     return out.str();
 }
 
-auto plot_seed_data(const Scenario& scenario, const PerfReport& report) -> std::string {
+auto plot_seed_data(const loader::Scenario& scenario, const runner::PerfReport& report) -> std::string {
     if (!scenario.perf || scenario.perf->seed_points.empty() || report.parameter.empty()) return "";
     std::ostringstream out;
     out << "# " << report.parameter;
     for (const auto& name : variant_names(scenario)) out << ' ' << name;
     out << " (seed: " << scenario.perf->seed_source << ")\n";
     char number[64];
-    for (const SeedPoint& seed : scenario.perf->seed_points) {
+    for (const loader::SeedPoint& seed : scenario.perf->seed_points) {
         out << (seed.point ? std::to_string(*seed.point) : std::string("0"));
         for (const auto& name : variant_names(scenario)) {
             const auto found = seed.values.find(name);
@@ -107,8 +107,9 @@ auto plot_seed_data(const Scenario& scenario, const PerfReport& report) -> std::
     return out.str();
 }
 
-auto plot_script(const Scenario& scenario, const PerfReport& report, const std::string& data_path,
-                 const std::string& svg_path, const std::string& seed_path) -> std::string {
+auto plot_script(const loader::Scenario& scenario, const runner::PerfReport& report,
+                 const std::string& data_path, const std::string& svg_path,
+                 const std::string& seed_path) -> std::string {
     const std::string metric = scenario.perf ? scenario.perf->metric : "throughput";
     const auto names = variant_names(scenario);
     std::ostringstream out;
@@ -169,16 +170,18 @@ void check_plot_path(const std::string& svg_path) {
                 shown +=
                     static_cast<unsigned char>(d) < 0x20 || d == 0x7f ? std::string(hex) : std::string(1, d);
             }
-            throw InputError("--plot: expected a file name without control characters, got \"" + shown +
-                             "\"");
+            throw loader::InputError("--plot: expected a file name without control characters, got \"" +
+                                     shown + "\"");
         }
     }
     if (find_gnuplot().empty()) {
-        throw InputError("--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
+        throw loader::InputError(
+            "--plot: expected gnuplot on PATH (Debian: apt-get install gnuplot-nox), got none");
     }
 }
 
-void plot_svg(const Scenario& scenario, const PerfReport& report, const std::string& svg_path) {
+void plot_svg(const loader::Scenario& scenario, const runner::PerfReport& report,
+              const std::string& svg_path) {
     check_plot_path(svg_path);
     const std::string gnuplot = find_gnuplot();
     // The data and the script go to a private temporary directory; gnuplot
@@ -186,33 +189,34 @@ void plot_svg(const Scenario& scenario, const PerfReport& report, const std::str
     // so nothing of the user's is overwritten and no half-drawn file is left.
     std::string dir_template = (std::filesystem::temp_directory_path() / "crashsim-plot-XXXXXX").string();
     if (::mkdtemp(dir_template.data()) == nullptr) {
-        throw InputError("--plot: expected a temporary directory for gnuplot's input, got none");
+        throw loader::InputError("--plot: expected a temporary directory for gnuplot's input, got none");
     }
     const std::filesystem::path dir(dir_template);
     std::string partial = svg_path + ".XXXXXX";
     const int fd = ::mkstemp(partial.data());
     if (fd < 0) {
         std::filesystem::remove_all(dir);
-        throw InputError("--plot: expected to create a file next to " + svg_path + ", got none");
+        throw loader::InputError("--plot: expected to create a file next to " + svg_path + ", got none");
     }
     ::close(fd);
     const std::string data_path = (dir / "data").string();
     const std::string script_path = (dir / "plot.gp").string();
-    write_text_file_atomically(data_path, plot_data(scenario, report));
+    runner::write_text_file_atomically(data_path, plot_data(scenario, report));
     const std::string seed = plot_seed_data(scenario, report);
     const std::string seed_path = seed.empty() ? std::string() : (dir / "seed").string();
-    if (!seed.empty()) write_text_file_atomically(seed_path, seed);
-    write_text_file_atomically(script_path, plot_script(scenario, report, data_path, partial, seed_path));
+    if (!seed.empty()) runner::write_text_file_atomically(seed_path, seed);
+    runner::write_text_file_atomically(script_path,
+                                       plot_script(scenario, report, data_path, partial, seed_path));
     const std::string command = shell_quoted(gnuplot) + " " + shell_quoted(script_path) + " 2>/dev/null";
     const int status = std::system(command.c_str());
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
     if (status != 0 || std::filesystem::file_size(partial, ignored) == 0) {
         std::filesystem::remove(partial, ignored);
-        throw InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " +
-                         std::to_string(status));
+        throw loader::InputError("--plot: expected gnuplot to draw " + svg_path + ", got exit status " +
+                                 std::to_string(status));
     }
     std::filesystem::rename(partial, svg_path);
 }
 
-}  // namespace scenarios
+}  // namespace report

@@ -12,11 +12,11 @@
 
 #include "loader/scenario.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
-auto failure(const std::string& path, const std::string& what) -> InputError {
-    return InputError(path + ": expected a writable path, got " + what);
+auto failure(const std::string& path, const std::string& what) -> loader::InputError {
+    return loader::InputError(path + ": expected a writable path, got " + what);
 }
 
 void write_all(int fd, const std::string& text, const std::string& path) {
@@ -71,4 +71,4 @@ void write_text_file_atomically(const std::string& path, const std::string& text
     sync_directory(path);
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -5,9 +5,9 @@
 // power cut never publishes an empty file.
 #include <string>
 
-namespace scenarios {
+namespace runner {
 
 /// Throws InputError naming `path` when it cannot be written.
 void write_text_file_atomically(const std::string& path, const std::string& text);
 
-}  // namespace scenarios
+}  // namespace runner

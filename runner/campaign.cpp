@@ -12,7 +12,7 @@
 #include "sim/assert.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 /// What a crash sees (dpor's visible steps, sim/dfs.hpp): the disk, which
@@ -756,7 +756,7 @@ void judge_coverage(CheckRow& row, const Simulation& simulation, const std::vect
 }
 
 /// expect.faults: at least one fault detected, or survived, over the row.
-void judge_faults(CheckRow& row, const Expectation& expect) {
+void judge_faults(CheckRow& row, const loader::Expectation& expect) {
     if (!row.met || row.interrupted || !row.faults) return;
     const auto fail = [&](const char* what, const char* key) {
         row.met = false;
@@ -785,8 +785,8 @@ struct RowCounts {
 
 /// The scripted schedule, when the scenario has one.
 void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bool violates) {
-    const Scenario& scenario = simulation.scenario();
-    const Expectation& expect = simulation.variant().expect;
+    const loader::Scenario& scenario = simulation.scenario();
+    const loader::Expectation& expect = simulation.variant().expect;
     const RunOutcome scripted = simulation.run_scripted(!violates);
     row.schedules++;
     if (scripted.cut_at_step != 0) row.schedules_cut++;
@@ -808,8 +808,8 @@ void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bo
 
 /// One strategy's campaign against the expectation.
 void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& request, const FuzzReport& report,
-                   const Expectation& expect, const std::string& command) {
-    const bool violates = expect.kind == Expectation::Kind::violates;
+                   const loader::Expectation& expect, const std::string& command) {
+    const bool violates = expect.kind == loader::Expectation::Kind::violates;
     if (report.interrupted) {
         row.met = false;
         row.detail = text + " was interrupted after " + std::to_string(report.schedules) + " schedules";
@@ -840,7 +840,7 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
 void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const sim::StrategySpec& strategy,
                     std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress,
                     std::uint64_t verify_every) {
-    const Expectation& expect = simulation.variant().expect;
+    const loader::Expectation& expect = simulation.variant().expect;
     const std::string text = strategy.text();
     FuzzRequest request;
     request.strategy = strategy;
@@ -880,11 +880,11 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
 
 }  // namespace
 
-auto expectation_text(const Expectation& expect) -> std::string {
-    return expect.kind == Expectation::Kind::violates ? "violates " + expect.checker : "holds";
+auto expectation_text(const loader::Expectation& expect) -> std::string {
+    return expect.kind == loader::Expectation::Kind::violates ? "violates " + expect.checker : "holds";
 }
 
-auto check_variant(const Scenario& scenario, const Variant& variant,
+auto check_variant(const loader::Scenario& scenario, const loader::Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs,
                    const std::function<void(const FuzzProgress&)>& progress, std::uint64_t verify_every)
     -> CheckRow {
@@ -893,8 +893,8 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     row.scenario = scenario.name;
     row.scenario_path = scenario.path;
     row.variant = variant.name;
-    const Expectation& expect = variant.expect;
-    const bool violates = expect.kind == Expectation::Kind::violates;
+    const loader::Expectation& expect = variant.expect;
+    const bool violates = expect.kind == loader::Expectation::Kind::violates;
     row.expectation = expectation_text(expect);
     Simulation simulation(scenario, variant);
     row.met = true;
@@ -918,10 +918,10 @@ auto check_variant(const Scenario& scenario, const Variant& variant,
     // Never silent about what exploration did not try.
     if (!expect.fuzz.strategies.empty()) {
         row.bounds = simulation.bounds();
-        row.detail += " (" + describe_bounds(*row.bounds) + ")";
+        row.detail += " (" + loader::describe_bounds(*row.bounds) + ")";
     }
     row.seconds = clock() - started;
     return row;
 }
 
-}  // namespace scenarios
+}  // namespace runner

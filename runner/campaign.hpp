@@ -16,7 +16,7 @@
 #include "runner/coverage.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct FuzzProgress {
     std::uint64_t schedules = 0;
@@ -51,7 +51,7 @@ struct FuzzRequest {
     /// The campaign's schedules in all, for any `jobs` (random, pct: indices
     /// 0..schedules-1; dfs: the most it may take, the unsplit search's first
     /// that many; a dfs shard takes its share, DfsSearch in campaign.cpp).
-    std::uint64_t schedules = fuzz_schedules_default;
+    std::uint64_t schedules = loader::fuzz_schedules_default;
     bool stop_at_first = true;
     bool sleep_sets = true;  // dfs: partial-order reduction on
     /// dfs: source-set dpor (--dpor; sim/dfs.hpp); off, the default: every
@@ -139,7 +139,7 @@ struct FuzzReport {
     sim::DfsStats dfs;                // dfs: pruning figures
     /// dfs --check-fingerprints: the first merges whose runs parted.
     std::vector<sim::FingerprintMismatch> mismatches;
-    ExploreBounds bounds;             // the simulation's, for the output
+    loader::ExploreBounds bounds;     // the simulation's, for the output
     std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
     std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up
     std::uint64_t schedules_cut = 0;  // not explored past the step bound (bounds.steps)
@@ -247,20 +247,20 @@ struct CheckRow {
     Counts reached;
     std::string model;  // whose yield points `reached` counts
     /// The bounds the row's strategies explored with (none: scripted only).
-    std::optional<ExploreBounds> bounds;
+    std::optional<loader::ExploreBounds> bounds;
     std::uint64_t verified = 0;  // schedules run again twice (--verify-determinism)
     std::uint64_t nondeterministic = 0;  // of them, those that did not run the same
     std::optional<FaultCounts> faults;  // a scenario with a fault budget: over every run
 };
 
 /// The expectation column of a check row: "holds" or "violates CHECKER".
-auto expectation_text(const Expectation& expect) -> std::string;
+auto expectation_text(const loader::Expectation& expect) -> std::string;
 
 /// Checks one variant against its expectation. `clock` returns seconds (the
 /// library reads no wall clock itself).
-auto check_variant(const Scenario& scenario, const Variant& variant,
+auto check_variant(const loader::Scenario& scenario, const loader::Variant& variant,
                    const std::function<double()>& clock, std::uint32_t jobs = 1,
                    const std::function<void(const FuzzProgress&)>& progress = {},
                    std::uint64_t verify_every = 0) -> CheckRow;
 
-}  // namespace scenarios
+}  // namespace runner

@@ -5,7 +5,7 @@
 #include "model/info.hpp"
 #include "sim/yield_point.hpp"
 
-namespace scenarios {
+namespace runner {
 
 void add_counts(std::vector<std::uint64_t>& into, const std::vector<std::uint64_t>& from) {
     if (into.size() < from.size()) into.resize(from.size(), 0);
@@ -129,4 +129,4 @@ auto coverage_by_model(const std::vector<std::pair<std::string, Counts>>& rows)
     return models;
 }
 
-}  // namespace scenarios
+}  // namespace runner

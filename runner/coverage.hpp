@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace scenarios {
+namespace runner {
 
 /// Named counts, in a fixed order (checkers: the simulation's; yield points:
 /// the model's story order).
@@ -53,4 +53,4 @@ auto undeclared_text(const std::string& model, const std::vector<std::uint64_t>&
 auto coverage_by_model(const std::vector<std::pair<std::string, Counts>>& rows)
     -> std::vector<std::pair<std::string, Counts>>;
 
-}  // namespace scenarios
+}  // namespace runner

@@ -6,20 +6,20 @@
 #include "runner/runner.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
-auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool> {
+auto draw_keep(loader::UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool> {
     std::vector<bool> keep(count, false);
     switch (policy) {
-        case UnflushedPolicy::none:
+        case loader::UnflushedPolicy::none:
             break;
-        case UnflushedPolicy::all:
+        case loader::UnflushedPolicy::all:
             keep.assign(count, true);
             break;
-        case UnflushedPolicy::any_subset:
+        case loader::UnflushedPolicy::any_subset:
             for (std::size_t i = 0; i < count; i++) keep[i] = prng.boolean();
             break;
-        case UnflushedPolicy::prefix: {
+        case loader::UnflushedPolicy::prefix: {
             const auto kept = prng.below(count + 1);
             for (std::size_t i = 0; i < kept; i++) keep[i] = true;
             break;
@@ -28,36 +28,36 @@ auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> st
     return keep;
 }
 
-auto keep_count(UnflushedPolicy policy, std::size_t count) -> std::uint64_t {
+auto keep_count(loader::UnflushedPolicy policy, std::size_t count) -> std::uint64_t {
     switch (policy) {
-        case UnflushedPolicy::none:
-        case UnflushedPolicy::all:
+        case loader::UnflushedPolicy::none:
+        case loader::UnflushedPolicy::all:
             return 1;
-        case UnflushedPolicy::prefix:
+        case loader::UnflushedPolicy::prefix:
             return count + 1;
-        case UnflushedPolicy::any_subset:
+        case loader::UnflushedPolicy::any_subset:
             return count <= subset_writes_max ? std::uint64_t{1} << count : 2 + 2 * std::uint64_t{count};
     }
     return 1;
 }
 
-auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>> {
+auto every_keep(loader::UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>> {
     std::vector<std::vector<bool>> all;
     switch (policy) {
-        case UnflushedPolicy::none:
+        case loader::UnflushedPolicy::none:
             all.emplace_back(count, false);
             break;
-        case UnflushedPolicy::all:
+        case loader::UnflushedPolicy::all:
             all.emplace_back(count, true);
             break;
-        case UnflushedPolicy::prefix:
+        case loader::UnflushedPolicy::prefix:
             for (std::size_t kept = 0; kept <= count; kept++) {
                 std::vector<bool> keep(count, false);
                 for (std::size_t i = 0; i < kept; i++) keep[i] = true;
                 all.push_back(std::move(keep));
             }
             break;
-        case UnflushedPolicy::any_subset:
+        case loader::UnflushedPolicy::any_subset:
             if (count <= subset_writes_max) {
                 for (std::uint64_t mask = 0; mask < (std::uint64_t{1} << count); mask++) {
                     std::vector<bool> keep(count);
@@ -230,4 +230,4 @@ void check_misdirected(const model::disk::BlockDevice& device, const std::vector
         }
     }
 }
-}  // namespace scenarios
+}  // namespace runner

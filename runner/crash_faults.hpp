@@ -9,16 +9,16 @@
 #include "model/disk/block_device.hpp"
 #include "sim/prng.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// One subset the policy allows, drawn.
-auto draw_keep(UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool>;
+auto draw_keep(loader::UnflushedPolicy policy, std::size_t count, sim::Prng& prng) -> std::vector<bool>;
 
 /// How many subsets every_keep lists, without listing them (dfs estimates).
-auto keep_count(UnflushedPolicy policy, std::size_t count) -> std::uint64_t;
+auto keep_count(loader::UnflushedPolicy policy, std::size_t count) -> std::uint64_t;
 
 /// Every subset the policy allows (bounded, see subset_writes_max).
-auto every_keep(UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>>;
+auto every_keep(loader::UnflushedPolicy policy, std::size_t count) -> std::vector<std::vector<bool>>;
 
 using model::disk::MisdirectedWrite;
 using model::disk::TornWrite;
@@ -69,4 +69,4 @@ void check_unreadable(const model::disk::BlockDevice& device, const CrashFaults&
 void check_misdirected(const model::disk::BlockDevice& device, const std::vector<bool>& keep,
                        const CrashFaults& faults);
 
-}  // namespace scenarios
+}  // namespace runner

@@ -13,7 +13,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -22,8 +22,8 @@ namespace {
 /// choice list a repro file records), read only when an assertion fails.
 class RunAssertContext final : public sim::AssertContext {
 public:
-    RunAssertContext(const Scenario& scenario, const Variant& variant, const std::string& label,
-                     const sim::Scheduler& scheduler)
+    RunAssertContext(const loader::Scenario& scenario, const loader::Variant& variant,
+                     const std::string& label, const sim::Scheduler& scheduler)
         : scenario_(scenario), variant_(variant), label_(label), scheduler_(scheduler) {}
 
     void describe(std::FILE* out) const override {
@@ -34,8 +34,8 @@ public:
     }
 
 private:
-    const Scenario& scenario_;
-    const Variant& variant_;
+    const loader::Scenario& scenario_;
+    const loader::Variant& variant_;
     const std::string& label_;
     const sim::Scheduler& scheduler_;
 };
@@ -132,7 +132,7 @@ auto describe_running(const sim::Scheduler& scheduler) -> std::string {
 /// One engine step; false when the run ends there: every task finished, a
 /// deadlock, no progress, the step bound, or the search cut it.
 auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& outcome,
-             const ExploreBounds& bounds, ProgressWatch& progress, sim::Trace& trace) -> bool {
+             const loader::ExploreBounds& bounds, ProgressWatch& progress, sim::Trace& trace) -> bool {
     if (scheduler.steps() >= bounds.steps) {
         // A bound, not a finding: the run is not explored past this step.
         outcome.cut_at_step = bounds.steps;
@@ -218,7 +218,7 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
     // A run cut by the step bound claims nothing past it: no crash at its end.
     if (plan.kind != CrashPlan::Kind::scripted || !outcome.violations.empty() || outcome.cut_at_step != 0)
         return;
-    UnflushedPolicy policy = UnflushedPolicy::none;
+    loader::UnflushedPolicy policy = loader::UnflushedPolicy::none;
     if (script != nullptr && script->at_crash()) {
         policy = script->crash_step().unflushed;
     } else if (script != nullptr) {
@@ -229,7 +229,7 @@ void finish_crash(const CrashPlan& plan, ScriptedStrategy* script, bool stopped,
 }
 
 /// A knob value that names no real kernel opens the story.
-void tell_hypothetical(const Scenario& scenario, const Variant& variant, sim::Trace& trace) {
+void tell_hypothetical(const loader::Scenario& scenario, const loader::Variant& variant, sim::Trace& trace) {
     for (auto& note : model::hypothetical_notes(*model::find_model(scenario.model), variant.config)) {
         trace.add({sim::TraceLine::Kind::note, 0, 0, "config", std::move(note)});
     }
@@ -241,7 +241,7 @@ struct RunLoop {
     sim::Strategy& strategy;
     const CrashPlan& plan;
     ScriptedStrategy* script;
-    const ExploreBounds& bounds;
+    const loader::ExploreBounds& bounds;
     std::uint64_t crash_states_max;
     bool interruptible;
 };
@@ -290,8 +290,8 @@ void record_run(const sim::Scheduler& scheduler, RunState& run,
 
 auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
                          sim::Prng recovery_prng, bool trace_on, ScriptedStrategy* script,
-                         const ExploreBounds& bounds, std::uint64_t crash_states_max, bool interruptible)
-    -> RunOutcome {
+                         const loader::ExploreBounds& bounds, std::uint64_t crash_states_max,
+                         bool interruptible) -> RunOutcome {
     const bool searching = plan.kind == CrashPlan::Kind::exhaustive || plan.kind == CrashPlan::Kind::count;
     RunOutcome outcome;
     outcome.judged.assign(checkers_.size(), 0);
@@ -317,7 +317,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         fs->start_daemons();
         if (bounds.daemons_settled) scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
-        for (const Task& task : scenario_.tasks) {
+        for (const loader::Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_task(task); });
         }
         RunState run{outcome, trace, scheduler, *fs, oracle, checkers_, context, scenario_.crash.unflushed,
@@ -344,4 +344,4 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
     return outcome;
 }
 
-}  // namespace scenarios
+}  // namespace runner

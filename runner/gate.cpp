@@ -6,7 +6,7 @@
 #include "loader/json_reader.hpp"
 #include "runner/perf.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<ScenarioFile> {
     std::vector<ScenarioFile> files;
@@ -21,7 +21,8 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<Sce
                 files.push_back({p.string(), false});
             }
             if (files.size() == before) {
-                throw InputError(path + ": expected a directory with scenario files (*.json), got none");
+                throw loader::InputError(path +
+                                         ": expected a directory with scenario files (*.json), got none");
             }
         } else {
             files.push_back({path, true});
@@ -31,7 +32,7 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<Sce
     return files;
 }
 
-auto skipped_row(const Scenario& scenario, std::string variant, std::string expectation)
+auto skipped_row(const loader::Scenario& scenario, std::string variant, std::string expectation)
     -> CheckRow {
     CheckRow row;
     row.scenario = scenario.name;
@@ -55,7 +56,7 @@ auto error_row(const std::string& scenario, const std::string& path, const std::
     return row;
 }
 
-auto check_scenario(const Scenario& scenario, bool named, const GateOptions& options,
+auto check_scenario(const loader::Scenario& scenario, bool named, const GateOptions& options,
                     std::vector<CheckRow>& rows) -> bool {
     bool interrupted = false;
     if (stop_requested() && scenario.perf) {
@@ -68,7 +69,7 @@ auto check_scenario(const Scenario& scenario, bool named, const GateOptions& opt
     std::vector<CheckRow> perf_rows;
     try {
         if (scenario.perf && !stop_requested()) perf_rows = check_perf(scenario, options.clock);
-    } catch (const InputError& error) {
+    } catch (const loader::InputError& error) {
         if (named) throw;
         perf_rows.push_back(error_row(scenario.name, scenario.path, "perf", "measure", error.what()));
     }
@@ -78,7 +79,7 @@ auto check_scenario(const Scenario& scenario, bool named, const GateOptions& opt
         rows.push_back(std::move(row));
     }
     for (const auto& variant : scenario.variants) {
-        if (variant.expect.kind == Expectation::Kind::measure) continue;
+        if (variant.expect.kind == loader::Expectation::Kind::measure) continue;
         const std::string expectation = expectation_text(variant.expect);
         if (stop_requested()) {
             interrupted = true;
@@ -89,7 +90,7 @@ auto check_scenario(const Scenario& scenario, bool named, const GateOptions& opt
         try {
             rows.push_back(check_variant(scenario, variant, options.clock, options.jobs, options.progress,
                                          options.verify_every));
-        } catch (const InputError& error) {
+        } catch (const loader::InputError& error) {
             if (named) throw;
             rows.push_back(error_row(scenario.name, scenario.path, variant.name, expectation, error.what()));
         }
@@ -106,9 +107,9 @@ auto load_gate_scenarios(const std::vector<ScenarioFile>& files, std::vector<Che
     CheckScenarios checked;
     for (const auto& file : files) {
         try {
-            checked.loaded.push_back(parse_scenario(read_text_file(file.path), file.path));
+            checked.loaded.push_back(loader::parse_scenario(loader::read_text_file(file.path), file.path));
             checked.named.push_back(file.named);
-        } catch (const InputError& error) {
+        } catch (const loader::InputError& error) {
             if (file.named) throw;
             rows.push_back(error_row(file.path, file.path, "-", "loads", error.what()));
         }
@@ -116,12 +117,12 @@ auto load_gate_scenarios(const std::vector<ScenarioFile>& files, std::vector<Che
     return checked;
 }
 
-auto expectations_total(std::size_t files_in_error, const std::vector<Scenario>& loaded)
+auto expectations_total(std::size_t files_in_error, const std::vector<loader::Scenario>& loaded)
     -> std::size_t {
     std::size_t total = files_in_error;
     for (const auto& scenario : loaded) {
         for (const auto& variant : scenario.variants) {
-            if (variant.expect.kind != Expectation::Kind::measure) total++;
+            if (variant.expect.kind != loader::Expectation::Kind::measure) total++;
         }
         if (scenario.perf) total += scenario.perf->ratios.size();
     }
@@ -139,4 +140,4 @@ auto gate_summary(const std::vector<CheckRow>& rows) -> GateSummary {
     return summary;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -10,7 +10,7 @@
 #include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct ScenarioFile {
     std::string path;
@@ -23,7 +23,7 @@ auto collect_scenarios(const std::vector<std::string>& paths) -> std::vector<Sce
 
 /// A row for a variant an interrupted check never ran: skipped in the
 /// reports, never read as met.
-auto skipped_row(const Scenario& scenario, std::string variant, std::string expectation) -> CheckRow;
+auto skipped_row(const loader::Scenario& scenario, std::string variant, std::string expectation) -> CheckRow;
 
 /// A row for what could not be checked: a file of a directory that does not
 /// load, or a variant whose run fails on its input.
@@ -45,12 +45,12 @@ struct GateOptions {
 /// printed as it ends; once a stop is requested the rest are skipped rows.
 /// True when the check was interrupted here. A scenario `named` on the command
 /// line rethrows an input error; one found in a directory becomes an ERROR row.
-auto check_scenario(const Scenario& scenario, bool named, const GateOptions& options,
+auto check_scenario(const loader::Scenario& scenario, bool named, const GateOptions& options,
                     std::vector<CheckRow>& rows) -> bool;
 
 /// The scenarios `check` runs, each with whether it was named on the command line.
 struct CheckScenarios {
-    std::vector<Scenario> loaded;
+    std::vector<loader::Scenario> loaded;
     std::vector<bool> named;
 };
 
@@ -61,7 +61,8 @@ auto load_gate_scenarios(const std::vector<ScenarioFile>& files, std::vector<Che
 
 /// The expectations `check` has: one per file in error, one per variant that
 /// is not a measure and one per performance ratio of each scenario loaded.
-auto expectations_total(std::size_t files_in_error, const std::vector<Scenario>& loaded) -> std::size_t;
+auto expectations_total(std::size_t files_in_error, const std::vector<loader::Scenario>& loaded)
+    -> std::size_t;
 
 /// The counts the summary line of `check` gives.
 struct GateSummary {
@@ -71,4 +72,4 @@ struct GateSummary {
 };
 auto gate_summary(const std::vector<CheckRow>& rows) -> GateSummary;
 
-}  // namespace scenarios
+}  // namespace runner

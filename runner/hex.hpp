@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-namespace scenarios {
+namespace runner {
 
 /// A 64-bit hash as repro files and messages write it: 16 hex digits.
 inline auto hex(std::uint64_t value) -> std::string {
@@ -13,4 +13,4 @@ inline auto hex(std::uint64_t value) -> std::string {
     return text;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -5,7 +5,7 @@
 #include "sim/assert.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -488,7 +488,7 @@ auto RunState::cut_and_mount(const model::disk::MountDevice& device, const model
     return false;
 }
 
-auto RunState::count_states(UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t {
+auto RunState::count_states(loader::UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t {
     if (fs.device().faults().budget == 0) return keep_count(policy, pending);
     std::uint64_t states = 0;
     bool capped = false;
@@ -525,8 +525,8 @@ void RunState::crash_at_recorded(const CrashRecord& recorded_crash, std::size_t 
     evaluate(recorded_crash.keep, recorded, true, CutChoice::recorded, recorded_crash.recovery);
 }
 
-auto RunState::crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy, UnflushedPolicy policy,
-                      sim::Prng& crash_prng) -> bool {
+auto RunState::crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy,
+                                loader::UnflushedPolicy policy, sim::Prng& crash_prng) -> bool {
     // The disk and the promises only move forward.
     SIM_ASSERT(fs.device().epoch() >= seen_disk && oracle.epoch() >= seen_oracle);
     const std::size_t pending = fs.device().pending().size();
@@ -560,4 +560,4 @@ auto RunState::crash_after_step(const CrashPlan& plan, const sim::Strategy& stra
     }
     return stop;
 }
-}  // namespace scenarios
+}  // namespace runner

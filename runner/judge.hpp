@@ -18,7 +18,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/trace.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// How the power cuts inside recovery are chosen (CrashPlan's kind).
 enum class CutChoice : std::uint8_t {
@@ -35,7 +35,7 @@ struct RunState {
     checkers::Oracle& oracle;
     const std::vector<std::unique_ptr<checkers::Checker>>& checkers;
     const checkers::CheckContext& context;
-    UnflushedPolicy policy;
+    loader::UnflushedPolicy policy;
     std::uint32_t recovery_crashes = 0;  // ExploreBounds::recovery_crashes
     sim::Prng recovery_prng;             // CutChoice::draw's stream
     sim::Prng fault_prng;                // draw_faults's stream
@@ -238,7 +238,7 @@ struct RunState {
                        std::vector<checkers::Violation>& found) -> bool;
 
     /// The crash states `exhaustive` evaluates after one step (dfs estimates).
-    auto count_states(UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t;
+    auto count_states(loader::UnflushedPolicy policy, std::size_t pending) const -> std::uint64_t;
 
     /// Has the disk, what the oracle was promised or the freeze level (which
     /// frozen_image judges by) changed since last seen?
@@ -250,8 +250,8 @@ struct RunState {
     void crash_at_recorded(const CrashRecord& recorded_crash, std::size_t pending);
 
     /// The crash states the plan takes after one step; true: the run stops.
-    auto crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy, UnflushedPolicy policy,
-                          sim::Prng& crash_prng) -> bool;
+    auto crash_after_step(const CrashPlan& plan, const sim::Strategy& strategy,
+                          loader::UnflushedPolicy policy, sim::Prng& crash_prng) -> bool;
 };
 
-}  // namespace scenarios
+}  // namespace runner

@@ -6,9 +6,9 @@
 #include "runner/coverage.hpp"
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace runner {
 
-auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,
+auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const loader::Scenario& scenario,
                      std::uint64_t scenario_hash, const std::string& variant) -> CampaignResult {
     CampaignResult result;
     result.scenario = scenario.name;
@@ -42,8 +42,8 @@ namespace {
 void check_same_campaign(const CampaignResult& shard, const std::string& path, const CampaignResult& first,
                          const std::string& first_path, const std::vector<bool>& seen) {
     auto differs = [&](const std::string& field, const std::string& got, const std::string& expected) {
-        throw InputError(path + ": $." + field + ": expected " + expected + " like " + first_path + ", got " +
-                         got);
+        throw loader::InputError(path + ": $." + field + ": expected " + expected + " like " + first_path +
+                                 ", got " + got);
     };
     if (shard.scenario != first.scenario || shard.scenario_hash != first.scenario_hash) {
         differs("scenario", "\"" + shard.scenario + "\"", "the same scenario");
@@ -59,8 +59,8 @@ void check_same_campaign(const CampaignResult& shard, const std::string& path, c
         differs("schedules", std::to_string(shard.schedules), std::to_string(first.schedules));
     }
     if (!(shard.bounds == first.bounds)) {
-        differs("explore", "\"" + describe_bounds(shard.bounds) + "\"",
-                "\"" + describe_bounds(first.bounds) + "\"");
+        differs("explore", "\"" + loader::describe_bounds(shard.bounds) + "\"",
+                "\"" + loader::describe_bounds(first.bounds) + "\"");
     }
     if (shard.shard_count != first.shard_count) {
         differs("shard.count", std::to_string(shard.shard_count), std::to_string(first.shard_count));
@@ -113,7 +113,7 @@ void index_from_first(CampaignResult& merged) {
 
 auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)
     -> CampaignResult {
-    if (shards.empty()) throw InputError("merge: expected at least one result file, got none");
+    if (shards.empty()) throw loader::InputError("merge: expected at least one result file, got none");
     const CampaignResult& first = shards.front();
     std::vector<bool> seen(first.shard_count, false);
     CampaignResult merged = first;
@@ -142,8 +142,8 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     }
     for (std::uint32_t k = 0; k < first.shard_count; k++) {
         if (!seen[k]) {
-            throw InputError("merge: expected shards 0.." + std::to_string(first.shard_count - 1) +
-                             " of the campaign, got no shard " + std::to_string(k));
+            throw loader::InputError("merge: expected shards 0.." + std::to_string(first.shard_count - 1) +
+                                     " of the campaign, got no shard " + std::to_string(k));
         }
     }
     // dfs shards: by unit, then within it (the unsplit search's order).
@@ -155,4 +155,4 @@ auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<
     return merged;
 }
 
-}  // namespace scenarios
+}  // namespace runner

@@ -10,7 +10,7 @@
 
 #include "runner/campaign.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// A dfs campaign's search figures: "dfs" in a result file.
 struct DfsResult {
@@ -40,7 +40,7 @@ struct CampaignResult {
     /// The bounds the shard explored with; shards of one campaign must agree.
     /// A result file without them comes from before reorderings and daemon
     /// wake-ups were choices: {0, 0}.
-    ExploreBounds bounds{0, 0};
+    loader::ExploreBounds bounds{0, 0};
     std::vector<FoundViolation> violations;
     Counts judged;   // crash states each checker judged with something at stake
     Counts reached;  // hits of each of the model's yield points
@@ -50,11 +50,11 @@ struct CampaignResult {
     std::optional<SearchEstimate> estimate;
 };
 
-auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const Scenario& scenario,
+auto campaign_result(const FuzzReport& report, const FuzzRequest& request, const loader::Scenario& scenario,
                      std::uint64_t scenario_hash, const std::string& variant) -> CampaignResult;
 /// Combines the shards of one campaign; throws InputError when they are not
 /// the shards 0..N-1 of the same campaign, each once.
 auto merge_results(const std::vector<CampaignResult>& shards, const std::vector<std::string>& paths)
     -> CampaignResult;
 
-}  // namespace scenarios
+}  // namespace runner

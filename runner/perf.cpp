@@ -8,7 +8,7 @@
 #include "loader/json_reader.hpp"
 #include "model/info.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 auto percentile_ms(const std::vector<sim::Duration>& sorted, double fraction) -> double {
@@ -42,9 +42,9 @@ auto metric_of(const PerfRow& row, const std::string& metric) -> double {
                                        : row.throughput_mib_s;
 }
 
-void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point, const std::string& metric,
-                   PerfReport& report) {
-    for (const Variant& variant : scenario.variants) {
+void measure_point(const loader::Scenario& scenario, std::optional<std::uint64_t> point,
+                   const std::string& metric, PerfReport& report) {
+    for (const loader::Variant& variant : scenario.variants) {
         Simulation simulation(scenario, variant);
         PerfRow row;
         row.variant = variant.name;
@@ -55,8 +55,8 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
             return;
         }
         if (!row.outcome.problem.empty()) {
-            throw InputError(scenario.path + ": $.variants: expected variant " + variant.name +
-                             "'s workload to run to its end, got " + row.outcome.problem);
+            throw loader::InputError(scenario.path + ": $.variants: expected variant " + variant.name +
+                                     "'s workload to run to its end, got " + row.outcome.problem);
         }
         const double seconds = std::max(static_cast<double>(row.outcome.elapsed_ns) / 1e9, 1e-12);
         row.throughput_mib_s = static_cast<double>(row.outcome.bytes_written) / (1024.0 * 1024.0) / seconds;
@@ -83,7 +83,7 @@ void measure_point(const Scenario& scenario, std::optional<std::uint64_t> point,
 
 }  // namespace
 
-auto measure(const Scenario& scenario) -> PerfReport {
+auto measure(const loader::Scenario& scenario) -> PerfReport {
     PerfReport report;
     const std::string metric = scenario.perf ? scenario.perf->metric : "throughput";
     std::vector<std::optional<std::uint64_t>> points;
@@ -100,7 +100,7 @@ auto measure(const Scenario& scenario) -> PerfReport {
         }
     }
     if (!scenario.perf) return report;
-    for (const PerfRatio& ratio : scenario.perf->ratios) {
+    for (const loader::PerfRatio& ratio : scenario.perf->ratios) {
         for (const auto& point : points) {
             if (ratio.at && point != ratio.at) continue;
             double numerator = 0;
@@ -119,23 +119,24 @@ auto measure(const Scenario& scenario) -> PerfReport {
     return report;
 }
 
-auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter,
+auto perf_row_variant(const loader::PerfRatio& ratio, const std::string& parameter,
                       std::optional<std::uint64_t> point) -> std::string {
     std::string variant = ratio.numerator + "/" + ratio.denominator;
     if (point) variant += " at " + parameter + "=" + std::to_string(*point);
     return variant;
 }
 
-auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std::string& {
+auto ratio_metric(const loader::Scenario& scenario, const loader::PerfRatio& ratio) -> const std::string& {
     return ratio.metric.empty() ? scenario.perf->metric : ratio.metric;
 }
 
-auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string {
+auto perf_row_expectation(const loader::Scenario& scenario, const loader::PerfRatio& ratio) -> std::string {
     return ratio_metric(scenario, ratio) + " ratio in [" + format_ratio(ratio.min) + ", " +
            format_ratio(ratio.max) + "]";
 }
 
-auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow> {
+auto check_perf(const loader::Scenario& scenario, const std::function<double()>& clock)
+    -> std::vector<CheckRow> {
     std::vector<CheckRow> rows;
     if (!scenario.perf) return rows;
     const double started = clock();
@@ -210,28 +211,29 @@ auto json_path_of(const std::string& pointer) -> std::string {
 
 }  // namespace
 
-void keep_points(Scenario& scenario, const std::string& values) {
+void keep_points(loader::Scenario& scenario, const std::string& values) {
     if (scenario.sweep_values.empty()) {
-        throw InputError("--points: expected a scenario with a sweep, got " + scenario.path + " without one");
+        throw loader::InputError("--points: expected a scenario with a sweep, got " + scenario.path +
+                                 " without one");
     }
     std::vector<std::uint64_t> kept;
     for (const std::string& value : split_values(values)) {
         if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
             value.size() > 19) {
-            throw InputError("--points: expected values of " + scenario.sweep_parameter +
-                             " separated by commas, got " + Json(values).dump());
+            throw loader::InputError("--points: expected values of " + scenario.sweep_parameter +
+                                     " separated by commas, got " + loader::Json(values).dump());
         }
         const std::uint64_t number = std::stoull(value);
         if (std::find(scenario.sweep_values.begin(), scenario.sweep_values.end(), number) ==
             scenario.sweep_values.end()) {
             std::string swept;
             for (auto v : scenario.sweep_values) swept += (swept.empty() ? "" : ", ") + std::to_string(v);
-            throw InputError("--points: expected one of the sweep's values of " + scenario.sweep_parameter +
-                             " (" + swept + "), got " + value);
+            throw loader::InputError("--points: expected one of the sweep's values of " +
+                                     scenario.sweep_parameter + " (" + swept + "), got " + value);
         }
         if (std::find(kept.begin(), kept.end(), number) == kept.end()) kept.push_back(number);
     }
-    std::vector<Scenario> points;
+    std::vector<loader::Scenario> points;
     std::vector<std::uint64_t> point_values;
     for (std::size_t i = 0; i < scenario.sweep_values.size(); i++) {
         if (std::find(kept.begin(), kept.end(), scenario.sweep_values[i]) == kept.end()) continue;
@@ -245,13 +247,13 @@ void keep_points(Scenario& scenario, const std::string& values) {
         return !at || std::find(point_values.begin(), point_values.end(), *at) != point_values.end();
     };
     auto& ratios = scenario.perf->ratios;
-    ratios.erase(
-        std::remove_if(ratios.begin(), ratios.end(), [&](const PerfRatio& r) { return !kept_point(r.at); }),
-        ratios.end());
+    ratios.erase(std::remove_if(ratios.begin(), ratios.end(),
+                                [&](const loader::PerfRatio& r) { return !kept_point(r.at); }),
+                 ratios.end());
     auto& seed = scenario.perf->seed_points;
-    seed.erase(
-        std::remove_if(seed.begin(), seed.end(), [&](const SeedPoint& p) { return !kept_point(p.point); }),
-        seed.end());
+    seed.erase(std::remove_if(seed.begin(), seed.end(),
+                              [&](const loader::SeedPoint& p) { return !kept_point(p.point); }),
+               seed.end());
 }
 
 auto vary_parameters(const std::string& model) -> std::vector<std::string> {
@@ -267,7 +269,7 @@ auto vary_parameters(const std::string& model) -> std::vector<std::string> {
 namespace {
 
 [[noreturn]] void bad_vary(const std::string& expected, const std::string& got) {
-    throw InputError("--vary: expected " + expected + ", got " + got);
+    throw loader::InputError("--vary: expected " + expected + ", got " + got);
 }
 
 /// The parameter's name and values from "NAME=V1,V2,...": each value given,
@@ -300,7 +302,7 @@ struct VaryTarget {
 /// model that no variant sets.
 /// PROFILE.FIELD: a field of machine profile PROFILE (`machines`), or one of
 /// its per-operation CPU costs; empty when `name` names no profile.
-auto vary_profile_target(const std::string& name, const Scenario& base) -> std::string {
+auto vary_profile_target(const std::string& name, const loader::Scenario& base) -> std::string {
     const std::size_t dot = name.find('.');
     if (dot == std::string::npos || base.machines.count(name.substr(0, dot)) == 0) return "";
     const std::string profile = name.substr(0, dot);
@@ -319,7 +321,7 @@ auto vary_profile_target(const std::string& name, const Scenario& base) -> std::
              Json(name).dump());
 }
 
-auto vary_target(const std::string& name, const Scenario& base, const Json& root) -> VaryTarget {
+auto vary_target(const std::string& name, const loader::Scenario& base, const Json& root) -> VaryTarget {
     VaryTarget target;
     target.pointer = vary_profile_target(name, base);
     if (!target.pointer.empty()) return target;
@@ -370,8 +372,8 @@ auto vary_target(const std::string& name, const Scenario& base, const Json& root
 /// The scenario `root` loaded once per value of the report, the value
 /// written at `target` (and only `points` of its sweep kept, when given).
 auto vary_scenarios(const std::string& path, const Json& root, const VaryTarget& target,
-                    const VaryReport& report, const std::string& points) -> std::vector<Scenario> {
-    std::vector<Scenario> loaded;
+                    const VaryReport& report, const std::string& points) -> std::vector<loader::Scenario> {
+    std::vector<loader::Scenario> loaded;
     for (const std::string& value : report.values) {
         Json copy = root;
         if (target.numeric) {
@@ -383,10 +385,11 @@ auto vary_scenarios(const std::string& path, const Json& root, const VaryTarget&
             copy[Json::json_pointer(target.pointer)] = value;
         }
         try {
-            loaded.push_back(parse_scenario(copy.dump(), path));
+            loaded.push_back(loader::parse_scenario(copy.dump(), path));
             if (!points.empty()) keep_points(loaded.back(), points);
-        } catch (const InputError& error) {
-            throw InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value + ")");
+        } catch (const loader::InputError& error) {
+            throw loader::InputError(std::string(error.what()) + " (--vary " + report.name + "=" + value +
+                                     ")");
         }
     }
     return loaded;
@@ -398,18 +401,18 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     VaryReport report;
     read_vary_spec(spec, report);
     // The scenario as written (loaded once to validate it and learn its model).
-    const std::string text = read_text_file(path);
-    Scenario base = parse_scenario(text, path);
+    const std::string text = loader::read_text_file(path);
+    loader::Scenario base = loader::parse_scenario(text, path);
     if (!points.empty()) keep_points(base, points);
     if (!base.fio && !base.fs_mark && !base.create_unlink) {
-        throw InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
+        throw loader::InputError(path + ": $.workload: expected a declared workload for perf, got nothing");
     }
     report.scenario = base.name;
     report.metric = base.perf ? base.perf->metric : std::string("throughput");
-    const Json root = Json::parse(text);
+    const loader::Json root = loader::Json::parse(text);
     const VaryTarget target = vary_target(report.name, base, root);
     report.json_path = json_path_of(target.pointer);
-    for (const Scenario& scenario : vary_scenarios(path, root, target, report, points)) {
+    for (const loader::Scenario& scenario : vary_scenarios(path, root, target, report, points)) {
         report.reports.push_back(measure(scenario));
         if (report.reports.back().interrupted) {
             report.interrupted = true;
@@ -419,4 +422,4 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     return report;
 }
 
-}  // namespace scenarios
+}  // namespace runner

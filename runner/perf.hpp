@@ -13,7 +13,7 @@
 #include "runner/campaign.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct PerfRow {
     std::string variant;
@@ -31,7 +31,7 @@ struct PerfRow {
 };
 
 struct PerfRatioResult {
-    PerfRatio ratio;
+    loader::PerfRatio ratio;
     std::optional<std::uint64_t> point;  // where it was evaluated, in a sweep
     double value = 0;
     bool met = false;
@@ -58,7 +58,7 @@ struct VaryReport {
 /// crashsim perf --points V1,V2,...: keeps only these points of the sweep
 /// (and the ratios and seed figures declared at them); throws InputError
 /// for a scenario without a sweep or a value it does not sweep.
-void keep_points(Scenario& scenario, const std::string& values);
+void keep_points(loader::Scenario& scenario, const std::string& values);
 /// The parameters --vary knows for a scenario of `model` (machine, device,
 /// workload fields and the model's knobs).
 auto vary_parameters(const std::string& model) -> std::vector<std::string>;
@@ -68,14 +68,15 @@ auto measure_vary(const std::string& path, const std::string& spec, const std::s
     -> VaryReport;
 
 /// Runs every variant (throws InputError on a deadlock or step bound).
-auto measure(const Scenario& scenario) -> PerfReport;
+auto measure(const loader::Scenario& scenario) -> PerfReport;
 /// One check row per ratio of the scenario's perf expectations.
-auto check_perf(const Scenario& scenario, const std::function<double()>& clock) -> std::vector<CheckRow>;
+auto check_perf(const loader::Scenario& scenario, const std::function<double()>& clock)
+    -> std::vector<CheckRow>;
 /// The variant and expectation columns of a performance row of `check`.
-auto perf_row_variant(const PerfRatio& ratio, const std::string& parameter,
+auto perf_row_variant(const loader::PerfRatio& ratio, const std::string& parameter,
                       std::optional<std::uint64_t> point) -> std::string;
-auto perf_row_expectation(const Scenario& scenario, const PerfRatio& ratio) -> std::string;
+auto perf_row_expectation(const loader::Scenario& scenario, const loader::PerfRatio& ratio) -> std::string;
 /// The metric a ratio compares: its own, else the scenario's perf.metric.
-auto ratio_metric(const Scenario& scenario, const PerfRatio& ratio) -> const std::string&;
+auto ratio_metric(const loader::Scenario& scenario, const loader::PerfRatio& ratio) -> const std::string&;
 
-}  // namespace scenarios
+}  // namespace runner

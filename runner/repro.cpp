@@ -6,7 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 constexpr int repro_format = 1;
@@ -39,12 +39,12 @@ void write_repro(const Repro& repro, const std::string& path) {
         }
         // Device faults the crash injected.
         if (!repro.crash->torn.empty()) {
-            Json torn = Json::array();
+            loader::Json torn = loader::Json::array();
             for (const auto& tear : repro.crash->torn) torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
             json["crash"]["torn"] = torn;
         }
         if (!repro.crash->misdirected.empty()) {
-            Json misdirected = Json::array();
+            loader::Json misdirected = loader::Json::array();
             for (const auto& m : repro.crash->misdirected) misdirected.push_back({{"write", m.write}, {"victim", m.victim}});
             json["crash"]["misdirected"] = misdirected;
         }
@@ -57,7 +57,7 @@ void write_repro(const Repro& repro, const std::string& path) {
     write_text_file_atomically(path, json.dump(2) + "\n");
 }
 
-auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
+auto explore_json(const loader::ExploreBounds& bounds) -> nlohmann::json {
     return {{"io_reorders", bounds.io_reorders},
             {"daemon_wakeups", bounds.daemon_wakeups},
             {"steps", bounds.steps},
@@ -66,14 +66,14 @@ auto explore_json(const ExploreBounds& bounds) -> nlohmann::json {
             {"daemons_settled", bounds.daemons_settled}};
 }
 
-auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds {
-    ExploreBounds bounds{0, 0};
+auto read_explore_json(const loader::Json& file, const loader::JsonReader& in) -> loader::ExploreBounds {
+    loader::ExploreBounds bounds{0, 0};
     // Files written before recovery_crashes was a bound explored none, and
     // before daemons_settled had every daemon's start race the tasks.
     bounds.recovery_crashes = 0;
     bounds.daemons_settled = false;
     if (!file.contains("explore")) return bounds;
-    const Json& explore = file.at("explore");
+    const loader::Json& explore = file.at("explore");
     // steps and progress_steps: absent in files written before they were bounds.
     in.check_keys(explore, "$.explore",
                   {"io_reorders", "daemon_wakeups", "steps", "progress_steps", "recovery_crashes",
@@ -81,41 +81,44 @@ auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds 
                   {"io_reorders", "daemon_wakeups"});
     if (explore.contains("recovery_crashes")) {
         bounds.recovery_crashes = static_cast<std::uint32_t>(in.read_unsigned_in(
-            explore.at("recovery_crashes"), "$.explore.recovery_crashes", 0, recovery_crashes_max));
+            explore.at("recovery_crashes"), "$.explore.recovery_crashes", 0, loader::recovery_crashes_max));
     }
-    bounds.io_reorders = static_cast<std::uint32_t>(
-        in.read_unsigned_in(explore.at("io_reorders"), "$.explore.io_reorders", 0, explore_bound_max));
-    bounds.daemon_wakeups = static_cast<std::uint32_t>(
-        in.read_unsigned_in(explore.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, explore_bound_max));
+    bounds.io_reorders = static_cast<std::uint32_t>(in.read_unsigned_in(
+        explore.at("io_reorders"), "$.explore.io_reorders", 0, loader::explore_bound_max));
+    bounds.daemon_wakeups = static_cast<std::uint32_t>(in.read_unsigned_in(
+        explore.at("daemon_wakeups"), "$.explore.daemon_wakeups", 0, loader::explore_bound_max));
     if (explore.contains("daemons_settled")) {
         bounds.daemons_settled = in.read_bool(explore.at("daemons_settled"), "$.explore.daemons_settled");
     }
     if (explore.contains("steps")) {
-        bounds.steps = in.read_unsigned_in(explore.at("steps"), "$.explore.steps", 1, explore_steps_max);
+        bounds.steps =
+            in.read_unsigned_in(explore.at("steps"), "$.explore.steps", 1, loader::explore_steps_max);
     }
     if (explore.contains("progress_steps")) {
         bounds.progress_steps =
-            in.read_unsigned_in(explore.at("progress_steps"), "$.explore.progress_steps", 1, explore_steps_max);
+            in.read_unsigned_in(explore.at("progress_steps"), "$.explore.progress_steps", 1, loader::explore_steps_max);
     }
     return bounds;
 }
 
-auto read_hex64(const Json& value, const std::string& json_path, const JsonReader& in) -> std::uint64_t {
+auto read_hex64(const loader::Json& value, const std::string& json_path, const loader::JsonReader& in)
+    -> std::uint64_t {
     const std::string expected = "16 hex digits";
-    if (!value.is_string()) in.fail(json_path, expected, type_name(value));
+    if (!value.is_string()) in.fail(json_path, expected, loader::type_name(value));
     const auto text = value.get<std::string>();
     const bool hex_digits = text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
                                 return std::isxdigit(static_cast<unsigned char>(c)) != 0;
                             });
-    if (!hex_digits) in.fail(json_path, expected, json_quoted(text));
+    if (!hex_digits) in.fail(json_path, expected, loader::json_quoted(text));
     return std::stoull(text, nullptr, 16);
 }
 
-auto read_format(const Json& file, const char* key, int format, const JsonReader& in) -> void {
+auto read_format(const loader::Json& file, const char* key, int format, const loader::JsonReader& in)
+    -> void {
     const std::string json_path = std::string("$.") + key;
-    if (!file.is_object()) in.fail("$", "an object", type_name(file));
+    if (!file.is_object()) in.fail("$", "an object", loader::type_name(file));
     if (!file.contains(key)) in.fail(json_path, std::to_string(format), "nothing");
-    const Json& given = file.at(key);
+    const loader::Json& given = file.at(key);
     if (!given.is_number_unsigned() || given.get<std::uint64_t>() != static_cast<std::uint64_t>(format)) {
         in.fail(json_path, std::to_string(format), given.dump());
     }
@@ -123,10 +126,12 @@ auto read_format(const Json& file, const char* key, int format, const JsonReader
 
 namespace {
 
-auto read_keep(const Json& value, const std::string& json_path, const JsonReader& in) -> std::vector<bool> {
+auto read_keep(const loader::Json& value, const std::string& json_path, const loader::JsonReader& in)
+    -> std::vector<bool> {
     std::vector<bool> keep;
     for (char c : in.read_string(value, json_path)) {
-        if (c != '0' && c != '1') in.fail(json_path, "a string of 0 and 1", json_quoted(std::string(1, c)));
+        if (c != '0' && c != '1')
+            in.fail(json_path, "a string of 0 and 1", loader::json_quoted(std::string(1, c)));
         keep.push_back(c == '1');
     }
     return keep;
@@ -141,15 +146,16 @@ constexpr std::uint64_t torn_field_max = 1'000'000;
 /// on device.blocks.
 constexpr std::uint64_t victim_block_max = std::uint64_t{1} << 32;
 
-auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::disk::TornWrite> {
+auto read_torn(const loader::Json& value, const loader::JsonReader& in)
+    -> std::vector<model::disk::TornWrite> {
     in.check_array(value, "$.crash.torn");
-    if (value.size() > fault_budget_max) {
-        in.fail("$.crash.torn", "at most " + std::to_string(fault_budget_max) + " torn writes",
+    if (value.size() > loader::fault_budget_max) {
+        in.fail("$.crash.torn", "at most " + std::to_string(loader::fault_budget_max) + " torn writes",
                 std::to_string(value.size()));
     }
     std::vector<model::disk::TornWrite> torn;
     for (std::size_t i = 0; i < value.size(); i++) {
-        const std::string at = index_path("$.crash.torn", i);
+        const std::string at = loader::index_path("$.crash.torn", i);
         in.check_keys(value[i], at, {"write", "sectors"}, {"write", "sectors"});
         model::disk::TornWrite tear;
         tear.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, torn_field_max);
@@ -161,15 +167,17 @@ auto read_torn(const Json& value, const JsonReader& in) -> std::vector<model::di
 
 /// Misdirected writes, bounded as torn writes are; whether each
 /// fits its crash is the replay's to say.
-auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<model::disk::MisdirectedWrite> {
+auto read_misdirected(const loader::Json& value, const loader::JsonReader& in)
+    -> std::vector<model::disk::MisdirectedWrite> {
     in.check_array(value, "$.crash.misdirected");
-    if (value.size() > fault_budget_max) {
-        in.fail("$.crash.misdirected", "at most " + std::to_string(fault_budget_max) + " misdirected writes",
+    if (value.size() > loader::fault_budget_max) {
+        in.fail("$.crash.misdirected",
+                "at most " + std::to_string(loader::fault_budget_max) + " misdirected writes",
                 std::to_string(value.size()));
     }
     std::vector<model::disk::MisdirectedWrite> misdirected;
     for (std::size_t i = 0; i < value.size(); i++) {
-        const std::string at = index_path("$.crash.misdirected", i);
+        const std::string at = loader::index_path("$.crash.misdirected", i);
         in.check_keys(value[i], at, {"write", "victim"}, {"write", "victim"});
         model::disk::MisdirectedWrite m;
         m.write = in.read_unsigned_in(value[i].at("write"), at + ".write", 0, torn_field_max);
@@ -181,20 +189,21 @@ auto read_misdirected(const Json& value, const JsonReader& in) -> std::vector<mo
 
 /// Latent sector errors: unreadable block numbers; whether they
 /// fit the crash is the replay's to say.
-auto read_unreadable(const Json& value, const JsonReader& in) -> std::vector<std::uint64_t> {
+auto read_unreadable(const loader::Json& value, const loader::JsonReader& in) -> std::vector<std::uint64_t> {
     in.check_array(value, "$.crash.unreadable");
-    if (value.size() > fault_budget_max) {
-        in.fail("$.crash.unreadable", "at most " + std::to_string(fault_budget_max) + " unreadable blocks",
+    if (value.size() > loader::fault_budget_max) {
+        in.fail("$.crash.unreadable",
+                "at most " + std::to_string(loader::fault_budget_max) + " unreadable blocks",
                 std::to_string(value.size()));
     }
     std::vector<std::uint64_t> blocks;
     for (std::size_t i = 0; i < value.size(); i++) {
-        blocks.push_back(in.read_unsigned_in(value[i], index_path("$.crash.unreadable", i), 0, victim_block_max));
+        blocks.push_back(in.read_unsigned_in(value[i], loader::index_path("$.crash.unreadable", i), 0, victim_block_max));
     }
     return blocks;
 }
 
-void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
+void read_crash(const loader::Json& crash, const loader::JsonReader& in, Repro& repro) {
     in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn", "misdirected", "unreadable"},
                   {"step", "after", "keep"});
     CrashRecord record;
@@ -202,14 +211,14 @@ void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
     record.after = in.read_string(crash.at("after"), "$.crash.after");
     record.keep = read_keep(crash.at("keep"), "$.crash.keep", in);
     if (crash.contains("recovery")) {
-        const Json& cuts = crash.at("recovery");
+        const loader::Json& cuts = crash.at("recovery");
         in.check_array(cuts, "$.crash.recovery");
-        if (cuts.size() > recovery_crashes_max) {
-            in.fail("$.crash.recovery", "at most " + std::to_string(recovery_crashes_max) + " cuts",
+        if (cuts.size() > loader::recovery_crashes_max) {
+            in.fail("$.crash.recovery", "at most " + std::to_string(loader::recovery_crashes_max) + " cuts",
                     std::to_string(cuts.size()));
         }
         for (std::size_t i = 0; i < cuts.size(); i++) {
-            const std::string at = index_path("$.crash.recovery", i);
+            const std::string at = loader::index_path("$.crash.recovery", i);
             in.check_keys(cuts[i], at, {"requests", "after", "keep"}, {"requests", "after", "keep"});
             RecoveryCut cut;
             cut.requests = in.read_unsigned_in(cuts[i].at("requests"), at + ".requests", 1, 1'000'000);
@@ -224,22 +233,22 @@ void read_crash(const Json& crash, const JsonReader& in, Repro& repro) {
     repro.crash = std::move(record);
 }
 
-auto read_string_array(const Json& value, const std::string& json_path, const JsonReader& in)
+auto read_string_array(const loader::Json& value, const std::string& json_path, const loader::JsonReader& in)
     -> std::vector<std::string> {
     in.check_array(value, json_path);
     std::vector<std::string> strings;
-    for (std::size_t i = 0; i < value.size(); i++) strings.push_back(in.read_string(value[i], index_path(json_path, i)));
+    for (std::size_t i = 0; i < value.size(); i++) strings.push_back(in.read_string(value[i], loader::index_path(json_path, i)));
     return strings;
 }
 
 }  // namespace
 
-auto read_repro(const std::string& path) -> Repro { return parse_repro(read_text_file(path, "repro file"), path); }
+auto read_repro(const std::string& path) -> Repro { return parse_repro(loader::read_text_file(path, "repro file"), path); }
 
 auto parse_repro(const std::string& text, const std::string& path) -> Repro {
-    NumberTexts numbers;
-    const Json json = parse_json(text, path, &numbers);
-    const JsonReader in(path, &numbers);
+    loader::NumberTexts numbers;
+    const loader::Json json = loader::parse_json(text, path, &numbers);
+    const loader::JsonReader in(path, &numbers);
     read_format(json, "crashsim_repro", repro_format, in);
     in.check_keys(json, "$",
                   {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
@@ -250,25 +259,25 @@ auto parse_repro(const std::string& text, const std::string& path) -> Repro {
     Repro repro;
     repro.scenario_path = in.read_text(json.at("scenario_path"), "$.scenario_path");
     // The scenario's own text: a JSON file, so newlines and tabs are in it.
-    if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", type_name(json.at("scenario")));
+    if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", loader::type_name(json.at("scenario")));
     repro.scenario_text = json.at("scenario").get<std::string>();
     repro.variant = in.read_name(json.at("variant"), "$.variant");
     repro.strategy = in.read_name(json.at("strategy"), "$.strategy");
     repro.seed = in.read_unsigned(json.at("seed"), "$.seed");
     repro.schedule_index = in.read_unsigned(json.at("schedule_index"), "$.schedule_index");
     repro.schedule_seed = in.read_unsigned(json.at("schedule_seed"), "$.schedule_seed");
-    const Json& choices = json.at("choices");
+    const loader::Json& choices = json.at("choices");
     in.check_array(choices, "$.choices");
     for (std::size_t i = 0; i < choices.size(); i++) {
         repro.choices.push_back(static_cast<std::uint32_t>(
-            in.read_unsigned_in(choices[i], index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
+            in.read_unsigned_in(choices[i], loader::index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
     }
     repro.bounds = read_explore_json(json, in);
     if (json.contains("crash")) read_crash(json.at("crash"), in, repro);
-    const Json& violation = json.at("violation");
+    const loader::Json& violation = json.at("violation");
     in.check_keys(violation, "$.violation", {"checker", "message"}, {"checker", "message"});
     repro.checker = in.read_name(violation.at("checker"), "$.violation.checker");
-    if (!violation.at("message").is_string()) in.fail("$.violation.message", "a string", type_name(violation.at("message")));
+    if (!violation.at("message").is_string()) in.fail("$.violation.message", "a string", loader::type_name(violation.at("message")));
     repro.message = violation.at("message").get<std::string>();
     if (json.contains("shrunk")) repro.shrink_log = read_string_array(json.at("shrunk"), "$.shrunk", in);
     repro.trace_hash = read_hex64(json.at("trace_hash"), "$.trace_hash", in);
@@ -321,7 +330,7 @@ auto result_file_name(const std::string& scenario, const std::string& variant, c
 }
 
 auto load_repro(const std::string& path) -> LoadedRepro {
-    return load_repro_text(read_text_file(path, "repro file"), path);
+    return load_repro_text(loader::read_text_file(path, "repro file"), path);
 }
 
 auto load_repro_text(const std::string& text, const std::string& path) -> LoadedRepro {
@@ -329,15 +338,15 @@ auto load_repro_text(const std::string& text, const std::string& path) -> Loaded
     loaded.repro = parse_repro(text, path);
     const Repro& repro = loaded.repro;
     try {
-        loaded.scenario = parse_scenario(repro.scenario_text, repro.scenario_path);
-    } catch (const InputError& error) {
-        throw InputError(path + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
-                         error.what() + ")");
+        loaded.scenario = loader::parse_scenario(repro.scenario_text, repro.scenario_path);
+    } catch (const loader::InputError& error) {
+        throw loader::InputError(path + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
+                                 error.what() + ")");
     }
-    const Variant* variant = loaded.scenario.find_variant(repro.variant);
+    const loader::Variant* variant = loaded.scenario.find_variant(repro.variant);
     if (variant == nullptr) {
-        throw InputError(path + ": $.variant: expected a variant of the embedded scenario, got \"" + repro.variant +
-                         "\"");
+        throw loader::InputError(path + ": $.variant: expected a variant of the embedded scenario, got \"" + repro.variant +
+                                 "\"");
     }
     try {
         Simulation simulation(loaded.scenario, *variant);
@@ -345,25 +354,26 @@ auto load_repro_text(const std::string& text, const std::string& path) -> Loaded
         loaded.replayed = simulation.replay(repro.choices, repro.crash, true);
     } catch (const sim::ReplayDiverged& diverged) {
         // The field the divergence blames: the choices, the crash step or its keep list.
-        throw InputError(path + ": " + diverged.field() + ": expected " + diverged.expected() + ", got " +
-                         diverged.what());
+        throw loader::InputError(path + ": " + diverged.field() + ": expected " + diverged.expected() +
+                                 ", got " + diverged.what());
     }
     const RunOutcome& outcome = loaded.replayed;
     if (!outcome.violated()) {
-        throw InputError(path + ": $.violation: expected a replay that violates " + repro.checker +
-                         ", got a run that holds (the repro does not reproduce its violation)");
+        throw loader::InputError(path + ": $.violation: expected a replay that violates " + repro.checker +
+                                 ", got a run that holds (the repro does not reproduce its violation)");
     }
     if (outcome.violations.front().checker != repro.checker) {
-        throw InputError(path + ": $.violation.checker: expected " + outcome.violations.front().checker +
-                         " (what the replay violates), got " + json_quoted(repro.checker));
+        throw loader::InputError(path + ": $.violation.checker: expected " +
+                                 outcome.violations.front().checker + " (what the replay violates), got " +
+                                 loader::json_quoted(repro.checker));
     }
     if (outcome.trace_hash != repro.trace_hash) {
-        throw InputError(path + ": $.trace_hash: expected " + hex(outcome.trace_hash) +
-                         " (the replay's), got " + json_quoted(hex(repro.trace_hash)) +
-                         ": the replay does not reproduce the recorded run (the repro was edited, or written by "
-                         "another version of crashsim)");
+        throw loader::InputError(path + ": $.trace_hash: expected " + hex(outcome.trace_hash) +
+                                 " (the replay's), got " + loader::json_quoted(hex(repro.trace_hash)) +
+                                 ": the replay does not reproduce the recorded run (the repro was edited, or written by "
+                                 "another version of crashsim)");
     }
     return loaded;
 }
 
-}  // namespace scenarios
+}  // namespace runner

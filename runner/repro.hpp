@@ -14,7 +14,7 @@
 #include "runner/hex.hpp"
 #include "runner/runner.hpp"
 
-namespace scenarios {
+namespace runner {
 
 struct Repro {
     std::string scenario_path;
@@ -27,7 +27,7 @@ struct Repro {
     std::vector<std::uint32_t> choices;
     /// The bounds the choices were taken under (the candidate lists depend on
     /// them); absent in files written before them: 0 and 0, that engine's.
-    ExploreBounds bounds{0, 0};
+    loader::ExploreBounds bounds{0, 0};
     /// Absent for a violation without a power cut (liveness, deadlock).
     std::optional<CrashRecord> crash;
     std::string checker;
@@ -64,9 +64,11 @@ auto parse_repro(const std::string& text, const std::string& path) -> Repro;
 /// its scenario loads, names its variant, and replays to the recorded run).
 struct LoadedRepro {
     Repro repro;
-    Scenario scenario;
+    loader::Scenario scenario;
     RunOutcome replayed;  // the traced replay
-    [[nodiscard]] auto variant() const -> const Variant& { return *scenario.find_variant(repro.variant); }
+    [[nodiscard]] auto variant() const -> const loader::Variant& {
+        return *scenario.find_variant(repro.variant);
+    }
 };
 /// The one way every verb reads a repro (replay, shrink): throws InputError
 /// naming the file and the JSON path when the file is malformed, its
@@ -75,13 +77,14 @@ struct LoadedRepro {
 auto load_repro(const std::string& path) -> LoadedRepro;
 auto load_repro_text(const std::string& text, const std::string& path) -> LoadedRepro;
 /// ExploreBounds as repro and campaign result files write them, under "explore".
-auto explore_json(const ExploreBounds& bounds) -> nlohmann::json;
+auto explore_json(const loader::ExploreBounds& bounds) -> nlohmann::json;
 /// The "explore" object of a repro or result file; a file without one was
 /// written before these choices existed: 0 and 0. Throws InputError.
-auto read_explore_json(const Json& file, const JsonReader& in) -> ExploreBounds;
+auto read_explore_json(const loader::Json& file, const loader::JsonReader& in) -> loader::ExploreBounds;
 /// "crashsim_repro": 1 and the like: the format number `key` of a repro or result file.
-void read_format(const Json& file, const char* key, int format, const JsonReader& in);
+void read_format(const loader::Json& file, const char* key, int format, const loader::JsonReader& in);
 /// A hash written as 16 hex digits.
-auto read_hex64(const Json& value, const std::string& json_path, const JsonReader& in) -> std::uint64_t;
+auto read_hex64(const loader::Json& value, const std::string& json_path, const loader::JsonReader& in)
+    -> std::uint64_t;
 
-}  // namespace scenarios
+}  // namespace runner

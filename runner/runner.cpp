@@ -10,7 +10,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/stop.hpp"
 
-namespace scenarios {
+namespace runner {
 
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t {
     std::uint64_t state = seed ^ (index * 0xD1B54A32D192ED03ULL);
@@ -41,7 +41,7 @@ constexpr std::uint64_t pct_probe_seed = 0x9c7;
 
 }  // namespace
 
-Simulation::Simulation(const Scenario& scenario, const Variant& variant)
+Simulation::Simulation(const loader::Scenario& scenario, const loader::Variant& variant)
     : scenario_(scenario), variant_(variant), bounds_(scenario.explore),
       verdicts_(std::make_unique<VerdictMemo>()) {
     model::Geometry geometry{scenario.device.block_size, scenario.device.blocks,
@@ -71,9 +71,9 @@ Simulation::Simulation(const Scenario& scenario, const Variant& variant)
         sim::StepOutcome outcome;
         while ((outcome = scheduler.step(first)) != sim::StepOutcome::finished) {
             if (outcome == sim::StepOutcome::deadlock) {
-                throw InputError(scenario_.path +
-                                 ": $.setup: expected the set-up to complete, got a deadlock: " +
-                                 scheduler.describe_blocked());
+                throw loader::InputError(scenario_.path +
+                                         ": $.setup: expected the set-up to complete, got a deadlock: " +
+                                         scheduler.describe_blocked());
             }
         }
     }
@@ -92,7 +92,7 @@ auto Simulation::decisions_estimate() -> std::uint64_t {
         sim::RandomStrategy random(sim::Prng(schedule_seed(pct_probe_seed, probe)));
         run_label_ = "pct's probe, random seed " + std::to_string(schedule_seed(pct_probe_seed, probe));
         // The probe counts decisions only: no power cut inside recovery.
-        ExploreBounds probe_bounds = bounds_;
+        loader::ExploreBounds probe_bounds = bounds_;
         probe_bounds.recovery_crashes = 0;
         const RunOutcome outcome = execute(random, CrashPlan{CrashPlan::Kind::scripted, {}},
                                            sim::Prng(0), sim::Prng(0), false, nullptr, probe_bounds);
@@ -128,15 +128,15 @@ auto Simulation::run_scripted(bool trace, std::uint64_t seed) -> RunOutcome {
     // a daemon's own wake-up, one per step that names a model task (the xfs
     // log worker, xfs-sync), taken only while that step runs.
     const auto daemon_steps = static_cast<std::uint32_t>(
-        std::ranges::count_if(scenario_.schedule, [this](const ScheduleStep& step) {
-            return step.kind == ScheduleStep::Kind::run &&
+        std::ranges::count_if(scenario_.schedule, [this](const loader::ScheduleStep& step) {
+            return step.kind == loader::ScheduleStep::Kind::run &&
                    std::ranges::none_of(scenario_.tasks,
-                                        [&](const Task& task) { return task.name == step.task; });
+                                        [&](const loader::Task& task) { return task.name == step.task; });
         }));
     return execute(
         script, CrashPlan{CrashPlan::Kind::scripted, {}}, sim::Prng(seed).fork("crash"),
         sim::Prng(seed).fork("recovery_crash"), trace, scenario_.schedule.empty() ? nullptr : &script,
-        ExploreBounds{0, daemon_steps, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
+        loader::ExploreBounds{0, daemon_steps, scenario_.explore.steps, scenario_.explore.progress_steps, 0});
 }
 
 auto Simulation::run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace,
@@ -161,7 +161,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
     std::vector<bool> created = prototype_created_;
     {
         constexpr std::uint64_t steps_max = perf_steps_max;
-        const Machine& machine = scenario_.machine_of(variant_);
+        const loader::Machine& machine = scenario_.machine_of(variant_);
         sim::Scheduler scheduler({.timers_race_tasks = false,
                                   .steps_max = steps_max,
                                   .seed = seed,
@@ -177,7 +177,7 @@ auto Simulation::run_perf(std::uint64_t seed) -> PerfOutcome {
         scheduler.settle_daemons();
         Workload workload{scenario_, *fs, oracle, created};
         workload.perf = &outcome;
-        for (const Task& task : scenario_.tasks) {
+        for (const loader::Task& task : scenario_.tasks) {
             scheduler.spawn(task.name, [&workload, &task] { workload.run_task(task); });
         }
         sim::FirstStrategy first;
@@ -230,4 +230,4 @@ auto Simulation::replay(const std::vector<std::uint32_t>& choices, const std::op
     return execute(strategy, plan, sim::Prng(0), sim::Prng(0), trace, nullptr, bounds_);
 }
 
-}  // namespace scenarios
+}  // namespace runner

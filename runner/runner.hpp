@@ -16,7 +16,7 @@
 #include "sim/dfs.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// A second power cut, inside the recovery of the previous crash's image:
 /// after the mount's first `requests` requests (the last
@@ -154,7 +154,7 @@ class VerdictMemo;  // runner/verdict_memo.hpp
 class Simulation {
 public:
     /// Runs the set-up; throws InputError if the set-up cannot complete.
-    Simulation(const Scenario& scenario, const Variant& variant);
+    Simulation(const loader::Scenario& scenario, const loader::Variant& variant);
     ~Simulation();
     Simulation(const Simulation&) = delete;
     auto operator=(const Simulation&) -> Simulation& = delete;
@@ -187,14 +187,14 @@ public:
 
     /// The bounds random, pct, dfs and replay runs explore with (the
     /// scenario's `explore` unless set); scripted runs use none.
-    [[nodiscard]] auto bounds() const -> const ExploreBounds& { return bounds_; }
-    void set_bounds(const ExploreBounds& bounds) {
+    [[nodiscard]] auto bounds() const -> const loader::ExploreBounds& { return bounds_; }
+    void set_bounds(const loader::ExploreBounds& bounds) {
         bounds_ = bounds;
         decisions_estimated_ = false;
         decisions_estimate_ = 1;
     }
-    [[nodiscard]] auto scenario() const -> const Scenario& { return scenario_; }
-    [[nodiscard]] auto variant() const -> const Variant& { return variant_; }
+    [[nodiscard]] auto scenario() const -> const loader::Scenario& { return scenario_; }
+    [[nodiscard]] auto variant() const -> const loader::Variant& { return variant_; }
     /// The checkers every crash state goes through, in order: the scenario's,
     /// then mount (unless the scenario's crash.mount is may-fail).
     [[nodiscard]] auto checker_names() const -> std::vector<std::string>;
@@ -219,12 +219,12 @@ public:
 private:
     auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,
                  bool trace,
-                 class ScriptedStrategy* script, const ExploreBounds& bounds, std::uint64_t crash_states_max = 0,
+                 class ScriptedStrategy* script, const loader::ExploreBounds& bounds, std::uint64_t crash_states_max = 0,
                  bool interruptible = false) -> RunOutcome;
 
-    const Scenario& scenario_;
-    Variant variant_;
-    ExploreBounds bounds_;
+    const loader::Scenario& scenario_;
+    loader::Variant variant_;
+    loader::ExploreBounds bounds_;
     std::unique_ptr<model::FileSystem> prototype_;
     std::unique_ptr<checkers::Oracle> prototype_oracle_;
     std::vector<bool> prototype_created_;
@@ -260,4 +260,4 @@ auto workload_counters(const model::FileSystem& before, const model::FileSystem&
 /// The seed of schedule `index` of a campaign started with `seed`.
 auto schedule_seed(std::uint64_t seed, std::uint64_t index) -> std::uint64_t;
 
-}  // namespace scenarios
+}  // namespace runner

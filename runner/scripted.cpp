@@ -2,15 +2,15 @@
 
 #include "sim/scheduler.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
-auto schedule_error(const ScheduleStep& step, const Scenario& scenario, const std::string& variant,
-                    const std::string& got) -> InputError {
-    return InputError(scenario.path + ": " + step.json_path + ": expected task " + step.task +
-                      (step.until.empty() ? " to run to its end" : " to reach " + step.until) +
-                      " (variant " + variant + "), got " + got);
+auto schedule_error(const loader::ScheduleStep& step, const loader::Scenario& scenario,
+                    const std::string& variant, const std::string& got) -> loader::InputError {
+    return loader::InputError(scenario.path + ": " + step.json_path + ": expected task " + step.task +
+                              (step.until.empty() ? " to run to its end" : " to reach " + step.until) +
+                              " (variant " + variant + "), got " + got);
 }
 
 }  // namespace
@@ -18,7 +18,7 @@ auto schedule_error(const ScheduleStep& step, const Scenario& scenario, const st
 auto ScriptedStrategy::choose(const sim::Scheduler& scheduler, std::span<const sim::Candidate> candidates)
     -> std::size_t {
     if (exhausted() || at_crash()) return 0;
-    const ScheduleStep& step = scenario_.schedule[position_];
+    const loader::ScheduleStep& step = scenario_.schedule[position_];
     if (bound_ == sim::no_task) bind(scheduler, step);
     for (std::size_t i = 0; i < candidates.size(); i++) {
         if (!candidates[i].is_timer() && candidates[i].task == bound_) return i;
@@ -48,7 +48,7 @@ auto ScriptedStrategy::choose(const sim::Scheduler& scheduler, std::span<const s
 
 void ScriptedStrategy::after_step(const sim::Scheduler& scheduler) {
     if (exhausted() || at_crash() || bound_ == sim::no_task) return;
-    const ScheduleStep& step = scenario_.schedule[position_];
+    const loader::ScheduleStep& step = scenario_.schedule[position_];
     const bool finished = scheduler.task_state(bound_) == sim::TaskState::finished;
     if (!step.until.empty()) {
         const sim::YieldPoint* point = scheduler.last_point(bound_);
@@ -69,11 +69,11 @@ void ScriptedStrategy::after_step(const sim::Scheduler& scheduler) {
 
 void ScriptedStrategy::check_done() const {
     if (exhausted() || at_crash()) return;
-    const ScheduleStep& step = scenario_.schedule[position_];
+    const loader::ScheduleStep& step = scenario_.schedule[position_];
     throw schedule_error(step, scenario_, variant_, "every task already ended");
 }
 
-void ScriptedStrategy::bind(const sim::Scheduler& scheduler, const ScheduleStep& step) {
+void ScriptedStrategy::bind(const sim::Scheduler& scheduler, const loader::ScheduleStep& step) {
     for (sim::TaskId task = 0; task < scheduler.task_count(); task++) {
         if (scheduler.task_name(task) == step.task &&
             scheduler.task_state(task) != sim::TaskState::finished) {
@@ -88,4 +88,4 @@ void ScriptedStrategy::advance() {
     bound_ = sim::no_task;
     reached_ = 0;
 }
-}  // namespace scenarios
+}  // namespace runner

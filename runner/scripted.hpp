@@ -8,22 +8,24 @@
 #include "loader/scenario.hpp"
 #include "sim/strategy.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// Follows the scenario's schedule: each step binds to the first unfinished
 /// task of that name and runs it (firing timers while it waits for I/O) until
 /// it reaches the step's yield point or ends.
 class ScriptedStrategy final : public sim::Strategy {
 public:
-    ScriptedStrategy(const Scenario& scenario, std::string variant)
+    ScriptedStrategy(const loader::Scenario& scenario, std::string variant)
         : scenario_(scenario), variant_(std::move(variant)) {}
 
     [[nodiscard]] auto wants_every_step() const -> bool override { return true; }
     [[nodiscard]] auto at_crash() const -> bool {
         return position_ < scenario_.schedule.size() &&
-               scenario_.schedule[position_].kind == ScheduleStep::Kind::crash;
+               scenario_.schedule[position_].kind == loader::ScheduleStep::Kind::crash;
     }
-    [[nodiscard]] auto crash_step() const -> const ScheduleStep& { return scenario_.schedule[position_]; }
+    [[nodiscard]] auto crash_step() const -> const loader::ScheduleStep& {
+        return scenario_.schedule[position_];
+    }
     [[nodiscard]] auto exhausted() const -> bool { return position_ >= scenario_.schedule.size(); }
 
     auto choose(const sim::Scheduler& scheduler, std::span<const sim::Candidate> candidates)
@@ -36,10 +38,10 @@ public:
     void check_done() const;
 
 private:
-    void bind(const sim::Scheduler& scheduler, const ScheduleStep& step);
+    void bind(const sim::Scheduler& scheduler, const loader::ScheduleStep& step);
     void advance();
 
-    const Scenario& scenario_;
+    const loader::Scenario& scenario_;
     std::string variant_;
     std::size_t position_ = 0;
     sim::TaskId bound_ = sim::no_task;
@@ -47,4 +49,4 @@ private:
     std::uint64_t last_seen_step_ = ~std::uint64_t{0};
 };
 
-}  // namespace scenarios
+}  // namespace runner

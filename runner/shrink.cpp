@@ -9,7 +9,7 @@
 #include "runner/campaign.hpp"
 #include "sim/assert.hpp"
 
-namespace scenarios {
+namespace runner {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -102,19 +102,19 @@ auto search_at(Simulation& simulation, std::uint32_t preemptions, const Target& 
 /// The scenario `text` loaded for a search into `simulation`; false when it
 /// no longer loads.
 auto load_for_search(const std::string& text, const std::string& path, const std::string& variant_name,
-                     const ExploreBounds& bounds, std::optional<Scenario>& scenario,
+                     const loader::ExploreBounds& bounds, std::optional<loader::Scenario>& scenario,
                      std::optional<Simulation>& simulation) -> bool {
     try {
-        scenario = parse_scenario(text, path);
-    } catch (const InputError&) {
+        scenario = loader::parse_scenario(text, path);
+    } catch (const loader::InputError&) {
         return false;  // the removal left a scenario that does not load
     }
-    const Variant* variant = scenario->find_variant(variant_name);
+    const loader::Variant* variant = scenario->find_variant(variant_name);
     if (variant == nullptr) return false;
     try {
         simulation.emplace(*scenario, *variant);
         simulation->set_bounds(bounds);
-    } catch (const InputError&) {
+    } catch (const loader::InputError&) {
         return false;  // the set-up no longer completes
     }
     return true;
@@ -132,10 +132,10 @@ auto load_for_search(const std::string& text, const std::string& path, const std
 /// complete searches up to preemptions_max: 38,480 schedules at 2 for the
 /// btrfs race without its set-up fsync, the whole shrink budget 13 times).
 auto search(const std::string& text, const std::string& path, const std::string& variant_name,
-            const Target& target, const ShrinkOptions& options, const ExploreBounds& bounds, Budget& budget,
-            std::optional<std::uint32_t> within = std::nullopt) -> Search {
+            const Target& target, const ShrinkOptions& options, const loader::ExploreBounds& bounds,
+            Budget& budget, std::optional<std::uint32_t> within = std::nullopt) -> Search {
     Search result;
-    std::optional<Scenario> scenario;
+    std::optional<loader::Scenario> scenario;
     std::optional<Simulation> simulation;
     if (!load_for_search(text, path, variant_name, bounds, scenario, simulation)) return result;
     if (within) {
@@ -213,8 +213,8 @@ auto describe_op(const Json& document, const std::string& pointer, std::size_t i
 /// The original run, replayed: the failure a shrink must keep is its first
 /// violation.
 auto replay_original(const Repro& original) -> RunOutcome {
-    const Scenario scenario = parse_scenario(original.scenario_text, original.scenario_path);
-    const Variant* variant = scenario.find_variant(original.variant);
+    const loader::Scenario scenario = loader::parse_scenario(original.scenario_text, original.scenario_path);
+    const loader::Variant* variant = scenario.find_variant(original.variant);
     SIM_ASSERT(variant != nullptr);
     Simulation simulation(scenario, *variant);
     simulation.set_bounds(original.bounds);
@@ -310,7 +310,7 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
 /// shrunk run, traced, in `result.outcome`.
 void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, const Repro& original,
                         const Target& target, Budget& budget, ShrinkResult& result) {
-    const Scenario shrunk_scenario = parse_scenario(text, original.scenario_path);
+    const loader::Scenario shrunk_scenario = loader::parse_scenario(text, original.scenario_path);
     Simulation shrunk(shrunk_scenario, *shrunk_scenario.find_variant(original.variant));
     shrunk.set_bounds(original.bounds);
     std::optional<CrashRecord> crash = outcome.crash;
@@ -421,7 +421,7 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
 auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult {
     // Every scenario text parsed here loaded once already; a stop is noticed
     // between runs and ends shrinking with what it reached.
-    const StopPollingPaused parsing_not_interrupted;
+    const loader::StopPollingPaused parsing_not_interrupted;
     ShrinkResult result;
     result.repro = original;
     const RunOutcome first = replay_original(original);
@@ -447,4 +447,4 @@ auto shrink(const Repro& original, const ShrinkOptions& options) -> ShrinkResult
     return result;
 }
 
-}  // namespace scenarios
+}  // namespace runner

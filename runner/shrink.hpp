@@ -10,7 +10,7 @@
 
 #include "runner/repro.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// The default of ShrinkOptions::schedules_total: the btrfs race found by
 /// dfs:2 needs about 5,500 schedules to shrink to its minimum, and an ext4
@@ -48,4 +48,4 @@ struct ShrinkResult {
 /// `repro` must replay to its violation (load_repro checks a repro file).
 auto shrink(const Repro& repro, const ShrinkOptions& options) -> ShrinkResult;
 
-}  // namespace scenarios
+}  // namespace runner

@@ -15,7 +15,7 @@
 #include "model/metadata_store.hpp"
 #include "sim/assert.hpp"
 
-namespace scenarios {
+namespace runner {
 
 /// What judging one crash state without a violation added to the outcome.
 struct Verdict {
@@ -238,4 +238,4 @@ inline auto device_key(const model::disk::BlockDevice& device, const model::Meta
     return objects_key(index, key, objects);
 }
 
-}  // namespace scenarios
+}  // namespace runner

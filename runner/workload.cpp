@@ -2,7 +2,7 @@
 
 #include "sim/live.hpp"
 
-namespace scenarios {
+namespace runner {
 
 namespace {
 
@@ -21,7 +21,7 @@ auto oracle_resource() -> sim::Footprint {
     return footprint;
 }
 
-void Workload::run_all(const std::vector<Op>& ops) {
+void Workload::run_all(const std::vector<loader::Op>& ops) {
     std::size_t i = 0;
     SIM_LIVE(i);
     for (; i < ops.size(); i++) {
@@ -31,7 +31,7 @@ void Workload::run_all(const std::vector<Op>& ops) {
     }
 }
 
-void Workload::run_task(const Task& task) {
+void Workload::run_task(const loader::Task& task) {
     if (task.generated) {
         run_generated(*task.generated);
     } else {
@@ -39,8 +39,8 @@ void Workload::run_task(const Task& task) {
     }
 }
 
-void Workload::run_generated(const GeneratedOps& generated) {
-    Op op;
+void Workload::run_generated(const loader::GeneratedOps& generated) {
+    loader::Op op;
     op.json_path = generated.json_path;
     op.user_cpu_ns = generated.user_cpu_ns;
     const auto run_phase = [&](const std::string& name, bool first_phase) {
@@ -73,7 +73,7 @@ auto Workload::execute(const model::OpCall& call) -> model::OpResult {
     return result;
 }
 
-void Workload::run(const Op& op) {
+void Workload::run(const loader::Op& op) {
     // The task's own time before the call (fs_mark's per-file overhead).
     sim::cpu(static_cast<sim::Duration>(op.user_cpu_ns));
     model::OpCall call = make_call(op);
@@ -117,7 +117,7 @@ void Workload::run(const Op& op) {
     scheduler.touch(oracle_resource());
 }
 
-void Workload::run_write(const Op& op, model::OpCall& call) {
+void Workload::run_write(const loader::Op& op, model::OpCall& call) {
     call.version = oracle.begin_write();
     const std::size_t size_id = oracle.begin_size(call.file, false, op.offset + op.length);
     SIM_LIVE(call.version, size_id);
@@ -135,7 +135,7 @@ void Workload::run_write(const Op& op, model::OpCall& call) {
     }
 }
 
-void Workload::run_zero(const Op& op, model::OpCall& call) {
+void Workload::run_zero(const loader::Op& op, model::OpCall& call) {
     const auto keep_size = op.flags.find("keep_size");
     const bool extends = effect_of(op) == model::OracleEffect::zero_range &&
                          (keep_size == op.flags.end() || !keep_size->second);
@@ -148,7 +148,7 @@ void Workload::run_zero(const Op& op, model::OpCall& call) {
                     extends ? op.offset + op.length : 0);
 }
 
-void Workload::run_set_size(const Op& op, model::OpCall& call) {
+void Workload::run_set_size(const loader::Op& op, model::OpCall& call) {
     const std::uint32_t block_size = scenario.device.block_size;
     call.version = oracle.begin_truncate(call.file, op.length, block_size);
     const std::size_t size_id = oracle.begin_size(call.file, true, op.length);
@@ -158,7 +158,7 @@ void Workload::run_set_size(const Op& op, model::OpCall& call) {
     oracle.end_truncate(call.file, op.length, block_size);
 }
 
-void Workload::run_extend_size(const Op& op, const model::OpCall& call) {
+void Workload::run_extend_size(const loader::Op& op, const model::OpCall& call) {
     const auto keep_size = op.flags.find("keep_size");
     const bool extends = keep_size == op.flags.end() || !keep_size->second;
     const std::size_t size_id = extends ? oracle.begin_size(call.file, false, op.offset + op.length) : 0;
@@ -166,7 +166,7 @@ void Workload::run_extend_size(const Op& op, const model::OpCall& call) {
     if (execute(call) == model::OpResult::ok && extends) oracle.end_size(call.file, size_id);
 }
 
-void Workload::run_fsync(const Op& op, const model::OpCall& call, sim::Scheduler& scheduler) {
+void Workload::run_fsync(const loader::Op& op, const model::OpCall& call, sim::Scheduler& scheduler) {
     const sim::Instant began = scheduler.now();
     if (perf != nullptr) {
         // No crash is checked in a performance run: no promise
@@ -194,4 +194,4 @@ void Workload::run_sync_all(const model::OpCall& call, sim::Scheduler& scheduler
         for (std::size_t id : ids) oracle.end_fsync(id, scheduler.steps());
     }
 }
-}  // namespace scenarios
+}  // namespace runner

@@ -1,6 +1,6 @@
 #pragma once
 // The stop request of SIGINT and SIGTERM: cli/crashsim.cpp's signal handler
-// sets it (through scenarios::request_stop), and every long phase polls it:
+// sets it (through runner::request_stop), and every long phase polls it:
 // campaigns between schedules, a run every 65536 steps, the loader while it
 // reads, parses and expands a file. A lock-free atomic, so that setting it is
 // async-signal-safe. Here, at the bottom of the layering, so that every

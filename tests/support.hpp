@@ -15,12 +15,12 @@
 
 namespace test_support {
 
-/// The message of the scenarios::InputError `action` throws, or "no error".
+/// The message of the loader::InputError `action` throws, or "no error".
 template <typename Action>
 auto input_error_of(Action&& action) -> std::string {
     try {
         action();
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         return error.what();
     }
     return "no error";
@@ -80,7 +80,7 @@ inline auto strategy_specs(const std::vector<std::string>& texts) -> std::vector
     return specs;
 }
 
-inline auto has_checker(const scenarios::RunOutcome& outcome, const std::string& checker) -> bool {
+inline auto has_checker(const runner::RunOutcome& outcome, const std::string& checker) -> bool {
     return std::any_of(outcome.violations.begin(), outcome.violations.end(),
                        [&](const auto& violation) { return violation.checker == checker; });
 }
@@ -110,12 +110,12 @@ inline auto bundled_scenarios() -> std::vector<std::string> {
     return paths;
 }
 
-/// A stop request (scenarios::request_stop, as SIGINT makes) for its
+/// A stop request (runner::request_stop, as SIGINT makes) for its
 /// lifetime: the test cases after it run unstopped even if the code under
 /// test throws.
 struct StopRequested {
-    StopRequested() { scenarios::request_stop(); }
-    ~StopRequested() { scenarios::clear_stop_request(); }
+    StopRequested() { runner::request_stop(); }
+    ~StopRequested() { runner::clear_stop_request(); }
     StopRequested(const StopRequested&) = delete;
     auto operator=(const StopRequested&) -> StopRequested& = delete;
 };

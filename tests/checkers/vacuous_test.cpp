@@ -230,7 +230,7 @@ auto small_scenario(bool fsync, const std::string& extra) -> std::string {
       "variants": [{"name": "v", "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20}}}]})";
 }
 
-auto count_of(const scenarios::Counts& counts, const std::string& name) -> std::uint64_t {
+auto count_of(const runner::Counts& counts, const std::string& name) -> std::uint64_t {
     for (const auto& [entry, count] : counts) {
         if (entry == name) return count;
     }
@@ -243,8 +243,8 @@ auto no_clock() -> double { return 0; }
 }  // namespace
 
 TEST_CASE("check: a holds whose checker never had anything at stake fails, and says so") {
-    const auto scenario = scenarios::parse_scenario(small_scenario(false, ""), "inline.json");
-    const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
+    const auto scenario = loader::parse_scenario(small_scenario(false, ""), "inline.json");
+    const auto row = runner::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK_FALSE(row.met);
     // Nothing fsynced: no promise; and the written-back data never becomes
     // part of the file (no commit): nothing could read stale, no extent.
@@ -258,38 +258,38 @@ TEST_CASE("check: a holds whose checker never had anything at stake fails, and s
 }
 
 TEST_CASE("check: with an fsync every checker judges, and the counts and coverage are reported") {
-    const auto scenario = scenarios::parse_scenario(small_scenario(true, ""), "inline.json");
-    const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
+    const auto scenario = loader::parse_scenario(small_scenario(true, ""), "inline.json");
+    const auto row = runner::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK(row.met);
     CHECK(count_of(row.judged, "fsync_durability") > 0);
     CHECK(count_of(row.judged, "fsync_durability") <= row.crash_states);
     CHECK(count_of(row.judged, "fs_consistency") > 0);
     CHECK(count_of(row.reached, "btrfs.fsync.after_full_sync_check") > 0);
     CHECK(count_of(row.reached, "btrfs.release.before_em_lock") == 0);  // nothing releases pages
-    CHECK(scenarios::coverage_text(row.reached).find("never reached: ") != std::string::npos);
+    CHECK(runner::coverage_text(row.reached).find("never reached: ") != std::string::npos);
 }
 
 TEST_CASE("check: must_reach fails a variant that never reached a point, per scenario or per variant") {
-    auto scenario = scenarios::parse_scenario(
+    auto scenario = loader::parse_scenario(
         small_scenario(true, R"( "must_reach": ["btrfs.fsync.after_full_sync_check"],)"), "inline.json");
     CHECK(scenario.variants.front().must_reach == std::vector<std::string>{"btrfs.fsync.after_full_sync_check"});
-    CHECK(scenarios::check_variant(scenario, scenario.variants.front(), no_clock).met);
+    CHECK(runner::check_variant(scenario, scenario.variants.front(), no_clock).met);
     scenario.variants.front().must_reach.push_back("btrfs.release.before_em_lock");
-    const auto row = scenarios::check_variant(scenario, scenario.variants.front(), no_clock);
+    const auto row = runner::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK_FALSE(row.met);
     CHECK(row.detail == "must_reach: never reached in 20 schedules: btrfs.release.before_em_lock "
                         "(at most 1 I/O reordering and 1 daemon wake-up per schedule; crash during recovery: 1 nested power cut per crash state)");
 }
 
 TEST_CASE("runs: the mount checker is on unless the scenario expects refused mounts") {
-    const auto must = scenarios::parse_scenario(small_scenario(true, ""), "inline.json");
-    scenarios::Simulation checked(must, must.variants.front());
+    const auto must = loader::parse_scenario(small_scenario(true, ""), "inline.json");
+    runner::Simulation checked(must, must.variants.front());
     CHECK(checked.checker_names() ==
           std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency", "mount"});
-    const auto may = scenarios::parse_scenario(
+    const auto may = loader::parse_scenario(
         small_scenario(true, R"( "crash": {"unflushed": "any-subset", "mount": "may-fail"},)"), "inline.json");
     CHECK(may.crash.mount_may_fail);
-    scenarios::Simulation unchecked(may, may.variants.front());
+    runner::Simulation unchecked(may, may.variants.front());
     CHECK(unchecked.checker_names() == std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency"});
     const auto outcome = checked.run_scripted(false);
     REQUIRE(outcome.judged.size() == 4);
@@ -298,17 +298,17 @@ TEST_CASE("runs: the mount checker is on unless the scenario expects refused mou
 }
 
 TEST_CASE("coverage: counts add by name, and sum per model") {
-    scenarios::Counts a = {{"x.one", 1}, {"x.two", 0}};
-    scenarios::add_named(a, {{"x.two", 3}, {"x.three", 0}});
-    CHECK(a == scenarios::Counts{{"x.one", 1}, {"x.two", 3}, {"x.three", 0}});
-    CHECK(scenarios::coverage_text(a) == "2 of 3 reached; never reached: x.three");
-    CHECK(scenarios::unreached(a, {"x.one", "x.three", "x.four"}) == std::vector<std::string>{"x.three", "x.four"});
-    const auto models = scenarios::coverage_by_model(
+    runner::Counts a = {{"x.one", 1}, {"x.two", 0}};
+    runner::add_named(a, {{"x.two", 3}, {"x.three", 0}});
+    CHECK(a == runner::Counts{{"x.one", 1}, {"x.two", 3}, {"x.three", 0}});
+    CHECK(runner::coverage_text(a) == "2 of 3 reached; never reached: x.three");
+    CHECK(runner::unreached(a, {"x.one", "x.three", "x.four"}) == std::vector<std::string>{"x.three", "x.four"});
+    const auto models = runner::coverage_by_model(
         {{"y", {{"y.a", 0}}}, {"x", {{"x.one", 0}}}, {"", {}}, {"y", {{"y.a", 2}}}});
     REQUIRE(models.size() == 2);
     CHECK(models[0].first == "x");
-    CHECK(models[1].second == scenarios::Counts{{"y.a", 2}});
+    CHECK(models[1].second == runner::Counts{{"y.a", 2}});
     std::vector<std::uint64_t> sum = {1, 2};
-    scenarios::add_counts(sum, {1, 1, 5});
+    runner::add_counts(sum, {1, 1, 5});
     CHECK(sum == std::vector<std::uint64_t>{2, 3, 5});
 }

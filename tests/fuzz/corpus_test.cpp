@@ -64,6 +64,6 @@ TEST_CASE("fuzz corpus: targets are found by name") {
 // writing it again: crashsim fuzz scenarios/btrfs/fast-fsync-vs-page-release.json
 // --variant before-fix --strategy pct:3 --no-shrink, and a --shard 0/2 result).
 TEST_CASE("fuzz corpus: the seed repro replays and the seed result reads") {
-    CHECK_NOTHROW((void)scenarios::load_repro("tests/fuzz/corpus/repro-btrfs-race.json"));
-    CHECK_NOTHROW((void)scenarios::read_campaign_result("tests/fuzz/corpus/result-xfs-shard.json"));
+    CHECK_NOTHROW((void)runner::load_repro("tests/fuzz/corpus/repro-btrfs-race.json"));
+    CHECK_NOTHROW((void)report::read_campaign_result("tests/fuzz/corpus/result-xfs-shard.json"));
 }

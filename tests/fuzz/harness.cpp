@@ -23,8 +23,8 @@ const char* const input_path = "fuzz-input.json";
 
 void scenario_loader(const std::string& input) {
     try {
-        (void)scenarios::parse_scenario(input, input_path);
-    } catch (const scenarios::InputError&) {
+        (void)loader::parse_scenario(input, input_path);
+    } catch (const loader::InputError&) {
     }
 }
 
@@ -32,21 +32,21 @@ void scenario_loader(const std::string& input) {
 /// runner as well (replay's own checks: divergence, trace hash).
 void repro_loader(const std::string& input) {
     try {
-        (void)scenarios::load_repro_text(input, input_path);
-    } catch (const scenarios::InputError&) {
+        (void)runner::load_repro_text(input, input_path);
+    } catch (const loader::InputError&) {
     }
 }
 
 void result_reader(const std::string& input) {
     try {
-        const scenarios::CampaignResult result = scenarios::parse_campaign_result(input, input_path);
+        const runner::CampaignResult result = report::parse_campaign_result(input, input_path);
         // merge's own checks on one shard.
-        (void)scenarios::merge_results({result}, {input_path});
-    } catch (const scenarios::InputError&) {
+        (void)runner::merge_results({result}, {input_path});
+    } catch (const loader::InputError&) {
     }
 }
 
-auto small_enough(const scenarios::Scenario& scenario) -> bool {
+auto small_enough(const loader::Scenario& scenario) -> bool {
     std::size_t ops = scenario.setup.size();
     for (const auto& task : scenario.tasks) {
         ops += task.ops.size();
@@ -60,18 +60,18 @@ auto small_enough(const scenarios::Scenario& scenario) -> bool {
 /// A scenario that loads runs its scripted schedule (if any) and a few random
 /// schedules of each variant, with every crash state checked.
 void scenario_runner(const std::string& input) {
-    scenarios::Scenario scenario;
+    loader::Scenario scenario;
     try {
-        scenario = scenarios::parse_scenario(input, input_path);
-    } catch (const scenarios::InputError&) {
+        scenario = loader::parse_scenario(input, input_path);
+    } catch (const loader::InputError&) {
         return;
     }
     if (!small_enough(scenario)) return;
     sim::StrategySpec random;
     sim::parse_strategy("random", random);
     for (const auto& variant : scenario.variants) {
-        scenarios::Simulation simulation(scenario, variant);
-        scenarios::ExploreBounds bounds = scenario.explore;
+        runner::Simulation simulation(scenario, variant);
+        loader::ExploreBounds bounds = scenario.explore;
         bounds.steps = std::min(bounds.steps, runner_steps_max);
         bounds.progress_steps = std::min(bounds.progress_steps, runner_steps_max);
         simulation.set_bounds(bounds);
@@ -80,7 +80,7 @@ void scenario_runner(const std::string& input) {
             for (std::uint64_t seed = 0; seed < runner_schedules; seed++) {
                 (void)simulation.run_strategy(random, seed, false);
             }
-        } catch (const scenarios::InputError&) {
+        } catch (const loader::InputError&) {
             // A scripted schedule the tasks cannot follow: bad input, as in check.
         }
     }

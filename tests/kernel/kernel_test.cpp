@@ -57,11 +57,11 @@ TEST_CASE("kernel pattern: the canary decodes to stale, foreign bytes to metadat
 }
 
 TEST_CASE("kernel oracle: a promise binds from its fsync's end marker on") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/jbd2/sync-durability.json");
+    const loader::Scenario scenario = loader::load_scenario("scenarios/jbd2/sync-durability.json");
     // The set-up's creates, then app's write and fsync, as markers 1..8.
     std::vector<kernel::RanOp> ran;
     std::uint64_t marker = 0;
-    const auto add = [&](const scenarios::Op& op, std::uint64_t version) {
+    const auto add = [&](const loader::Op& op, std::uint64_t version) {
         ran.push_back({&op, "", marker + 1, marker + 2, true, {}, version});
         marker += 2;
     };

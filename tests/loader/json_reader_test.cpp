@@ -24,7 +24,7 @@ auto error_of(Body body) -> std::string {
 }
 
 auto parse_error(const std::string& text) -> std::string {
-    return error_of([&] { scenarios::parse_json(text, "x.json"); });
+    return error_of([&] { loader::parse_json(text, "x.json"); });
 }
 
 auto nested(std::size_t depth) -> std::string {
@@ -54,13 +54,13 @@ TEST_CASE("parse_json: a duplicate key is named by its path, also under arrays")
 }
 
 TEST_CASE("parse_json: nesting deeper than json_depth_max is refused with its path") {
-    CHECK(parse_error(nested(scenarios::json_depth_max)) == "no error");
-    CHECK(parse_error(nested(scenarios::json_depth_max + 1)) ==
-          "x.json: $.a" + repeat("[0]", scenarios::json_depth_max - 1) +
+    CHECK(parse_error(nested(loader::json_depth_max)) == "no error");
+    CHECK(parse_error(nested(loader::json_depth_max + 1)) ==
+          "x.json: $.a" + repeat("[0]", loader::json_depth_max - 1) +
               ": expected arrays and objects nested at most 100 deep, got deeper nesting");
     // Tens of thousands of levels are refused at level 101, with the path of that level.
     CHECK(parse_error(std::string(50'000, '[') + std::string(50'000, ']')) ==
-          "x.json: $" + repeat("[0]", scenarios::json_depth_max) +
+          "x.json: $" + repeat("[0]", loader::json_depth_max) +
               ": expected arrays and objects nested at most 100 deep, got deeper nesting");
 }
 
@@ -84,17 +84,17 @@ TEST_CASE("parse_json: a syntax error is a syntax error, an empty file says so")
 }
 
 TEST_CASE("read_text_file: a directory and a missing file are named as such") {
-    CHECK(error_of([] { scenarios::read_text_file("scenarios/btrfs", "scenario file"); }) ==
+    CHECK(error_of([] { loader::read_text_file("scenarios/btrfs", "scenario file"); }) ==
           "scenarios/btrfs: $: expected a readable scenario file, got a directory");
-    CHECK(error_of([] { scenarios::load_scenario("scenarios/btrfs"); }) ==
+    CHECK(error_of([] { loader::load_scenario("scenarios/btrfs"); }) ==
           "scenarios/btrfs: $: expected a readable scenario file, got a directory");
-    CHECK(error_of([] { scenarios::read_repro("tests/no/such.json"); }) ==
+    CHECK(error_of([] { runner::read_repro("tests/no/such.json"); }) ==
           "tests/no/such.json: $: expected a readable repro file, got No such file or directory");
 }
 
 TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range") {
-    const scenarios::JsonReader in("x.json");
-    const auto json = scenarios::parse_json(
+    const loader::JsonReader in("x.json");
+    const auto json = loader::parse_json(
         R"({"nul": "a\u0000b", "esc": "\u001b[31m", "ok": "d0/t0.f1 é", "c1": "a\u0085b", "bidi": "fi\u202ex",
             "empty": "", "name": "btrfs/fast-fsync_v1.2:pct@3+x", "float": 500.9, "neg": -1,
             "big": 4294967297, "t": true})",
@@ -129,23 +129,23 @@ TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range")
 }
 
 TEST_CASE("parse_size: sizes as xfs_io writes them") {
-    using scenarios::SizeText;
+    using loader::SizeText;
     std::uint64_t bytes = 0;
-    CHECK(scenarios::parse_size("64k", bytes) == SizeText::ok);
+    CHECK(loader::parse_size("64k", bytes) == SizeText::ok);
     CHECK(bytes == 65536);
-    CHECK(scenarios::parse_size("17m", bytes) == SizeText::ok);
+    CHECK(loader::parse_size("17m", bytes) == SizeText::ok);
     CHECK(bytes == 17ULL << 20);
-    CHECK(scenarios::parse_size("1G", bytes) == SizeText::ok);
+    CHECK(loader::parse_size("1G", bytes) == SizeText::ok);
     CHECK(bytes == 1ULL << 30);
-    CHECK(scenarios::parse_size("4096", bytes) == SizeText::ok);
+    CHECK(loader::parse_size("4096", bytes) == SizeText::ok);
     CHECK(bytes == 4096);
-    CHECK(scenarios::parse_size("15e", bytes) == SizeText::ok);
+    CHECK(loader::parse_size("15e", bytes) == SizeText::ok);
     CHECK(bytes == 15ULL << 60);
-    CHECK(scenarios::parse_size("16e", bytes) == SizeText::too_large);
-    CHECK(scenarios::parse_size("18446744073709551616", bytes) == SizeText::too_large);
+    CHECK(loader::parse_size("16e", bytes) == SizeText::too_large);
+    CHECK(loader::parse_size("18446744073709551616", bytes) == SizeText::too_large);
     for (const char* bad : {"", "k", "64q", "64kb", "-1k", " 64k", "0x10", "1.5m"}) {
         CAPTURE(bad);
-        CHECK(scenarios::parse_size(bad, bytes) == SizeText::malformed);
+        CHECK(loader::parse_size(bad, bytes) == SizeText::malformed);
     }
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
       "setup": [{"op": "create", "file": "I"}],
       "tasks": [{"name": "app", "ops": [{"op": "write", "file": "I", "offset": "64k", "length": "8K"}]}],
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto scenario = scenarios::parse_scenario(with_suffixes, "s.json");
+    const auto scenario = loader::parse_scenario(with_suffixes, "s.json");
     CHECK(scenario.device.block_size == 4096);
     CHECK(scenario.device.bandwidth == 100ULL << 20);
     CHECK(scenario.machine.page_cache_bytes == 1ULL << 20);
@@ -167,7 +167,7 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
     const std::string fio = R"({"name": "f", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
       "workload": {"fio": {"jobs": 2, "rw": "write", "bs": "8k", "size": "1m", "io_size": "512k", "fsync": 1}},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto expanded = scenarios::parse_scenario(fio, "f.json");
+    const auto expanded = loader::parse_scenario(fio, "f.json");
     REQUIRE(expanded.fio);
     CHECK(expanded.fio->bs == 8192);
     CHECK(expanded.fio->size == 1ULL << 20);
@@ -176,7 +176,7 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
     const std::string fs_mark = R"({"name": "m", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
       "workload": {"fs_mark": {"files": 4, "size": "16k"}},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto marked = scenarios::parse_scenario(fs_mark, "m.json");
+    const auto marked = loader::parse_scenario(fs_mark, "m.json");
     REQUIRE(marked.fs_mark);
     CHECK(marked.fs_mark->size == 16384);
 }
@@ -187,7 +187,7 @@ TEST_CASE("load: a sweep over a size field takes sizes written 64k") {
       "sweep": {"parameter": "size", "points": [{"size": "64k"}, {"size": "128k"}]},
       "perf": {"metric": "throughput", "ratios": [{"numerator": "fix", "denominator": "fix", "min": 0, "max": 2}]},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto scenario = scenarios::parse_scenario(sweep, "f.json");
+    const auto scenario = loader::parse_scenario(sweep, "f.json");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{65536, 131072});
 }
 
@@ -201,7 +201,7 @@ TEST_CASE("load: an ops array of 100,000 writes is read whole") {
     const std::string text = R"({"name": "long", "model": "btrfs", "device": {"block_size": 4096, "blocks": 1024},
       "setup": [{"op": "create", "file": "I"}], "tasks": [{"name": "app", "ops": [)" + ops + R"(]}],
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
-    const auto scenario = scenarios::parse_scenario(text, "long.json");
+    const auto scenario = loader::parse_scenario(text, "long.json");
     CHECK(scenario.tasks.at(0).ops.size() == 100'000);
     CHECK(scenario.tasks.at(0).ops.back().length == 4096);
 }
@@ -215,7 +215,7 @@ TEST_CASE("read_campaign_result and read_repro check numbers as the loader does"
       "interrupted": false, "violations": []})";
     const auto result = [&](const std::string& middle) {
         const auto path = write_file((dir / "result.json").string(), result_head + middle + result_tail);
-        return error_of([&] { scenarios::read_campaign_result(path); });
+        return error_of([&] { report::read_campaign_result(path); });
     };
     const std::string path = (dir / "result.json").string();
     CHECK(result(R"("schedules": 10, "shard": {"index": 0, "count": 2})") == "no error");
@@ -229,27 +229,27 @@ TEST_CASE("read_campaign_result and read_repro check numbers as the loader does"
           path + ": $.schedules: expected each key once per object, got a duplicate key");
     const std::string repro = (dir / "repro.json").string();
     write_file(repro, R"({"crashsim_repro": 1, "seed": -1})");
-    CHECK(error_of([&] { scenarios::read_repro(repro); }) ==
+    CHECK(error_of([&] { runner::read_repro(repro); }) ==
           repro + ": $.scenario_path: expected a required key, got nothing");
     write_file(repro, "{\"crashsim_repro\": 1, \"seed\": 1e400}");
-    CHECK(error_of([&] { scenarios::read_repro(repro); }) ==
+    CHECK(error_of([&] { runner::read_repro(repro); }) ==
           repro + ": $.seed: expected a number a double can hold, got 1e400");
-    CHECK(error_of([&] { scenarios::read_repro(dir.string()); }) ==
+    CHECK(error_of([&] { runner::read_repro(dir.string()); }) ==
           dir.string() + ": $: expected a readable repro file, got a directory");
     std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("CheckTable: performance rows keep the columns aligned") {
-    const std::vector<scenarios::Scenario> loaded = {
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json"),
-        scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json")};
-    const scenarios::CheckTable table(loaded);
-    scenarios::CheckRow perf;
+    const std::vector<loader::Scenario> loaded = {
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json"),
+        loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json")};
+    const report::CheckTable table(loaded);
+    runner::CheckRow perf;
     perf.scenario = loaded[1].name;
-    perf.variant = scenarios::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);
-    perf.expectation = scenarios::perf_row_expectation(loaded[1], loaded[1].perf->ratios.at(0));
+    perf.variant = runner::perf_row_variant(loaded[1].perf->ratios.at(0), "jobs", 64);
+    perf.expectation = runner::perf_row_expectation(loaded[1], loaded[1].perf->ratios.at(0));
     perf.met = true;
-    scenarios::CheckRow plain;
+    runner::CheckRow plain;
     plain.scenario = loaded[0].name;
     plain.variant = loaded[0].variants.at(0).name;
     plain.expectation = "holds";
@@ -271,7 +271,7 @@ TEST_CASE("loading polls the stop request: reading, parsing and loading end with
         std::string message = "not interrupted";
         try {
             body();
-        } catch (const scenarios::LoadInterrupted& error) {
+        } catch (const loader::LoadInterrupted& error) {
             message = error.what();
         }
         sim::clear_stop();
@@ -280,28 +280,28 @@ TEST_CASE("loading polls the stop request: reading, parsing and loading end with
     std::string big = "[0";
     for (int i = 0; i < 5000; i++) big += ",0";
     big += "]";
-    CHECK(interrupted([&] { scenarios::parse_json(big, "x.json"); }) == "interrupted while loading x.json");
-    CHECK(interrupted([] { scenarios::read_text_file("scenarios/btrfs/fast-fsync-vs-page-release.json"); }) ==
+    CHECK(interrupted([&] { loader::parse_json(big, "x.json"); }) == "interrupted while loading x.json");
+    CHECK(interrupted([] { loader::read_text_file("scenarios/btrfs/fast-fsync-vs-page-release.json"); }) ==
           "interrupted while loading scenarios/btrfs/fast-fsync-vs-page-release.json");
-    CHECK(interrupted([] { scenarios::load_scenario("scenarios/xfs/generic-042.json"); }) ==
+    CHECK(interrupted([] { loader::load_scenario("scenarios/xfs/generic-042.json"); }) ==
           "interrupted while loading scenarios/xfs/generic-042.json");
     // A workload is polled while it expands (here from a file of a few lines).
     const std::string fio =
         R"({"name": "x", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
             "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 4096, "size": "64k", "fsync": 1}},
             "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]})";
-    CHECK(interrupted([&] { scenarios::parse_scenario(fio, "fio.json"); }) == "interrupted while loading fio.json");
+    CHECK(interrupted([&] { loader::parse_scenario(fio, "fio.json"); }) == "interrupted while loading fio.json");
     // Without a request, the same loads.
-    CHECK(scenarios::parse_scenario(fio, "fio.json").tasks.size() == 2);
+    CHECK(loader::parse_scenario(fio, "fio.json").tasks.size() == 2);
 }
 
 TEST_CASE("JsonReader: a number is quoted as the file writes it") {
-    scenarios::NumberTexts numbers;
-    const auto json = scenarios::parse_json(
+    loader::NumberTexts numbers;
+    const auto json = loader::parse_json(
         R"({"big": 18446744073709551616.0, "exp": 2E19, "list": [1, {"f": 4096.50}], "neg": -0.0, "int": -1})",
         "x.json", &numbers);
-    const scenarios::JsonReader in("x.json", &numbers);
-    const auto unsigned_error = [&](const scenarios::Json& value) {
+    const loader::JsonReader in("x.json", &numbers);
+    const auto unsigned_error = [&](const loader::Json& value) {
         return error_of([&] { in.read_unsigned(value, "$.v"); });
     };
     CHECK(unsigned_error(json.at("big")) == "x.json: $.v: expected an unsigned integer, got 18446744073709551616.0");
@@ -310,7 +310,7 @@ TEST_CASE("JsonReader: a number is quoted as the file writes it") {
     CHECK(unsigned_error(json.at("neg")) == "x.json: $.v: expected an unsigned integer, got -0.0");
     CHECK(unsigned_error(json.at("int")) == "x.json: $.v: expected an unsigned integer, got -1");
     // Without the recorded texts, a double prints as a double does.
-    const scenarios::JsonReader plain("x.json");
+    const loader::JsonReader plain("x.json");
     CHECK(error_of([&] { plain.read_unsigned(json.at("big"), "$.v"); }) ==
           "x.json: $.v: expected an unsigned integer, got 1.8446744073709552e+19");
 }

@@ -271,34 +271,34 @@ constexpr const char* toy_journal = R"({
                 "expect": {"violates": "fsync_durability"}}]
 })";
 
-auto fuzz_with(scenarios::Simulation& simulation, const std::string& strategy, std::uint32_t recovery_crashes)
-    -> scenarios::FuzzReport {
-    scenarios::ExploreBounds bounds = simulation.bounds();
+auto fuzz_with(runner::Simulation& simulation, const std::string& strategy, std::uint32_t recovery_crashes)
+    -> runner::FuzzReport {
+    loader::ExploreBounds bounds = simulation.bounds();
     bounds.recovery_crashes = recovery_crashes;
     simulation.set_bounds(bounds);
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of(strategy);
     request.seed = 7;
     request.schedules = 50;
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 }  // namespace
 
 TEST_CASE("recovery crash: a non-idempotent recovery is caught by random and dfs, not with bound 0") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_journal, "toy-journal.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_journal, "toy-journal.json");
     CHECK(scenario.explore.recovery_crashes == 1);
     for (const std::string strategy : {"random", "dfs:2"}) {
         CAPTURE(strategy);
-        scenarios::Simulation replay(scenario, *scenario.find_variant("replay"));
-        const scenarios::FuzzReport holds = fuzz_with(replay, strategy, 1);
+        runner::Simulation replay(scenario, *scenario.find_variant("replay"));
+        const runner::FuzzReport holds = fuzz_with(replay, strategy, 1);
         CHECK_FALSE(holds.found);
         CHECK(holds.recovery_crash_states > 0);
-        scenarios::Simulation clear_first(scenario, *scenario.find_variant("clear-first"));
-        const scenarios::FuzzReport off = fuzz_with(clear_first, strategy, 0);
+        runner::Simulation clear_first(scenario, *scenario.find_variant("clear-first"));
+        const runner::FuzzReport off = fuzz_with(clear_first, strategy, 0);
         CHECK_FALSE(off.found);
         CHECK(off.recovery_crash_states == 0);
-        const scenarios::FuzzReport caught = fuzz_with(clear_first, strategy, 1);
+        const runner::FuzzReport caught = fuzz_with(clear_first, strategy, 1);
         REQUIRE(caught.found);
         CHECK(caught.failing.violations.front().checker == "fsync_durability");
         REQUIRE(caught.failing.crash.has_value());
@@ -307,7 +307,7 @@ TEST_CASE("recovery crash: a non-idempotent recovery is caught by random and dfs
                                      {"power cut after step", "power cut during log replay after request ",
                                       "unflushed recovery write(s) kept"});
         // The recorded cut replays to the same run.
-        const scenarios::RunOutcome replayed =
+        const runner::RunOutcome replayed =
             clear_first.replay(caught.failing.choices, caught.failing.crash, true);
         REQUIRE(replayed.violated());
         CHECK(replayed.trace_hash == caught.failing.trace_hash);
@@ -317,24 +317,24 @@ TEST_CASE("recovery crash: a non-idempotent recovery is caught by random and dfs
 }
 
 TEST_CASE("recovery crash: a repro records the cut inside recovery, and replay and shrink keep it") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_journal, "toy-journal.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("clear-first"));
-    scenarios::FuzzRequest request;
+    const loader::Scenario scenario = loader::parse_scenario(toy_journal, "toy-journal.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("clear-first"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("random");
     request.seed = 3;
     request.schedules = 50;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     REQUIRE(report.found);
-    scenarios::Repro repro = scenarios::make_repro(report, request, "toy-journal.json", toy_journal, "clear-first");
+    runner::Repro repro = runner::make_repro(report, request, "toy-journal.json", toy_journal, "clear-first");
     const std::string path = "recovery-crash-test-repro.json";
-    scenarios::write_repro(repro, path);
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+    runner::write_repro(repro, path);
+    const runner::LoadedRepro loaded = runner::load_repro(path);
     REQUIRE(loaded.repro.crash.has_value());
     CHECK(loaded.repro.crash->recovery == report.failing.crash->recovery);
     CHECK(loaded.repro.bounds.recovery_crashes == 1);
     CHECK(loaded.replayed.trace_hash == report.failing.trace_hash);
-    scenarios::ShrinkOptions options;
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, options);
+    runner::ShrinkOptions options;
+    const runner::ShrinkResult shrunk = runner::shrink(loaded.repro, options);
     REQUIRE(shrunk.repro.crash.has_value());
     REQUIRE(shrunk.repro.crash->recovery.size() == 1);
     CHECK(shrunk.outcome.violations.front().checker == "fsync_durability");

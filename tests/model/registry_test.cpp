@@ -168,38 +168,38 @@ constexpr const char* toy_fio = R"({
 }  // namespace
 
 TEST_CASE("toy model: a scenario text loads it, the runner runs it, a checker judges it") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_scripted, "toy.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_scripted, "toy.json");
     CHECK(scenario.model == "toy");
     {
-        scenarios::Simulation simulation(scenario, *scenario.find_variant("flush"));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, *scenario.find_variant("flush"));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.counters.at("writes") == 1);
     }
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("none"));
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    runner::Simulation simulation(scenario, *scenario.find_variant("none"));
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
     REQUIRE(outcome.violated());
     CHECK(outcome.violations.front().checker == "fsync_durability");
 }
 
 TEST_CASE("toy model: a fio workload expands into its operations by their oracle effects; counter metrics") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_fio, "toy-fio.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_fio, "toy-fio.json");
     REQUIRE(scenario.setup.size() == 2);
     CHECK(scenario.setup[0].name == "touch");
     REQUIRE(scenario.tasks.size() == 2);
     REQUIRE(scenario.tasks[0].ops.size() == 20);  // 16 writes, an fdatasync after every 4
     CHECK(scenario.tasks[0].ops[0].name == "pwrite");
     CHECK(scenario.tasks[0].ops[4].name == "fdatasync");
-    const scenarios::PerfReport report = scenarios::measure(scenario);
+    const runner::PerfReport report = runner::measure(scenario);
     REQUIRE(report.rows.size() == 2);
     CHECK(report.rows[0].metric == 16 * 2);
     CHECK(report.rows[0].outcome.counters.at("disk_flushes") > 0);
     CHECK(report.rows[1].outcome.counters.at("disk_flushes") == 0);
-    CHECK(scenarios::perf_counter_names("toy") == std::vector<std::string>{"writes", "disk_flushes"});
+    CHECK(report::perf_counter_names("toy") == std::vector<std::string>{"writes", "disk_flushes"});
     // A counter the model does not declare is bad input, naming the model's counters.
     std::string text = toy_fio;
     text.replace(text.find("counter:writes"), 14, "counter:nothing");
-    CHECK_THROWS_WITH_AS(scenarios::parse_scenario(text, "toy-fio.json"),
+    CHECK_THROWS_WITH_AS(loader::parse_scenario(text, "toy-fio.json"),
                          doctest::Contains("expected counter:<name> for a counter of model toy: counter:writes"),
-                         scenarios::InputError);
+                         loader::InputError);
 }

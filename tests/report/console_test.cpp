@@ -10,8 +10,8 @@
 
 namespace {
 
-auto perf_scenario() -> scenarios::Scenario {
-    return scenarios::parse_scenario(R"({"name": "inline/perf", "model": "btrfs",
+auto perf_scenario() -> loader::Scenario {
+    return loader::parse_scenario(R"({"name": "inline/perf", "model": "btrfs",
       "device": {"block_size": 4096, "blocks": 4096, "profile": "ssd"},
       "workload": {"fio": {"jobs": 1, "rw": "randwrite", "bs": 4096, "size": 65536, "fsync": 1}},
       "checkers": ["fsync_durability"],
@@ -20,8 +20,8 @@ auto perf_scenario() -> scenarios::Scenario {
                                      "inline.json");
 }
 
-auto row(const std::string& variant, double mib_s) -> scenarios::PerfRow {
-    scenarios::PerfRow row;
+auto row(const std::string& variant, double mib_s) -> runner::PerfRow {
+    runner::PerfRow row;
     row.variant = variant;
     row.outcome.elapsed_ns = 1'500'000'000;
     row.outcome.writes = 10;
@@ -38,15 +38,15 @@ auto row(const std::string& variant, double mib_s) -> scenarios::PerfRow {
 }  // namespace
 
 TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small report") {
-    const scenarios::Scenario scenario = perf_scenario();
-    scenarios::PerfReport report;
+    const loader::Scenario scenario = perf_scenario();
+    runner::PerfReport report;
     report.rows = {row("a", 1.5), row("b", 3)};
-    scenarios::PerfRatioResult ratio;
+    runner::PerfRatioResult ratio;
     ratio.ratio = scenario.perf->ratios.front();
     ratio.value = 2;
     ratio.met = true;
     report.ratios = {ratio};
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    const report::PerfTable table = report::perf_table(scenario, report);
     CHECK(table.table ==
           "variant             MiB/s   writes/s   fsyncs/s    p50 ms    p99 ms    max ms  virtual s\n"
           "a                    1.50          7          3     1.250     2.500     3.000      1.500\n"
@@ -59,18 +59,18 @@ TEST_CASE("perf_table: the table, its CSV and the ratio verdicts of a small repo
     CHECK(table.operations == 30);
     CHECK(table.met);
     report.ratios.front().met = false;
-    const scenarios::PerfTable failed = scenarios::perf_table(scenario, report);
+    const report::PerfTable failed = report::perf_table(scenario, report);
     CHECK_FALSE(failed.met);
     CHECK(failed.ratios.find("OUT OF RANGE") != std::string::npos);
 }
 
 TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value") {
-    const scenarios::Scenario scenario = perf_scenario();
-    scenarios::PerfReport report;
+    const loader::Scenario scenario = perf_scenario();
+    runner::PerfReport report;
     report.parameter = "jobs";
     report.rows = {row("a", 1)};
     report.rows.front().point = 4;
-    const scenarios::PerfTable table = scenarios::perf_table(scenario, report);
+    const report::PerfTable table = report::perf_table(scenario, report);
     CHECK(table.table.rfind("    jobs variant", 0) == 0);
     CHECK(table.table.find("\n       4 a ") != std::string::npos);
     CHECK(table.csv.rfind("jobs,variant,", 0) == 0);
@@ -78,33 +78,33 @@ TEST_CASE("perf_table: a sweep starts each row and CSV line with the swept value
 }
 
 TEST_CASE("progress_text: rate and time left from the schedules run so far") {
-    scenarios::FuzzProgress progress{100, 300, 1234, 2};
-    CHECK(scenarios::progress_text(progress, 2.0) ==
+    runner::FuzzProgress progress{100, 300, 1234, 2};
+    CHECK(report::progress_text(progress, 2.0) ==
           "  100 schedules, 50/s, 1234 crash states, 2 violations, 2.0 s elapsed, ~4 s left   ");
     progress.schedules = 300;
-    CHECK(scenarios::progress_text(progress, 3.0).find("~0 s left") != std::string::npos);
+    CHECK(report::progress_text(progress, 3.0).find("~0 s left") != std::string::npos);
 }
 
 TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("random", request.strategy));
     request.seed = 7;
     request.jobs = 2;
-    CHECK(scenarios::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
-    scenarios::FuzzReport report;
+    CHECK(report::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
+    runner::FuzzReport report;
     report.schedules = 10;
     report.crash_states = 40;
     report.steps = 100;
     report.bounds = {1, 0};
-    const std::string text = scenarios::fuzz_summary(report, request, 2.0);
+    const std::string text = report::fuzz_summary(report, request, 2.0);
     CHECK(text.rfind("schedules: 10, crash states checked: 40, steps: 100, 2.000 s, 5 schedules/s, 20 crash states/s\n", 0) == 0);
     CHECK(text.find("\nno violation in 10 schedules\n") != std::string::npos);
     report.interrupted = true;
-    CHECK(scenarios::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") != std::string::npos);
+    CHECK(report::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") != std::string::npos);
 }
 
 TEST_CASE("check_row_text: a failed row says why under it") {
-    scenarios::CheckRow row;
+    runner::CheckRow row;
     row.scenario = "s";
     row.variant = "v";
     row.expectation = "holds";
@@ -113,15 +113,15 @@ TEST_CASE("check_row_text: a failed row says why under it") {
     row.schedules = 3;
     row.crash_states = 9;
     row.seconds = 0.5;
-    const scenarios::CheckTable table({});
-    const std::string text = scenarios::check_row_text(table, row);
+    const report::CheckTable table({});
+    const std::string text = report::check_row_text(table, row);
     CHECK(text.find("FAILED") != std::string::npos);
     CHECK(text.find("      3             9    0.50 s\n    why\n") != std::string::npos);
-    CHECK(scenarios::check_header(table).rfind("scenario", 0) == 0);
+    CHECK(report::check_header(table).rfind("scenario", 0) == 0);
 }
 
 TEST_CASE("list_text names every model, checker and device profile") {
-    const std::string text = scenarios::list_text();
+    const std::string text = report::list_text();
     CHECK(text.rfind("models:\n  btrfs: ", 0) == 0);
     CHECK(text.find("\n  xfs: ") != std::string::npos);
     CHECK(text.find("\nchecker") != std::string::npos);
@@ -129,19 +129,19 @@ TEST_CASE("list_text names every model, checker and device profile") {
 }
 
 TEST_CASE("make_repro and the file names: a campaign's failing schedule as a repro") {
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("pct:3", request.strategy));
     request.seed = 42;
-    scenarios::FuzzReport report;
+    runner::FuzzReport report;
     report.found = true;
     report.index = 17;
     report.schedule_seed = 99;
     report.bounds = {2, 1};
     report.failing.choices = {1, 0, 2};
-    report.failing.crash = scenarios::CrashRecord{12, "app returned", {true, false}};
+    report.failing.crash = runner::CrashRecord{12, "app returned", {true, false}};
     report.failing.violations.push_back({"fsync_durability", "", 0, "", "", "lost"});
     report.failing.trace_hash = 0xabc;
-    const scenarios::Repro repro = scenarios::make_repro(report, request, "a/b.json", "{}", "fix");
+    const runner::Repro repro = runner::make_repro(report, request, "a/b.json", "{}", "fix");
     CHECK(repro.scenario_path == "a/b.json");
     CHECK(repro.scenario_text == "{}");
     CHECK(repro.variant == "fix");
@@ -158,15 +158,15 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
     CHECK(repro.checker == "fsync_durability");
     CHECK(repro.message == "lost");
     CHECK(repro.trace_hash == 0xabc);
-    CHECK(scenarios::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
+    CHECK(runner::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
           "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
     // One name per failing schedule: shards sharing --out never overwrite each other.
-    CHECK(scenarios::repro_file_name("s", "v", "random", 42, 0) != scenarios::repro_file_name("s", "v", "random", 42, 1));
+    CHECK(runner::repro_file_name("s", "v", "random", 42, 0) != runner::repro_file_name("s", "v", "random", 42, 1));
     // A dfs shard counts schedules within a unit: two shards' first failing
     // schedules (index 0 of units 3 and 4) get two names.
-    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
-    CHECK(scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != scenarios::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != runner::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
     request.shard_index = 1;
     request.shard_count = 3;
-    CHECK(scenarios::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");
+    CHECK(runner::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");
 }

@@ -14,8 +14,8 @@
 
 namespace {
 
-auto row(const std::string& variant, bool met) -> scenarios::CheckRow {
-    scenarios::CheckRow result;
+auto row(const std::string& variant, bool met) -> runner::CheckRow {
+    runner::CheckRow result;
     result.scenario = "s";
     result.scenario_path = "s.json";
     result.variant = variant;
@@ -34,13 +34,13 @@ auto count(const std::string& text, const std::string& what) -> std::size_t {
 }  // namespace
 
 TEST_CASE("check reports: unrun and cut-short variants of an interrupted check are skipped, and it says so") {
-    std::vector<scenarios::CheckRow> rows;
+    std::vector<runner::CheckRow> rows;
     rows.push_back(row("ran", true));
-    scenarios::CheckRow cut = row("cut", false);
+    runner::CheckRow cut = row("cut", false);
     cut.interrupted = true;
     cut.detail = "random was interrupted after 3 schedules";
     rows.push_back(cut);
-    scenarios::CheckRow unrun = row("unrun", false);
+    runner::CheckRow unrun = row("unrun", false);
     unrun.skipped = true;
     unrun.detail = "not run: the check was interrupted before it";
     rows.push_back(unrun);
@@ -50,17 +50,17 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
     const std::string json = (dir / "check.json").string();
-    scenarios::write_junit(rows, 1.0, junit);
-    scenarios::write_check_json(rows, 1.0, json);
+    report::write_junit(rows, 1.0, junit);
+    report::write_check_json(rows, 1.0, json);
 
-    const std::string xml = scenarios::read_text_file(junit);
+    const std::string xml = loader::read_text_file(junit);
     CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") !=
           std::string::npos);
     CHECK(count(xml, "<skipped message=") == 2);
     CHECK(xml.find("<skipped message=\"not run: the check was interrupted before it\"/>") != std::string::npos);
     CHECK(xml.find("<failure") == std::string::npos);
 
-    const auto report = nlohmann::json::parse(scenarios::read_text_file(json));
+    const auto report = nlohmann::json::parse(loader::read_text_file(json));
     CHECK(report["summary"]["interrupted"] == true);
     CHECK(report["summary"]["skipped"] == 2);
     CHECK(report["summary"]["failed"] == 0);
@@ -70,23 +70,23 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     CHECK_FALSE(report["variants"][0].contains("skipped"));
 
     // A check that ran to its end: nothing skipped, not interrupted.
-    scenarios::write_check_json({row("ran", true)}, 1.0, json);
-    CHECK(nlohmann::json::parse(scenarios::read_text_file(json))["summary"]["interrupted"] == false);
-    scenarios::write_junit({row("ran", true)}, 1.0, junit);
-    CHECK(scenarios::read_text_file(junit).find("(interrupted)") == std::string::npos);
+    report::write_check_json({row("ran", true)}, 1.0, json);
+    CHECK(nlohmann::json::parse(loader::read_text_file(json))["summary"]["interrupted"] == false);
+    report::write_junit({row("ran", true)}, 1.0, junit);
+    CHECK(loader::read_text_file(junit).find("(interrupted)") == std::string::npos);
     std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("check reports: a JUnit row of a scenario with a fault budget carries its fault counts") {
-    scenarios::CheckRow faulty = row("faulty", true);
-    faulty.faults = scenarios::FaultCounts{7, 4, 2};
-    const scenarios::CheckRow plain = row("plain", true);
+    runner::CheckRow faulty = row("faulty", true);
+    faulty.faults = runner::FaultCounts{7, 4, 2};
+    const runner::CheckRow plain = row("plain", true);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-junit-faults-test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
-    scenarios::write_junit({faulty, plain}, 1.0, junit);
-    const std::string xml = scenarios::read_text_file(junit);
+    report::write_junit({faulty, plain}, 1.0, junit);
+    const std::string xml = loader::read_text_file(junit);
     // Properties of the faulty row only, and its console line in <system-out>.
     CHECK(count(xml, "<properties>") == 1);
     CHECK(xml.find("<property name=\"faults.injected\" value=\"7\"/>") != std::string::npos);

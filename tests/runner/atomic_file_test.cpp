@@ -41,14 +41,14 @@ struct TempDir {
 TEST_CASE("write_text_file_atomically publishes the whole text and leaves no temporary") {
     TempDir dir;
     const std::string file = (dir.path / "report.json").string();
-    scenarios::write_text_file_atomically(file, "first\n");
+    runner::write_text_file_atomically(file, "first\n");
     CHECK(read_all(file) == "first\n");
-    scenarios::write_text_file_atomically(file, "second, longer\n");
+    runner::write_text_file_atomically(file, "second, longer\n");
     CHECK(read_all(file) == "second, longer\n");
     CHECK(entries(dir.path) == 1);
     // Not the fixed name of before: a stale path.tmp of another writer is left alone.
     std::ofstream(dir.path / "report.json.tmp") << "another writer's";
-    scenarios::write_text_file_atomically(file, "third\n");
+    runner::write_text_file_atomically(file, "third\n");
     CHECK(read_all(file) == "third\n");
     CHECK(read_all(dir.path / "report.json.tmp") == "another writer's");
     CHECK(entries(dir.path) == 2);
@@ -64,9 +64,9 @@ TEST_CASE("write_text_file_atomically names the path it cannot write") {
     TempDir dir;
     const std::string file = (dir.path / "missing" / "report.json").string();
     try {
-        scenarios::write_text_file_atomically(file, "x");
+        runner::write_text_file_atomically(file, "x");
         FAIL("expected an InputError");
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         CHECK(std::string(error.what()).rfind(file + ": expected a writable path, got ", 0) == 0);
     }
     CHECK(entries(dir.path) == 0);

@@ -25,16 +25,16 @@ auto read_text(const std::string& path) -> std::string {
 }
 
 /// `check --json` of the scenario's variants with `jobs` jobs, the times zeroed.
-auto check_json(const scenarios::Scenario& scenario, std::uint32_t jobs) -> std::string {
-    std::vector<scenarios::CheckRow> rows;
+auto check_json(const loader::Scenario& scenario, std::uint32_t jobs) -> std::string {
+    std::vector<runner::CheckRow> rows;
     for (const auto& variant : scenario.variants) {
-        rows.push_back(scenarios::check_variant(scenario, variant, [] { return 0.0; }, jobs));
+        rows.push_back(runner::check_variant(scenario, variant, [] { return 0.0; }, jobs));
         rows.back().seconds = 0;
     }
     const std::string path =
         (std::filesystem::temp_directory_path() / ("crashsim-budget-check-" + std::to_string(jobs) + ".json"))
             .string();
-    scenarios::write_check_json(rows, 0, path);
+    report::write_check_json(rows, 0, path);
     const std::string text = read_text(path);
     std::filesystem::remove(path);
     return text;
@@ -42,9 +42,9 @@ auto check_json(const scenarios::Scenario& scenario, std::uint32_t jobs) -> std:
 
 /// The bundled kthread race with budgets its dfs:1 search (20,019 schedules)
 /// does not reach with one job and would reach with two jobs' worth.
-auto capped_kthread() -> scenarios::Scenario {
-    scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/kthread-commit-in-fast-fsync.json");
+auto capped_kthread() -> loader::Scenario {
+    loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/kthread-commit-in-fast-fsync.json");
     scenario.variants.resize(2);
     for (auto& variant : scenario.variants) {
         variant.expect.fuzz.schedules = 600;
@@ -61,11 +61,11 @@ struct Campaign {
 };
 
 /// The result of one campaign, run with `jobs` jobs as shard `shard` of `shards`.
-auto result_of(const scenarios::Scenario& scenario, const std::string& variant, const Campaign& campaign,
+auto result_of(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                std::uint32_t jobs, std::uint32_t shard = 0, std::uint32_t shards = 1)
-    -> scenarios::CampaignResult {
-    scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
-    scenarios::FuzzRequest request;
+    -> runner::CampaignResult {
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of(campaign.strategy);
     request.schedules = campaign.schedules;
     request.stop_at_first = campaign.stop_at_first && shards == 1;
@@ -73,24 +73,24 @@ auto result_of(const scenarios::Scenario& scenario, const std::string& variant, 
     request.shard_index = shard;
     request.shard_count = shards;
     request.split_depth = campaign.split_depth;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
-    return scenarios::campaign_result(report, request, scenario, 0, variant);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
+    return runner::campaign_result(report, request, scenario, 0, variant);
 }
 
-auto merged_text(const scenarios::Scenario& scenario, const std::string& variant, const Campaign& campaign,
+auto merged_text(const loader::Scenario& scenario, const std::string& variant, const Campaign& campaign,
                  std::uint32_t jobs, std::uint32_t shards) -> std::string {
-    std::vector<scenarios::CampaignResult> results;
+    std::vector<runner::CampaignResult> results;
     for (std::uint32_t shard = 0; shard < shards; shard++) {
         results.push_back(result_of(scenario, variant, campaign, jobs, shard, shards));
     }
-    return scenarios::campaign_result_text(
-        scenarios::merge_results(results, std::vector<std::string>(shards, "result.json")));
+    return report::campaign_result_text(
+        runner::merge_results(results, std::vector<std::string>(shards, "result.json")));
 }
 
 }  // namespace
 
 TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where dfs stops at its cap") {
-    const scenarios::Scenario scenario = capped_kthread();
+    const loader::Scenario scenario = capped_kthread();
     const std::string one = check_json(scenario, 1);
     CHECK(one.find("did not complete within 12000 schedules") != std::string::npos);
     CHECK(check_json(scenario, 2) == one);
@@ -98,7 +98,7 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where df
 }
 
 TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where every search completes") {
-    scenarios::Scenario scenario = capped_kthread();
+    loader::Scenario scenario = capped_kthread();
     for (auto& variant : scenario.variants) variant.expect.fuzz.dfs_schedules = 50'000;
     const std::string one = check_json(scenario, 1);
     CHECK(one.find("\"met\": false") == std::string::npos);
@@ -107,8 +107,8 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where ev
 }
 
 TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped or complete") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     // fix-1 at dfs:1 completes in 11,557 schedules; before-fix fails at
     // its first violation, and with stop_at_first off it finds many.
     const std::vector<std::pair<std::string, Campaign>> campaigns = {
@@ -125,29 +125,29 @@ TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped
         CAPTURE(variant);
         CAPTURE(campaign.strategy);
         CAPTURE(campaign.schedules);
-        const std::string one = scenarios::campaign_result_text(result_of(scenario, variant, campaign, 1));
+        const std::string one = report::campaign_result_text(result_of(scenario, variant, campaign, 1));
         for (std::uint32_t jobs : {2U, 3U}) {
             CAPTURE(jobs);
-            CHECK(scenarios::campaign_result_text(result_of(scenario, variant, campaign, jobs)) == one);
+            CHECK(report::campaign_result_text(result_of(scenario, variant, campaign, jobs)) == one);
         }
     }
     const std::string capped =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 5'000}, 1));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 5'000}, 1));
     CHECK(capped.find("\"schedules_run\": 5000") != std::string::npos);
     CHECK(capped.find("\"complete\": false") != std::string::npos);
     // A cap one short of the search: incomplete; the search's size: complete.
     const std::string short_one =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'556}, 2));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'556}, 2));
     CHECK(short_one.find("\"complete\": false") != std::string::npos);
     const std::string exact =
-        scenarios::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'557}, 2));
+        report::campaign_result_text(result_of(scenario, "fix-1", {"dfs:1", 11'557}, 2));
     CHECK(exact.find("\"schedules_run\": 11557") != std::string::npos);
     CHECK(exact.find("\"complete\": true") != std::string::npos);
 }
 
 TEST_CASE("campaign budget: the merged shards are the unsharded result, for any --jobs in each shard") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const std::vector<std::pair<std::string, Campaign>> campaigns = {
         {"fix-1", {"dfs:1", 1'000'000}},
         {"before-fix", {"dfs:1", 1'000'000, false}},
@@ -157,7 +157,7 @@ TEST_CASE("campaign budget: the merged shards are the unsharded result, for any 
     for (const auto& [variant, campaign] : campaigns) {
         CAPTURE(variant);
         CAPTURE(campaign.strategy);
-        const std::string whole = scenarios::campaign_result_text(result_of(scenario, variant, campaign, 1));
+        const std::string whole = report::campaign_result_text(result_of(scenario, variant, campaign, 1));
         for (std::uint32_t shards : {2U, 3U}) {
             for (std::uint32_t jobs : {1U, 2U}) {
                 CAPTURE(shards);
@@ -169,13 +169,13 @@ TEST_CASE("campaign budget: the merged shards are the unsharded result, for any 
 }
 
 TEST_CASE("campaign budget: a capped dfs split over shards spends the one total, the same for any --jobs") {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const Campaign campaign{"dfs:1", 5'000, false, 3};
     const std::string one = merged_text(scenario, "fix-1", campaign, 1, 3);
     CHECK(merged_text(scenario, "fix-1", campaign, 2, 3) == one);
     CHECK(merged_text(scenario, "fix-1", campaign, 3, 3) == one);
-    const scenarios::CampaignResult merged = scenarios::parse_campaign_result(one, "merged.json");
+    const runner::CampaignResult merged = report::parse_campaign_result(one, "merged.json");
     CHECK(merged.schedules_run <= 5'000);
     CHECK(merged.schedules_run > 4'000);
     REQUIRE(merged.dfs.has_value());

@@ -29,14 +29,14 @@ constexpr const char* toy_two_writers = R"({
                 "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20, "seed": 0}}}]
 })";
 
-auto campaign(const std::string& variant, const std::string& strategy, std::uint64_t every) -> scenarios::FuzzReport {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_two_writers, "toy-two-writers.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
-    scenarios::FuzzRequest request;
+auto campaign(const std::string& variant, const std::string& strategy, std::uint64_t every) -> runner::FuzzReport {
+    const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy(strategy, request.strategy));
     request.schedules = 40;
     request.verify_every = every;
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ auto campaign(const std::string& variant, const std::string& strategy, std::uint
 TEST_CASE("verify determinism: a sound model's sampled schedules run the same, and are counted") {
     for (const char* strategy : {"random", "pct:2", "dfs:1"}) {
         CAPTURE(strategy);
-        const scenarios::FuzzReport report = campaign("kept", strategy, 4);
+        const runner::FuzzReport report = campaign("kept", strategy, 4);
         CHECK(report.nondeterministic.empty());
         CHECK(report.verified > 0);
         CHECK(report.verified <= (report.schedules + 3) / 4);
@@ -59,19 +59,19 @@ TEST_CASE("verify determinism: a sound model's sampled schedules run the same, a
 TEST_CASE("verify determinism: process-wide state that reaches behaviour is caught") {
     for (const char* strategy : {"random", "pct:2"}) {
         CAPTURE(strategy);
-        const scenarios::FuzzReport report = campaign("broken", strategy, 1);
+        const runner::FuzzReport report = campaign("broken", strategy, 1);
         REQUIRE_FALSE(report.nondeterministic.empty());
         CHECK_FALSE(report.nondeterministic.front().what.empty());
     }
 }
 
 TEST_CASE("verify determinism: check marks a row whose campaign was not deterministic") {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(toy_two_writers, "toy-two-writers.json");
+    const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
     auto no_clock = [] { return 0.0; };
-    const scenarios::CheckRow sound = scenarios::check_variant(scenario, *scenario.find_variant("kept"), no_clock, 1, {}, 1);
+    const runner::CheckRow sound = runner::check_variant(scenario, *scenario.find_variant("kept"), no_clock, 1, {}, 1);
     CHECK(sound.verified > 0);
-    const scenarios::CheckRow broken =
-        scenarios::check_variant(scenario, *scenario.find_variant("broken"), no_clock, 1, {}, 1);
+    const runner::CheckRow broken =
+        runner::check_variant(scenario, *scenario.find_variant("broken"), no_clock, 1, {}, 1);
     CHECK_FALSE(broken.met);
     CHECK(broken.nondeterministic > 0);
     CHECK(sound.nondeterministic == 0);

@@ -29,14 +29,14 @@ struct Figures {
 };
 
 /// The search with J jobs and N shards (each shard a result, merged).
-auto split_search(const scenarios::Scenario& scenario, const std::string& variant, const std::string& strategy,
+auto split_search(const loader::Scenario& scenario, const std::string& variant, const std::string& strategy,
                   std::uint32_t jobs, std::uint32_t shards, std::size_t depth, bool dpor = true) -> Figures {
     Figures merged;
     merged.complete = true;
-    std::vector<scenarios::CampaignResult> results;
+    std::vector<runner::CampaignResult> results;
     for (std::uint32_t shard = 0; shard < shards; shard++) {
-        scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+        runner::FuzzRequest request;
         request.strategy = test_support::spec_of(strategy);
         request.schedules = 10'000'000;
         request.stop_at_first = false;
@@ -45,15 +45,15 @@ auto split_search(const scenarios::Scenario& scenario, const std::string& varian
         request.shard_count = shards;
         request.split_depth = depth;
         request.dpor = dpor;
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
-        results.push_back(scenarios::campaign_result(report, request, scenario, 0, variant));
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
+        results.push_back(runner::campaign_result(report, request, scenario, 0, variant));
         merged.schedules += report.schedules;
         merged.crash_states += report.crash_states;
         merged.steps += report.steps;
         merged.complete = merged.complete && report.complete;
     }
-    const scenarios::CampaignResult result =
-        scenarios::merge_results(results, std::vector<std::string>(shards, "result.json"));
+    const runner::CampaignResult result =
+        runner::merge_results(results, std::vector<std::string>(shards, "result.json"));
     CHECK(result.schedules_run == merged.schedules);
     CHECK(result.dfs->complete == merged.complete);
     for (const auto& found : result.violations) {
@@ -73,7 +73,7 @@ auto sorted(std::vector<std::string> violations) -> std::vector<std::string> {
 /// the estimate, for J or N), dpor's counts depend on J and N through it.
 void same_for_any_split(const std::string& path, const std::string& variant, const std::string& strategy,
                         std::size_t depth, bool dpor = true) {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
+    const loader::Scenario scenario = loader::load_scenario(path);
     const Figures unsplit = split_search(scenario, variant, strategy, 1, 1, 0, dpor);
     const Figures whole = depth == 0 || !dpor ? unsplit : split_search(scenario, variant, strategy, 1, 1, depth, dpor);
     CHECK(unsplit.complete);
@@ -116,50 +116,50 @@ TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same
 }
 
 TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
-    scenarios::FuzzRequest request;
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");
     request.schedules = 1'000'000;  // complete (16,972 schedules)
     request.dpor = false;  // the estimate is the unreduced search's (an upper bound on dpor's)
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request);
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::SearchEstimate estimate = runner::estimate_search(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     REQUIRE(report.complete);
     CHECK(estimate.schedules > static_cast<double>(report.schedules) / 4);
     CHECK(estimate.schedules < static_cast<double>(report.schedules) * 4);
     CHECK(estimate.crash_states > static_cast<double>(report.crash_states) / 4);
     CHECK(estimate.crash_states < static_cast<double>(report.crash_states) * 4);
     // Seeded: the same estimate again, and the search it ran beside unchanged.
-    const scenarios::SearchEstimate again = scenarios::estimate_search(simulation, request);
+    const runner::SearchEstimate again = runner::estimate_search(simulation, request);
     CHECK(again.schedules == estimate.schedules);
-    CHECK(scenarios::fuzz(simulation, request).schedules == report.schedules);
+    CHECK(runner::fuzz(simulation, request).schedules == report.schedules);
 }
 
 TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest request;
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:2");
-    const scenarios::SearchEstimate whole = scenarios::estimate_search(simulation, request);
-    CHECK(whole.walks == scenarios::estimate_walks_default);
-    CHECK(whole.walks_asked == scenarios::estimate_walks_default);
-    request.estimate_runs = scenarios::estimate_first_line_runs;
-    const scenarios::SearchEstimate capped = scenarios::estimate_search(simulation, request);
+    const runner::SearchEstimate whole = runner::estimate_search(simulation, request);
+    CHECK(whole.walks == runner::estimate_walks_default);
+    CHECK(whole.walks_asked == runner::estimate_walks_default);
+    request.estimate_runs = runner::estimate_first_line_runs;
+    const runner::SearchEstimate capped = runner::estimate_search(simulation, request);
     CHECK(capped.walks >= 2);
     CHECK(capped.walks < whole.walks);
-    CHECK(capped.walks_asked == scenarios::estimate_walks_default);
+    CHECK(capped.walks_asked == runner::estimate_walks_default);
     CHECK(capped.schedules_error > 0);
     // Walks stop once their runs reach the cap, not before.
-    CHECK(capped.runs >= scenarios::estimate_first_line_runs);
-    const scenarios::SearchEstimate again = scenarios::estimate_search(simulation, request);
+    CHECK(capped.runs >= runner::estimate_first_line_runs);
+    const runner::SearchEstimate again = runner::estimate_search(simulation, request);
     CHECK(again.walks == capped.walks);
     CHECK(again.runs == capped.runs);
     CHECK(again.schedules == capped.schedules);
     // A cap of one run still takes two walks (a standard error needs two).
     request.estimate_runs = 1;
-    CHECK(scenarios::estimate_search(simulation, request).walks == 2);
+    CHECK(runner::estimate_search(simulation, request).walks == 2);
 }
 
 TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so" * doctest::test_suite("campaign")) {
@@ -167,22 +167,22 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     // 233,934 crash states. The first line's walks ran on for 16,441 runs
     // (62 s) and printed "inf schedules", "-nan crash states"; its timing
     // ran the whole first schedule (40 s).
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
-    scenarios::FuzzRequest request;
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:2");
-    request.estimate_runs = scenarios::estimate_first_line_runs;
-    const scenarios::SearchEstimate estimate =
-        scenarios::estimate_search(simulation, request, [] { return 0.0; });
+    request.estimate_runs = runner::estimate_first_line_runs;
+    const runner::SearchEstimate estimate =
+        runner::estimate_search(simulation, request, [] { return 0.0; });
     CHECK(estimate.walks == 2);
     CHECK(estimate.walks_stopped == 2);
     CHECK(estimate.stopped_depth > 0);
-    CHECK(estimate.runs <= 2 * (scenarios::estimate_first_line_runs + 8));
+    CHECK(estimate.runs <= 2 * (runner::estimate_first_line_runs + 8));
     CHECK(std::isfinite(estimate.schedules));
     CHECK(std::isfinite(estimate.crash_states));
     CHECK(std::isfinite(estimate.steps));
     CHECK(estimate.schedules > 1e6);
-    const std::string line = scenarios::estimate_text(estimate, request);
+    const std::string line = report::estimate_text(estimate, request);
     CAPTURE(line);
     CHECK(line.find("more than about") != std::string::npos);
     CHECK(line.find("2 of the walks stopped before a schedule's end") != std::string::npos);
@@ -190,30 +190,30 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     CHECK(line.find("inf") == std::string::npos);
     CHECK(line.find("nan") == std::string::npos);
     // The result file carries the stop, and reads back.
-    scenarios::CampaignResult result =
-        scenarios::campaign_result(scenarios::FuzzReport{}, request, scenario, 0, "jiffy-sleep");
+    runner::CampaignResult result =
+        runner::campaign_result(runner::FuzzReport{}, request, scenario, 0, "jiffy-sleep");
     result.estimate = estimate;
-    const std::string text = scenarios::campaign_result_text(result);
+    const std::string text = report::campaign_result_text(result);
     CHECK(text.find("\"walks_stopped\": 2") != std::string::npos);
-    const scenarios::CampaignResult read = scenarios::parse_campaign_result(text, "result.json");
+    const runner::CampaignResult read = report::parse_campaign_result(text, "result.json");
     REQUIRE(read.estimate.has_value());
     CHECK(read.estimate->walks_stopped == 2);
     CHECK(read.estimate->stopped_depth == estimate.stopped_depth);
 }
 
 TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
     {
         sim::DfsTree tree(2, true);
-        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false, 100);
+        const runner::RunOutcome outcome = simulation.run_dfs(tree, false, 100);
         CHECK(outcome.interrupted);
         CHECK(outcome.crash_states >= 100);
         CHECK(outcome.steps < 11949);
     }
-    scenarios::RunOutcome outcome;
-    scenarios::RunOutcome campaign_run;
-    scenarios::RunOutcome replay;
+    runner::RunOutcome outcome;
+    runner::RunOutcome campaign_run;
+    runner::RunOutcome replay;
     {
         const test_support::StopRequested stopped;
         sim::DfsTree tree(2, true);
@@ -233,28 +233,28 @@ TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-sta
 }
 
 TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
-    scenarios::FuzzRequest request;
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:1");
     request.schedules = 1'000'000;  // complete (16,972 schedules)
     request.estimate_stratified = true;
-    request.estimate_walks = scenarios::estimate_probes_default;
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(simulation, request);
+    request.estimate_walks = runner::estimate_probes_default;
+    const runner::SearchEstimate estimate = runner::estimate_search(simulation, request);
     CHECK(estimate.stratified);
     CHECK(estimate.walks == 2);
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     REQUIRE(report.complete);
     CHECK(estimate.schedules > 0.9 * static_cast<double>(report.schedules));
     CHECK(estimate.schedules < 1.1 * static_cast<double>(report.schedules));
     CHECK(estimate.crash_states > 0.9 * static_cast<double>(report.crash_states));
     CHECK(estimate.crash_states < 1.1 * static_cast<double>(report.crash_states));
     // Seeded: the same again.
-    CHECK(scenarios::estimate_search(simulation, request).schedules == estimate.schedules);
+    CHECK(runner::estimate_search(simulation, request).schedules == estimate.schedules);
     // Knuth's two walks with the same seed read far off (the figure in the README).
     request.estimate_stratified = false;
-    const scenarios::SearchEstimate knuth = scenarios::estimate_search(simulation, request);
+    const runner::SearchEstimate knuth = runner::estimate_search(simulation, request);
     CHECK(std::abs(knuth.schedules - static_cast<double>(report.schedules)) >
           std::abs(estimate.schedules - static_cast<double>(report.schedules)));
 }

@@ -21,21 +21,21 @@ namespace {
 // skipped (and named), so the case stays within a couple of minutes in CI.
 constexpr std::uint64_t schedules_cap = 1'000;
 
-auto search(scenarios::Simulation& simulation, std::uint32_t preemptions, bool dpor, std::uint64_t cap)
-    -> scenarios::FuzzReport {
-    scenarios::FuzzRequest request;
+auto search(runner::Simulation& simulation, std::uint32_t preemptions, bool dpor, std::uint64_t cap)
+    -> runner::FuzzReport {
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = preemptions;
     request.schedules = cap;
     request.stop_at_first = false;
     request.dpor = dpor;
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 /// The checkers that reported (each violating schedule reports its first
 /// violation, which depends on the order its crash states come in, so the
 /// kinds are compared, and the messages shown where they differ).
-auto kinds(const scenarios::FuzzReport& report, bool messages) -> std::set<std::string> {
+auto kinds(const runner::FuzzReport& report, bool messages) -> std::set<std::string> {
     std::set<std::string> out;
     for (const auto& found : report.violations) {
         const checkers::Violation& v = found.violation;
@@ -48,7 +48,7 @@ auto kinds(const scenarios::FuzzReport& report, bool messages) -> std::set<std::
 /// step 29" names where the step fell, which independent steps before it
 /// shift between equivalent schedules; the rest (files, offsets, writes,
 /// transactions) must match. bench/dpor-soundness.sh compares the same.
-auto masked(const scenarios::FuzzReport& report) -> std::set<std::string> {
+auto masked(const runner::FuzzReport& report) -> std::set<std::string> {
     static const std::regex step_number("steps? [0-9]+( to [0-9]+)?");
     std::set<std::string> out;
     for (const auto& found : report.violations) {
@@ -66,7 +66,7 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
     std::uint64_t compared = 0;
     std::uint64_t compared_states = 0;  // searches whose distinct crash states were compared
     for (const std::string& path : test_support::bundled_scenarios()) {
-        const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        const loader::Scenario scenario = loader::load_scenario(path);
         if (scenario.perf) {
             MESSAGE("skipped: " << path << " (a performance scenario: its workload is far past a dfs)");
             continue;
@@ -76,8 +76,8 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 CAPTURE(path);
                 CAPTURE(variant.name);
                 CAPTURE(preemptions);
-                scenarios::Simulation simulation(scenario, variant);
-                const scenarios::FuzzReport full = search(simulation, preemptions, false, schedules_cap);
+                runner::Simulation simulation(scenario, variant);
+                const runner::FuzzReport full = search(simulation, preemptions, false, schedules_cap);
                 if (!full.complete) {
                     MESSAGE("skipped: " << path << " " << variant.name << " dfs:" << preemptions
                                         << " (the unreduced search passes " << schedules_cap << " schedules)");
@@ -87,8 +87,8 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
                 // One Simulation each: its verdict memo counts the distinct
                 // crash states its own search judged.
-                scenarios::Simulation reducing(scenario, variant);
-                const scenarios::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
+                runner::Simulation reducing(scenario, variant);
+                const runner::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
                 CHECK(reduced.complete);
                 CHECK(reduced.found == full.found);
                 CHECK(kinds(reduced, false) == kinds(full, false));

@@ -38,10 +38,10 @@ auto toy_scenario(const std::string& explore) -> std::string {
 }
 
 /// The scenario with its one task's one operation repeated `count` times.
-auto repeated(const std::string& text, std::size_t count) -> scenarios::Scenario {
-    scenarios::Scenario scenario = scenarios::parse_scenario(text, "toy-long.json");
+auto repeated(const std::string& text, std::size_t count) -> loader::Scenario {
+    loader::Scenario scenario = loader::parse_scenario(text, "toy-long.json");
     REQUIRE(scenario.tasks.size() == 1);
-    const scenarios::Op op = scenario.tasks[0].ops.front();
+    const loader::Op op = scenario.tasks[0].ops.front();
     scenario.tasks[0].ops.assign(count, op);
     return scenario;
 }
@@ -51,7 +51,7 @@ constexpr const char* btrfs_path = "scenarios/btrfs/fast-fsync-vs-page-release.j
 /// The btrfs race with a liveness bound of 3 steps: its fsync takes more,
 /// so every schedule fails liveness (the path a livelock takes).
 auto btrfs_impatient() -> std::string {
-    Json document = Json::parse(scenarios::read_text_file(btrfs_path));
+    Json document = Json::parse(loader::read_text_file(btrfs_path));
     document["explore"]["progress_steps"] = 3;
     return document.dump(2);
 }
@@ -61,60 +61,60 @@ auto btrfs_impatient() -> std::string {
 TEST_CASE("liveness: a workload longer than 200,000 steps whose operations complete is not a livelock" *
           doctest::test_suite("campaign")) {
     // 200,000 steps was the old fixed limit, reported as "no progress".
-    const scenarios::Scenario scenario = repeated(toy_scenario(""), 100'000);
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
-    const scenarios::RunOutcome outcome = simulation.run_scripted(false);
+    const loader::Scenario scenario = repeated(toy_scenario(""), 100'000);
+    runner::Simulation simulation(scenario, scenario.variants.front());
+    const runner::RunOutcome outcome = simulation.run_scripted(false);
     CHECK(outcome.steps > 200'000);
     CHECK(outcome.cut_at_step == 0);
     CHECK_MESSAGE(!outcome.violated(), outcome.violations.front().message);
 }
 
 TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation" * doctest::test_suite("campaign")) {
-    const scenarios::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
+    const loader::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
     CHECK(scenario.explore.steps == 50);
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    runner::Simulation simulation(scenario, scenario.variants.front());
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
     CHECK(outcome.cut_at_step == 50);
     CHECK(outcome.steps == 50);
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.trace.find("not explored past step 50") != std::string::npos);
-    CHECK(scenarios::verdict_text(outcome).find("not explored past step 50: the run reached the step bound") !=
+    CHECK(report::verdict_text(outcome).find("not explored past step 50: the run reached the step bound") !=
           std::string::npos);
 
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("random");
     request.schedules = 20;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     CHECK_FALSE(report.found);
     CHECK(report.schedules_cut == 20);
-    CHECK(scenarios::fuzz_summary(report, request, 1.0).find("20 schedule(s) not explored past step 50") !=
+    CHECK(report::fuzz_summary(report, request, 1.0).find("20 schedule(s) not explored past step 50") !=
           std::string::npos);
 
-    const scenarios::CheckRow row =
-        scenarios::check_variant(scenario, scenario.variants.front(), [] { return 0.0; });
+    const runner::CheckRow row =
+        runner::check_variant(scenario, scenario.variants.front(), [] { return 0.0; });
     CHECK(row.schedules_cut == row.schedules);
     CHECK(row.detail.find("not explored past step 50 (the step bound explore.steps)") != std::string::npos);
 }
 
 TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds" * doctest::test_suite("campaign")) {
-    CHECK_THROWS_WITH_AS(scenarios::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
+    CHECK_THROWS_WITH_AS(loader::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
                          doctest::Contains("$.explore.steps: expected an unsigned integer from 1 to 1000000000"),
-                         scenarios::InputError);
+                         loader::InputError);
     CHECK_THROWS_WITH_AS(
-        scenarios::parse_scenario(toy_scenario(R"("explore": {"progress_steps": 1000000001},)"), "t.json"),
-        doctest::Contains("$.explore.progress_steps"), scenarios::InputError);
-    const scenarios::Scenario defaults = scenarios::parse_scenario(toy_scenario(""), "t.json");
-    CHECK(defaults.explore.steps == scenarios::explore_steps_default);
-    CHECK(defaults.explore.progress_steps == scenarios::progress_steps_default);
+        loader::parse_scenario(toy_scenario(R"("explore": {"progress_steps": 1000000001},)"), "t.json"),
+        doctest::Contains("$.explore.progress_steps"), loader::InputError);
+    const loader::Scenario defaults = loader::parse_scenario(toy_scenario(""), "t.json");
+    CHECK(defaults.explore.steps == loader::explore_steps_default);
+    CHECK(defaults.explore.progress_steps == loader::progress_steps_default);
 }
 
 TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
+    runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     // The first random schedule that goes 3 steps without completing an
     // operation (most do: a fast fsync takes more than 3 steps).
-    scenarios::RunOutcome outcome;
+    runner::RunOutcome outcome;
     for (std::uint64_t seed = 0; seed < 64 && !outcome.violated(); seed++) {
         outcome = simulation.run_strategy(test_support::spec_of("random"), seed, true);
     }
@@ -128,38 +128,38 @@ TEST_CASE("liveness: no operation completing within explore.progress_steps is a 
 
 TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it" * doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-liveness-test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     for (const char* strategy : {"random", "dfs:1"}) {
         CAPTURE(strategy);
-        scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+        runner::FuzzRequest request;
         request.strategy = test_support::spec_of(strategy);
         request.schedules = 10;
         // dfs replayed the failing run with the crash record it lacks: bad_alloc, exit 134.
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         REQUIRE(report.found);
         CHECK(report.failing.violations.front().checker == "liveness");
-        const scenarios::Repro repro = scenarios::make_repro(report, request, btrfs_path, text, "fix-1");
+        const runner::Repro repro = runner::make_repro(report, request, btrfs_path, text, "fix-1");
         CHECK_FALSE(repro.crash.has_value());
         const std::string path = (dir / ("repro-" + std::string(strategy == std::string("random") ? "r" : "d") +
                                          ".json"))
                                      .string();
-        scenarios::write_repro(repro, path);
-        CHECK(scenarios::read_text_file(path).find("\"crash\"") == std::string::npos);
-        const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+        runner::write_repro(repro, path);
+        CHECK(loader::read_text_file(path).find("\"crash\"") == std::string::npos);
+        const runner::LoadedRepro loaded = runner::load_repro(path);
         CHECK_FALSE(loaded.repro.crash.has_value());
         CHECK(loaded.replayed.violations.front().checker == "liveness");
         CHECK(loaded.replayed.trace_hash == repro.trace_hash);
 
-        const scenarios::ShrinkResult shrunk = scenarios::shrink(loaded.repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+        const runner::ShrinkResult shrunk = runner::shrink(loaded.repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
         CHECK_FALSE(shrunk.interrupted);
         CHECK(shrunk.outcome.violations.front().checker == "liveness");
         CHECK_FALSE(shrunk.repro.crash.has_value());
-        scenarios::write_repro(shrunk.repro, path);
-        CHECK(scenarios::load_repro(path).replayed.trace_hash == shrunk.repro.trace_hash);
+        runner::write_repro(shrunk.repro, path);
+        CHECK(runner::load_repro(path).replayed.trace_hash == shrunk.repro.trace_hash);
     }
     std::filesystem::remove_all(dir);
 }

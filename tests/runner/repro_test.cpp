@@ -37,30 +37,30 @@ struct TempDir {
 };
 
 /// The before-fix race as `strategy` (seed 0) finds it, unshrunk.
-auto found_repro(const char* strategy = "pct:3") -> scenarios::Repro {
-    const std::string text = scenarios::read_text_file(btrfs_path);
-    const scenarios::Scenario scenario = scenarios::parse_scenario(text, btrfs_path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest request;
+auto found_repro(const char* strategy = "pct:3") -> runner::Repro {
+    const std::string text = loader::read_text_file(btrfs_path);
+    const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of(strategy);
     request.schedules = 10000;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     REQUIRE(report.found);
-    return scenarios::make_repro(report, request, btrfs_path, text, "before-fix");
+    return runner::make_repro(report, request, btrfs_path, text, "before-fix");
 }
 
 /// The repro file with one edit made to its JSON.
 auto edited(const std::string& path, const std::string& out, const std::function<void(Json&)>& edit) -> std::string {
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     edit(document);
-    scenarios::write_text_file_atomically(out, document.dump(2) + "\n");
+    runner::write_text_file_atomically(out, document.dump(2) + "\n");
     return out;
 }
 
 auto load_error(const std::string& path) -> std::string {
     try {
-        static_cast<void>(scenarios::load_repro(path));
-    } catch (const scenarios::InputError& error) {
+        static_cast<void>(runner::load_repro(path));
+    } catch (const loader::InputError& error) {
         return error.what();
     }
     return "no error";
@@ -71,8 +71,8 @@ auto load_error(const std::string& path) -> std::string {
 TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as every verb reads it") {
     const TempDir dir("crashsim-repro-test");
     const std::string good = dir.file("good.json");
-    scenarios::write_repro(found_repro(), good);
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(good);
+    runner::write_repro(found_repro(), good);
+    const runner::LoadedRepro loaded = runner::load_repro(good);
     CHECK(loaded.replayed.trace_hash == loaded.repro.trace_hash);
     CHECK(loaded.variant().name == "before-fix");
 
@@ -147,22 +147,22 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
     const TempDir dir("crashsim-repro-old-test");
     const std::string good = dir.file("good.json");
-    scenarios::write_repro(found_repro(), good);
+    runner::write_repro(found_repro(), good);
     const std::string old = edited(good, dir.file("old.json"), [](Json& j) {
         j["explore"].erase("steps");
         j["explore"].erase("progress_steps");
     });
-    const scenarios::Repro repro = scenarios::read_repro(old);
-    CHECK(repro.bounds.steps == scenarios::explore_steps_default);
-    CHECK(repro.bounds.progress_steps == scenarios::progress_steps_default);
+    const runner::Repro repro = runner::read_repro(old);
+    CHECK(repro.bounds.steps == loader::explore_steps_default);
+    CHECK(repro.bounds.progress_steps == loader::progress_steps_default);
     REQUIRE(repro.crash.has_value());
-    CHECK(scenarios::load_repro(old).replayed.trace_hash == repro.trace_hash);
+    CHECK(runner::load_repro(old).replayed.trace_hash == repro.trace_hash);
 }
 
 TEST_CASE("shrink: a bounded search capped before it completed is said, never read as none failing") {
-    const scenarios::Repro repro = found_repro();
+    const runner::Repro repro = found_repro();
     // One schedule per search: no search at any bound can complete.
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 1});
+    const runner::ShrinkResult shrunk = runner::shrink(repro, runner::ShrinkOptions{3, 1});
     CHECK_FALSE(shrunk.interrupted);
     bool said = false;
     for (const auto& line : shrunk.log) {
@@ -176,10 +176,10 @@ TEST_CASE("shrink: a bounded search capped before it completed is said, never re
 
 TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays") {
     const TempDir dir("crashsim-shrink-stop-test");
-    const scenarios::Repro repro = found_repro();
-    const scenarios::ShrinkResult shrunk = [&] {
+    const runner::Repro repro = found_repro();
+    const runner::ShrinkResult shrunk = [&] {
         const test_support::StopRequested stopped;
-        return scenarios::shrink(repro, scenarios::ShrinkOptions{});
+        return runner::shrink(repro, runner::ShrinkOptions{});
     }();
     CHECK(shrunk.interrupted);
     REQUIRE_FALSE(shrunk.log.empty());
@@ -187,21 +187,21 @@ TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays"
     for (const auto& line : shrunk.log) CHECK(line.find("no schedule with at most") == std::string::npos);
     CHECK(shrunk.repro.shrink_log == shrunk.log);
     const std::string path = dir.file("stopped.json");
-    scenarios::write_repro(shrunk.repro, path);
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+    runner::write_repro(shrunk.repro, path);
+    const runner::LoadedRepro loaded = runner::load_repro(path);
     CHECK(loaded.repro.shrink_log.back().find("interrupted") == 0);
     CHECK(loaded.replayed.violations.front().checker == "fsync_durability");
 }
 
 TEST_CASE("shrink: the total budget stops shrinking, says so and keeps a repro that replays") {
     const TempDir dir("crashsim-shrink-budget-test");
-    const scenarios::Repro repro = found_repro();
-    const scenarios::ShrinkResult whole = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+    const runner::Repro repro = found_repro();
+    const runner::ShrinkResult whole = runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK_FALSE(whole.budget_spent);
     CHECK(whole.schedules > 3);
     for (const auto& line : whole.log) CHECK(line.find("budget") == std::string::npos);
     // Three schedules in all: the first search cannot finish within them.
-    const scenarios::ShrinkResult cut = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, 3});
+    const runner::ShrinkResult cut = runner::shrink(repro, runner::ShrinkOptions{3, 50000, 3});
     CHECK(cut.budget_spent);
     CHECK_FALSE(cut.interrupted);
     CHECK(cut.schedules <= 3);
@@ -210,8 +210,8 @@ TEST_CASE("shrink: the total budget stops shrinking, says so and keeps a repro t
                             "as far as the budget allowed, not minimal");
     for (const auto& line : cut.log) CHECK(line.find("no schedule with at most") == std::string::npos);
     const std::string path = dir.file("budget.json");
-    scenarios::write_repro(cut.repro, path);
-    const scenarios::LoadedRepro loaded = scenarios::load_repro(path);
+    runner::write_repro(cut.repro, path);
+    const runner::LoadedRepro loaded = runner::load_repro(path);
     CHECK(loaded.replayed.violations.front().checker == "fsync_durability");
 }
 
@@ -220,11 +220,11 @@ TEST_CASE("shrink: the btrfs race found by dfs:2 shrinks to its three tasks well
     // at the story's preemptions only (runner/shrink.cpp removable_ops,
     // search): before, rejecting the set-up fsync's removal spent the whole
     // budget of 3,000 and the shrink stopped short of minimal.
-    const scenarios::Repro repro = found_repro("dfs:2");
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{});
+    const runner::Repro repro = found_repro("dfs:2");
+    const runner::ShrinkResult shrunk = runner::shrink(repro, runner::ShrinkOptions{});
     CHECK_FALSE(shrunk.budget_spent);
     CHECK_FALSE(shrunk.interrupted);
-    CHECK(shrunk.schedules < scenarios::shrink_schedules_total_default * 2 / 3);
+    CHECK(shrunk.schedules < runner::shrink_schedules_total_default * 2 / 3);
     CHECK(std::find(shrunk.log.begin(), shrunk.log.end(),
                     R"(removed task flusher operation {"op":"writeback","file":"I"})") != shrunk.log.end());
     CHECK(std::find(shrunk.log.begin(), shrunk.log.end(), "fewest preemptions: 1") != shrunk.log.end());

@@ -23,19 +23,19 @@ namespace {
 
 constexpr const char* race = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 
-auto search(scenarios::Simulation& simulation, std::uint32_t preemptions, bool memo, std::uint64_t cap)
-    -> scenarios::FuzzReport {
+auto search(runner::Simulation& simulation, std::uint32_t preemptions, bool memo, std::uint64_t cap)
+    -> runner::FuzzReport {
     simulation.set_verdict_memo(memo);
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = preemptions;
     request.schedules = cap;
     request.stop_at_first = false;
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 /// Every figure and finding of two searches, compared exactly.
-void same_search(const scenarios::FuzzReport& with, const scenarios::FuzzReport& without) {
+void same_search(const runner::FuzzReport& with, const runner::FuzzReport& without) {
     CHECK(with.complete == without.complete);
     CHECK(with.schedules == without.schedules);
     CHECK(with.crash_states == without.crash_states);
@@ -61,11 +61,11 @@ struct Walk {
     std::uint64_t mounts_reused = 0;
     std::uint64_t points_reused = 0;
 };
-auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk {
+auto walk(runner::Simulation& simulation, std::uint32_t preemptions) -> Walk {
     sim::DfsTree tree(preemptions, true);
     Walk out;
     do {
-        const scenarios::RunOutcome outcome = simulation.run_dfs(tree, false);
+        const runner::RunOutcome outcome = simulation.run_dfs(tree, false);
         out.schedules++;
         out.crash_states += outcome.crash_states;
         out.reused += outcome.crash_states_reused;
@@ -79,11 +79,11 @@ auto walk(scenarios::Simulation& simulation, std::uint32_t preemptions) -> Walk 
 }  // namespace
 
 TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with and without it, and it is used") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
-    const scenarios::FuzzReport with = search(simulation, 1, true, 100'000);
-    scenarios::Simulation fresh(scenario, *scenario.find_variant("fix-1"));
-    const scenarios::FuzzReport without = search(fresh, 1, false, 100'000);
+    const loader::Scenario scenario = loader::load_scenario(race);
+    runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
+    const runner::FuzzReport with = search(simulation, 1, true, 100'000);
+    runner::Simulation fresh(scenario, *scenario.find_variant("fix-1"));
+    const runner::FuzzReport without = search(fresh, 1, false, 100'000);
     REQUIRE(with.complete);
     CHECK_FALSE(with.found);
     same_search(with, without);
@@ -91,10 +91,10 @@ TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with a
     CHECK(with.crash_states_reused * 2 > with.crash_states);
     CHECK(without.crash_states_reused == 0);
     // Reuse happens, and only with the memo on.
-    scenarios::Simulation on_world(scenario, *scenario.find_variant("fix-1"));
+    runner::Simulation on_world(scenario, *scenario.find_variant("fix-1"));
     on_world.set_verdict_memo(true);
     const Walk on = walk(on_world, 1);
-    scenarios::Simulation off_world(scenario, *scenario.find_variant("fix-1"));
+    runner::Simulation off_world(scenario, *scenario.find_variant("fix-1"));
     off_world.set_verdict_memo(false);
     const Walk off = walk(off_world, 1);
     CHECK(on.schedules == with.schedules);
@@ -164,10 +164,10 @@ TEST_CASE("verdict memo: an object id is keyed by the object it names, shared ac
 }
 
 TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same violations at the same schedules") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    const scenarios::FuzzReport with = search(simulation, 1, true, 100'000);
-    const scenarios::FuzzReport without = search(simulation, 1, false, 100'000);
+    const loader::Scenario scenario = loader::load_scenario(race);
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    const runner::FuzzReport with = search(simulation, 1, true, 100'000);
+    const runner::FuzzReport without = search(simulation, 1, false, 100'000);
     REQUIRE(with.found);
     CHECK(with.violations.size() > 1);
     same_search(with, without);
@@ -179,18 +179,18 @@ TEST_CASE("verdict memo: the distinct crash states a capped search reports are t
     // search) and a run cut short by a stop request. They fill the memo but
     // must not reach the count (before: a search stopped after one schedule
     // reported every state those runs had judged).
-    const scenarios::Scenario scenario = scenarios::load_scenario(race);
-    const scenarios::Variant& fix = *scenario.find_variant("fix-1");
-    scenarios::Simulation alone(scenario, fix);
-    const scenarios::FuzzReport one = search(alone, 2, true, 1);
+    const loader::Scenario scenario = loader::load_scenario(race);
+    const loader::Variant& fix = *scenario.find_variant("fix-1");
+    runner::Simulation alone(scenario, fix);
+    const runner::FuzzReport one = search(alone, 2, true, 1);
     REQUIRE(one.schedules == 1);
     const auto counted = alone.crash_states_distinct();
     REQUIRE(counted.has_value());
 
-    scenarios::Simulation after(scenario, fix);
-    scenarios::FuzzRequest request;
+    runner::Simulation after(scenario, fix);
+    runner::FuzzRequest request;
     request.strategy = test_support::spec_of("dfs:2");
-    const scenarios::SearchEstimate estimate = scenarios::estimate_search(after, request, [] { return 0.0; });
+    const runner::SearchEstimate estimate = runner::estimate_search(after, request, [] { return 0.0; });
     CHECK(estimate.timed);
     // Runs no search counts: every schedule of dfs:1 (they reach 36
     // distinct crash states, the one schedule above fewer), and a dfs run a
@@ -204,12 +204,12 @@ TEST_CASE("verdict memo: the distinct crash states a capped search reports are t
         CHECK(after.run_dfs(tree, false, 1).interrupted);
     }
     CHECK_FALSE(after.crash_states_distinct().has_value());  // none counted yet
-    const scenarios::FuzzReport capped = search(after, 2, true, 1);
+    const runner::FuzzReport capped = search(after, 2, true, 1);
     REQUIRE(capped.schedules == 1);
     CHECK(after.crash_states_distinct().value_or(0) == *counted);
     // The whole search reaches them all, as before.
-    scenarios::Simulation whole(scenario, fix);
-    const scenarios::FuzzReport complete = search(whole, 2, true, 1'000'000);
+    runner::Simulation whole(scenario, fix);
+    const runner::FuzzReport complete = search(whole, 2, true, 1'000'000);
     REQUIRE(complete.complete);
     CHECK(whole.crash_states_distinct().value_or(0) > *counted);
 }
@@ -227,8 +227,8 @@ auto meta_image(const std::vector<std::uint64_t>& ids) -> model::disk::Image {
 
 auto key_of(const model::disk::Image& image, const model::MetadataIndex& index) -> model::KeyWords {
     model::KeyWords key;
-    scenarios::KeyObjects objects;
-    REQUIRE(scenarios::image_key(image, index, key, objects));
+    runner::KeyObjects objects;
+    REQUIRE(runner::image_key(image, index, key, objects));
     return key;
 }
 
@@ -279,18 +279,18 @@ TEST_CASE("verdict memo: every bundled scenario reports the same with and withou
     constexpr std::uint64_t cap = 300;  // schedules per search: the ext4 scenarios run ~100 a second
     std::uint64_t compared = 0;
     for (const std::string& path : test_support::bundled_scenarios()) {
-        const scenarios::Scenario scenario = scenarios::load_scenario(path);
+        const loader::Scenario scenario = loader::load_scenario(path);
         if (scenario.perf) continue;  // a workload far past a dfs
         for (const auto& variant : scenario.variants) {
             // One world each for all three bounds: the memo carries verdicts
             // from one search to the next, as it does between schedules.
-            scenarios::Simulation with_memo(scenario, variant);
-            scenarios::Simulation without_memo(scenario, variant);
+            runner::Simulation with_memo(scenario, variant);
+            runner::Simulation without_memo(scenario, variant);
             for (std::uint32_t preemptions = 0; preemptions <= 2; preemptions++) {
                 CAPTURE(path);
                 CAPTURE(variant.name);
                 CAPTURE(preemptions);
-                const scenarios::FuzzReport with = search(with_memo, preemptions, true, cap);
+                const runner::FuzzReport with = search(with_memo, preemptions, true, cap);
                 same_search(with, search(without_memo, preemptions, false, cap));
                 compared++;
                 if (!with.complete) break;  // capped: a higher bound only repeats the first 300

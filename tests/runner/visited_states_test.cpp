@@ -20,17 +20,17 @@ struct Key {
 };
 
 auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key)
-    -> scenarios::FuzzReport {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant(variant));
-    scenarios::FuzzRequest request;
+    -> runner::FuzzReport {
+    const loader::Scenario scenario = loader::load_scenario(path);
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = preemptions;
     request.schedules = 2'000'000;
     request.states = key.states;
     request.check_fingerprints = key.check;
     request.fingerprint_omit = key.omit;
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 constexpr const char* race = "scenarios/btrfs/fast-fsync-vs-page-release.json";
@@ -40,8 +40,8 @@ constexpr const char* race = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fewer schedules") {
     for (const std::uint32_t bound : {1U, 2U}) {
         CAPTURE(bound);
-        const scenarios::FuzzReport full = search(race, "fix-1", bound, {});
-        const scenarios::FuzzReport cached =
+        const runner::FuzzReport full = search(race, "fix-1", bound, {});
+        const runner::FuzzReport cached =
             search(race, "fix-1", bound, {.states = sim::VisitedKey::locals});
         REQUIRE(full.complete);
         REQUIRE(cached.complete);
@@ -55,7 +55,7 @@ TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fe
 TEST_CASE("visited states: before-fix of the btrfs race still fails with the key on") {
     for (const std::uint32_t bound : {1U, 2U}) {
         CAPTURE(bound);
-        const scenarios::FuzzReport cached =
+        const runner::FuzzReport cached =
             search(race, "before-fix", bound, {.states = sim::VisitedKey::locals});
         CHECK(cached.found);
     }
@@ -73,7 +73,7 @@ TEST_CASE("visited states: check mode finds no merge that parts on btrfs fsync s
     };
     for (const auto& one : cases) {
         CAPTURE(one.path);
-        const scenarios::FuzzReport checked =
+        const runner::FuzzReport checked =
             search(one.path, one.variant, one.bound, {.states = sim::VisitedKey::locals, .check = true});
         CHECK(checked.dfs.merges_followed > 0);
         CHECK(checked.dfs.decisions_compared > 0);
@@ -86,7 +86,7 @@ TEST_CASE("visited states: check mode names a resource left out of the key") {
     // and an ordered extent's completion parts them.
     for (const char* omitted : {"btrfs.page_cache", "oracle"}) {
         CAPTURE(omitted);
-        const scenarios::FuzzReport checked =
+        const runner::FuzzReport checked =
             search(race, "fix-1", 1, {.states = sim::VisitedKey::locals, .check = true, .omit = omitted});
         CHECK(checked.dfs.mismatches > 0);
         REQUIRE(!checked.mismatches.empty());

@@ -22,7 +22,7 @@ auto error_of(const std::function<void()>& action) -> std::string {
 
 /// `threads` threads creating then unlinking `files` files each, on machine
 /// profile P (`cpus` CPUs), counter and removed.
-auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpus = 4) -> scenarios::Scenario {
+auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpus = 4) -> loader::Scenario {
     const std::string text = R"({"name": "inline/create-unlink", "model": "xfs",
       "device": {"block_size": 4096, "blocks": 65536, "profile": "nvme"},
       "machines": {"P": {"cpus": )" + std::to_string(cpus) + R"(, "cores_per_socket": 2,
@@ -35,14 +35,14 @@ auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpu
       "variants": [{"name": "counter", "machine": "P", "config": {"active_trans": "counter"}, "expect": "measure"},
                    {"name": "removed", "machine": "P", "config": {"active_trans": "removed-cancel-first"}, "expect": "measure"},
                    {"name": "plain", "config": {"active_trans": "counter"}, "expect": "measure"}]})";
-    return scenarios::parse_scenario(text, "inline.json");
+    return loader::parse_scenario(text, "inline.json");
 }
 
-auto perf_of(const scenarios::Scenario& scenario, const std::string& variant) -> scenarios::PerfOutcome {
-    const scenarios::Variant* found = scenario.find_variant(variant);
+auto perf_of(const loader::Scenario& scenario, const std::string& variant) -> runner::PerfOutcome {
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
-    scenarios::Simulation simulation(scenario, *found);
-    scenarios::PerfOutcome outcome = simulation.run_perf(0);
+    runner::Simulation simulation(scenario, *found);
+    runner::PerfOutcome outcome = simulation.run_perf(0);
     REQUIRE(outcome.problem.empty());
     return outcome;
 }
@@ -119,8 +119,8 @@ TEST_CASE("unlink: a removed file is not lost data") {
                                       {"op": "fsync", "file": "f"}, {"op": "unlink", "file": "f"}, {"op": "log_force"}]}],
       "checkers": ["fsync_durability"],
       "variants": [{"name": "a", "expect": "holds"}]})";
-    const auto scenario = scenarios::parse_scenario(text, "inline.json");
-    scenarios::Simulation simulation(scenario, scenario.variants[0]);
+    const auto scenario = loader::parse_scenario(text, "inline.json");
+    runner::Simulation simulation(scenario, scenario.variants[0]);
     sim::StrategySpec spec;
     REQUIRE(sim::parse_strategy("random", spec));
     const auto outcome = simulation.run_strategy(spec, 1, true);
@@ -130,16 +130,16 @@ TEST_CASE("unlink: a removed file is not lost data") {
 
 TEST_CASE("perf --vary PROFILE.FIELD sets a machine profile's field or cost") {
     const std::string path = "scenarios/xfs/concurrent-create.json";
-    const auto report = scenarios::measure_vary(path, "A.line_miss_ns=250,1750");
+    const auto report = runner::measure_vary(path, "A.line_miss_ns=250,1750");
     CHECK(report.json_path == "$.machines.A.line_miss_ns");
     REQUIRE(report.reports.size() == 2);
     // Below the knee the counter costs A little; at the calibrated miss it sets A's create rate.
-    const auto ratio = [](const scenarios::PerfReport& r) { return r.ratios[0].value; };
+    const auto ratio = [](const runner::PerfReport& r) { return r.ratios[0].value; };
     CHECK(ratio(report.reports[0]) < 1.15);
     CHECK(ratio(report.reports[1]) > 1.4);
-    const auto costs = scenarios::measure_vary(path, "B.create_ns=61000");
+    const auto costs = runner::measure_vary(path, "B.create_ns=61000");
     CHECK(costs.json_path == "$.machines.B.costs.create_ns");
-    CHECK(error_of([&] { scenarios::measure_vary(path, "A.colour=1"); }) ==
+    CHECK(error_of([&] { runner::measure_vary(path, "A.colour=1"); }) ==
           "--vary: expected a field of machine profile A (cpus, cores_per_socket, line_hit_ns, line_miss_ns, "
           "line_miss_remote_ns or a cost), got \"A.colour\"");
 }
@@ -153,7 +153,7 @@ struct SeedFigure {
     double seed;  // the seed's creates/s, or 50 million inodes over its rm time
 };
 
-auto model_rate(const scenarios::PerfReport& report, const SeedFigure& figure) -> double {
+auto model_rate(const runner::PerfReport& report, const SeedFigure& figure) -> double {
     for (const auto& row : report.rows) {
         if (row.variant == figure.variant) return figure.unlinks ? row.unlinks_per_s : row.files_per_s;
     }
@@ -169,7 +169,7 @@ TEST_CASE("xfs concurrent create: fitted on five of the seed's rates, the other 
     // miss to A's create rate with the counter; B's misses are chosen. A's rm
     // rate with the counter and B's two rates with it are then predictions,
     // held to within 25 % of the seed (what the model gives is printed).
-    const auto report = scenarios::measure(scenarios::load_scenario("scenarios/xfs/concurrent-create.json"));
+    const auto report = runner::measure(loader::load_scenario("scenarios/xfs/concurrent-create.json"));
     const SeedFigure fitted[] = {{"A-removed", false, 468000}, {"A-removed", true, 50e6 / 153},
                                  {"A-counter", false, 282000}, {"B-removed", false, 233000},
                                  {"B-removed", true, 50e6 / 287}};

@@ -22,11 +22,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-auto scripted(const Json& document, const char* path, const char* variant) -> scenarios::RunOutcome {
-    const auto scenario = scenarios::parse_scenario(document.dump(), path);
-    const scenarios::Variant* found = scenario.find_variant(variant);
+auto scripted(const Json& document, const char* path, const char* variant) -> runner::RunOutcome {
+    const auto scenario = loader::parse_scenario(document.dump(), path);
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
-    scenarios::Simulation simulation(scenario, *found);
+    runner::Simulation simulation(scenario, *found);
     return simulation.run_scripted(true);
 }
 
@@ -38,11 +38,11 @@ auto contains(const std::string& story, const std::string& needle) -> bool {
 
 TEST_CASE("btrfs ENOSPC: a short write promises the pages it copied; a write with no room changes nothing") {
     constexpr const char* path = "scenarios/btrfs/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The shipped schedule: the app first. Its first pass reserves 32 of the
     // 40 free pages; the second (16) flushes, commits and gives up: a short
     // write. The writer's 16 pages then find 8 free: -ENOSPC.
-    const scenarios::RunOutcome outcome = scripted(document, path, "fix-3");
+    const runner::RunOutcome outcome = scripted(document, path, "fix-3");
     CHECK_FALSE(outcome.violated());
     test_support::check_in_order(
         outcome.story, {"btrfs_alloc_data_chunk_ondemand flushes delalloc, waits for ordered extents and commits",
@@ -54,23 +54,23 @@ TEST_CASE("btrfs ENOSPC: a short write promises the pages it copied; a write wit
     document["schedule"] = Json::array({Json{{"run", "writer"}, {"until", "btrfs.flusher.after_submit"}},
                                         Json{{"run", "endio"}}, Json{{"run", "writer"}}, Json{{"run", "app"}},
                                         Json{{"crash", "none"}}});
-    const scenarios::RunOutcome reversed = scripted(document, path, "fix-3");
+    const runner::RunOutcome reversed = scripted(document, path, "fix-3");
     CHECK_FALSE(reversed.violated());
     CHECK(contains(reversed.story, "of inode B: returns -ENOSPC and changes nothing"));
     CHECK_FALSE(contains(reversed.story, "short write"));
 }
 
 TEST_CASE("btrfs ENOSPC: no schedule reaches a full allocator or a violation") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/enospc-write.json");
+    const auto scenario = loader::load_scenario("scenarios/btrfs/enospc-write.json");
     for (const char* variant : {"fix-3", "before-fix"}) {
         CAPTURE(variant);
-        const scenarios::Variant* found = scenario.find_variant(variant);
+        const loader::Variant* found = scenario.find_variant(variant);
         REQUIRE(found != nullptr);
-        scenarios::Simulation simulation(scenario, *found);
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, *found);
+        runner::FuzzRequest request;
         request.strategy = test_support::spec_of("random");
         request.schedules = 200;
-        CHECK_FALSE(scenarios::fuzz(simulation, request).found);
+        CHECK_FALSE(runner::fuzz(simulation, request).found);
     }
 }
 
@@ -98,10 +98,10 @@ TEST_CASE("btrfs ENOSPC: an O_DIRECT write that cannot reserve returns -ENOSPC; 
 
 TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, never a failed writeback") {
     constexpr const char* path = "scenarios/xfs/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The app first: A still holds its blocks, 7 are free, the 16-block hole
     // cannot be reserved: the write stops after B's 8 mapped blocks.
-    const scenarios::RunOutcome outcome = scripted(document, path, "fix");
+    const runner::RunOutcome outcome = scripted(document, path, "fix");
     CHECK_FALSE(outcome.violated());
     CHECK(contains(outcome.story, "short write: 32768 of 98304 bytes (-ENOSPC for the rest)"));
     CHECK_FALSE(contains(outcome.story, "writeback could not allocate"));
@@ -112,7 +112,7 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
                                         Json{{"run", "app"}, {"until", "xfs.wb.submit"}, {"count", 3}},
                                         Json{{"run", "ioend"}}, Json{{"run", "ioend"}}, Json{{"run", "app"}},
                                         Json{{"crash", "none"}}});
-    const scenarios::RunOutcome reversed = scripted(document, path, "fix");
+    const runner::RunOutcome reversed = scripted(document, path, "fix");
     CHECK_FALSE(reversed.violated());
     CHECK_FALSE(contains(reversed.story, "short write"));
     CHECK_FALSE(contains(reversed.story, "-ENOSPC"));
@@ -121,7 +121,7 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
     document["tasks"][0]["ops"][0]["offset"] = 32768;
     document["tasks"][0]["ops"][0]["length"] = 65536;
     document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
-    const scenarios::RunOutcome hole = scripted(document, path, "fix");
+    const runner::RunOutcome hole = scripted(document, path, "fix");
     CHECK_FALSE(hole.violated());
     test_support::check_in_order(hole.story, {"-ENOSPC: xfs_flush_inodes writes back every inode",
                                               "returns -ENOSPC and changes nothing"});
@@ -129,13 +129,13 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
 
 TEST_CASE("ext4 ENOSPC: a write that found blocks for some of its holes is short") {
     constexpr const char* path = "scenarios/jbd2/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // One free block: a two-block write copies the first and stops; with no
     // block waiting for a commit, ext4_should_retry_alloc gives up.
     document["tasks"][0]["ops"] = Json::array({Json{{"op", "write"}, {"file", "B"}, {"offset", 0}, {"length", 8192}},
                                                Json{{"op", "fsync"}, {"file", "B"}}});
     document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
-    const scenarios::RunOutcome outcome = scripted(document, path, "fix");
+    const runner::RunOutcome outcome = scripted(document, path, "fix");
     CHECK_FALSE(outcome.violated());
     test_support::check_in_order(outcome.story, {"write B: ENOSPC (no free block for 1 hole(s) of 2)",
                                                  "write B: short write: 4096 of 8192 bytes"});

@@ -24,22 +24,22 @@ struct Golden {
     std::uint64_t steps;
 };
 
-auto run(const Golden& golden) -> scenarios::RunOutcome {
-    const scenarios::Scenario scenario = scenarios::load_scenario(golden.path);
-    const scenarios::Variant* variant = scenario.find_variant(golden.variant);
+auto run(const Golden& golden) -> runner::RunOutcome {
+    const loader::Scenario scenario = loader::load_scenario(golden.path);
+    const loader::Variant* variant = scenario.find_variant(golden.variant);
     REQUIRE(variant != nullptr);
-    scenarios::Simulation simulation(scenario, *variant);
+    runner::Simulation simulation(scenario, *variant);
     sim::StrategySpec spec;
     REQUIRE(sim::parse_strategy(golden.strategy, spec));
     return simulation.run_strategy(spec, golden.seed, true);
 }
 
 auto perf_elapsed(const char* path, const char* variant_name) -> std::uint64_t {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const loader::Scenario scenario = loader::load_scenario(path);
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     REQUIRE(variant != nullptr);
-    scenarios::Simulation simulation(scenario, *variant);
-    const scenarios::PerfOutcome outcome = simulation.run_perf(0);
+    runner::Simulation simulation(scenario, *variant);
+    const runner::PerfOutcome outcome = simulation.run_perf(0);
     REQUIRE(outcome.problem.empty());
     return static_cast<std::uint64_t>(outcome.elapsed_ns);
 }
@@ -56,7 +56,7 @@ TEST_CASE("golden: btrfs trace hashes of fixed seeds (strategy and crash streams
                     16149506118743773597ULL, 53},
          }) {
         CAPTURE(std::string(golden.strategy));
-        const scenarios::RunOutcome outcome = run(golden);
+        const runner::RunOutcome outcome = run(golden);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.trace_hash == golden.trace_hash);
         CHECK(outcome.steps == golden.steps);
@@ -69,7 +69,7 @@ TEST_CASE("golden: xfs trace hashes of fixed seeds (strategy and crash streams)"
              Golden{"scenarios/xfs/generic-042.json", "fix", "pct:3", 7, 7218751114732649627ULL, 15},
          }) {
         CAPTURE(std::string(golden.strategy));
-        const scenarios::RunOutcome outcome = run(golden);
+        const runner::RunOutcome outcome = run(golden);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.trace_hash == golden.trace_hash);
         CHECK(outcome.steps == golden.steps);
@@ -84,7 +84,7 @@ TEST_CASE("golden: ext4/jbd2 trace hashes of fixed seeds (strategy, crash and re
              Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "pct:3", 7, 14770479257690402443ULL, 45},
          }) {
         CAPTURE(std::string(golden.strategy));
-        const scenarios::RunOutcome outcome = run(golden);
+        const runner::RunOutcome outcome = run(golden);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.trace_hash == golden.trace_hash);
         CHECK(outcome.steps == golden.steps);

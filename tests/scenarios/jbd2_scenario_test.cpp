@@ -25,18 +25,18 @@ namespace {
 constexpr const char* relogged = "scenarios/jbd2/relogged-buffer-checkpoint.json";
 
 auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::uint64_t schedules)
-    -> scenarios::FuzzReport {
-    const auto scenario = scenarios::load_scenario(relogged);
-    const scenarios::Variant* found = scenario.find_variant(variant);
+    -> runner::FuzzReport {
+    const auto scenario = loader::load_scenario(relogged);
+    const loader::Variant* found = scenario.find_variant(variant);
     REQUIRE(found != nullptr);
-    scenarios::Simulation simulation(scenario, *found);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *found);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;
     request.strategy.preemptions = preemptions;
     request.schedules = schedules;
     request.sleep_sets = sleep_sets;
     request.dpor = false;  // sleep sets alone (dpor: dpor_soundness_test.cpp)
-    return scenarios::fuzz(simulation, request);
+    return runner::fuzz(simulation, request);
 }
 
 }  // namespace
@@ -44,8 +44,8 @@ auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::u
 TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search finds" * doctest::test_suite("campaign")) {
     for (const char* variant : {"before-2-3", "v6.5"}) {
         CAPTURE(variant);
-        const scenarios::FuzzReport unpruned = dfs(variant, 1, false, 5000);
-        const scenarios::FuzzReport pruned = dfs(variant, 1, true, 5000);
+        const runner::FuzzReport unpruned = dfs(variant, 1, false, 5000);
+        const runner::FuzzReport pruned = dfs(variant, 1, true, 5000);
         REQUIRE(unpruned.found);
         REQUIRE(pruned.found);
         CHECK(pruned.failing.violations.front().checker == unpruned.failing.violations.front().checker);
@@ -56,8 +56,8 @@ TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search
 TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets prune" * doctest::test_suite("campaign")) {
     // 3,000 schedules: within the first 300 nothing prunes since a step that
     // adds a timer (the daemons' sleeps) no longer commutes with timers.
-    const scenarios::FuzzReport unpruned = dfs("fix", 1, false, 3000);
-    const scenarios::FuzzReport pruned = dfs("fix", 1, true, 3000);
+    const runner::FuzzReport unpruned = dfs("fix", 1, false, 3000);
+    const runner::FuzzReport pruned = dfs("fix", 1, true, 3000);
     CHECK_FALSE(unpruned.found);
     CHECK_FALSE(pruned.found);
     CHECK(unpruned.dfs.pruned_sleep == 0);
@@ -71,14 +71,14 @@ TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the t
     // running transaction to committing when sync begins; a sync that waited
     // only for a running transaction returned before B's size and data were
     // durable, and fsync_durability (told of sync's promise) reported it.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/sync-durability.json");
-    const scenarios::Variant* found = scenario.find_variant("fix");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/sync-durability.json");
+    const loader::Variant* found = scenario.find_variant("fix");
     REQUIRE(found != nullptr);
-    scenarios::Simulation simulation(scenario, *found);
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *found);
+    runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::random;
     request.schedules = 40;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     CHECK_FALSE(report.found);
     CHECK(report.schedules == 40);
     std::uint64_t durability = 0;
@@ -92,11 +92,11 @@ TEST_CASE("ext4 flusher: buffers dirty for 30 s are written home by background w
     // scenarios/jbd2/flusher-writeback.json in task order: the app's FLUSHes
     // (1 s each) let the flusher's 5 s timer fire; at 35 s transaction 1's
     // buffers, dirty since its commit at 1 s, have expired.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/flusher-writeback.json");
-    const scenarios::Variant* variant = scenario.find_variant("fix");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/flusher-writeback.json");
+    const loader::Variant* variant = scenario.find_variant("fix");
     REQUIRE(variant != nullptr);
-    scenarios::Simulation simulation(scenario, *variant);
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    runner::Simulation simulation(scenario, *variant);
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
     const auto submitted = outcome.story.find("flusher: 4 expired metadata buffers submitted");
     const auto dropped = outcome.story.find("transaction 1's checkpoint list is empty: transaction dropped");
@@ -117,13 +117,13 @@ TEST_CASE("jbd2 checkpoint lists: in logging order, patch 1/3 drops the re-logge
     // of transaction 2's commit removes those three and stops at the dirty
     // block bitmap; the checkpoint writes it home and moves the tail past
     // transaction 1 before transaction 2's commit block.
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/partial-relog-busy-stop.json");
+    const auto scenario = loader::load_scenario("scenarios/jbd2/partial-relog-busy-stop.json");
     for (const char* name : {"patch-1", "fix"}) {
         CAPTURE(name);
-        const scenarios::Variant* variant = scenario.find_variant(name);
+        const loader::Variant* variant = scenario.find_variant(name);
         REQUIRE(variant != nullptr);
-        scenarios::Simulation simulation(scenario, *variant);
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, *variant);
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         const std::string& story = outcome.story;
         const auto bitmap = story.find("the inode bitmap (block 803) is unlocked and not dirty: removed");
         const auto table =
@@ -157,11 +157,11 @@ TEST_CASE("jbd2 checkpoint lists: in logging order, patch 1/3 drops the re-logge
 namespace {
 
 auto fs_mark_files_per_s(const char* variant_name) -> double {
-    const auto scenario = scenarios::load_scenario("scenarios/jbd2/fs-mark-checkpoint-scan.json");
-    const scenarios::Variant* variant = scenario.find_variant(variant_name);
+    const auto scenario = loader::load_scenario("scenarios/jbd2/fs-mark-checkpoint-scan.json");
+    const loader::Variant* variant = scenario.find_variant(variant_name);
     REQUIRE(variant != nullptr);
-    scenarios::Simulation simulation(scenario, *variant);
-    const scenarios::PerfOutcome outcome = simulation.run_perf(0);
+    runner::Simulation simulation(scenario, *variant);
+    const runner::PerfOutcome outcome = simulation.run_perf(0);
     REQUIRE(outcome.problem.empty());
     REQUIRE(outcome.creates == 10000);
     return static_cast<double>(outcome.creates) * 1e9 / static_cast<double>(outcome.elapsed_ns);
@@ -199,11 +199,11 @@ TEST_CASE("jbd2 fs_mark perf: cp_scan_longest is the longest cleanup of the work
     document["workload"]["fs_mark"]["files"] = 1000;
     document["workload"]["fs_mark"]["dirs"] = 10;
     document["workload"]["fs_mark"]["previous_files"] = 1000;
-    const auto scenario = scenarios::parse_scenario(document.dump(), "fs-mark-small.json");
-    for (const scenarios::Variant& variant : scenario.variants) {
+    const auto scenario = loader::parse_scenario(document.dump(), "fs-mark-small.json");
+    for (const loader::Variant& variant : scenario.variants) {
         CAPTURE(variant.name);
-        scenarios::Simulation simulation(scenario, variant);
-        const scenarios::PerfOutcome outcome = simulation.run_perf(0);
+        runner::Simulation simulation(scenario, variant);
+        const runner::PerfOutcome outcome = simulation.run_perf(0);
         REQUIRE(outcome.problem.empty());
         const std::uint64_t commits = outcome.counters.at("commits");
         const std::uint64_t steps = outcome.counters.at("cp_scan_steps");

@@ -50,19 +50,19 @@ auto positions(const std::vector<sim::TraceLine>& lines) -> Positions {
 }  // namespace
 
 TEST_CASE("kthread scenario: the transaction kthread commits in the middle of a fast fsync, and it holds") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
     CHECK(scenario.explore.daemon_wakeups >= 1);
     for (const char* name : {"before-fix", "fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
-        const scenarios::Variant* variant = scenario.find_variant(name);
+        const loader::Variant* variant = scenario.find_variant(name);
         REQUIRE(variant != nullptr);
-        scenarios::Simulation simulation(scenario, *variant);
+        runner::Simulation simulation(scenario, *variant);
         sim::StrategySpec random;
         REQUIRE(sim::parse_strategy("random", random));
         bool starts_while_logging = false;  // commit starts after the fast-path decision, before the return
         bool commits_before_logging = false;  // a whole commit after the fsync began, before it logged
         for (std::uint64_t seed = 0; seed < 400 && !(starts_while_logging && commits_before_logging); seed++) {
-            const scenarios::RunOutcome outcome = simulation.run_strategy(random, scenarios::schedule_seed(0, seed), true);
+            const runner::RunOutcome outcome = simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
             REQUIRE_FALSE(outcome.violated());
             const Positions at = positions(outcome.lines);
             if (at.fast_path == Positions::npos || at.fsync_return == Positions::npos) continue;
@@ -85,19 +85,19 @@ TEST_CASE("kthread scenario: sleep sets judge every crash state the unpruned sea
     // The kthread's first step (its first sleep) reads the clock a device
     // completion moves; with the empty footprint it had, sleep sets judged 11
     // of these 23 distinct crash states (sim/scheduler.cpp add_timer).
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
-    const scenarios::Variant* variant = scenario.find_variant("before-fix");
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
+    const loader::Variant* variant = scenario.find_variant("before-fix");
     REQUIRE(variant != nullptr);
     std::optional<std::uint64_t> distinct[2];
     for (const bool sleep_sets : {false, true}) {
-        scenarios::Simulation simulation(scenario, *variant);  // its own memo: its own count
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, *variant);  // its own memo: its own count
+        runner::FuzzRequest request;
         request.strategy.kind = sim::StrategySpec::Kind::dfs;
         request.strategy.preemptions = 0;
         request.schedules = 100'000;
         request.sleep_sets = sleep_sets;
         request.dpor = false;
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         REQUIRE(report.complete);
         CHECK_FALSE(report.found);
         distinct[sleep_sets ? 1 : 0] = report.crash_states_distinct;
@@ -108,13 +108,13 @@ TEST_CASE("kthread scenario: sleep sets judge every crash state the unpruned sea
 }
 
 TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits while the fsync runs") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(kthread_path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("fix-2"));
+    const loader::Scenario scenario = loader::load_scenario(kthread_path);
+    runner::Simulation simulation(scenario, *scenario.find_variant("fix-2"));
     simulation.set_bounds({scenario.explore.io_reorders, 0});
     sim::StrategySpec random;
     REQUIRE(sim::parse_strategy("random", random));
     for (std::uint64_t seed = 0; seed < 200; seed++) {
-        const scenarios::RunOutcome outcome = simulation.run_strategy(random, scenarios::schedule_seed(0, seed), true);
+        const runner::RunOutcome outcome = simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
         const Positions at = positions(outcome.lines);
         CHECK(outcome.daemon_wakeups == 0);
         CHECK(at.commit_starts.empty());
@@ -122,23 +122,23 @@ TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits w
 }
 
 TEST_CASE("io order: a violating xfs run that took reorderings replays byte for byte, bounds from the repro") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/xfs/direct-write-fsync.json");
-    const scenarios::ExploreBounds bounds{2, 1};
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    const loader::Scenario scenario = loader::load_scenario("scenarios/xfs/direct-write-fsync.json");
+    const loader::ExploreBounds bounds{2, 1};
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     simulation.set_bounds(bounds);
     sim::StrategySpec random;
     REQUIRE(sim::parse_strategy("random", random));
-    std::optional<scenarios::RunOutcome> found;
+    std::optional<runner::RunOutcome> found;
     for (std::uint64_t index = 0; index < 5000 && !found; index++) {
-        scenarios::RunOutcome outcome = simulation.run_strategy(random, scenarios::schedule_seed(0, index), true);
+        runner::RunOutcome outcome = simulation.run_strategy(random, runner::schedule_seed(0, index), true);
         if (outcome.violated() && outcome.io_reorders > 0) found = std::move(outcome);
     }
     REQUIRE(found.has_value());
     CHECK(found->trace.find("I/O reordering 1 of at most 2") != std::string::npos);
     // Through a repro file: the bounds travel with the choices.
-    scenarios::Repro repro;
+    runner::Repro repro;
     repro.scenario_path = scenario.path;
-    repro.scenario_text = scenarios::read_text_file(scenario.path);
+    repro.scenario_text = loader::read_text_file(scenario.path);
     repro.variant = "before-fix";
     repro.strategy = "random";
     repro.choices = found->choices;
@@ -147,17 +147,17 @@ TEST_CASE("io order: a violating xfs run that took reorderings replays byte for 
     repro.checker = found->violations.front().checker;
     repro.trace_hash = found->trace_hash;
     const std::string path = "build/kthread_scenario_test-repro.json";
-    scenarios::write_repro(repro, path);
-    const scenarios::Repro read = scenarios::read_repro(path);
+    runner::write_repro(repro, path);
+    const runner::Repro read = runner::read_repro(path);
     CHECK(read.bounds == bounds);
-    scenarios::Simulation again(scenario, *scenario.find_variant("before-fix"));
+    runner::Simulation again(scenario, *scenario.find_variant("before-fix"));
     again.set_bounds(read.bounds);
-    const scenarios::RunOutcome replayed = again.replay(read.choices, read.crash, true);
+    const runner::RunOutcome replayed = again.replay(read.choices, read.crash, true);
     CHECK(replayed.violated());
     CHECK(replayed.trace_hash == found->trace_hash);
     CHECK(replayed.trace == found->trace);
     // With the engine before's bounds the same choices do not fit (or tell another story).
-    scenarios::Simulation old(scenario, *scenario.find_variant("before-fix"));
+    runner::Simulation old(scenario, *scenario.find_variant("before-fix"));
     old.set_bounds({0, 0});
     bool same = false;
     try {

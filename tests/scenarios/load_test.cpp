@@ -17,15 +17,15 @@
 namespace {
 
 using Json = nlohmann::ordered_json;
-using scenarios::ScheduleStep;
-using scenarios::UnflushedPolicy;
+using loader::ScheduleStep;
+using loader::UnflushedPolicy;
 
 auto error_of_load(const std::string& path) -> std::string {
-    return test_support::input_error_of([&] { scenarios::load_scenario(path); });
+    return test_support::input_error_of([&] { loader::load_scenario(path); });
 }
 
 auto error_of_parse(const std::string& text) -> std::string {
-    return test_support::input_error_of([&] { scenarios::parse_scenario(text, "inline.json"); });
+    return test_support::input_error_of([&] { loader::parse_scenario(text, "inline.json"); });
 }
 
 // A small valid scenario; tests change one thing in it.
@@ -45,8 +45,8 @@ auto minimal() -> Json {
     })");
 }
 
-auto parse(const Json& document) -> scenarios::Scenario {
-    return scenarios::parse_scenario(document.dump(), "inline.json");
+auto parse(const Json& document) -> loader::Scenario {
+    return loader::parse_scenario(document.dump(), "inline.json");
 }
 
 void check_step(const ScheduleStep& step, const std::string& task, const std::string& until) {
@@ -56,13 +56,13 @@ void check_step(const ScheduleStep& step, const std::string& task, const std::st
     CHECK(step.count == 1);
 }
 
-void check_op(const scenarios::Op& op, const std::string& name, const std::string& file) {
+void check_op(const loader::Op& op, const std::string& name, const std::string& file) {
     CHECK(op.name == name);
     CHECK(op.file == file);
     CHECK(op.flags.empty());
 }
 
-void check_range(const scenarios::Op& op, std::uint64_t offset, std::uint64_t length) {
+void check_range(const loader::Op& op, std::uint64_t offset, std::uint64_t length) {
     CHECK(op.has_offset);
     CHECK(op.has_length);
     CHECK(op.offset == offset);
@@ -73,7 +73,7 @@ void check_range(const scenarios::Op& op, std::uint64_t offset, std::uint64_t le
 
 TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
     const auto scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     CHECK(scenario.path == "scenarios/btrfs/fast-fsync-vs-page-release.json");
     CHECK(scenario.name == "btrfs/fast-fsync-vs-page-release");
     CHECK(scenario.about.starts_with("Patch 1/3 of the page-release series"));
@@ -113,7 +113,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release loads as written") {
 
 TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants") {
     const auto scenario =
-        scenarios::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const auto& schedule = scenario.schedule;
     REQUIRE(schedule.size() == 8);
     check_step(schedule[0], "app", "");
@@ -139,7 +139,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
                                              {"jiffy_timer", "tick-aligned"},
                                              {"commit_interval", "30"},
                                              {"nodesize", "16384"}});
-    CHECK(before_fix.expect.kind == scenarios::Expectation::Kind::violates);
+    CHECK(before_fix.expect.kind == loader::Expectation::Kind::violates);
     CHECK(before_fix.expect.checker == "fsync_durability");
     CHECK(test_support::strategy_texts(before_fix.expect.fuzz.strategies) == std::vector<std::string>{"random", "pct:3", "dfs:2"});
     CHECK(before_fix.expect.fuzz.schedules == 10000);
@@ -147,7 +147,7 @@ TEST_CASE("load_scenario: btrfs/fast-fsync-vs-page-release schedule and variants
     const auto* fix_2 = scenario.find_variant("fix-2");
     REQUIRE(fix_2 != nullptr);
     CHECK(fix_2->config.at("release_extent_maps") == "fix-2");
-    CHECK(fix_2->expect.kind == scenarios::Expectation::Kind::holds);
+    CHECK(fix_2->expect.kind == loader::Expectation::Kind::holds);
     CHECK(fix_2->expect.checker.empty());
     CHECK(fix_2->expect.fuzz.schedules == 100000);
     CHECK(scenario.find_variant("fix-1") == &scenario.variants[1]);
@@ -170,7 +170,7 @@ TEST_CASE("parse_scenario: fills in the defaults the format documents") {
                                              {"jiffy_timer", "tick-aligned"},
                                              {"commit_interval", "30"},
                                              {"nodesize", "16384"}});
-    CHECK(variant.expect.kind == scenarios::Expectation::Kind::holds);
+    CHECK(variant.expect.kind == loader::Expectation::Kind::holds);
     CHECK(test_support::strategy_texts(variant.expect.fuzz.strategies) == std::vector<std::string>{"random"});
     CHECK(variant.expect.fuzz.schedules == 10000);
     CHECK(variant.expect.fuzz.seed == 0);
@@ -349,9 +349,9 @@ TEST_CASE("parse_scenario: every op that names a file carries that file's index,
     document["variants"] = {{{"name", "fix"}, {"expect", "holds"}}};
     const auto scenario = parse(document);
     std::size_t named = 0;
-    const auto check_index = [&](const scenarios::Op& op) {
+    const auto check_index = [&](const loader::Op& op) {
         if (op.file.empty()) {
-            CHECK(op.file_index == scenarios::Op::no_file_index);
+            CHECK(op.file_index == loader::Op::no_file_index);
             return;
         }
         named++;

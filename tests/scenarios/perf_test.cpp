@@ -18,7 +18,7 @@ constexpr const char* jiffy = "scenarios/btrfs/log-commit-jiffy-sleep.json";
 constexpr const char* jiffy_ssd = "scenarios/btrfs/log-commit-jiffy-sleep-ssd.json";
 constexpr const char* fs_mark = "scenarios/btrfs/fs-mark-jiffy-sleep.json";
 
-auto row_of(const scenarios::PerfReport& report, const std::string& variant) -> const scenarios::PerfRow& {
+auto row_of(const runner::PerfReport& report, const std::string& variant) -> const runner::PerfRow& {
     for (const auto& row : report.rows) {
         if (row.variant == variant) return row;
     }
@@ -36,9 +36,9 @@ auto one_job(const std::string& profile) -> std::string {
                    {"name": "b", "config": {"log_commit_sleep": "none"}, "expect": "measure"}]})";
 }
 /// Two measurements of one scenario agree on every figure, ratios included.
-void check_measures_the_same(const scenarios::Scenario& scenario) {
-    const auto first = scenarios::measure(scenario);
-    const auto second = scenarios::measure(scenario);
+void check_measures_the_same(const loader::Scenario& scenario) {
+    const auto first = runner::measure(scenario);
+    const auto second = runner::measure(scenario);
     REQUIRE(first.rows.size() == second.rows.size());
     for (std::size_t i = 0; i < first.rows.size(); i++) {
         CHECK(first.rows[i].outcome.elapsed_ns == second.rows[i].outcome.elapsed_ns);
@@ -53,7 +53,7 @@ void check_measures_the_same(const scenarios::Scenario& scenario) {
 }  // namespace
 
 TEST_CASE("fio: a job declaration expands into one file and one task per job") {
-    const auto scenario = scenarios::load_scenario(jiffy);
+    const auto scenario = loader::load_scenario(jiffy);
     REQUIRE(scenario.fio.has_value());
     CHECK(scenario.fio->jobs == 8);
     REQUIRE(scenario.tasks.size() == 8);
@@ -70,7 +70,7 @@ TEST_CASE("fio: a job declaration expands into one file and one task per job") {
 }
 
 TEST_CASE("perf: on a non-ssd mount the jiffy sleep costs several times the throughput") {
-    const auto report = scenarios::measure(scenarios::load_scenario(jiffy));
+    const auto report = runner::measure(loader::load_scenario(jiffy));
     const auto& sleep = row_of(report, "jiffy-sleep");
     const auto& none = row_of(report, "no-sleep");
     CHECK(sleep.outcome.counters.at("jiffy_sleeps") > 0);
@@ -92,7 +92,7 @@ TEST_CASE("log-commit-jiffy-sleep: the device is fitted by hand to the after-fix
     // model's CPU time comes on top, so its after-fix rate lies under the seed's. The
     // rate with the jiffy sleep and the ratio are predictions: the seed's
     // 2647 KiB/s and 5.76x.
-    const auto report = scenarios::measure(scenarios::load_scenario(jiffy));
+    const auto report = runner::measure(loader::load_scenario(jiffy));
     const double fixed = row_of(report, "no-sleep").throughput_mib_s;
     const double sleeping = row_of(report, "jiffy-sleep").throughput_mib_s;
     const double seed_sleeping = 2647.0 / 1024;
@@ -108,25 +108,25 @@ TEST_CASE("log-commit-jiffy-sleep: the device is fitted by hand to the after-fix
 }
 
 TEST_CASE("perf: on an ssd mount nobody sleeps and the patch changes nothing") {
-    const auto report = scenarios::measure(scenarios::load_scenario(jiffy_ssd));
+    const auto report = runner::measure(loader::load_scenario(jiffy_ssd));
     CHECK(row_of(report, "jiffy-sleep").outcome.counters.at("jiffy_sleeps") == 0);
     REQUIRE(report.ratios.size() == 1);
     CHECK(report.ratios[0].value == doctest::Approx(1.0).epsilon(0.05));
 }
 
 TEST_CASE("perf: a job fsyncing alone never sets MULTI_LOG_TASKS, so it never sleeps") {
-    const auto report = scenarios::measure(scenarios::parse_scenario(one_job("vm-rotational"), "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(one_job("vm-rotational"), "inline.json"));
     CHECK(row_of(report, "a").outcome.counters.at("jiffy_sleeps") == 0);
     CHECK(row_of(report, "a").outcome.fsyncs == 16);
 }
 
 TEST_CASE("perf: the same scenario measures the same, byte for byte") {
-    const auto scenario = scenarios::load_scenario(jiffy);
+    const auto scenario = loader::load_scenario(jiffy);
     check_measures_the_same(scenario);
 }
 
 TEST_CASE("perf: fs_mark on a non-ssd mount creates files several times faster without the jiffy sleep") {
-    const auto report = scenarios::measure(scenarios::load_scenario(fs_mark));
+    const auto report = runner::measure(loader::load_scenario(fs_mark));
     const auto& sleep = row_of(report, "jiffy-sleep");
     const auto& none = row_of(report, "no-sleep");
     for (const auto* row : {&sleep, &none}) {
@@ -146,15 +146,15 @@ TEST_CASE("perf: fs_mark on a non-ssd mount creates files several times faster w
 }
 
 TEST_CASE("perf: the fs_mark scenario measures the same twice") {
-    const auto scenario = scenarios::load_scenario(fs_mark);
+    const auto scenario = loader::load_scenario(fs_mark);
     REQUIRE(scenario.perf->ratios.size() == 1);
     check_measures_the_same(scenario);
 }
 
 TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where delalloc was") {
-    const auto sparse = scenarios::measure(scenarios::load_scenario("scenarios/xfs/dsync-unwritten-cost.json"));
-    const auto prealloc = scenarios::measure(scenarios::load_scenario("scenarios/xfs/dsync-prealloc.json"));
-    const auto overwrite = scenarios::measure(scenarios::load_scenario("scenarios/xfs/dsync-overwrite.json"));
+    const auto sparse = runner::measure(loader::load_scenario("scenarios/xfs/dsync-unwritten-cost.json"));
+    const auto prealloc = runner::measure(loader::load_scenario("scenarios/xfs/dsync-prealloc.json"));
+    const auto overwrite = runner::measure(loader::load_scenario("scenarios/xfs/dsync-overwrite.json"));
     const double before = row_of(sparse, "before-fix").fsyncs_per_s;
     const double fix = row_of(sparse, "fix").fsyncs_per_s;
     const double hint = row_of(sparse, "hint-fix").fsyncs_per_s;
@@ -186,13 +186,13 @@ auto pressure(std::uint32_t jobs, const std::string& interval = "300") -> std::s
       "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix"}, "expect": "measure"},
                    {"name": "after", "config": {"release_extent_maps": "fix-3"}, "expect": "measure"}]})";
 }
-auto counter(const scenarios::PerfRow& row, const std::string& name) -> std::uint64_t {
+auto counter(const runner::PerfRow& row, const std::string& name) -> std::uint64_t {
     return row.outcome.counters.at(name);
 }
 }  // namespace
 
 TEST_CASE("memory pressure: reclaim keeps the page cache near its limit and frees the rest") {
-    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(2), "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(pressure(2), "inline.json"));
     for (const auto& row : report.rows) {
         // 2 x 18 MiB written through an 8 MiB page cache (1 MiB reclaim batch).
         const std::uint64_t written = 2 * 18 * 256;
@@ -203,7 +203,7 @@ TEST_CASE("memory pressure: reclaim keeps the page cache near its limit and free
 }
 
 TEST_CASE("page release: one sequential job's maps merge, so page release rarely forces a full fsync") {
-    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(1), "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(pressure(1), "inline.json"));
     const auto& before = row_of(report, "before");
     // 288 writes of 64 KiB, each fsynced: every logged map merges with the
     // one before it (contiguous on disk), so a reclaim pass finds a map
@@ -214,7 +214,7 @@ TEST_CASE("page release: one sequential job's maps merge, so page release rarely
 }
 
 TEST_CASE("page release: interleaved jobs' maps stay apart, and before patch 3/3 fsyncs go full") {
-    const auto report = scenarios::measure(scenarios::parse_scenario(pressure(4), "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(pressure(4), "inline.json"));
     const auto& before = row_of(report, "before");
     const auto& after = row_of(report, "after");
     // Only each new file's first fsync is a full one after the patchset.
@@ -227,8 +227,8 @@ TEST_CASE("page release: interleaved jobs' maps stay apart, and before patch 3/3
 TEST_CASE("btrfs costs: a scenario's copy_item_ns slows the full fsyncs that copy items, and only them") {
     std::string costly = pressure(4);
     costly.insert(costly.find("\"config\""), R"("costs": {"copy_item_ns": 200000}, )");
-    const auto base = scenarios::measure(scenarios::parse_scenario(pressure(4), "inline.json"));
-    const auto slow = scenarios::measure(scenarios::parse_scenario(costly, "inline.json"));
+    const auto base = runner::measure(loader::parse_scenario(pressure(4), "inline.json"));
+    const auto slow = runner::measure(loader::parse_scenario(costly, "inline.json"));
     // Before patch 3/3 page release sends fsyncs down the full path, each
     // copying every extent item of the transaction; after it only each new
     // file's first fsync is full, and it has at most one item to copy.
@@ -238,10 +238,10 @@ TEST_CASE("btrfs costs: a scenario's copy_item_ns slows the full fsyncs that cop
 }
 
 TEST_CASE("transaction kthread: commits the running transaction once it is commit_interval old") {
-    const auto none = scenarios::measure(scenarios::parse_scenario(pressure(1), "inline.json"));
+    const auto none = runner::measure(loader::parse_scenario(pressure(1), "inline.json"));
     std::string longer = pressure(1, "1");  // 72 MiB: over two seconds of virtual time
     longer.replace(longer.find("18874368"), 8, "75497472");
-    const auto every_second = scenarios::measure(scenarios::parse_scenario(longer, "inline.json"));
+    const auto every_second = runner::measure(loader::parse_scenario(longer, "inline.json"));
     const auto& row = row_of(every_second, "after");
     const double seconds = static_cast<double>(row.outcome.elapsed_ns) / 1e9;
     REQUIRE(seconds > 2.0);
@@ -255,7 +255,7 @@ TEST_CASE("finite CPUs: kswapd's own CPU time keeps the run going while tasks qu
     // deadlock: kswapd's busy time is a live timer, not a daemon's sleep.
     std::string text = pressure(2);
     text.replace(text.find("\"cpus\": 8"), 9, "\"cpus\": 1");
-    const auto report = scenarios::measure(scenarios::parse_scenario(text, "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(text, "inline.json"));
     for (const auto& row : report.rows) {
         CHECK(row.outcome.problem.empty());
         CHECK(row.outcome.writes == 2 * 18 * 16);
@@ -270,14 +270,14 @@ TEST_CASE("sweep: every point is measured; a ratio with at is judged at that poi
         {"numerator": "after", "denominator": "before", "min": 0, "max": 100},
         {"numerator": "after", "denominator": "before", "at": 2, "min": 0, "max": 100}]},)";
     text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
-    const auto scenario = scenarios::parse_scenario(text, "inline.json");
+    const auto scenario = loader::parse_scenario(text, "inline.json");
     REQUIRE(scenario.sweep_points.size() == 2);
     CHECK(scenario.sweep_parameter == "jobs");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 2});
     CHECK(scenario.sweep_points[0].tasks.size() == 1);
     CHECK(scenario.sweep_points[1].tasks.size() == 2);
     CHECK(scenario.sweep_points[1].fio->size == 20971520);
-    const auto report = scenarios::measure(scenario);
+    const auto report = runner::measure(scenario);
     CHECK(report.parameter == "jobs");
     REQUIRE(report.rows.size() == 4);
     CHECK(report.rows[0].point == std::optional<std::uint64_t>{1});
@@ -291,7 +291,7 @@ TEST_CASE("sweep: every point is measured; a ratio with at is judged at that poi
 }
 
 TEST_CASE("release-full-sync-cost: declares the seed's job counts with 2x to 4x more data than memory") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    const auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32, 64});
     for (const auto& point : scenario.sweep_points) {
         const std::uint64_t total = point.fio->jobs * point.fio->size;
@@ -303,15 +303,15 @@ TEST_CASE("release-full-sync-cost: declares the seed's job counts with 2x to 4x 
 }
 
 namespace {
-auto row_at(const scenarios::PerfReport& report, const std::string& variant, std::uint64_t jobs)
-    -> const scenarios::PerfRow& {
+auto row_at(const runner::PerfReport& report, const std::string& variant, std::uint64_t jobs)
+    -> const runner::PerfRow& {
     for (const auto& row : report.rows) {
         if (row.variant == variant && row.point == std::optional<std::uint64_t>{jobs}) return row;
     }
     FAIL("no row for " << variant << " at jobs=" << jobs);
     return report.rows.front();
 }
-auto gain_at(const scenarios::PerfReport& report, std::uint64_t jobs) -> double {
+auto gain_at(const runner::PerfReport& report, std::uint64_t jobs) -> double {
     return row_at(report, "after", jobs).throughput_mib_s / row_at(report, "before", jobs).throughput_mib_s;
 }
 }  // namespace
@@ -325,9 +325,9 @@ TEST_CASE("release-full-sync-cost: fitted on the after-patch rates at 1 and 64 j
     // predictions: none at 1 job (the seed: 1.01), a gain at 4 jobs that
     // grows to 8 and holds at 64, each below the seed's (1.38, 1.75, 2.98).
     // Without the full fsyncs page release forces, every gain would be 1.
-    auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
-    scenarios::keep_points(scenario, "1,4,8,64");
-    const auto report = scenarios::measure(scenario);
+    auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    runner::keep_points(scenario, "1,4,8,64");
+    const auto report = runner::measure(scenario);
     const double after_1 = row_at(report, "after", 1).throughput_mib_s;
     const double after_64 = row_at(report, "after", 64).throughput_mib_s;
     MESSAGE("after 1 job " << after_1 << " MiB/s (fitted to 29.3), 64 jobs " << after_64
@@ -355,7 +355,7 @@ TEST_CASE("release-full-sync-cost: fitted on the after-patch rates at 1 and 64 j
 }
 
 TEST_CASE("memory pressure: the same scenario measures the same, CPU queue and reclaim included") {
-    const auto scenario = scenarios::parse_scenario(pressure(4, "1"), "inline.json");
+    const auto scenario = loader::parse_scenario(pressure(4, "1"), "inline.json");
     check_measures_the_same(scenario);
 }
 
@@ -364,13 +364,13 @@ TEST_CASE("plot: the data has a row per point and a column per variant; the scri
     const std::string sweep = R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2}]},
       "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},)";
     text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
-    const auto scenario = scenarios::parse_scenario(text, "inline.json");
-    const auto report = scenarios::measure(scenario);
-    const std::string data = scenarios::plot_data(scenario, report);
+    const auto scenario = loader::parse_scenario(text, "inline.json");
+    const auto report = runner::measure(scenario);
+    const std::string data = report::plot_data(scenario, report);
     CHECK(data.rfind("# jobs before after\n1 ", 0) == 0);
     CHECK(data.find("\n2 ") != std::string::npos);
     CHECK(std::count(data.begin(), data.end(), '\n') == 3);
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("set output \"out.svg\"") != std::string::npos);
     CHECK(script.find("set xlabel \"jobs\"") != std::string::npos);
     CHECK(script.find("using 1:2 with linespoints linewidth 2 linecolor 1 title \"before\"") != std::string::npos);
@@ -386,10 +386,10 @@ TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs
           "checkers": ["fsync_durability"],
           "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
           "variants": [{"name": "a", "expect": "measure"}]})";
-        const auto scenario = scenarios::parse_scenario(text, "inline.json");
+        const auto scenario = loader::parse_scenario(text, "inline.json");
         REQUIRE(scenario.tasks.size() == 2);
         CHECK(scenario.tasks[0].ops[0].flags.at("direct"));
-        const auto report = scenarios::measure(scenario);
+        const auto report = runner::measure(scenario);
         const auto& row = report.rows.front();
         CHECK(row.outcome.writes == 32);
         CHECK(row.outcome.fsyncs == 8);
@@ -400,12 +400,12 @@ TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs
 }
 
 TEST_CASE("plot: without a sweep, one bar per variant labelled with its name") {
-    const auto scenario = scenarios::parse_scenario(pressure(1), "inline.json");
-    const auto report = scenarios::measure(scenario);
-    const std::string data = scenarios::plot_data(scenario, report);
+    const auto scenario = loader::parse_scenario(pressure(1), "inline.json");
+    const auto report = runner::measure(scenario);
+    const std::string data = report::plot_data(scenario, report);
     CHECK(data.rfind("# index variant metric\n0 \"before\" ", 0) == 0);
     CHECK(data.find("\n1 \"after\" ") != std::string::npos);
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("using 1:3:xtic(2) with boxes") != std::string::npos);
     CHECK(script.find("logscale") == std::string::npos);
 }
@@ -420,7 +420,7 @@ TEST_CASE("memory pressure: a page cache full of dirty pages does not stall kswa
       "checkers": ["fsync_durability"],
       "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
       "variants": [{"name": "a", "expect": "measure"}]})";
-    const auto report = scenarios::measure(scenarios::parse_scenario(text, "inline.json"));
+    const auto report = runner::measure(loader::parse_scenario(text, "inline.json"));
     REQUIRE(report.rows.size() == 1);
     CHECK(report.rows[0].outcome.writes == 128);
     CHECK(report.rows[0].outcome.counters.at("pages_reclaimed") == 0);

@@ -82,8 +82,8 @@ TEST_CASE("checksum tree: contiguous sums extend one item up to MAX_CSUM_ITEMS")
 }
 
 TEST_CASE("checksum tree: a workload's inserts build leaves of the derived size; full fsyncs look them up") {
-    const auto scenario = scenarios::parse_scenario(pressure(), "inline.json");
-    const auto report = scenarios::measure(scenario);
+    const auto scenario = loader::parse_scenario(pressure(), "inline.json");
+    const auto report = runner::measure(scenario);
     for (const auto& row : report.rows) {
         // 72 MiB of 64 KiB extents: 11.4 MiB per full leaf of one item per
         // extent, up to 15.9 MiB where they complete in disk order and extend
@@ -101,26 +101,26 @@ TEST_CASE("checksum tree: a workload's inserts build leaves of the derived size;
 }
 
 TEST_CASE("machine.scale: memory and fio sizes are divided, kswapd's pass stays the memory's 0.1 %") {
-    const auto scenario = scenarios::parse_scenario(
+    const auto scenario = loader::parse_scenario(
         pressure(R"("scale": 32, "cpus": 8, "page_cache": 268435456)", "", "603979776"), "inline.json");
     CHECK(scenario.machine.scale == 32);
     CHECK(scenario.machine.page_cache_bytes == 8388608);
     CHECK(scenario.fio->size == 18874368);
     CHECK(scenario.machine.reclaim_batch_bytes == 268435456 / 4096 / 1000 * 4096);
-    const auto unscaled = scenarios::parse_scenario(pressure(R"("cpus": 8, "page_cache": 268435456)"), "inline.json");
+    const auto unscaled = loader::parse_scenario(pressure(R"("cpus": 8, "page_cache": 268435456)"), "inline.json");
     CHECK(unscaled.machine.reclaim_batch_bytes == scenario.machine.reclaim_batch_bytes);
     CHECK(error_of([] {
-              scenarios::parse_scenario(pressure(R"("scale": 32, "page_cache": 268435456)", "", "18874401"), "x.json");
+              loader::parse_scenario(pressure(R"("scale": 32, "page_cache": 268435456)", "", "18874401"), "x.json");
           }) == "x.json: $.workload.fio.size: expected a multiple of machine.scale (32), got 18874401");
-    CHECK(error_of([] { scenarios::parse_scenario(pressure(R"("scale": 0, "page_cache": 268435456)"), "x.json"); }) ==
+    CHECK(error_of([] { loader::parse_scenario(pressure(R"("scale": 0, "page_cache": 268435456)"), "x.json"); }) ==
           "x.json: $.machine.scale: expected an unsigned integer from 1 to 1024, got 0");
     CHECK(error_of([] {
-              scenarios::parse_scenario(pressure(R"("scale": 3, "page_cache": 268435456)"), "x.json");
+              loader::parse_scenario(pressure(R"("scale": 3, "page_cache": 268435456)"), "x.json");
           }) == "x.json: $.machine.page_cache: expected a multiple of machine.scale (3), got 268435456");
 }
 
 TEST_CASE("release-full-sync-cost: states the seed's sizes and scales them by 1/32") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    const auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
     CHECK(scenario.machine.scale == 32);
     CHECK(scenario.machine.page_cache_bytes == 512ull << 20);
     CHECK(scenario.machine.reclaim_batch_bytes == (16ull << 30) / 4096 / 1000 * 4096);  // 0.1 % of the seed's 16 GiB, not scaled
@@ -139,16 +139,16 @@ TEST_CASE("device: a scenario's own latencies and bandwidth override the profile
     const std::string profile = R"("profile": "vm-nvme")";
     fast.replace(fast.find(profile), profile.size(),
                  R"("profile": "vm-nvme", "write_latency_us": 30, "flush_latency_us": 60, "bandwidth": 0)");
-    const auto scenario = scenarios::parse_scenario(fast, "inline.json");
+    const auto scenario = loader::parse_scenario(fast, "inline.json");
     CHECK(scenario.device.write_latency_ns == std::optional<std::uint64_t>{30000});
     CHECK(scenario.device.flush_latency_ns == std::optional<std::uint64_t>{60000});
     CHECK(scenario.device.bandwidth == std::optional<std::uint64_t>{0});
-    const auto slow = scenarios::measure(scenarios::parse_scenario(text, "inline.json"));
-    const auto quick = scenarios::measure(scenario);
+    const auto slow = runner::measure(loader::parse_scenario(text, "inline.json"));
+    const auto quick = runner::measure(scenario);
     CHECK(quick.rows[1].throughput_mib_s > 2 * slow.rows[1].throughput_mib_s);
     std::string bad = text;
     bad.replace(bad.find(profile), profile.size(), R"("profile": "vm-nvme", "write_latency_us": 0)");
-    CHECK(error_of([&] { scenarios::parse_scenario(bad, "x.json"); }) ==
+    CHECK(error_of([&] { loader::parse_scenario(bad, "x.json"); }) ==
           "x.json: $.device.write_latency_us: expected an unsigned integer from 1 to 1000000, got 0");
 }
 
@@ -159,29 +159,29 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     const std::string seed =
         R"("seed": {"source": "seeds/x.txt", "points": [{"jobs": 1, "before": 29.1, "after": 29.3}, {"jobs": 2, "after": 39.9}]}, )";
     text.insert(text.find(R"("metric")"), seed);
-    const auto scenario = scenarios::parse_scenario(text, "inline.json");
+    const auto scenario = loader::parse_scenario(text, "inline.json");
     REQUIRE(scenario.perf);
     CHECK(scenario.perf->seed_source == "seeds/x.txt");
     REQUIRE(scenario.perf->seed_points.size() == 2);
-    scenarios::PerfReport report;
+    runner::PerfReport report;
     report.parameter = "jobs";
-    CHECK(scenarios::plot_seed_data(scenario, report) ==
+    CHECK(report::plot_seed_data(scenario, report) ==
           "# jobs before after (seed: seeds/x.txt)\n1 29.1000 29.3000\n2 ? 39.9000\n");
-    const std::string script = scenarios::plot_script(scenario, report, "d.txt", "out.svg", "seed.txt");
+    const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg", "seed.txt");
     CHECK(script.find("\"seed.txt\" using 1:2 with linespoints dashtype 2 pointtype 6 linecolor 1 title \"before (seed)\"") !=
           std::string::npos);
     CHECK(script.find("\"seed.txt\" using 1:3 with linespoints dashtype 2 pointtype 6 linecolor 2 title \"after (seed)\"") !=
           std::string::npos);
     CHECK(script.find("set datafile missing \"?\"") != std::string::npos);
     // Without declared figures there is nothing to draw.
-    const auto plain = scenarios::parse_scenario(pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep), "inline.json");
-    CHECK(scenarios::plot_seed_data(plain, report).empty());
-    CHECK(scenarios::plot_script(plain, report, "d.txt", "out.svg").find("(seed)") == std::string::npos);
+    const auto plain = loader::parse_scenario(pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep), "inline.json");
+    CHECK(report::plot_seed_data(plain, report).empty());
+    CHECK(report::plot_script(plain, report, "d.txt", "out.svg").find("(seed)") == std::string::npos);
 
     const auto bad = [&](const std::string& replacement) {
         std::string broken = text;
         broken.replace(broken.find(seed), seed.size(), replacement);
-        return error_of([&] { scenarios::parse_scenario(broken, "x.json"); });
+        return error_of([&] { loader::parse_scenario(broken, "x.json"); });
     };
     CHECK(bad(R"("seed": {"source": "", "points": [{"jobs": 1, "after": 1}]}, )") ==
           "x.json: $.perf.seed.source: expected a non-empty string, got \"\"");
@@ -199,21 +199,21 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
 
 TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named") {
     const std::string path = write_temp("vary_test.json", pressure());
-    const auto report = scenarios::measure_vary(path, "cpus=2,8");
+    const auto report = runner::measure_vary(path, "cpus=2,8");
     CHECK(report.json_path == "$.machine.cpus");
     REQUIRE(report.reports.size() == 2);
     // Two CPUs for four jobs and their completions cost throughput.
     CHECK(report.reports[0].rows[1].throughput_mib_s < report.reports[1].rows[1].throughput_mib_s);
-    const std::string table = scenarios::format_vary(report);
+    const std::string table = report::format_vary(report);
     CHECK(table.find("--vary cpus ($.machine.cpus), throughput ratios:\n") != std::string::npos);
     CHECK(table.find("after/before  verdict\n") != std::string::npos);
     CHECK(std::count(table.begin(), table.end(), '\n') == 4);
     // A knob: nodesize sets the checksum tree's leaves.
-    const auto nodes = scenarios::measure_vary(path, "nodesize=4096,65536");
+    const auto nodes = runner::measure_vary(path, "nodesize=4096,65536");
     CHECK(nodes.reports[0].rows[0].outcome.counters.at("checksum_leaves") >
           4 * nodes.reports[1].rows[0].outcome.counters.at("checksum_leaves"));
 
-    const auto error = [&](const std::string& spec) { return error_of([&] { scenarios::measure_vary(path, spec); }); };
+    const auto error = [&](const std::string& spec) { return error_of([&] { runner::measure_vary(path, spec); }); };
     CHECK(error("cpus") == "--vary: expected NAME=V1,V2,... (one parameter, its values separated by commas), got \"cpus\"");
     CHECK(error("cpus=1,,2") == "--vary: expected a value between every two commas, got \"cpus=1,,2\"");
     CHECK(error("cpus=2,2") == "--vary: expected values that differ, got \"2\" twice");
@@ -229,20 +229,20 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
 }
 
 TEST_CASE("perf --points: keeps only those sweep points, their ratios and seed figures") {
-    auto scenario = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
-    scenarios::keep_points(scenario, "64,1");
+    auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    runner::keep_points(scenario, "64,1");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{1, 64});
     REQUIRE(scenario.sweep_points.size() == 2);
     CHECK(scenario.sweep_points[1].fio->jobs == 64);
     REQUIRE(scenario.perf);
     CHECK(scenario.perf->ratios.size() == 2);
     CHECK(scenario.perf->seed_points.size() == 2);
-    auto again = scenarios::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
-    CHECK(error_of([&] { scenarios::keep_points(again, "3"); }) ==
+    auto again = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
+    CHECK(error_of([&] { runner::keep_points(again, "3"); }) ==
           "--points: expected one of the sweep's values of jobs (1, 2, 4, 8, 16, 32, 64), got 3");
-    CHECK(error_of([&] { scenarios::keep_points(again, "1,x"); }) ==
+    CHECK(error_of([&] { runner::keep_points(again, "1,x"); }) ==
           "--points: expected values of jobs separated by commas, got \"1,x\"");
-    auto flat = scenarios::parse_scenario(pressure(), "flat.json");
-    CHECK(error_of([&] { scenarios::keep_points(flat, "1"); }) ==
+    auto flat = loader::parse_scenario(pressure(), "flat.json");
+    CHECK(error_of([&] { runner::keep_points(flat, "1"); }) ==
           "--points: expected a scenario with a sweep, got flat.json without one");
 }

@@ -36,11 +36,11 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* scenario_path = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 
-auto load() -> scenarios::Scenario { return scenarios::load_scenario(scenario_path); }
+auto load() -> loader::Scenario { return loader::load_scenario(scenario_path); }
 
-auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_of(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
@@ -60,15 +60,15 @@ auto pct_spec(std::uint32_t depth) -> sim::StrategySpec {
 auto fixed_clock() -> double { return 0.0; }
 
 // The shipped scenario's JSON, for tests that change one thing in it.
-auto scenario_json() -> Json { return Json::parse(scenarios::read_text_file(scenario_path)); }
+auto scenario_json() -> Json { return Json::parse(loader::read_text_file(scenario_path)); }
 
 auto error_of_scripted(const Json& document, const std::string& variant_name) -> std::string {
-    const scenarios::Scenario scenario = scenarios::parse_scenario(document.dump(), "inline.json");
-    scenarios::Simulation simulation(scenario, variant_of(scenario, variant_name));
+    const loader::Scenario scenario = loader::parse_scenario(document.dump(), "inline.json");
+    runner::Simulation simulation(scenario, variant_of(scenario, variant_name));
     try {
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         return "no error (violated: " + std::string(outcome.violated() ? "yes" : "no") + ")";
-    } catch (const scenarios::InputError& error) {
+    } catch (const loader::InputError& error) {
         return error.what();
     }
 }
@@ -77,8 +77,8 @@ auto error_of_scripted(const Json& document, const std::string& variant_name) ->
 
 TEST_CASE("scenario: before-fix scripted schedule violates fsync_durability and tells the race") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    runner::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
 
     REQUIRE(outcome.violated());
     REQUIRE(has_checker(outcome, "fsync_durability"));
@@ -120,8 +120,8 @@ TEST_CASE("scenario: fix-1 and fix-2 scripted schedules hold; page release leave
     const auto scenario = load();
     for (const char* name : {"fix-1", "fix-2"}) {
         CAPTURE(name);
-        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, variant_of(scenario, name));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         CHECK_FALSE(outcome.crash.has_value());
         CHECK(outcome.crash_states == 1);
@@ -143,7 +143,7 @@ TEST_CASE("scenario: the three variants tell different stories (different trace 
     const auto scenario = load();
     std::vector<std::uint64_t> hashes;
     for (const char* name : {"before-fix", "fix-1", "fix-2"}) {
-        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        runner::Simulation simulation(scenario, variant_of(scenario, name));
         hashes.push_back(simulation.run_scripted(true).trace_hash);
     }
     CHECK(hashes[0] != hashes[1]);
@@ -156,8 +156,8 @@ TEST_CASE("scenario: runs are deterministic, byte for byte") {
     for (const char* name : {"before-fix", "fix-1"}) {
         CAPTURE(name);
         const auto& variant = variant_of(scenario, name);
-        scenarios::Simulation first(scenario, variant);
-        scenarios::Simulation second(scenario, variant);
+        runner::Simulation first(scenario, variant);
+        runner::Simulation second(scenario, variant);
 
         SUBCASE("scripted") {
             const auto a = first.run_scripted(true);
@@ -200,7 +200,7 @@ TEST_CASE("scenario: runs are deterministic, byte for byte") {
 
 TEST_CASE("scenario: different seeds of a random strategy explore different schedules") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    runner::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
     for (const auto& spec : {random_spec(), pct_spec(3)}) {
         CAPTURE(spec.text());
         const auto base = simulation.run_strategy(spec, 0, false);
@@ -210,25 +210,25 @@ TEST_CASE("scenario: different seeds of a random strategy explore different sche
         }
         CHECK(differs);
     }
-    CHECK(scenarios::schedule_seed(0, 0) != scenarios::schedule_seed(0, 1));
-    CHECK(scenarios::schedule_seed(0, 1) != scenarios::schedule_seed(1, 1));
-    CHECK(scenarios::schedule_seed(7, 3) == scenarios::schedule_seed(7, 3));
+    CHECK(runner::schedule_seed(0, 0) != runner::schedule_seed(0, 1));
+    CHECK(runner::schedule_seed(0, 1) != runner::schedule_seed(1, 1));
+    CHECK(runner::schedule_seed(7, 3) == runner::schedule_seed(7, 3));
 }
 
 TEST_CASE("scenario: fuzzing before-fix finds fsync_durability, and the repro replays") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
+    runner::Simulation simulation(scenario, variant_of(scenario, "before-fix"));
     for (const auto& spec : {random_spec(), pct_spec(3)}) {
         CAPTURE(spec.text());
-        scenarios::FuzzRequest request;
+        runner::FuzzRequest request;
         request.strategy = spec;
         request.seed = 0;
         request.schedules = 10000;
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         REQUIRE(report.found);
         CHECK(has_checker(report.failing, "fsync_durability"));
         CHECK(report.schedules == report.index + 1);  // stops at the first
-        CHECK(report.schedule_seed == scenarios::schedule_seed(0, report.index));
+        CHECK(report.schedule_seed == runner::schedule_seed(0, report.index));
         CHECK(report.crash_states >= report.schedules);
         REQUIRE(report.failing.crash.has_value());
         CHECK(!report.failing.trace.empty());
@@ -248,12 +248,12 @@ TEST_CASE("scenario: fuzzing before-fix finds fsync_durability, and the repro re
         CHECK(replayed.violations.front().message == report.failing.violations.front().message);
 
         // A fresh simulation replays it too (as `crashsim replay` does).
-        scenarios::Simulation fresh(scenario, variant_of(scenario, "before-fix"));
+        runner::Simulation fresh(scenario, variant_of(scenario, "before-fix"));
         CHECK(fresh.replay(report.failing.choices, *report.failing.crash, true).trace_hash ==
               report.failing.trace_hash);
 
         // The same campaign again finds the same schedule.
-        const scenarios::FuzzReport second = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport second = runner::fuzz(simulation, request);
         CHECK(second.found);
         CHECK(second.index == report.index);
         CHECK(second.failing.trace_hash == report.failing.trace_hash);
@@ -263,15 +263,15 @@ TEST_CASE("scenario: fuzzing before-fix finds fsync_durability, and the repro re
 TEST_CASE("scenario: fix-1 and fix-2 survive fuzzing") {
     const auto scenario = load();
     for (const char* name : {"fix-1", "fix-2"}) {
-        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        runner::Simulation simulation(scenario, variant_of(scenario, name));
         for (const auto& spec : {random_spec(), pct_spec(3)}) {
             CAPTURE(name);
             CAPTURE(spec.text());
-            scenarios::FuzzRequest request;
+            runner::FuzzRequest request;
             request.strategy = spec;
             request.seed = 0;
             request.schedules = 3000;
-            const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+            const runner::FuzzReport report = runner::fuzz(simulation, request);
             CHECK_FALSE(report.found);
             if (report.found) MESSAGE(report.failing.violations.front().message);
             CHECK(report.schedules == 3000);
@@ -285,13 +285,13 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
     REQUIRE(scenario.variants.size() == 4);
     for (const auto& shipped : scenario.variants) {
         CAPTURE(shipped.name);
-        scenarios::Variant variant = shipped;
+        loader::Variant variant = shipped;
         REQUIRE(!variant.expect.fuzz.strategies.empty());
         // For dfs the budget is a cap on an exhaustive search, which 5000 does
         // not cover at two preemptions; the dfs tests below run it whole.
         std::erase_if(variant.expect.fuzz.strategies, [](const auto& s) { return s.text() == "dfs:2"; });
         variant.expect.fuzz.schedules = 5000;
-        const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
         INFO(row.detail);
         CHECK(row.met);
         CHECK(row.scenario == "btrfs/fast-fsync-vs-page-release");
@@ -299,7 +299,7 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         CHECK(row.schedules >= 1);
         CHECK(row.crash_states >= 1);
         CHECK(row.seconds == 0.0);
-        if (variant.expect.kind == scenarios::Expectation::Kind::violates) {
+        if (variant.expect.kind == loader::Expectation::Kind::violates) {
             CHECK(row.expectation == "violates fsync_durability");
         } else {
             CHECK(row.expectation == "holds");
@@ -311,17 +311,17 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
 
 TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     const auto scenario = load();
-    scenarios::Variant variant = *scenario.find_variant("fix-1");
+    loader::Variant variant = *scenario.find_variant("fix-1");
     variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
     variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
     // The dfs:1 proof takes 11,557 schedules: 50 would leave it incomplete
     // (not met), the dfs cap lets it finish while random still runs 50.
-    const scenarios::CheckRow capped = scenarios::check_variant(scenario, variant, fixed_clock);
+    const runner::CheckRow capped = runner::check_variant(scenario, variant, fixed_clock);
     INFO(capped.detail);
     CHECK_FALSE(capped.met);
     variant.expect.fuzz.dfs_schedules = 100000;
-    const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+    const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
     INFO(row.detail);
     CHECK(row.met);
     CHECK(row.schedules == 1 + 50 + 11557);
@@ -330,14 +330,14 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
 TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * doctest::test_suite("campaign")) {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        loader::Variant variant = variant_of(scenario, "before-fix");
         variant.name = "before-fix-claims-holds";
-        variant.expect = scenarios::Expectation{};
-        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        variant.expect = loader::Expectation{};
+        variant.expect.kind = loader::Expectation::Kind::holds;
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
         variant.expect.fuzz.seed = 0;
-        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const auto row = runner::check_variant(scenario, variant, fixed_clock);
         CHECK_FALSE(row.met);
         CHECK(row.expectation == "holds");
         CHECK(row.detail.find("scripted schedule violated") != std::string::npos);
@@ -345,34 +345,34 @@ TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * d
     }
     SUBCASE("holds expected of the before-fix config, fuzzing alone") {
         // Without the scripted schedule's help the fuzzer must catch it.
-        scenarios::Scenario unscripted = scenario;
+        loader::Scenario unscripted = scenario;
         unscripted.schedule.clear();
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
-        variant.expect = scenarios::Expectation{};
-        variant.expect.kind = scenarios::Expectation::Kind::holds;
+        loader::Variant variant = variant_of(scenario, "before-fix");
+        variant.expect = loader::Expectation{};
+        variant.expect.kind = loader::Expectation::Kind::holds;
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random"});
         variant.expect.fuzz.schedules = 10000;
-        const auto row = scenarios::check_variant(unscripted, variant, fixed_clock);
+        const auto row = runner::check_variant(unscripted, variant, fixed_clock);
         CHECK_FALSE(row.met);
         CHECK(row.detail.find("random schedule") != std::string::npos);
     }
     SUBCASE("violates expected of the fix-1 config") {
-        scenarios::Variant variant = variant_of(scenario, "fix-1");
+        loader::Variant variant = variant_of(scenario, "fix-1");
         variant.name = "fix-1-claims-violates";
-        variant.expect.kind = scenarios::Expectation::Kind::violates;
+        variant.expect.kind = loader::Expectation::Kind::violates;
         variant.expect.checker = "fsync_durability";
         variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "pct:3"});
         variant.expect.fuzz.schedules = 2000;
-        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const auto row = runner::check_variant(scenario, variant, fixed_clock);
         CHECK_FALSE(row.met);
         CHECK(row.expectation == "violates fsync_durability");
         CHECK(row.detail.find("did not violate fsync_durability") != std::string::npos);
     }
     SUBCASE("a different checker expected of the before-fix config") {
-        scenarios::Variant variant = variant_of(scenario, "before-fix");
+        loader::Variant variant = variant_of(scenario, "before-fix");
         variant.expect.checker = "no_stale_data";
         variant.expect.fuzz.schedules = 2000;
-        const auto row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const auto row = runner::check_variant(scenario, variant, fixed_clock);
         CHECK_FALSE(row.met);
     }
 }
@@ -428,12 +428,12 @@ TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes wi
     const auto scenario = load();
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
-        scenarios::Simulation simulation(scenario, variant);
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, variant);
+        runner::FuzzRequest request;
         REQUIRE(sim::parse_strategy("dfs:2", request.strategy));
         request.schedules = 1'000'000;
         request.dpor = false;  // sleep sets alone; dpor: dpor_soundness_test.cpp
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         if (variant.name == "before-fix") {
             REQUIRE(report.found);
             CHECK(report.failing.violations.front().checker == "fsync_durability");
@@ -447,11 +447,11 @@ TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes wi
 
 TEST_CASE("dfs: without preemptions the race cannot happen, and the search completes") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest request;
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("dfs:0", request.strategy));
     request.schedules = 1'000'000;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     CHECK_FALSE(report.found);
     CHECK(report.complete);
 }
@@ -465,17 +465,17 @@ TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" 
             CAPTURE(preemptions);
             // One Simulation per search: its verdict memo then counts the
             // distinct crash states that search judged.
-            scenarios::Simulation unpruned_world(scenario, *scenario.find_variant(variant_name));
-            scenarios::Simulation pruned_world(scenario, *scenario.find_variant(variant_name));
-            scenarios::FuzzRequest request;
+            runner::Simulation unpruned_world(scenario, *scenario.find_variant(variant_name));
+            runner::Simulation pruned_world(scenario, *scenario.find_variant(variant_name));
+            runner::FuzzRequest request;
             request.strategy.kind = sim::StrategySpec::Kind::dfs;
             request.strategy.preemptions = preemptions;
             request.schedules = 1'000'000;
             request.dpor = false;  // sleep sets against none; dpor: dpor_soundness_test.cpp
             request.sleep_sets = false;
-            const scenarios::FuzzReport unpruned = scenarios::fuzz(unpruned_world, request);
+            const runner::FuzzReport unpruned = runner::fuzz(unpruned_world, request);
             request.sleep_sets = true;
-            const scenarios::FuzzReport pruned = scenarios::fuzz(pruned_world, request);
+            const runner::FuzzReport pruned = runner::fuzz(pruned_world, request);
             CHECK(pruned.found == unpruned.found);
             if (pruned.found && unpruned.found) {
                 CHECK(pruned.failing.violations.front().checker ==
@@ -504,15 +504,15 @@ auto count_lines(const std::string& text) -> std::size_t {
 }  // namespace
 
 TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" * doctest::test_suite("campaign")) {
-    const std::string text = scenarios::read_text_file(scenario_path);
-    const auto scenario = scenarios::parse_scenario(text, scenario_path);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest request;
+    const std::string text = loader::read_text_file(scenario_path);
+    const auto scenario = loader::parse_scenario(text, scenario_path);
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
     REQUIRE(sim::parse_strategy("random", request.strategy));
     request.schedules = 10000;
-    const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
     REQUIRE(report.found);
-    scenarios::Repro repro;
+    runner::Repro repro;
     repro.scenario_path = scenario_path;
     repro.scenario_text = text;
     repro.variant = "before-fix";
@@ -521,7 +521,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     repro.crash = *report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.trace_hash = report.failing.trace_hash;
-    const scenarios::ShrinkResult shrunk = scenarios::shrink(repro, scenarios::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+    const runner::ShrinkResult shrunk = runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK(shrunk.changed);
     const auto& violation = shrunk.outcome.violations.front();
     CHECK(violation.checker == "fsync_durability");
@@ -529,7 +529,7 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     CHECK(violation.offset == 20971520);
     // The flusher is not needed (fsync's own writeback dirties nothing more),
     // nor is the 20 MiB of set-up data (the new write alone passes 16 MiB).
-    const auto shrunk_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    const auto shrunk_scenario = loader::parse_scenario(shrunk.repro.scenario_text, scenario_path);
     CHECK(shrunk_scenario.tasks.size() == 3);
     CHECK(shrunk_scenario.setup.size() < scenario.setup.size());
     CHECK(count_lines(shrunk.outcome.story) <= count_lines(report.failing.story));
@@ -546,17 +546,17 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     CHECK(fast < removes);
     CHECK(removes < walk);
     // The shrunk repro replays to the same trace.
-    const auto replay_scenario = scenarios::parse_scenario(shrunk.repro.scenario_text, scenario_path);
-    scenarios::Simulation replay_simulation(replay_scenario, *replay_scenario.find_variant("before-fix"));
+    const auto replay_scenario = loader::parse_scenario(shrunk.repro.scenario_text, scenario_path);
+    runner::Simulation replay_simulation(replay_scenario, *replay_scenario.find_variant("before-fix"));
     const auto replayed = replay_simulation.replay(shrunk.repro.choices, shrunk.repro.crash, true);
     CHECK(replayed.trace_hash == shrunk.repro.trace_hash);
 }
 
 TEST_CASE("chrome trace: one track per task, blocked slices, I/O in flight and the power cut") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     const auto outcome = simulation.run_scripted(true);
-    const auto document = nlohmann::json::parse(scenarios::chrome_trace_json(outcome, "title"));
+    const auto document = nlohmann::json::parse(report::chrome_trace_json(outcome, "title"));
     std::set<std::string> tracks;
     std::size_t blocked = 0;
     std::size_t power = 0;
@@ -585,7 +585,7 @@ TEST_CASE("chrome trace: one track per task, blocked slices, I/O in flight and t
 }
 
 namespace {
-auto violation_indices(const scenarios::FuzzReport& report) -> std::vector<std::uint64_t> {
+auto violation_indices(const runner::FuzzReport& report) -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> indices;
     for (const auto& found : report.violations) indices.push_back(found.index);
     return indices;
@@ -594,19 +594,19 @@ auto violation_indices(const scenarios::FuzzReport& report) -> std::vector<std::
 
 TEST_CASE("campaign: the same violations and counts with any number of jobs") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     for (const bool stop_at_first : {true, false}) {
         CAPTURE(stop_at_first);
-        scenarios::FuzzRequest request;
+        runner::FuzzRequest request;
         REQUIRE(sim::parse_strategy("random", request.strategy));
         request.schedules = 3000;
         request.stop_at_first = stop_at_first;
-        const auto one = scenarios::fuzz(simulation, request);
+        const auto one = runner::fuzz(simulation, request);
         REQUIRE(one.found);
         for (const std::uint32_t jobs : {2U, 3U}) {
             CAPTURE(jobs);
             request.jobs = jobs;
-            const auto many = scenarios::fuzz(simulation, request);
+            const auto many = runner::fuzz(simulation, request);
             CHECK(many.schedules == one.schedules);
             CHECK(many.crash_states == one.crash_states);
             CHECK(many.steps == one.steps);
@@ -619,27 +619,27 @@ TEST_CASE("campaign: the same violations and counts with any number of jobs") {
 
 TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") {
     const auto scenario = load();
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
-    scenarios::FuzzRequest whole_request;
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest whole_request;
     REQUIRE(sim::parse_strategy("pct:3", whole_request.strategy));
     whole_request.schedules = 2000;
     whole_request.stop_at_first = false;
-    const auto whole = scenarios::fuzz(simulation, whole_request);
+    const auto whole = runner::fuzz(simulation, whole_request);
     REQUIRE_FALSE(whole.violations.empty());
-    const auto whole_result = scenarios::campaign_result(whole, whole_request, scenario, 7, "before-fix");
+    const auto whole_result = runner::campaign_result(whole, whole_request, scenario, 7, "before-fix");
     for (const std::uint32_t count : {1U, 2U, 3U, 7U}) {
         CAPTURE(count);
-        std::vector<scenarios::CampaignResult> shards;
+        std::vector<runner::CampaignResult> shards;
         std::vector<std::string> names;
         for (std::uint32_t index = count; index-- > 0;) {  // any order
-            scenarios::FuzzRequest request = whole_request;
+            runner::FuzzRequest request = whole_request;
             request.shard_index = index;
             request.shard_count = count;
-            const auto report = scenarios::fuzz(simulation, request);
-            shards.push_back(scenarios::campaign_result(report, request, scenario, 7, "before-fix"));
+            const auto report = runner::fuzz(simulation, request);
+            shards.push_back(runner::campaign_result(report, request, scenario, 7, "before-fix"));
             names.push_back("shard" + std::to_string(index));
         }
-        const auto merged = scenarios::merge_results(shards, names);
+        const auto merged = runner::merge_results(shards, names);
         CHECK(merged.schedules_run == whole_result.schedules_run);
         CHECK(merged.crash_states == whole_result.crash_states);
         CHECK(merged.steps == whole_result.steps);
@@ -650,11 +650,11 @@ TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") 
         }
     }
     // A missing or repeated shard is refused.
-    scenarios::FuzzRequest request = whole_request;
+    runner::FuzzRequest request = whole_request;
     request.shard_count = 2;
-    const auto only = scenarios::campaign_result(scenarios::fuzz(simulation, request), request, scenario, 7, "before-fix");
-    CHECK_THROWS_AS(scenarios::merge_results({only}, {"a"}), scenarios::InputError);
-    CHECK_THROWS_AS(scenarios::merge_results({only, only}, {"a", "b"}), scenarios::InputError);
+    const auto only = runner::campaign_result(runner::fuzz(simulation, request), request, scenario, 7, "before-fix");
+    CHECK_THROWS_AS(runner::merge_results({only}, {"a"}), loader::InputError);
+    CHECK_THROWS_AS(runner::merge_results({only, only}, {"a", "b"}), loader::InputError);
 }
 
 TEST_CASE("scenario: with the transaction kthread running, the fixes still hold and before-fix still fails") {
@@ -665,34 +665,34 @@ TEST_CASE("scenario: with the transaction kthread running, the fixes still hold 
     nlohmann::json json = nlohmann::json::parse(in);
     json.erase("schedule");
     json["config"]["commit_interval"] = "1";
-    const auto scenario = scenarios::parse_scenario(json.dump(), "kthread.json");
+    const auto scenario = loader::parse_scenario(json.dump(), "kthread.json");
     for (const char* name : {"fix-1", "before-fix"}) {
         CAPTURE(name);
-        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
+        runner::Simulation simulation(scenario, variant_of(scenario, name));
         if (std::string(name) != "fix-1") continue;
         for (const auto& spec : {random_spec(), pct_spec(2), pct_spec(3)}) {
-            scenarios::FuzzRequest request;
+            runner::FuzzRequest request;
             request.strategy = spec;
             request.schedules = 3000;
-            CHECK_FALSE(scenarios::fuzz(simulation, request).found);
+            CHECK_FALSE(runner::fuzz(simulation, request).found);
         }
     }
-    scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
-    scenarios::FuzzRequest request;
+    runner::Simulation before(scenario, variant_of(scenario, "before-fix"));
+    runner::FuzzRequest request;
     request.strategy = pct_spec(3);
     request.schedules = 20000;
-    CHECK(scenarios::fuzz(before, request).found);
+    CHECK(runner::fuzz(before, request).found);
 }
 
 TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the commit that frees blocks succeeds") {
     constexpr const char* path = "scenarios/jbd2/enospc-write.json";
-    Json document = Json::parse(scenarios::read_text_file(path));
+    Json document = Json::parse(loader::read_text_file(path));
     // The shipped schedule: the unlink first, so ext4_should_retry_alloc's
     // forced commit frees A's blocks and the retried write succeeds.
     {
-        const auto scenario = scenarios::parse_scenario(document.dump(), path);
-        scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        const auto scenario = loader::parse_scenario(document.dump(), path);
+        runner::Simulation simulation(scenario, variant_of(scenario, "fix"));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         check_in_order(outcome.story, {"write B: ENOSPC (no free block for 2 hole(s))",
                                        "ext4_should_retry_alloc forces the commit of transaction 2"});
@@ -702,9 +702,9 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
     // fsync promises B's first block only (before the fix the failed write
     // was acknowledged: B's size 12288 was promised, a false alarm).
     document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
-    const auto scenario = scenarios::parse_scenario(document.dump(), path);
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
-    const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+    const auto scenario = loader::parse_scenario(document.dump(), path);
+    runner::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    const runner::RunOutcome outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.story.find("write B: returns -ENOSPC and changes nothing") != std::string::npos);
     CHECK(outcome.story.find("forces the commit") == std::string::npos);
@@ -712,9 +712,9 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
 }
 
 TEST_CASE("scenario: two files, two fsyncers: before-fix loses file I's extent, every patch keeps both") {
-    const auto scenario = scenarios::load_scenario("scenarios/btrfs/two-files-two-fsyncers.json");
-    scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
-    const scenarios::RunOutcome lost = before.run_scripted(true);
+    const auto scenario = loader::load_scenario("scenarios/btrfs/two-files-two-fsyncers.json");
+    runner::Simulation before(scenario, variant_of(scenario, "before-fix"));
+    const runner::RunOutcome lost = before.run_scripted(true);
     REQUIRE(has_checker(lost, "fsync_durability"));
     for (const auto& violation : lost.violations) {
         if (violation.checker != "fsync_durability") continue;
@@ -732,8 +732,8 @@ TEST_CASE("scenario: two files, two fsyncers: before-fix loses file I's extent, 
     });
     for (const char* name : {"fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
-        scenarios::Simulation simulation(scenario, variant_of(scenario, name));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, variant_of(scenario, name));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.story.find("removes extent map") == std::string::npos);
         check_in_order(outcome.story, {

@@ -179,10 +179,10 @@ TEST_CASE("sizes: fsync_durability catches a model that never logs a truncate's 
 }
 
 TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation" * doctest::test_suite("campaign")) {
-    const auto scenario = scenarios::load_scenario("scenarios/xfs/truncate-fsync-sizes.json");
+    const auto scenario = loader::load_scenario("scenarios/xfs/truncate-fsync-sizes.json");
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
-        const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, fixed_clock);
+        const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
         CHECK(row.met);
         if (!row.met) MESSAGE(row.detail);
     }
@@ -192,7 +192,7 @@ TEST_CASE("sizes: xfs_iomap_write_unwritten logs di_size for the whole range in 
     // Three extents under one O_DIRECT write: unwritten, written, unwritten.
     // The first conversion transaction already logs di_size up to the end of
     // the write (v5.7: i_size = XFS_FSB_TO_B(offset_fsb + count_fsb)).
-    const auto scenario = scenarios::parse_scenario(R"({"name": "inline/unwritten-size", "model": "xfs",
+    const auto scenario = loader::parse_scenario(R"({"name": "inline/unwritten-size", "model": "xfs",
       "device": {"block_size": 4096, "blocks": 2048, "profile": "nvme"},
       "setup": [{"op": "create", "file": "F"},
                 {"op": "falloc", "file": "F", "offset": 0, "length": 4096, "keep_size": true},
@@ -207,7 +207,7 @@ TEST_CASE("sizes: xfs_iomap_write_unwritten logs di_size for the whole range in 
       "checkers": ["fsync_durability", "no_stale_data", "fs_consistency"],
       "variants": [{"name": "fix", "config": {"delalloc_convert": "unwritten"}, "expect": "holds"}]})",
                                                     "inline.json");
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     const auto outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.story.find("converts exactly [0, 4096) of inode F to NORM; di_size 8192 -> 12288") !=

@@ -37,23 +37,23 @@ constexpr const char* falloc_sized = "scenarios/xfs/falloc-k-over-sized-file.jso
 constexpr const char* race = "scenarios/xfs/delalloc-writeback-race.json";
 constexpr const char* freeze_race = "scenarios/xfs/freeze-vs-log-worker.json";
 
-auto variant_of(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_of(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
 
-auto run_scripted(const char* path, const std::string& variant) -> scenarios::RunOutcome {
-    const auto scenario = scenarios::load_scenario(path);
-    scenarios::Simulation simulation(scenario, variant_of(scenario, variant));
+auto run_scripted(const char* path, const std::string& variant) -> runner::RunOutcome {
+    const auto scenario = loader::load_scenario(path);
+    runner::Simulation simulation(scenario, variant_of(scenario, variant));
     return simulation.run_scripted(true);
 }
 
 auto fixed_clock() -> double { return 0.0; }
 
 /// The times the run reached the yield point `name`.
-auto hits_of(const scenarios::RunOutcome& outcome, const char* name) -> std::uint64_t {
+auto hits_of(const runner::RunOutcome& outcome, const char* name) -> std::uint64_t {
     const sim::YieldPoint* point = sim::find_yield_point(name);
     REQUIRE(point != nullptr);
     REQUIRE(point->id < outcome.hits.size());
@@ -63,8 +63,8 @@ auto hits_of(const scenarios::RunOutcome& outcome, const char* name) -> std::uin
 /// The variant's must_reach points (the scenario's and its own), each reached
 /// by the scripted run.
 void check_reaches_must_reach(const char* path, const std::string& variant,
-                              const scenarios::RunOutcome& outcome) {
-    const auto scenario = scenarios::load_scenario(path);
+                              const runner::RunOutcome& outcome) {
+    const auto scenario = loader::load_scenario(path);
     const std::vector<std::string>& must_reach = variant_of(scenario, variant).must_reach;
     REQUIRE_FALSE(must_reach.empty());
     for (const std::string& name : must_reach) {
@@ -76,7 +76,7 @@ void check_reaches_must_reach(const char* path, const std::string& variant,
 }  // namespace
 
 TEST_CASE("xfs scenario: generic/042 before the fix tells the race and exposes stale blocks") {
-    const scenarios::RunOutcome outcome = run_scripted(generic_042, "before-fix");
+    const runner::RunOutcome outcome = run_scripted(generic_042, "before-fix");
     REQUIRE(has_checker(outcome, "no_stale_data"));
     const auto& violation = outcome.violations.front();
     CHECK(violation.checker == "no_stale_data");
@@ -141,7 +141,7 @@ TEST_CASE("xfs scenario: generic/042 before the fix tells the race and exposes s
 }
 
 TEST_CASE("xfs scenario: generic/042 with the fix holds; the ioend converts exactly the page") {
-    const scenarios::RunOutcome outcome = run_scripted(generic_042, "fix");
+    const runner::RunOutcome outcome = run_scripted(generic_042, "fix");
     CHECK_FALSE(outcome.violated());
     CHECK(outcome.crash_states == 1);
     check_in_order(outcome.story, {
@@ -169,7 +169,7 @@ TEST_CASE("xfs scenario: generic/042 with the fix holds; the ioend converts exac
 TEST_CASE("xfs scenario: extent size hints and preallocated files take the unwritten path") {
     for (const char* name : {"hint-before", "hint-fix"}) {
         CAPTURE(name);
-        const scenarios::RunOutcome outcome = run_scripted(generic_042, name);
+        const runner::RunOutcome outcome = run_scripted(generic_042, name);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.counters.at("delalloc_conversions") == 0);
         CHECK(outcome.story.find("xfs_bmapi_reserve_delalloc") == std::string::npos);
@@ -178,7 +178,7 @@ TEST_CASE("xfs scenario: extent size hints and preallocated files take the unwri
     }
     for (const char* name : {"before-fix", "fix"}) {
         CAPTURE(name);
-        const scenarios::RunOutcome outcome = run_scripted(generic_042_prealloc, name);
+        const runner::RunOutcome outcome = run_scripted(generic_042_prealloc, name);
         CHECK_FALSE(outcome.violated());
         CHECK(outcome.counters.at("delalloc_conversions") == 0);
         check_in_order(outcome.story, {
@@ -190,25 +190,25 @@ TEST_CASE("xfs scenario: extent size hints and preallocated files take the unwri
 }
 
 TEST_CASE("xfs scenario: falloc -k exposes stale blocks before the fix once di_size covers them") {
-    const scenarios::RunOutcome before = run_scripted(falloc_sized, "before-fix");
+    const runner::RunOutcome before = run_scripted(falloc_sized, "before-fix");
     REQUIRE(has_checker(before, "no_stale_data"));
     CHECK(before.violations.front().message.ends_with("I [0, 65536)"));
     CHECK(before.counters.at("data_ios") == 0);  // nothing was ever written back
-    const scenarios::RunOutcome after = run_scripted(falloc_sized, "fix");
+    const runner::RunOutcome after = run_scripted(falloc_sized, "fix");
     CHECK_FALSE(after.violated());
     CHECK(after.story.find("a read of inode I returns [0, 69632) zeros") != std::string::npos);
 }
 
 TEST_CASE("xfs scenario: runs are deterministic and the variants tell different stories") {
-    const scenarios::RunOutcome first = run_scripted(generic_042, "before-fix");
-    const scenarios::RunOutcome second = run_scripted(generic_042, "before-fix");
+    const runner::RunOutcome first = run_scripted(generic_042, "before-fix");
+    const runner::RunOutcome second = run_scripted(generic_042, "before-fix");
     CHECK(first.trace_hash == second.trace_hash);
     CHECK(first.trace == second.trace);
     CHECK(first.counters == second.counters);
     CHECK(run_scripted(generic_042, "fix").trace_hash != first.trace_hash);
 
-    const auto scenario = scenarios::load_scenario(race);
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    const auto scenario = loader::load_scenario(race);
+    runner::Simulation simulation(scenario, variant_of(scenario, "fix"));
     for (std::uint64_t seed : {1, 2, 3}) {
         const auto a = simulation.run_strategy(spec_of("random"), seed, true);
         const auto b = simulation.run_strategy(spec_of("random"), seed, true);
@@ -221,7 +221,7 @@ TEST_CASE("xfs scenario: the writeback race's script exposes stale blocks before
     // The targeted writeback converts the whole record and submits one page,
     // its ioend raises di_size, the log worker's force makes both durable
     // while the flusher has not written [0, 60k); the power is cut.
-    const scenarios::RunOutcome before = run_scripted(race, "before-fix");
+    const runner::RunOutcome before = run_scripted(race, "before-fix");
     REQUIRE(has_checker(before, "no_stale_data"));
     CHECK(before.violations.front().file == "I");
     CHECK(before.violations.front().offset == 0);
@@ -243,7 +243,7 @@ TEST_CASE("xfs scenario: the writeback race's script exposes stale blocks before
     });
     check_reaches_must_reach(race, "before-fix", before);
 
-    const scenarios::RunOutcome fixed = run_scripted(race, "fix");
+    const runner::RunOutcome fixed = run_scripted(race, "fix");
     CHECK_FALSE(fixed.violated());
     CHECK(fixed.crash_states == 1);
     check_in_order(fixed.story, {
@@ -270,7 +270,7 @@ TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter
     };
     for (const auto& [variant, drained] : quiesce) {
         CAPTURE(variant);
-        const scenarios::RunOutcome outcome = run_scripted(freeze_race, variant);
+        const runner::RunOutcome outcome = run_scripted(freeze_race, variant);
         CHECK(outcome.daemon_wakeups == 2);
         CHECK(hits_of(outcome, "xfs.logworker.after_need_covered") == 2);
         CHECK(hits_of(outcome, "xfs.quiesce.drained") == 1);
@@ -308,14 +308,14 @@ TEST_CASE("xfs scenario: the freeze race's script breaches quiescence in counter
 }
 
 TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only") {
-    const auto scenario = scenarios::load_scenario(race);
+    const auto scenario = loader::load_scenario(race);
     for (const char* strategy : {"random", "pct:3"}) {
         CAPTURE(strategy);
-        scenarios::FuzzRequest request;
+        runner::FuzzRequest request;
         request.strategy = spec_of(strategy);
         request.schedules = 3000;
-        scenarios::Simulation before(scenario, variant_of(scenario, "before-fix"));
-        const scenarios::FuzzReport found = scenarios::fuzz(before, request);
+        runner::Simulation before(scenario, variant_of(scenario, "before-fix"));
+        const runner::FuzzReport found = runner::fuzz(before, request);
         REQUIRE(found.found);
         CHECK(has_checker(found.failing, "no_stale_data"));
         CHECK(found.failing.story.find("xfs_bmapi_convert_delalloc converts the whole delalloc "
@@ -323,8 +323,8 @@ TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only
         const auto replayed = before.replay(found.failing.choices, *found.failing.crash, true);
         CHECK(replayed.trace_hash == found.failing.trace_hash);
 
-        scenarios::Simulation fixed(scenario, variant_of(scenario, "fix"));
-        const scenarios::FuzzReport none = scenarios::fuzz(fixed, request);
+        runner::Simulation fixed(scenario, variant_of(scenario, "fix"));
+        const runner::FuzzReport none = runner::fuzz(fixed, request);
         CHECK_FALSE(none.found);
         if (none.found) MESSAGE(none.failing.violations.front().message);
         CHECK(none.schedules == 3000);
@@ -335,12 +335,12 @@ TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only
 TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" *
           doctest::test_suite("campaign")) {
     for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {
-        const auto scenario = scenarios::load_scenario(path);
+        const auto scenario = loader::load_scenario(path);
         for (const auto& variant : scenario.variants) {
             CAPTURE(path);
             CAPTURE(variant.name);
-            const scenarios::CheckRow row =
-                scenarios::check_variant(scenario, variant, fixed_clock);
+            const runner::CheckRow row =
+                runner::check_variant(scenario, variant, fixed_clock);
             CHECK(row.met);
             if (!row.met) MESSAGE(row.detail);
         }
@@ -363,27 +363,27 @@ auto punch_scenario(const std::string& ops) -> std::string {
 }  // namespace
 
 TEST_CASE("oracle: a hole punched after an fsync is newer content, not lost data") {
-    const auto scenario = scenarios::parse_scenario(
+    const auto scenario = loader::parse_scenario(
         punch_scenario(R"({"op": "fpunch", "file": "F", "offset": 4096, "length": 4096},
                           {"op": "fsync", "file": "F"})"),
         "inline.json");
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     const auto outcome = simulation.run_scripted(true);
     CHECK_FALSE(outcome.violated());
-    scenarios::FuzzRequest request;
+    runner::FuzzRequest request;
     request.strategy = spec_of("random");
     request.schedules = 500;
-    const auto report = scenarios::fuzz(simulation, request);
+    const auto report = runner::fuzz(simulation, request);
     CHECK_FALSE(report.found);
 }
 
 TEST_CASE("oracle: operations that fail after godown promise nothing") {
-    const auto scenario = scenarios::parse_scenario(
+    const auto scenario = loader::parse_scenario(
         punch_scenario(R"({"op": "shutdown"},
                           {"op": "write", "file": "F", "offset": 0, "length": 4096},
                           {"op": "fsync", "file": "F"})"),
         "inline.json");
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     const auto outcome = simulation.run_scripted(true);
     CHECK(outcome.story.find("fails with EIO") != std::string::npos);
     // The write never reached the file and the fsync returned an error: the
@@ -395,7 +395,7 @@ namespace {
 
 /// An fsynced file A that a task unlinks while the log worker forces the
 /// log: `cut` is where the cleaner stops before the force and the power cut.
-auto unlink_cut(const char* until) -> scenarios::RunOutcome {
+auto unlink_cut(const char* until) -> runner::RunOutcome {
     nlohmann::json document = nlohmann::json::parse(R"({
       "name": "xfs/unlink-cut",
       "model": "xfs",
@@ -415,8 +415,8 @@ auto unlink_cut(const char* until) -> scenarios::RunOutcome {
     schedule.push_back({{"run", "logworker"}, {"until", "xfs.log.record_durable"}});
     schedule.push_back({{"crash", "none"}});
     document["schedule"] = schedule;
-    const auto scenario = scenarios::parse_scenario(document.dump(), "unlink-cut.json");
-    scenarios::Simulation simulation(scenario, variant_of(scenario, "fix"));
+    const auto scenario = loader::parse_scenario(document.dump(), "unlink-cut.json");
+    runner::Simulation simulation(scenario, variant_of(scenario, "fix"));
     return simulation.run_scripted(true);
 }
 
@@ -428,7 +428,7 @@ TEST_CASE("xfs scenario: a cut between xfs_inactive's truncate and its ifree rec
     // so A's name is gone and A is on the AGI unlinked list;
     // xlog_recover_process_iunlinks frees it. Before the model kept nlink,
     // this recovered A at size 0: a false fsync_durability alarm.
-    const scenarios::RunOutcome truncated = unlink_cut("xfs.truncate.after_size_commit");
+    const runner::RunOutcome truncated = unlink_cut("xfs.truncate.after_size_commit");
     CHECK_FALSE(truncated.violated());
     check_in_order(truncated.story,
                    {"log recovery replays record", "(xfs_remove, xfs_setattr_size)",
@@ -436,7 +436,7 @@ TEST_CASE("xfs scenario: a cut between xfs_inactive's truncate and its ifree rec
                     "xfs_inactive truncates it (di_size 0 -> 0, 0 block(s) back to free space)"});
     CHECK(truncated.story.find("a read of inode A") == std::string::npos);
     // The whole unlink durable: nothing on the list, no A.
-    const scenarios::RunOutcome whole = unlink_cut(nullptr);
+    const runner::RunOutcome whole = unlink_cut(nullptr);
     CHECK_FALSE(whole.violated());
     CHECK(whole.story.find("xlog_recover_process_iunlinks") == std::string::npos);
     CHECK(whole.story.find("a read of inode A") == std::string::npos);

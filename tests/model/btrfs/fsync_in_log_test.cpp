@@ -38,9 +38,9 @@ struct World : test_support::ModelWorld {
                      model::Geometry{block_bytes, 16384, "nvme"}, {"I", "J"}) {}
 };
 
-auto variant_named(const scenarios::Scenario& scenario, const std::string& name)
-    -> const scenarios::Variant& {
-    const scenarios::Variant* variant = scenario.find_variant(name);
+auto variant_named(const loader::Scenario& scenario, const std::string& name)
+    -> const loader::Variant& {
+    const loader::Variant* variant = scenario.find_variant(name);
     REQUIRE(variant != nullptr);
     return *variant;
 }
@@ -59,11 +59,11 @@ TEST_CASE(
     // Task A's log commit is in flight (root log released, superblock not
     // yet written) when task B fsyncs: btrfs_inode_in_log must say no, since
     // last_sub_trans is above the root's last_log_commit.
-    const auto scenario = scenarios::load_scenario(two_fsyncs);
+    const auto scenario = loader::load_scenario(two_fsyncs);
     for (const char* name : {"before-fix", "fix-1", "fix-2", "fix-3"}) {
         CAPTURE(name);
-        scenarios::Simulation simulation(scenario, variant_named(scenario, name));
-        const scenarios::RunOutcome outcome = simulation.run_scripted(true);
+        runner::Simulation simulation(scenario, variant_named(scenario, name));
+        const runner::RunOutcome outcome = simulation.run_scripted(true);
         CHECK_FALSE(outcome.violated());
         const auto b_logs = position(outcome.story, "task-b    fsync of inode I joins transaction");
         const auto a_durable = position(outcome.story, "task-a    btrfs_sync_log: W(log) of log "
@@ -76,14 +76,14 @@ TEST_CASE(
 }
 
 TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised" * doctest::test_suite("campaign")) {
-    const auto scenario = scenarios::load_scenario(two_fsyncs);
+    const auto scenario = loader::load_scenario(two_fsyncs);
     for (const char* strategy : {"random", "pct:3", "dfs:2"}) {
         CAPTURE(strategy);
-        scenarios::Simulation simulation(scenario, variant_named(scenario, "fix-3"));
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, variant_named(scenario, "fix-3"));
+        runner::FuzzRequest request;
         REQUIRE(sim::parse_strategy(strategy, request.strategy));
         request.schedules = 3000;
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         CHECK_FALSE(report.found);
         CHECK(report.crash_states > report.schedules);
     }
@@ -139,11 +139,11 @@ TEST_CASE("btrfs release_extent_maps: each kernel's page release and its effect 
 }
 
 TEST_CASE("btrfs knobs: a hypothetical value opens the story with a note that it is no real kernel") {
-    auto scenario = scenarios::load_scenario(two_fsyncs);
-    scenarios::Variant variant = variant_named(scenario, "fix-3");
+    auto scenario = loader::load_scenario(two_fsyncs);
+    loader::Variant variant = variant_named(scenario, "fix-3");
     const std::string note = "not a real kernel";
     {
-        scenarios::Simulation simulation(scenario, variant);
+        runner::Simulation simulation(scenario, variant);
         CHECK(simulation.run_scripted(true).story.find(note) == std::string::npos);
     }
     for (const auto& [knob, value] :
@@ -153,7 +153,7 @@ TEST_CASE("btrfs knobs: a hypothetical value opens the story with a note that it
         CAPTURE(value);
         variant.config = variant_named(scenario, "fix-3").config;
         variant.config[knob] = value;
-        scenarios::Simulation simulation(scenario, variant);
+        runner::Simulation simulation(scenario, variant);
         const std::string story = simulation.run_scripted(true).story;
         CHECK(story.starts_with("  1. config    " + knob + " = " + value));
         CHECK(story.find(note) != std::string::npos);

@@ -38,15 +38,15 @@ auto random_spec() -> sim::StrategySpec {
 struct Campaign {
     std::uint64_t violations = 0, injected = 0, detected = 0, survived = 0;
     std::string stories;  // every violating or fault-detecting story
-    std::vector<scenarios::RunOutcome> violating;
+    std::vector<runner::RunOutcome> violating;
 };
 
 auto campaign(const char* path, std::uint64_t seeds) -> Campaign {
-    const scenarios::Scenario scenario = scenarios::load_scenario(path);
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    const loader::Scenario scenario = loader::load_scenario(path);
+    runner::Simulation simulation(scenario, scenario.variants.front());
     Campaign result;
     for (std::uint64_t seed = 0; seed < seeds; seed++) {
-        scenarios::RunOutcome outcome = simulation.run_strategy(random_spec(), seed, true);
+        runner::RunOutcome outcome = simulation.run_strategy(random_spec(), seed, true);
         result.injected += outcome.faults.injected;
         result.detected += outcome.faults.detected;
         result.survived += outcome.faults.survived;
@@ -150,18 +150,18 @@ TEST_CASE("faults scenario: a lying cache breaks fsync_durability, and the devic
 TEST_CASE("faults: a crash with a torn write replays byte for byte") {
     // Torn writes and a lying cache together: a violation whose crash tore
     // a write; its replay from the recorded choices, keep list and tears.
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-torn-superblock.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-torn-superblock.json");
     scenario.device.lying_cache = true;
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     bool replayed = false;
     for (std::uint64_t seed = 0; seed < 400 && !replayed; seed++) {
-        const scenarios::RunOutcome outcome = simulation.run_strategy(random_spec(), seed, true);
+        const runner::RunOutcome outcome = simulation.run_strategy(random_spec(), seed, true);
         if (!outcome.violated() || !outcome.crash || outcome.crash->torn.empty()) continue;
-        const scenarios::RunOutcome again = simulation.replay(outcome.choices, outcome.crash, true);
+        const runner::RunOutcome again = simulation.replay(outcome.choices, outcome.crash, true);
         CHECK(again.trace_hash == outcome.trace_hash);
         CHECK(again.trace.find("torn write of block") != std::string::npos);
         // A tear the fault model could not have made diverges, with the field named.
-        scenarios::CrashRecord edited = *outcome.crash;
+        runner::CrashRecord edited = *outcome.crash;
         edited.torn.front().sectors = 1000;
         CHECK_THROWS_AS(simulation.replay(outcome.choices, edited, false), sim::ReplayDiverged);
         replayed = true;
@@ -235,41 +235,41 @@ TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and rec
 
 TEST_CASE("faults in check and merge: a row counts its faults, expect.faults judges them, shards add up") {
     const auto no_clock = [] { return 0.0; };
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/xfs-torn-data-after-fsync.json");
-    scenarios::Variant variant = scenario.variants.front();
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/xfs-torn-data-after-fsync.json");
+    loader::Variant variant = scenario.variants.front();
     REQUIRE(variant.expect.faults_survived);
-    const scenarios::CheckRow row = scenarios::check_variant(scenario, variant, no_clock);
+    const runner::CheckRow row = runner::check_variant(scenario, variant, no_clock);
     REQUIRE(row.faults.has_value());
     CHECK(row.met);
     CHECK(row.faults->injected > 0);
     CHECK(row.faults->survived == row.faults->injected);  // xfs: data has no checksum to detect it
     // Asking that one be detected, on a scenario where none can be, fails the row and says why.
     variant.expect.faults_detected = true;
-    const scenarios::CheckRow detected = scenarios::check_variant(scenario, variant, no_clock);
+    const runner::CheckRow detected = runner::check_variant(scenario, variant, no_clock);
     CHECK_FALSE(detected.met);
     CHECK(detected.detail.starts_with("faults: none of the " + std::to_string(row.faults->injected) +
                                       " device faults injected in " + std::to_string(row.schedules) +
                                       " schedules was detected (expect.faults.detected) (at most 1 I/O"));
     // Two random shards' result files carry their counts; merge adds them.
-    std::vector<scenarios::CampaignResult> results;
-    scenarios::FaultCounts total;
+    std::vector<runner::CampaignResult> results;
+    runner::FaultCounts total;
     for (std::uint32_t shard = 0; shard < 2; shard++) {
-        scenarios::Simulation simulation(scenario, variant);
-        scenarios::FuzzRequest request;
+        runner::Simulation simulation(scenario, variant);
+        runner::FuzzRequest request;
         request.strategy = test_support::spec_of("random");
         request.schedules = 40;
         request.shard_index = shard;
         request.shard_count = 2;
-        const scenarios::FuzzReport report = scenarios::fuzz(simulation, request);
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
         total += report.faults;
-        results.push_back(scenarios::campaign_result(report, request, scenario, 0, variant.name));
+        results.push_back(runner::campaign_result(report, request, scenario, 0, variant.name));
         REQUIRE(results.back().faults.has_value());
-        const auto text = scenarios::campaign_result_text(results.back());
-        const auto again = scenarios::parse_campaign_result(text, "result.json");
+        const auto text = report::campaign_result_text(results.back());
+        const auto again = report::parse_campaign_result(text, "result.json");
         REQUIRE(again.faults.has_value());
         CHECK(again.faults->survived == report.faults.survived);
     }
-    const scenarios::CampaignResult merged = scenarios::merge_results(results, {"a.json", "b.json"});
+    const runner::CampaignResult merged = runner::merge_results(results, {"a.json", "b.json"});
     REQUIRE(merged.faults.has_value());
     CHECK(total.injected > 0);
     CHECK(merged.faults->injected == total.injected);

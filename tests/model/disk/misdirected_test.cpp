@@ -35,12 +35,12 @@ auto misdirecting(bool on) -> model::disk::FaultSettings {
 }
 
 /// The faults of random schedules seeds 0..seeds-1, none of which may violate.
-auto random_faults(scenarios::Simulation& simulation, std::uint64_t seeds) -> scenarios::FaultCounts {
-    scenarios::FaultCounts counts;
+auto random_faults(runner::Simulation& simulation, std::uint64_t seeds) -> runner::FaultCounts {
+    runner::FaultCounts counts;
     for (std::uint64_t seed = 0; seed < seeds; seed++) {
         sim::StrategySpec spec;
         REQUIRE(sim::parse_strategy("random", spec));
-        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
+        const runner::RunOutcome outcome = simulation.run_strategy(spec, seed, false);
         CHECK_FALSE(outcome.violated());
         counts += outcome.faults;
     }
@@ -132,9 +132,9 @@ TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header
 }
 
 TEST_CASE("misdirected writes scenario: detected and survived, never silently wrong, on every strategy") {
-    const scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
-    const scenarios::FaultCounts random = random_faults(simulation, 60);
+    const loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
+    runner::Simulation simulation(scenario, scenario.variants.front());
+    const runner::FaultCounts random = random_faults(simulation, 60);
     CHECK(random.injected > 0);
     CHECK(random.detected > 0);
     CHECK(random.survived > 0);
@@ -143,20 +143,20 @@ TEST_CASE("misdirected writes scenario: detected and survived, never silently wr
 
 TEST_CASE("misdirected writes: a crash with one replays byte for byte; a victim not offered diverges") {
     // With a lying cache too, so that crashes are violations and recorded.
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
     scenario.device.lying_cache = true;
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     bool replayed = false;
     for (std::uint64_t seed = 0; seed < 400 && !replayed; seed++) {
         sim::StrategySpec spec;
         REQUIRE(sim::parse_strategy("random", spec));
-        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, true);
+        const runner::RunOutcome outcome = simulation.run_strategy(spec, seed, true);
         if (!outcome.violated() || !outcome.crash || outcome.crash->misdirected.empty()) continue;
-        const scenarios::RunOutcome again = simulation.replay(outcome.choices, outcome.crash, true);
+        const runner::RunOutcome again = simulation.replay(outcome.choices, outcome.crash, true);
         CHECK(again.trace_hash == outcome.trace_hash);
         CHECK(again.trace.find("misdirected write: ") != std::string::npos);
         CHECK(again.trace.find(" misdirected") != std::string::npos);  // in the kept list
-        scenarios::CrashRecord edited = *outcome.crash;
+        runner::CrashRecord edited = *outcome.crash;
         edited.misdirected.front().victim = 4000;  // the data area: never offered
         CHECK_THROWS_AS(simulation.replay(outcome.choices, edited, false), sim::ReplayDiverged);
         replayed = true;
@@ -200,31 +200,31 @@ TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root
 }
 
 TEST_CASE("latent sector errors scenario: detected; a replay with one on the superblock refuses the mount; an unread block diverges") {
-    scenarios::Scenario scenario = scenarios::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
+    loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
     {
-        scenarios::Simulation simulation(scenario, scenario.variants.front());
-        const scenarios::FaultCounts random = random_faults(simulation, 40);
+        runner::Simulation simulation(scenario, scenario.variants.front());
+        const runner::FaultCounts random = random_faults(simulation, 40);
         CHECK(random.injected > 0);
         CHECK(random.detected == random.injected);  // no redundancy modelled: every one refuses the mount
     }
     scenario.device.lying_cache = true;  // crashes that violate, so that one is recorded
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    runner::Simulation simulation(scenario, scenario.variants.front());
     bool replayed = false;
     for (std::uint64_t seed = 0; seed < 400 && !replayed; seed++) {
         sim::StrategySpec spec;
         REQUIRE(sim::parse_strategy("random", spec));
-        const scenarios::RunOutcome outcome = simulation.run_strategy(spec, seed, true);
+        const runner::RunOutcome outcome = simulation.run_strategy(spec, seed, true);
         if (!outcome.violated() || !outcome.crash || !outcome.crash->unreadable.empty()) continue;
         // The same crash with its superblock unreadable: the mount refuses
         // it, the lost fsync is never judged, and the fault is detected.
-        scenarios::CrashRecord eio = *outcome.crash;
+        runner::CrashRecord eio = *outcome.crash;
         eio.unreadable = {0};
-        const scenarios::RunOutcome refused = simulation.replay(outcome.choices, eio, true);
+        const runner::RunOutcome refused = simulation.replay(outcome.choices, eio, true);
         CHECK_FALSE(refused.violated());
         CHECK(refused.faults.detected == 1);
         CHECK(refused.trace.find("latent sector error: the media of block 0 is unreadable") != std::string::npos);
         CHECK(simulation.replay(outcome.choices, eio, true).trace_hash == refused.trace_hash);
-        scenarios::CrashRecord edited = *outcome.crash;
+        runner::CrashRecord edited = *outcome.crash;
         edited.unreadable = {4000};  // a data block no mount reads through a checked path
         CHECK_THROWS_AS(simulation.replay(outcome.choices, edited, false), sim::ReplayDiverged);
         replayed = true;

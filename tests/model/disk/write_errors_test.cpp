@@ -115,13 +115,13 @@ TEST_CASE("oracle: an fsync after a reported error promises nothing written befo
 }
 
 TEST_CASE("write errors scenario: detected or survived, never a violation; the second fsync returns 0") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(scenario_path);
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
-    scenarios::FaultCounts faults;
+    const loader::Scenario scenario = loader::load_scenario(scenario_path);
+    runner::Simulation simulation(scenario, scenario.variants.front());
+    runner::FaultCounts faults;
     bool fsyncgate = false;
     for (const char* text : {"random", "pct:2"}) {
         for (std::uint64_t seed = 0; seed < 80; seed++) {
-            const scenarios::RunOutcome outcome = simulation.run_strategy(strategy(text), seed, true);
+            const runner::RunOutcome outcome = simulation.run_strategy(strategy(text), seed, true);
             CHECK_MESSAGE(!outcome.violated(), outcome.story);
             faults += outcome.faults;
             const auto eio = outcome.trace.find("fsync of inode I fails with EIO: a data write");
@@ -136,12 +136,12 @@ TEST_CASE("write errors scenario: detected or survived, never a violation; the s
 }
 
 TEST_CASE("write errors: a run with a write error replays byte for byte") {
-    const scenarios::Scenario scenario = scenarios::load_scenario(scenario_path);
-    scenarios::Simulation simulation(scenario, scenario.variants.front());
+    const loader::Scenario scenario = loader::load_scenario(scenario_path);
+    runner::Simulation simulation(scenario, scenario.variants.front());
     for (std::uint64_t seed = 0; seed < 80; seed++) {
-        const scenarios::RunOutcome outcome = simulation.run_strategy(strategy("random"), seed, true);
+        const runner::RunOutcome outcome = simulation.run_strategy(strategy("random"), seed, true);
         if (outcome.faults.injected == 0) continue;
-        const scenarios::RunOutcome again = simulation.replay(outcome.choices, std::nullopt, true);
+        const runner::RunOutcome again = simulation.replay(outcome.choices, std::nullopt, true);
         CHECK(again.trace.find("the device returns EIO for the write") != std::string::npos);
         CHECK(again.trace_hash == simulation.replay(outcome.choices, std::nullopt, true).trace_hash);
         return;

@@ -264,12 +264,12 @@ TEST_CASE("freeze_quiescence: a foreign transaction after the drain, or with log
 }
 
 TEST_CASE("freeze vs log worker: cancel-last violates while the run goes on; replay finds it again") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
+    const auto scenario = loader::load_scenario(freeze_scenario);
     const auto* variant = scenario.find_variant("cancel-last");
     REQUIRE(variant != nullptr);
-    scenarios::Simulation simulation(scenario, *variant);
+    runner::Simulation simulation(scenario, *variant);
     std::uint64_t seed = 0;
-    scenarios::RunOutcome found;
+    runner::RunOutcome found;
     for (; seed < 2000 && !found.violated(); seed++)
         found = simulation.run_strategy(spec_of("pct:3"), seed, true);
     REQUIRE(has_checker(found, "freeze_quiescence"));
@@ -283,15 +283,15 @@ TEST_CASE("freeze vs log worker: cancel-last violates while the run goes on; rep
                     "AIL push", "xfs_log_need_covered says yes", "SB_FREEZE_WRITE", "no counter to wait for",
                     "freeze_quiescence violated"});
     CHECK(found.story.find("xfs_log_worker: xfs_sync_sb allocates transaction") != std::string::npos);
-    const scenarios::RunOutcome again = simulation.replay(found.choices, std::nullopt, true);
+    const runner::RunOutcome again = simulation.replay(found.choices, std::nullopt, true);
     REQUIRE(again.violated());
     CHECK(again.violations.front().message == found.violations.front().message);
     CHECK(again.trace_hash == found.trace_hash);
 }
 
 TEST_CASE("freeze vs log worker: cancel-first holds where the worker raced the freezer") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("cancel-first"));
+    const auto scenario = loader::load_scenario(freeze_scenario);
+    runner::Simulation simulation(scenario, *scenario.find_variant("cancel-first"));
     // Runs in which the worker passed xfs_log_need_covered before the freeze
     // began and committed its transaction after freeze_super reached FS:
     // the cancel at the drain point waited for it.
@@ -313,9 +313,9 @@ TEST_CASE("freeze vs log worker: cancel-first holds where the worker raced the f
 }
 
 TEST_CASE("freeze vs log worker: counter slips through the window before the increment") {
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("counter"));
-    scenarios::RunOutcome found;
+    const auto scenario = loader::load_scenario(freeze_scenario);
+    runner::Simulation simulation(scenario, *scenario.find_variant("counter"));
+    runner::RunOutcome found;
     for (std::uint64_t seed = 0; seed < 2000 && !found.violated(); seed++) {
         found = simulation.run_strategy(spec_of("pct:3"), seed, true);
     }
@@ -331,8 +331,8 @@ TEST_CASE("freeze vs log worker: v5.7's poll sleeps delay(100) while the worker 
     // does not end ahead of a task runnable for longer than sim::sched_latency,
     // so under every strategy the worker it waits for finishes and the poll
     // then reads 0 (no liveness violation, however the strategy prefers).
-    const auto scenario = scenarios::load_scenario(freeze_scenario);
-    scenarios::Simulation simulation(scenario, *scenario.find_variant("counter"));
+    const auto scenario = loader::load_scenario(freeze_scenario);
+    runner::Simulation simulation(scenario, *scenario.find_variant("counter"));
     std::uint64_t waited = 0;
     for (const char* strategy : {"random", "pct:2", "pct:3"}) {
         for (std::uint64_t seed = 0; seed < 300; seed++) {
@@ -355,9 +355,9 @@ TEST_CASE(
     // fsync left its inode in the AIL, so the first run pushes it and only a
     // second run may cover. With one daemon wake-up no schedule covers, so
     // counter finds nothing; with two, every covering run follows a push.
-    auto scenario = scenarios::load_scenario(freeze_scenario);
+    auto scenario = loader::load_scenario(freeze_scenario);
     scenario.explore.daemon_wakeups = 1;
-    scenarios::Simulation one_run(scenario, *scenario.find_variant("counter"));
+    runner::Simulation one_run(scenario, *scenario.find_variant("counter"));
     for (const char* strategy : {"random", "pct:2", "pct:3"}) {
         for (std::uint64_t seed = 0; seed < 300; seed++) {
             const auto outcome = one_run.run_strategy(spec_of(strategy), seed, true);
@@ -366,7 +366,7 @@ TEST_CASE(
         }
     }
     scenario.explore.daemon_wakeups = 2;
-    scenarios::Simulation two_runs(scenario, *scenario.find_variant("counter"));
+    runner::Simulation two_runs(scenario, *scenario.find_variant("counter"));
     std::uint64_t covered = 0;
     for (std::uint64_t seed = 0; seed < 300; seed++) {
         const auto story = two_runs.run_strategy(spec_of("pct:3"), seed, true).story;
