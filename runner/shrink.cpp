@@ -172,8 +172,13 @@ auto capped_text(const std::vector<std::uint32_t>& capped, std::uint64_t cap) ->
 /// and the steps that add them no longer commute, about 5,500 of 10,000).
 auto removable_ops(const Json& document) -> std::vector<std::pair<std::string, std::size_t>> {
     std::vector<std::pair<std::string, std::size_t>> places;
-    for (std::size_t t = 0; t < document["tasks"].size(); t++) {
-        for (std::size_t i = 0; i < document["tasks"][t]["ops"].size(); i++) {
+    // A generated workload ("workload": fio, fs_mark) and a task that
+    // generates its ops have no op list to take ops from: they stay whole.
+    const Json no_tasks = Json::array();
+    const Json& tasks = document.contains("tasks") ? document["tasks"] : no_tasks;
+    for (std::size_t t = 0; t < tasks.size(); t++) {
+        if (!tasks[t].contains("ops")) continue;
+        for (std::size_t i = 0; i < tasks[t]["ops"].size(); i++) {
             places.emplace_back("/tasks/" + std::to_string(t) + "/ops", i);
         }
     }

@@ -233,3 +233,24 @@ TEST_CASE("shrink: the btrfs race found by dfs:2 shrinks to its three tasks well
     CHECK(document["setup"].size() == 2);  // the create and the fsync that makes the next one fast
     CHECK(shrunk.outcome.violations.front().checker == "fsync_durability");
 }
+
+TEST_CASE("shrink: a generated workload (fio jobs, no op lists) stays whole and the rest shrinks") {
+    // xfs/dsync-unwritten-cost's tasks come from "workload": {"fio": ...}:
+    // there is no op list to take an op from, and shrinking goes on to the
+    // preemptions and the kept writes.
+    constexpr const char* path = "scenarios/xfs/dsync-unwritten-cost.json";
+    const std::string text = loader::read_text_file(path);
+    const loader::Scenario scenario = loader::parse_scenario(text, path);
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
+    request.strategy = test_support::spec_of("dfs:0");
+    request.schedules = 1000;
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
+    REQUIRE(report.found);
+    const runner::Repro repro = runner::make_repro(report, request, path, text, "before-fix");
+    const runner::ShrinkResult shrunk = runner::shrink(repro, runner::ShrinkOptions{});
+    CHECK(Json::parse(shrunk.repro.scenario_text).contains("workload"));
+    for (const auto& line : shrunk.log) CHECK(line.find("removed task") == std::string::npos);
+    REQUIRE_FALSE(shrunk.outcome.violations.empty());
+    CHECK(shrunk.outcome.violations.front().checker == report.violations.front().violation.checker);
+}
