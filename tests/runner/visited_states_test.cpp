@@ -16,7 +16,7 @@ namespace {
 struct Key {
     sim::VisitedKey states = sim::VisitedKey::none;
     bool check = false;
-    std::string omit;
+    std::string omit{};
 };
 
 auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key)
