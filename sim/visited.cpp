@@ -12,6 +12,26 @@
 
 namespace sim {
 
+namespace {
+
+/// Where `task` stands, for check mode's report: its last yield point.
+auto point_text(const Scheduler& scheduler, TaskId task) -> std::string {
+    const YieldPoint* point = scheduler.last_point(task);
+    return point == nullptr ? std::string("its start") : std::string(point->name);
+}
+
+/// The live locals `task` declares where it stands, frame by frame.
+auto locals_text(const Scheduler& scheduler, TaskId task) -> std::string {
+    std::string names;
+    for (const LiveFrame* frame : scheduler.live_frames(task)) {
+        names += names.empty() ? "" : "; ";
+        names += frame->names();
+    }
+    return names.empty() ? std::string("none") : names;
+}
+
+}  // namespace
+
 auto StateParts::key() const -> std::uint64_t {
     StateHash hash(signature);
     hash.add(running);
@@ -154,15 +174,9 @@ void DfsStrategy::note_choice(const Scheduler& scheduler, std::span<const Candid
     if (chosen.is_timer()) {
         mark.step = "a timer's step (a device completion or a sleep's end)";
     } else {
-        const YieldPoint* point = scheduler.last_point(chosen.task);
         mark.step = "task " + scheduler.task_name(chosen.task) + "'s step from " +
-                    (point == nullptr ? std::string("its start") : std::string(point->name));
-        std::string names;
-        for (const LiveFrame* frame : scheduler.live_frames(chosen.task)) {
-            names += names.empty() ? "" : "; ";
-            names += frame->names();
-        }
-        mark.step += " (live locals declared there: " + (names.empty() ? std::string("none") : names) + ")";
+                    point_text(scheduler, chosen.task) +
+                    " (live locals declared there: " + locals_text(scheduler, chosen.task) + ")";
     }
     if (following_ == DfsTree::no_trail) return;
     const std::vector<DfsTree::Mark>& trail = tree_.marks_[following_];
@@ -186,16 +200,9 @@ auto DfsStrategy::describe_mismatch(const Scheduler& scheduler, const DfsTree::M
     for (std::size_t task = 0; task < tasks; task++) {
         if (first_tasks[task] == now_tasks[task]) continue;
         const auto id = static_cast<TaskId>(task);
-        const YieldPoint* point = scheduler.last_point(id);
-        std::string names;
-        for (const LiveFrame* frame : scheduler.live_frames(id)) {
-            names += names.empty() ? "" : "; ";
-            names += frame->names();
-        }
         part += part.empty() ? "" : ", ";
-        part += "task " + scheduler.task_name(id) + " (now at " +
-                (point == nullptr ? std::string("its start") : std::string(point->name)) +
-                ", live locals: " + (names.empty() ? std::string("none") : names) + ")";
+        part += "task " + scheduler.task_name(id) + " (now at " + point_text(scheduler, id) +
+                ", live locals: " + locals_text(scheduler, id) + ")";
     }
     if (!part.empty()) part = "the position or live locals of " + part;
     if (part.empty() && first.running != now.running) {
