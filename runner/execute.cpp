@@ -87,6 +87,14 @@ public:
         workload_.phase_wait.hash_into(out);
         return true;
     }
+    void hash_fields(std::vector<sim::ResourceField>& out) override {
+        static const sim::Footprint disk = sim::resource("disk");
+        disk.for_each_bit([&](std::size_t bit) {
+            fs_.device().hash_parts([&](const char* name, std::uint64_t value) {
+                out.push_back({static_cast<std::uint32_t>(bit), name, value});
+            });
+        });
+    }
     auto hash_outside(sim::StateHash& out) -> bool override {
         out.add(static_cast<std::uint64_t>(run_.frozen));
         out.add(static_cast<std::uint64_t>(run_.seen_frozen));

@@ -56,6 +56,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -130,10 +131,18 @@ struct StateParts {
     std::vector<std::uint64_t> tasks_whole;
     std::vector<std::pair<std::uint32_t, std::uint64_t>> resources;  // (bit, hash), nonzero only
     Footprint omitted;  // resources the key leaves out (omit_from_key); check mode compares them
+    // Check mode: ResourceHasher::hash_fields, shared by consecutive states
+    // whose fields are equal. Derived from the resources' hashes, so left out
+    // of the comparison.
+    std::shared_ptr<const std::vector<ResourceField>> fields;
     std::uint64_t outside = 0;  // ResourceHasher::hash_outside
     std::uint64_t engine = 0;   // Scheduler::hash_engine
     [[nodiscard]] auto key() const -> std::uint64_t;
-    auto operator==(const StateParts&) const -> bool = default;
+    auto operator==(const StateParts& other) const -> bool {
+        return signature == other.signature && running == other.running && listed == other.listed &&
+               tasks == other.tasks && tasks_whole == other.tasks_whole && resources == other.resources &&
+               omitted == other.omitted && outside == other.outside && engine == other.engine;
+    }
 };
 
 /// What --check-fingerprints found: a merge of two states whose runs parted
@@ -370,6 +379,7 @@ private:
     std::size_t follow_end_ = 0;  // and the mark past the last it compares
     bool parts_known_ = false;           // this decision's parts were taken
     StateParts parts_;                   // the current decision's
+    mutable std::shared_ptr<const std::vector<ResourceField>> last_fields_;  // check mode
     std::vector<std::uint64_t> histories_;  // VisitedKey::histories, per task id
     auto choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates) -> std::size_t;
     /// Whether the run stops here, a state the measurement calls visited.

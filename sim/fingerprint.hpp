@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "sim/prng.hpp"
 #include "sim/resource.hpp"
@@ -73,6 +74,18 @@ protected:
     auto operator=(const LiveFrame&) -> LiveFrame& = default;
 };
 
+/// One named part of a resource's hash (check mode): the device's pending
+/// writes, its durable blocks. Two states whose resource hashes differ differ
+/// in at least one of its parts, which check mode's report names.
+struct ResourceField {
+    std::uint32_t bit = 0;      // the resource's footprint bit
+    const char* name = "";      // static text
+    std::uint64_t value = 0;
+    auto operator==(const ResourceField& other) const -> bool {
+        return bit == other.bit && std::string_view(name) == other.name && value == other.value;
+    }
+};
+
 /// The world's side: fills the hashes of the resources it holds.
 class ResourceHasher {
 public:
@@ -84,6 +97,10 @@ public:
     /// oracle's record of what was acknowledged, the freeze level. False as
     /// hash_resources.
     virtual auto hash_outside(StateHash& out) -> bool = 0;
+    /// Check mode: the named parts of the resources' hashes, where the world
+    /// has them (none by default), so that a report names the part of a
+    /// resource two merged states differ in.
+    virtual void hash_fields(std::vector<ResourceField>& /*out*/) {}
 
 protected:
     ResourceHasher() = default;

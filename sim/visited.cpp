@@ -30,6 +30,23 @@ auto locals_text(const Scheduler& scheduler, TaskId task) -> std::string {
     return names.empty() ? std::string("none") : names;
 }
 
+/// The named parts of resource `bit` whose hashes differ between two states,
+/// as " (its pending writes, sequence)", or nothing where the world names none.
+auto fields_text(const std::vector<ResourceField>& first, const std::vector<ResourceField>& now,
+                 std::uint32_t bit) -> std::string {
+    std::string names;
+    for (const ResourceField& field : now) {
+        if (field.bit != bit) continue;
+        const bool same = std::any_of(first.begin(), first.end(), [&](const ResourceField& other) {
+            return other == field;
+        });
+        if (same) continue;
+        names += names.empty() ? "" : ", ";
+        names += field.name;
+    }
+    return names.empty() ? std::string() : " (in its " + names + ")";
+}
+
 }  // namespace
 
 auto StateParts::key() const -> std::uint64_t {
@@ -92,6 +109,15 @@ auto DfsStrategy::state_parts(const Scheduler& scheduler, std::span<const Candid
             scheduler.hash_task(task, hash);
             parts.tasks_whole.push_back(hash.value());
         }
+    }
+    parts.fields = nullptr;
+    if (tree_.checking_) {
+        std::vector<ResourceField> fields;
+        hasher->hash_fields(fields);
+        if (last_fields_ == nullptr || *last_fields_ != fields) {
+            last_fields_ = std::make_shared<const std::vector<ResourceField>>(std::move(fields));
+        }
+        parts.fields = last_fields_;
     }
     parts.outside = outside.value();
     StateHash engine;
@@ -222,6 +248,9 @@ auto DfsStrategy::describe_mismatch(const Scheduler& scheduler, const DfsTree::M
         const std::uint32_t bit =
             i < first.resources.size() ? first.resources[i].first : now.resources[i].first;
         part = "resource " + (bit < names.size() ? names[bit] : "#" + std::to_string(bit));
+        if (first.fields != nullptr && now.fields != nullptr) {
+            part += fields_text(*first.fields, *now.fields, bit);
+        }
     }
     if (part.empty() && first.outside != now.outside) {
         part = "what lies outside the footprints (oracle, freeze)";

@@ -15,6 +15,7 @@
 // fills earlier in the model than in the kernel, never later.
 #include "model/btrfs/btrfs.hpp"
 #include "sim/assert.hpp"
+#include "sim/live.hpp"
 
 namespace model::btrfs {
 
@@ -29,9 +30,11 @@ void Btrfs::start_delalloc_roots() {
     // btrfs_start_delalloc_roots(fs_info, -1) then btrfs_wait_ordered_roots:
     // writeback of every inode's delalloc, then every ordered extent waited for.
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        SIM_LIVE(file);
         if (inodes_[file].exists) writeback(file, 0, whole_file_end, "ENOSPC: btrfs_start_delalloc_roots");
     }
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        SIM_LIVE(file);
         if (inodes_[file].exists) wait_ordered_range(file, 0, whole_file_end);
     }
 }
@@ -43,7 +46,9 @@ auto Btrfs::alloc_data_ondemand(std::uint32_t file, std::uint64_t pages) -> bool
     // (have_pinned_space) or the transaction removed a block group: the
     // model pins nothing and removes none, so it ends the joined transaction
     // and returns -ENOSPC.
+    SIM_LIVE(file, pages);
     for (int need_commit = 2;;) {
+        SIM_LIVE(need_commit);
         if (data_space_fits(pages)) return true;
         need_commit--;
         SIM_NOTE("ENOSPC for " + std::to_string(pages) + " page(s) of inode " + name(file) +

@@ -194,34 +194,42 @@ void BlockDevice::complete_write(std::uint64_t sequence) {
 
 void BlockDevice::submit_flush(std::function<void()> on_complete) {
     sim::current_scheduler().touch(disk_resource());
-    std::vector<std::uint64_t> covered;
-    for (const auto& write : pending_) {
-        if (write.completed) covered.push_back(write.sequence);
-    }
     counters_.flushes++;
+    // The writes this flush covers are device state, hashed with the rest
+    // (a visited state's key), not a capture of the completion's closure.
+    FlushLie& issued = flushing_.emplace_back(FlushLie{counters_.flushes, {}});
+    for (const auto& write : pending_) {
+        if (write.completed) issued.sequences.push_back(write.sequence);
+    }
     // Flushes are numbered apart from writes, whose numbers order durability.
     const std::uint64_t flush_id = (std::uint64_t{1} << 62) + counters_.flushes;
     sim::current_scheduler().io_event(true, flush_id, "FLUSH");
-    sim::current_scheduler().io_after(
-        latency(profile_.flush_latency), [this, flush_id, covered = std::move(covered), done = std::move(on_complete)] {
-            sim::current_scheduler().io_event(false, flush_id, "");
-            if (faults_.lying_cache) {
-                // The lie: acknowledged, and nothing made durable.
-                lies_.push_back({flush_id - (std::uint64_t{1} << 62), covered});
-                if (done) done();
-                return;
-            }
-            for (std::uint64_t sequence : covered) {
-                auto it = std::find_if(pending_.begin(), pending_.end(), [sequence](const auto& w) {
-                    return w.sequence == sequence;
-                });
-                if (it == pending_.end()) continue;
-                make_durable(*it, durable_);
-                pending_.erase(it);
-            }
-            epoch_++;
-            if (done) done();
+    const sim::Duration after = latency(profile_.flush_latency);
+    sim::current_scheduler().io_after(after, [this, flush_id, done = std::move(on_complete)] {
+        sim::current_scheduler().io_event(false, flush_id, "");
+        const auto in_flight = std::find_if(flushing_.begin(), flushing_.end(), [&](const FlushLie& flush) {
+            return flush.flush == flush_id - (std::uint64_t{1} << 62);
         });
+        SIM_ASSERT(in_flight != flushing_.end());
+        FlushLie flush = std::move(*in_flight);
+        flushing_.erase(in_flight);
+        if (faults_.lying_cache) {
+            // The lie: acknowledged, and nothing made durable.
+            lies_.push_back(std::move(flush));
+            if (done) done();
+            return;
+        }
+        for (std::uint64_t sequence : flush.sequences) {
+            auto it = std::find_if(pending_.begin(), pending_.end(), [sequence](const auto& w) {
+                return w.sequence == sequence;
+            });
+            if (it == pending_.end()) continue;
+            make_durable(*it, durable_);
+            pending_.erase(it);
+        }
+        epoch_++;
+        if (done) done();
+    });
 }
 
 void BlockDevice::write_and_wait(std::uint64_t block, std::uint64_t count, Content content,

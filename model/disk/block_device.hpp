@@ -112,7 +112,8 @@ struct TornWrite {
     auto operator==(const TornWrite&) const -> bool = default;
 };
 
-/// A FLUSH the lying cache acknowledged, and the writes it said were durable.
+/// A FLUSH and the writes it covers (those completed when it was issued): in
+/// flight, or acknowledged by a lying cache that made none of them durable.
 struct FlushLie {
     std::uint64_t flush = 0;  // 1, 2, ...: the device's flush count
     std::vector<std::uint64_t> sequences;
@@ -225,32 +226,55 @@ public:
     [[nodiscard]] auto counters() const -> const DeviceCounters& { return counters_; }
     /// The durable blocks, the pending writes in order (with their
     /// sequences, which completions name), the flush lies and the transfer
-    /// channel, for a visited-state hash (sim/fingerprint.hpp).
-    void hash_into(sim::StateHash& out) const {
+    /// channel, for a visited-state hash (sim/fingerprint.hpp): each part
+    /// hashed apart and given to `add(name, hash)`, so check mode can name
+    /// the part two states differ in.
+    template <typename Add>
+    void hash_parts(Add&& add) const {
+        sim::StateHash contents;
+        sim::StateHash written_by;
         durable_.for_each([&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
-            out.add(start);
-            out.add(end);
-            block.content.hash_into(out);
-            out.add(block.sequence);
+            contents.add(start);
+            contents.add(end);
+            block.content.hash_into(contents);
+            written_by.add(block.sequence);
         });
-        out.add(pending_.size());
+        add("durable blocks", contents.value());
+        add("durable blocks' write sequences", written_by.value());
+        sim::StateHash order(pending_.size());
+        sim::StateHash targets;
+        sim::StateHash flags;
         for (const PendingWrite& write : pending_) {
-            for (const std::uint64_t word :
-                 {write.sequence, write.block, write.count, sim::hash_name(write.what)}) {
-                out.add(word);
+            order.add(write.sequence);
+            for (const std::uint64_t word : {write.block, write.count, sim::hash_name(write.what)}) {
+                targets.add(word);
             }
-            write.content.hash_into(out);
-            out.add((write.completed ? 1U : 0U) | (write.fua ? 2U : 0U));
+            write.content.hash_into(targets);
+            flags.add((write.completed ? 1U : 0U) | (write.fua ? 2U : 0U));
         }
-        out.add(sequence_);
-        out.add(counters_.write_errors);
-        out.add(counters_.flushes);
-        out.add(lies_.size());
+        add("pending writes' sequences", order.value());
+        add("pending writes' blocks and contents", targets.value());
+        add("pending writes' completion and FUA flags", flags.value());
+        add("next write sequence", sequence_);
+        sim::StateHash counters(counters_.write_errors);
+        counters.add(counters_.flushes);
+        add("write error and flush counts", counters.value());
+        sim::StateHash lies(lies_.size());
         for (const FlushLie& lie : lies_) {
-            out.add(lie.flush);
-            for (const std::uint64_t sequence : lie.sequences) out.add(sequence);
+            lies.add(lie.flush);
+            for (const std::uint64_t sequence : lie.sequences) lies.add(sequence);
         }
-        out.add(static_cast<std::uint64_t>(channel_free_));
+        add("flush lies", lies.value());
+        sim::StateHash flushing(flushing_.size());
+        for (const FlushLie& flush : flushing_) {
+            flushing.add(flush.flush);
+            for (const std::uint64_t sequence : flush.sequences) flushing.add(sequence);
+        }
+        add("in-flight flushes' covered writes", flushing.value());
+        add("transfer channel", static_cast<std::uint64_t>(channel_free_));
+    }
+    void hash_into(sim::StateHash& out) const {
+        hash_parts([&](const char*, std::uint64_t value) { out.add(value); });
     }
 
     /// Performance runs: the latency jitter's stream, forked from the run's
@@ -304,7 +328,8 @@ private:
     std::uint64_t epoch_ = 0;
     FaultSettings faults_;
     SelfDescribing self_describing_;
-    std::vector<FlushLie> lies_;  // lying_cache only
+    std::vector<FlushLie> flushing_;  // in flight, in issue order
+    std::vector<FlushLie> lies_;      // lying_cache only
     DeviceCounters counters_;
     sim::Prng jitter_{sim::Prng(0).fork("disk.latency")};  // performance runs only; see seed()
     std::uint32_t block_size_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/disk/content.hpp"
@@ -184,6 +185,35 @@ TEST_CASE("write_cache: a flush does not cover a write still in flight when it w
     REQUIRE(rig.device.pending().size() == 1);
     CHECK(rig.device.pending()[0].completed);
     CHECK(rig.device.crash_image(keep_none(rig.device)).read(6) == Content::stale(6));
+}
+
+TEST_CASE("block_device: a state's hash tells apart flushes in flight that cover different writes") {
+    // Both devices hold write 1, completed, and a FLUSH in flight; only the
+    // first flush was issued after the write completed, so only it makes
+    // the write durable. A visited-state key that merged the two would
+    // judge one future for both.
+    Rig covering;
+    covering.device.submit_write(1, 1, Content::data(0, 0, 1), false, "data", nullptr);
+    covering.fire_one_timer();
+    covering.device.submit_flush(nullptr);
+    Rig early;
+    early.device.submit_write(1, 1, Content::data(0, 0, 1), false, "data", nullptr);
+    early.device.submit_flush(nullptr);
+    early.fire_one_timer();  // the write (20 us) before the flush (100 us)
+    std::vector<std::string> differ;
+    std::vector<std::pair<const char*, std::uint64_t>> parts;
+    covering.device.hash_parts(
+        [&](const char* name, std::uint64_t value) { parts.emplace_back(name, value); });
+    std::size_t part = 0;
+    early.device.hash_parts([&](const char* name, std::uint64_t value) {
+        REQUIRE(part < parts.size());
+        if (parts[part++].second != value) differ.emplace_back(name);
+    });
+    CHECK(differ == std::vector<std::string>{"in-flight flushes' covered writes"});
+    covering.settle();
+    early.settle();
+    CHECK(covering.device.crash_image(keep_none(covering.device)).read(1) == Content::data(0, 0, 1));
+    CHECK(early.device.crash_image(keep_none(early.device)).read(1) == Content::stale(1));
 }
 
 TEST_CASE("write_cache: an older write made durable later never overwrites a newer durable one") {
