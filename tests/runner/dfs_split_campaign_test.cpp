@@ -1,6 +1,7 @@
 // dfs with --jobs and --shard: the same counts, violations
 // and verdict for any J and N at one split depth, on bundled scenarios and the
-// toy model; and the estimate (item 3) within a stated factor on one. With
+// toy model, with and without visited states; and the estimate within a
+// stated factor on one. With
 // dpor a split search reduces only below the split depth (sim/dfs.hpp), so
 // its counts are those of the split at that depth with one job and one
 // shard; without dpor they are the unsplit search's. Either way the
@@ -9,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loader/scenario.hpp"
@@ -26,11 +29,13 @@ struct Figures {
     std::uint64_t steps = 0;
     std::vector<std::string> violations;  // checker: message, in order
     bool complete = false;
+    std::optional<std::uint64_t> distinct;  // one job, one shard: distinct crash states without a violation
 };
 
 /// The search with J jobs and N shards (each shard a result, merged).
 auto split_search(const loader::Scenario& scenario, const std::string& variant, const std::string& strategy,
-                  std::uint32_t jobs, std::uint32_t shards, std::size_t depth, bool dpor = true) -> Figures {
+                  std::uint32_t jobs, std::uint32_t shards, std::size_t depth, bool dpor = true,
+                  sim::VisitedKey states = sim::VisitedKey::none) -> Figures {
     Figures merged;
     merged.complete = true;
     std::vector<runner::CampaignResult> results;
@@ -45,7 +50,9 @@ auto split_search(const loader::Scenario& scenario, const std::string& variant, 
         request.shard_count = shards;
         request.split_depth = depth;
         request.dpor = dpor;
+        request.states = states;
         const runner::FuzzReport report = runner::fuzz(simulation, request);
+        merged.distinct = report.crash_states_distinct;
         results.push_back(runner::campaign_result(report, request, scenario, 0, variant));
         merged.schedules += report.schedules;
         merged.crash_states += report.crash_states;
@@ -257,4 +264,32 @@ TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's df
     const runner::SearchEstimate knuth = runner::estimate_search(simulation, request);
     CHECK(std::abs(knuth.schedules - static_cast<double>(report.schedules)) >
           std::abs(estimate.schedules - static_cast<double>(report.schedules)));
+}
+
+TEST_CASE("dfs split campaign: visited states give the same counts for any J and N at one depth" *
+          doctest::test_suite("campaign")) {
+    // A split search remembers states within a unit, so its counts are
+    // those of one job and one shard at the same depth, and it reaches the
+    // stateless search's distinct crash states and violations.
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const auto locals = sim::VisitedKey::locals;
+    for (const char* variant : {"fix-1", "before-fix"}) {
+        CAPTURE(variant);
+        const Figures stateless = split_search(scenario, variant, "dfs:1", 1, 1, 0, false);
+        const Figures whole = split_search(scenario, variant, "dfs:1", 1, 1, 3, false, locals);
+        CHECK(whole.complete);
+        REQUIRE(whole.distinct.has_value());
+        CHECK(whole.distinct == stateless.distinct);
+        CHECK(sorted(whole.violations) == sorted(stateless.violations));
+        for (const auto [jobs, shards] : {std::pair{2U, 1U}, std::pair{1U, 3U}, std::pair{3U, 2U}}) {
+            CAPTURE(jobs);
+            CAPTURE(shards);
+            const Figures split = split_search(scenario, variant, "dfs:1", jobs, shards, 3, false, locals);
+            CHECK(split.schedules == whole.schedules);
+            CHECK(split.crash_states == whole.crash_states);
+            CHECK(split.steps == whole.steps);
+            CHECK(split.violations == whole.violations);
+            if (split.distinct) CHECK(split.distinct == whole.distinct);
+        }
+    }
 }
