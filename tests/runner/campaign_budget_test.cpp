@@ -89,7 +89,8 @@ auto merged_text(const loader::Scenario& scenario, const std::string& variant, c
 
 }  // namespace
 
-TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where dfs stops at its cap") {
+TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where dfs stops at its cap" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario = capped_kthread();
     const std::string one = check_json(scenario, 1);
     CHECK(one.find("did not complete within 12000 schedules") != std::string::npos);
@@ -97,7 +98,8 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where df
     CHECK(check_json(scenario, 3) == one);
 }
 
-TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where every search completes") {
+TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where every search completes" *
+          doctest::test_suite("campaign")) {
     loader::Scenario scenario = capped_kthread();
     for (auto& variant : scenario.variants) variant.expect.fuzz.dfs_schedules = 50'000;
     const std::string one = check_json(scenario, 1);
@@ -106,7 +108,8 @@ TEST_CASE("campaign budget: check --json is the same for --jobs 1, 2, 3 where ev
     CHECK(check_json(scenario, 3) == one);
 }
 
-TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped or complete") {
+TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped or complete" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     // fix-1 at dfs:1 completes in 11,557 schedules; before-fix fails at
@@ -145,7 +148,8 @@ TEST_CASE("campaign budget: fuzz results are the same for --jobs 1, 2, 3, capped
     CHECK(exact.find("\"complete\": true") != std::string::npos);
 }
 
-TEST_CASE("campaign budget: the merged shards are the unsharded result, for any --jobs in each shard") {
+TEST_CASE("campaign budget: the merged shards are the unsharded result, for any --jobs in each shard" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const std::vector<std::pair<std::string, Campaign>> campaigns = {

@@ -208,7 +208,9 @@ TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's 
     CHECK(read.estimate->stopped_depth == estimate.stopped_depth);
 }
 
-TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-state cap or a stop request, and says it was cut") {
+TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-state cap or a stop "
+          "request, and says it was cut" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/log-commit-jiffy-sleep.json");
     runner::Simulation simulation(scenario, *scenario.find_variant("jiffy-sleep"));
     {

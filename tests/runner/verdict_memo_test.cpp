@@ -78,7 +78,9 @@ auto walk(runner::Simulation& simulation, std::uint32_t preemptions) -> Walk {
 
 }  // namespace
 
-TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with and without it, and it is used") {
+TEST_CASE("verdict memo: the btrfs race's fix-1 at dfs:1 reports the same with and without it, "
+          "and it is used" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario = loader::load_scenario(race);
     runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
     const runner::FuzzReport with = search(simulation, 1, true, 100'000);
@@ -173,7 +175,9 @@ TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same vio
     same_search(with, without);
 }
 
-TEST_CASE("verdict memo: the distinct crash states a capped search reports are those of the schedules it counted") {
+TEST_CASE("verdict memo: the distinct crash states a capped search reports are those of the "
+          "schedules it counted" *
+          doctest::test_suite("campaign")) {
     // Runs a search does not count judge crash states too: the first line's
     // timing runs (estimate_search with a clock; the first schedules of the
     // search) and a run cut short by a stop request. They fill the memo but

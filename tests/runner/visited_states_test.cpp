@@ -37,7 +37,8 @@ constexpr const char* race = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 
 }  // namespace
 
-TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fewer schedules") {
+TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fewer schedules" *
+          doctest::test_suite("campaign")) {
     for (const std::uint32_t bound : {1U, 2U}) {
         CAPTURE(bound);
         const runner::FuzzReport full = search(race, "fix-1", bound, {});
@@ -61,7 +62,8 @@ TEST_CASE("visited states: before-fix of the btrfs race still fails with the key
     }
 }
 
-TEST_CASE("visited states: check mode finds no merge that parts on btrfs fsync scenarios") {
+TEST_CASE("visited states: check mode finds no merge that parts on btrfs fsync scenarios" *
+          doctest::test_suite("campaign")) {
     const struct {
         const char* path;
         const char* variant;

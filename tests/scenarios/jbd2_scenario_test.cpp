@@ -170,7 +170,7 @@ auto fs_mark_files_per_s(const char* variant_name) -> double {
 }  // namespace
 
 TEST_CASE("jbd2 fs_mark: fitted on the fixed kernel's files/s, the regressed kernel's is predicted" *
-          doctest::test_suite("slow")) {
+          doctest::test_suite("campaign")) {
     // scenarios/jbd2/fs-mark-checkpoint-scan.json: the device latencies are
     // fitted to the 8,558.4 files/s the patch 1/3 posting reports after its fix;
     // the scan step's cost (400 ns) is an estimate made without the seed's

@@ -318,7 +318,7 @@ auto gain_at(const runner::PerfReport& report, std::uint64_t jobs) -> double {
 
 // Slow (about 10 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
 TEST_CASE("release-full-sync-cost: fitted on the after-patch rates at 1 and 64 jobs, "
-          "the gains are predicted" * doctest::test_suite("slow")) {
+          "the gains are predicted" * doctest::test_suite("campaign")) {
     // The vm-nvme profile's write and flush latencies are fitted to the
     // seed's 29.3 MiB/s after the patchset at 1 job, its transfer channel to
     // the 294 MiB/s at 64 jobs. The before-patch rates and the gains are
