@@ -263,8 +263,11 @@ void Ext4::recover_names(const disk::Image& image, const HomeBlocks& home,
                 dir_blocks.insert(device_block);
             }
             const auto file = by_path.find(prefix + entry);
-            if (record.directory || file == by_path.end()) continue;
-            recover_file(image, replayed, record, state.files[file->second]);
+            if (file == by_path.end()) continue;
+            // A directory is found as stat finds it after the mount: it exists, and holds no
+            // data of a file (the real kernel's crash states read it so: kernel/crash.cpp).
+            state.files[file->second].exists = true;
+            if (!record.directory) recover_file(image, replayed, record, state.files[file->second]);
         }
     }
 }

@@ -214,3 +214,34 @@ TEST_CASE("jbd2 fs_mark perf: cp_scan_longest is the longest cleanup of the work
         if (variant.name == "hybrid-v5.8") CHECK(longest == 1);
     }
 }
+
+TEST_CASE("jbd2 fs_mark: the earlier run's directories, synced in the set-up, survive every crash") {
+    // The set-up makes fs_mark's directories and syncs, which promises each
+    // of them; the crash states of the measured run mount and find them.
+    std::ifstream file("scenarios/jbd2/fs-mark-checkpoint-scan.json");
+    std::stringstream text;
+    text << file.rdbuf();
+    nlohmann::json document = nlohmann::json::parse(text.str());
+    document["workload"]["fs_mark"]["files"] = 20;
+    document["workload"]["fs_mark"]["dirs"] = 2;
+    document["workload"]["fs_mark"]["files_per_dir"] = 10;
+    document["workload"]["fs_mark"]["previous_files"] = 20;
+    // A small device and journal, and only durable writes kept, so that a
+    // schedule's crash states take milliseconds.
+    document["device"] = {{"block_size", 4096}, {"blocks", 40000}, {"profile", "nvme"}};
+    document["config"] = {{"journal_size", "4M"}};
+    document["crash"] = {{"unflushed", "none"}};
+    document["explore"] = {{"recovery_crashes", 0}};
+    const auto scenario = loader::parse_scenario(document.dump(), "fs-mark-tiny.json");
+    for (const loader::Variant& variant : scenario.variants) {
+        CAPTURE(variant.name);
+        runner::Simulation simulation(scenario, variant);
+        runner::FuzzRequest request;
+        request.strategy.kind = sim::StrategySpec::Kind::dfs;
+        request.strategy.preemptions = 0;
+        request.schedules = 3;
+        const runner::FuzzReport report = runner::fuzz(simulation, request);
+        CHECK(report.crash_states > 0);
+        CHECK_FALSE(report.found);
+    }
+}

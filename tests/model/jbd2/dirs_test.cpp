@@ -60,6 +60,26 @@ TEST_CASE("ext4: a file in a subdirectory survives a crash after its fsync; a mi
     CHECK(world.counter("ops.create") == 2);
 }
 
+TEST_CASE("ext4: a directory a sync made durable is found after a crash, with no data of a file") {
+    // fs_mark's set-up makes its directories and syncs; sync promises every
+    // name it finds, directories too. The mount reads a directory as the real
+    // kernel's crash states do (stat after the mount): present, size 0.
+    DirWorld world("patch-2", 6400, 2);
+    world.mkdirs();
+    world.run({call("sync")});
+    world.run({call("create", world.d0_f0())});  // not committed
+    const auto state = world.crash(false);
+    test_support::check_mounted_cleanly(state);
+    for (std::uint32_t d = 0; d < world.dirs; d++) {
+        CAPTURE(d);
+        CHECK(state.files[d].exists);
+        CHECK(state.files[d].size_bytes == 0);
+        CHECK(state.files[d].extents.empty());
+        CHECK(state.files[d].blocks.end_key() == 0);
+    }
+    CHECK_FALSE(state.files[world.d0_f0()].exists);
+}
+
 TEST_CASE("ext4: mkdir spreads directories over the block groups; each directory's files live in its group") {
     // 4 KiB blocks: 32768 blocks a group; a 4-group device after the log.
     DirWorld world("patch-2", 2 + 1024 + 4 * 32768, 3);
