@@ -283,7 +283,7 @@ TEST_CASE("dfs split campaign: visited states give the same counts for any J and
         REQUIRE(whole.distinct.has_value());
         CHECK(whole.distinct == stateless.distinct);
         CHECK(sorted(whole.violations) == sorted(stateless.violations));
-        for (const auto [jobs, shards] : {std::pair{2U, 1U}, std::pair{1U, 3U}, std::pair{3U, 2U}}) {
+        for (const auto& [jobs, shards] : {std::pair{2U, 1U}, std::pair{1U, 3U}, std::pair{3U, 2U}}) {
             CAPTURE(jobs);
             CAPTURE(shards);
             const Figures split = split_search(scenario, variant, "dfs:1", jobs, shards, 3, false, locals);
