@@ -292,16 +292,16 @@ void Scheduler::io_event(bool submitted, std::uint64_t id, std::string text) {
                  now_, task, std::move(text), id});
 }
 
-void Scheduler::at(Instant when, std::function<void()> callback) {
-    add_timer(when, TimerKind::sleep, no_task, std::move(callback));
+auto Scheduler::at(Instant when, std::function<void()> callback) -> std::uint64_t {
+    return add_timer(when, TimerKind::sleep, no_task, std::move(callback));
 }
 
-void Scheduler::io_after(Duration delay, std::function<void()> callback, bool failable) {
-    add_timer(now_ + delay, TimerKind::io, no_task, std::move(callback), failable);
+auto Scheduler::io_after(Duration delay, std::function<void()> callback, bool failable) -> std::uint64_t {
+    return add_timer(now_ + delay, TimerKind::io, no_task, std::move(callback), failable);
 }
 
-void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
-                          bool failable) {
+auto Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
+                          bool failable) -> std::uint64_t {
     SIM_ASSERT(when >= now_);
     // A task step that adds a timer read the clock (its due time) and changed
     // what the next timer is: it does not commute with a timer step, which
@@ -312,9 +312,11 @@ void Scheduler::add_timer(Instant when, TimerKind kind, TaskId owner, std::funct
     // (btrfs/kthread-commit-in-fast-fsync: 11 of the unreduced search's 23
     // distinct crash states at dfs:0, 36 of 87 at dfs:1).
     if (current_ != no_task) step_footprint_ |= clock_footprint(current_);
-    timers_.push_back(Timer{when, next_timer_id(), kind, owner, std::move(callback), failable});
+    const std::uint64_t id = next_timer_id();
+    timers_.push_back(Timer{when, id, kind, owner, std::move(callback), failable});
     std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
     if (kind != TimerKind::daemon) live_timers_++;
+    return id;
 }
 
 auto Scheduler::next_timer_id() -> std::uint64_t {

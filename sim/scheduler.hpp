@@ -242,11 +242,15 @@ public:
     void touch(Footprint footprint) { step_footprint_ |= footprint; }
 
     // ---- Timers, from anywhere. ----
-    void at(Instant when, std::function<void()> callback);
-    void after(Duration delay, std::function<void()> callback) { at(now_ + delay, std::move(callback)); }
+    // Each returns the timer's id (Timer::id), which a model that keeps the
+    // timer's purpose as state hashes with it: the callback is not hashed.
+    auto at(Instant when, std::function<void()> callback) -> std::uint64_t;
+    auto after(Duration delay, std::function<void()> callback) -> std::uint64_t {
+        return at(now_ + delay, std::move(callback));
+    }
     /// A device completion: like after(), but within Options::io_reorders it
     /// may fire ahead of earlier timers (model/disk/block_device.cpp).
-    void io_after(Duration delay, std::function<void()> callback, bool failable = false);
+    auto io_after(Duration delay, std::function<void()> callback, bool failable = false) -> std::uint64_t;
     /// Inside a device completion's callback: whether the strategy picked
     /// its failing twin (Charge::io_error), so the request ends with EIO.
     [[nodiscard]] auto io_failing() const -> bool { return io_failing_; }
@@ -446,8 +450,8 @@ private:
     /// The trace note of a timer fired by a charged choice.
     [[nodiscard]] auto charged_timer_text(const Candidate& candidate, const Timer& timer) const
         -> std::string;
-    void add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
-                   bool failable = false);
+    auto add_timer(Instant when, TimerKind kind, TaskId owner, std::function<void()> callback,
+                   bool failable = false) -> std::uint64_t;
     /// Blocks the current task until a timer of `kind` fires `duration` from now.
     void block_for(Duration duration, TimerKind kind, const char* what);
 

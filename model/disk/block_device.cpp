@@ -121,11 +121,12 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
     const std::uint64_t sequence = enqueue(block, count, content, fua, what);
     // A device completion: within the run's io_reorders it may complete
     // ahead of requests submitted earlier.
-    sim::current_scheduler().io_after(transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
-        complete_write(sequence);
-        sim::current_scheduler().io_event(false, sequence, "");
-        if (done) done();
-    });
+    in_flight(sequence).timer = sim::current_scheduler().io_after(
+        transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
+            complete_write(sequence);
+            sim::current_scheduler().io_event(false, sequence, "");
+            if (done) done();
+        });
 }
 
 void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count, Content content,
@@ -133,7 +134,7 @@ void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count
     const std::uint64_t sequence = enqueue(block, count, content, false, what);
     // Failable only with faults.write_errors: the scheduler then lists the
     // completion's failing twin (sim::Charge::io_error) while the budget lasts.
-    sim::current_scheduler().io_after(
+    in_flight(sequence).timer = sim::current_scheduler().io_after(
         transfer(count) + latency(profile_.write_latency),
         [this, sequence, done = std::move(on_end)] {
             const bool failed = sim::current_scheduler().io_failing();
@@ -179,12 +180,20 @@ auto BlockDevice::enqueue(std::uint64_t block, std::uint64_t count, Content cont
     return sequence;
 }
 
+auto BlockDevice::in_flight(std::uint64_t sequence) -> PendingWrite& {
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [sequence](const PendingWrite& w) { return w.sequence == sequence; });
+    SIM_ASSERT(it != pending_.end() && !it->completed);
+    return *it;
+}
+
 void BlockDevice::complete_write(std::uint64_t sequence) {
     auto it = std::find_if(pending_.begin(), pending_.end(),
                            [sequence](const PendingWrite& w) { return w.sequence == sequence; });
     SIM_ASSERT(it != pending_.end());
     SIM_ASSERT(!it->completed);
     it->completed = true;
+    it->timer = 0;
     if (it->fua) {
         make_durable(*it, durable_);
         pending_.erase(it);
@@ -205,7 +214,7 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
     const std::uint64_t flush_id = (std::uint64_t{1} << 62) + counters_.flushes;
     sim::current_scheduler().io_event(true, flush_id, "FLUSH");
     const sim::Duration after = latency(profile_.flush_latency);
-    sim::current_scheduler().io_after(after, [this, flush_id, done = std::move(on_complete)] {
+    flushing_.back().timer = sim::current_scheduler().io_after(after, [this, flush_id, done = std::move(on_complete)] {
         sim::current_scheduler().io_event(false, flush_id, "");
         const auto in_flight = std::find_if(flushing_.begin(), flushing_.end(), [&](const FlushLie& flush) {
             return flush.flush == flush_id - (std::uint64_t{1} << 62);
@@ -215,6 +224,7 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
         flushing_.erase(in_flight);
         if (faults_.lying_cache) {
             // The lie: acknowledged, and nothing made durable.
+            flush.timer = 0;
             lies_.push_back(std::move(flush));
             if (done) done();
             return;

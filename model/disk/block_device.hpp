@@ -54,6 +54,10 @@ struct PendingWrite {
     bool completed;   // in the cache; false while in flight
     bool fua;
     const char* what;  // "data", "meta", "log", "super" for stories and counters
+    /// The scheduler's timer that completes it while in flight (its id,
+    /// Scheduler::io_after), 0 once completed: which request a pending
+    /// completion ends is state, hashed with the rest.
+    std::uint64_t timer = 0;
 };
 
 /// The device's fault model (a scenario's `faults` and
@@ -117,6 +121,7 @@ struct TornWrite {
 struct FlushLie {
     std::uint64_t flush = 0;  // 1, 2, ...: the device's flush count
     std::vector<std::uint64_t> sequences;
+    std::uint64_t timer = 0;  // the completion's timer while in flight (PendingWrite::timer)
 };
 
 /// What a crash leaves: read-only.
@@ -244,8 +249,10 @@ public:
         sim::StateHash order(pending_.size());
         sim::StateHash targets;
         sim::StateHash flags;
+        sim::StateHash timers;
         for (const PendingWrite& write : pending_) {
             order.add(write.sequence);
+            timers.add(write.timer);
             for (const std::uint64_t word : {write.block, write.count, sim::hash_name(write.what)}) {
                 targets.add(word);
             }
@@ -255,6 +262,8 @@ public:
         add("pending writes' sequences", order.value());
         add("pending writes' blocks and contents", targets.value());
         add("pending writes' completion and FUA flags", flags.value());
+        for (const FlushLie& flush : flushing_) timers.add(flush.timer);
+        add("completion timers of requests in flight", timers.value());
         add("next write sequence", sequence_);
         sim::StateHash counters(counters_.write_errors);
         counters.add(counters_.flushes);
@@ -311,6 +320,8 @@ public:
 
 private:
     void complete_write(std::uint64_t sequence);
+    /// The pending write `sequence`, still in flight.
+    auto in_flight(std::uint64_t sequence) -> PendingWrite&;
     void fail_write(std::uint64_t sequence);
     /// A submitted write, in flight: its sequence number.
     auto enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua, const char* what)

@@ -74,6 +74,19 @@ struct Rig {
     }
 };
 
+/// The names of the parts of `a`'s hash that differ from `b`'s.
+auto differing_parts(const BlockDevice& a, const BlockDevice& b) -> std::vector<std::string> {
+    std::vector<std::pair<const char*, std::uint64_t>> parts;
+    a.hash_parts([&](const char* name, std::uint64_t value) { parts.emplace_back(name, value); });
+    std::vector<std::string> differ;
+    std::size_t part = 0;
+    b.hash_parts([&](const char* name, std::uint64_t value) {
+        REQUIRE(part < parts.size());
+        if (parts[part++].second != value) differ.emplace_back(name);
+    });
+    return differ;
+}
+
 }  // namespace
 
 TEST_CASE("block_device: a fresh device holds stale contents of an earlier owner") {
@@ -200,20 +213,65 @@ TEST_CASE("block_device: a state's hash tells apart flushes in flight that cover
     early.device.submit_write(1, 1, Content::data(0, 0, 1), false, "data", nullptr);
     early.device.submit_flush(nullptr);
     early.fire_one_timer();  // the write (20 us) before the flush (100 us)
-    std::vector<std::string> differ;
-    std::vector<std::pair<const char*, std::uint64_t>> parts;
-    covering.device.hash_parts(
-        [&](const char* name, std::uint64_t value) { parts.emplace_back(name, value); });
-    std::size_t part = 0;
-    early.device.hash_parts([&](const char* name, std::uint64_t value) {
-        REQUIRE(part < parts.size());
-        if (parts[part++].second != value) differ.emplace_back(name);
-    });
-    CHECK(differ == std::vector<std::string>{"in-flight flushes' covered writes"});
+    CHECK(differing_parts(covering.device, early.device) ==
+          std::vector<std::string>{"in-flight flushes' covered writes"});
     covering.settle();
     early.settle();
     CHECK(covering.device.crash_image(keep_none(covering.device)).read(1) == Content::data(0, 0, 1));
     CHECK(early.device.crash_image(keep_none(early.device)).read(1) == Content::stale(1));
+}
+
+TEST_CASE("block_device: a state's hash tells apart which completion ends which write in flight") {
+    // Two tasks each submit a FUA write of the same contents to the same
+    // block, in either order: the pending writes are alike, but the timer
+    // that completes write 1 is task 0's in one device and task 1's in the
+    // other. Both timers are due at one instant and task 0's goes first (a
+    // timer's id breaks the tie), so the next step makes a different write
+    // durable in each: a key without the timers would merge two states
+    // whose futures differ. (One rig at a time: a scheduler is its thread's.)
+    struct Seen {
+        std::vector<std::pair<const char*, std::uint64_t>> parts;
+        std::uint64_t left_pending = 0;  // the write still pending after one completion
+    };
+    const auto run = [](bool reversed) {
+        Rig rig;
+        const auto submit = [&rig] {
+            rig.device.submit_write(1, 1, Content::data(0, 0, 1), true, "data", nullptr);
+        };
+        sim::Completion submitted("submitted");
+        rig.scheduler.spawn("first", [&] {
+            if (reversed) submitted.wait();
+            submit();
+        });
+        rig.scheduler.spawn("second", [&] {
+            submit();
+            submitted.complete();
+        });
+        for (int i = 0; i < (reversed ? 3 : 2); i++) {
+            CHECK(rig.scheduler.step(rig.first) == sim::StepOutcome::ran_task);
+        }
+        REQUIRE(rig.device.pending().size() == 2);
+        Seen seen;
+        rig.device.hash_parts(
+            [&](const char* name, std::uint64_t value) { seen.parts.emplace_back(name, value); });
+        rig.fire_one_timer();
+        REQUIRE(rig.device.pending().size() == 1);
+        seen.left_pending = rig.device.pending()[0].sequence;
+        rig.settle();
+        return seen;
+    };
+    const Seen in_order = run(false);
+    const Seen reversed = run(true);
+    REQUIRE(in_order.parts.size() == reversed.parts.size());
+    std::vector<std::string> differ;
+    for (std::size_t i = 0; i < in_order.parts.size(); i++) {
+        if (in_order.parts[i].second != reversed.parts[i].second) {
+            differ.emplace_back(in_order.parts[i].first);
+        }
+    }
+    CHECK(differ == std::vector<std::string>{"completion timers of requests in flight"});
+    CHECK(in_order.left_pending == 2);
+    CHECK(reversed.left_pending == 1);
 }
 
 TEST_CASE("write_cache: an older write made durable later never overwrites a newer durable one") {
