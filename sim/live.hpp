@@ -15,7 +15,9 @@
 // A local left out merges states whose futures differ; --check-fingerprints
 // (runner/) follows the first visit past every merge and names the task and
 // yield point where the two runs part.
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -43,8 +45,13 @@ inline void hash_value(StateHash& out, const char* name) {
 inline void hash_value(StateHash& out, const Completion& completion) {
     out.add_bool(completion.done());
 }
+inline void hash_value(StateHash& out, const std::string& text) {
+    out.add(hash_name(text));
+}
 template <class T>
 void hash_value(StateHash& out, const std::vector<T>& values);
+template <class K, class V>
+void hash_value(StateHash& out, const std::map<K, V>& values);
 template <class T>
 void hash_value(StateHash& out, const std::optional<T>& value);
 template <class A, class B>
@@ -54,6 +61,14 @@ template <class T>
 void hash_value(StateHash& out, const std::vector<T>& values) {
     out.add(values.size());
     for (const T& value : values) hash_value(out, value);
+}
+template <class K, class V>
+void hash_value(StateHash& out, const std::map<K, V>& values) {
+    out.add(values.size());
+    for (const auto& [key, value] : values) {
+        hash_value(out, key);
+        hash_value(out, value);
+    }
 }
 template <class T>
 void hash_value(StateHash& out, const std::optional<T>& value) {
@@ -76,11 +91,14 @@ auto hash_of(const T&... values) -> std::uint64_t {
 
 /// One function's live locals (SIM_LIVE): pushed on the running task's
 /// frames while it is in scope. Outside a task (set-up run without a
-/// scheduler) it records nothing.
+/// scheduler) it records nothing. Its place in the source is hashed with
+/// the values, so that two declarations whose values agree (two loops'
+/// indices) still tell apart where the task stands.
 template <class... T>
 class Live final : public LiveFrame {
 public:
-    explicit Live(const char* names, const T&... locals) : names_(names), locals_(locals...) {
+    Live(const char* where, const char* names, const T&... locals)
+        : where_(where), names_(names), locals_(locals...) {
         if (has_current_scheduler()) frames_ = current_scheduler().push_frame(this);
     }
     Live(const Live&) = delete;
@@ -91,6 +109,7 @@ public:
         frames_->pop_back();
     }
     void hash_into(StateHash& out, std::string_view omit = {}) const override {
+        out.add(hash_name(where_));
         std::string_view names = names_;
         const auto one = [&](const auto& value) {
             const std::size_t comma = names.find(',');
@@ -104,6 +123,7 @@ public:
     [[nodiscard]] auto names() const -> const char* override { return names_; }
 
 private:
+    const char* where_;  // file:line of the declaration
     const char* names_;
     std::tuple<const T&...> locals_;
     std::vector<const LiveFrame*>* frames_ = nullptr;
@@ -114,4 +134,8 @@ private:
 #define SIM_LIVE_CONCAT2(a, b) a##b
 #define SIM_LIVE_CONCAT(a, b) SIM_LIVE_CONCAT2(a, b)
 /// Declares the enclosing function's locals live across its suspensions.
-#define SIM_LIVE(...) const ::sim::Live SIM_LIVE_CONCAT(sim_live_, __LINE__)(#__VA_ARGS__, __VA_ARGS__)
+#define SIM_LIVE_TEXT2(a) #a
+#define SIM_LIVE_TEXT(a) SIM_LIVE_TEXT2(a)
+#define SIM_LIVE(...)                                                                   \
+    const ::sim::Live SIM_LIVE_CONCAT(sim_live_, __LINE__)(__FILE__ ":" SIM_LIVE_TEXT(__LINE__), \
+                                                            #__VA_ARGS__, __VA_ARGS__)
