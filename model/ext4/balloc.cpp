@@ -5,6 +5,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -22,11 +23,13 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
     }
     std::vector<std::uint64_t> found;
     if (taken.size() < count) return found;
+    std::size_t i = 0;
+    SIM_LIVE(tid, taken, found, i);
     // The buddy marks the blocks used under the group lock (mb_mark_used)
     // before ext4_mb_mark_diskspace_used takes write access to the bitmap
     // buffer, which may wait: no other allocator gets them meanwhile.
     for (const auto& [g, bit] : taken) buddy_used_.insert(groups_[g].data_start + bit);
-    for (std::size_t i = 0; i < taken.size(); i++) {
+    for (; i < taken.size(); i++) {
         const Group& group = groups_[taken[i].first];
         const bool first_of_group = i == 0 || taken[i - 1].first != taken[i].first;
         const bool last_of_group = i + 1 == taken.size() || taken[i + 1].first != taken[i].first;
@@ -69,7 +72,9 @@ void Ext4::free_blocks(std::uint64_t tid, const std::map<std::uint64_t, std::uin
     // EXT4_FREE_BLOCKS_METADATA | EXT4_FREE_BLOCKS_FORGET): ext4_forget
     // revokes each first, so that replay of an older transaction's copy
     // cannot overwrite what the block holds once reused.
+    SIM_LIVE(tid, metadata);
     for (const auto& [file_block, device_block] : blocks) {
+        SIM_LIVE(file_block, device_block);
         if (metadata) journal_revoke(tid, device_block);
         const Group& group = groups_[group_of_block(device_block)];
         modify(tid, group.block_bitmap).bits[device_block - group.data_start] = false;

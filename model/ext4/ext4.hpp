@@ -46,6 +46,7 @@
 #include "model/jbd2/jbd2.hpp"
 #include "model/jbd2/points.hpp"
 #include "model/metadata_store.hpp"
+#include "sim/fingerprint.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
 
@@ -97,6 +98,16 @@ struct InodeRecord {
     std::uint64_t size = 0;
     std::map<std::uint64_t, std::uint64_t> blocks;  // file block -> device block
     auto operator==(const InodeRecord&) const -> bool = default;
+    /// A live local (sim/live.hpp): a copy free_inode keeps.
+    friend void hash_value(sim::StateHash& out, const InodeRecord& record) {
+        out.add((record.used ? 1U : 0U) | (record.directory ? 2U : 0U));
+        out.add(record.size);
+        out.add(record.blocks.size());
+        for (const auto& [file_block, device_block] : record.blocks) {
+            out.add(file_block);
+            out.add(device_block);
+        }
+    }
 };
 
 enum class MetaKind : std::uint8_t { block_bitmap, inode_bitmap, inode_table, directory };
@@ -156,6 +167,11 @@ struct Directory {
     /// (inode_lock in open_last_lookups, do_unlinkat, do_rmdir's vfs_rmdir).
     sim::Mutex i_rwsem{"ext4.i_rwsem"};
 };
+/// A live local that points at a directory (sim/live.hpp): whether it
+/// names one, and its inode.
+inline void hash_value(sim::StateHash& out, const Directory* dir) {
+    out.add(dir == nullptr ? 0 : 1 + dir->ino);
+}
 
 /// The in-core inode.
 struct Inode {
@@ -190,6 +206,7 @@ public:
     void reset_maxima() override { reset_counter_maxima(counter_table, counters_); }
     /// Every counter the model keeps, registered once (super.cpp).
     static const CounterTable<Ext4, Counters> counter_table;
+    auto hash_resources(sim::ResourceHashes& out) const -> bool override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
     static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks,
@@ -201,6 +218,9 @@ public:
         -> std::vector<Group>;
 
 private:
+    // fingerprint.cpp: hash_resources' parts.
+    void hash_journal(sim::ResourceHashes& out) const;
+    void hash_buffers(sim::ResourceHashes& out) const;
     // super.cpp: the entry point and the mount
     void touch_op(Op op);
     auto file_op(const OpCall& call) -> OpResult;
@@ -270,12 +290,19 @@ private:
     struct LogWrites {
         std::uint64_t in_flight = 0;
         sim::WaitQueue wait{"jbd2.log_io", sim::Footprint{}};
+        /// A live local of the commit (sim/live.hpp): the writes in flight.
+        friend void hash_value(sim::StateHash& out, const LogWrites& log) { out.add(log.in_flight); }
     };
     /// The log tail taken at C6 and applied at C9 (jbd2_update_log_tail).
     struct TailSnapshot {
         bool update = false;
         std::uint64_t tid = 0;
         std::uint64_t block = 0;
+        friend void hash_value(sim::StateHash& out, const TailSnapshot& tail) {
+            out.add_bool(tail.update);
+            out.add(tail.tid);
+            out.add(tail.block);
+        }
     };
     void commit_lock_updates(std::uint64_t tid);
     void commit_switch_running(std::uint64_t tid);

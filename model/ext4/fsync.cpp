@@ -2,6 +2,7 @@
 // fs/ext4/super.c).
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -9,6 +10,7 @@ void Ext4::fsync(std::uint32_t file) {
     // ext4_sync_file: file_write_and_wait_range, then jbd2_complete_transaction
     // on i_sync_tid; when that transaction already committed, the data written
     // since needs a cache flush of its own (needs_barrier).
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     write_pages(file);
     wait_data();
@@ -34,10 +36,12 @@ void Ext4::sync() {
     wait_data();
     sync_fs();
     std::vector<std::uint64_t> dirty;
+    SIM_LIVE(dirty);
     for (const auto& [block, buffer] : bcache_.buffers()) {
         if (buffer.dirty) dirty.push_back(block);
     }
     for (const std::uint64_t block : dirty) {
+        SIM_LIVE(block);
         BufferHead& bh = bcache_.get(block);
         bcache_.lock_buffer(bh);
         if (!BufferCache::test_clear_buffer_dirty(bh)) {
@@ -47,6 +51,7 @@ void Ext4::sync() {
         bcache_.submit_write(device_, bh, store(live_.at(block)), "meta");
     }
     for (const std::uint64_t block : dirty) {
+        SIM_LIVE(block);
         BufferHead& bh = bcache_.get(block);
         bcache_.lock_buffer(bh);  // wait_on_buffer
         bcache_.unlock_buffer(bh);
@@ -67,6 +72,7 @@ void Ext4::sync_fs() {
                                  : committing_ != 0 ? committing_
                                                     : j_commit_sequence_;
     const bool needs_barrier = !trans_will_send_data_barrier(target);
+    SIM_LIVE(target, needs_barrier);
     if (running_ != 0 || committing_ != 0) {
         log_start_commit(target);
         log_wait_commit(target);

@@ -4,6 +4,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -44,10 +45,12 @@ auto Ext4::new_inode(std::uint64_t tid, std::uint64_t group, bool directory) -> 
     // looks only once it holds write access, so no task takes it between),
     // the inode in its inode-table block.
     const std::uint64_t bitmap = groups_[group].inode_bitmap;
+    SIM_LIVE(tid, directory, bitmap);
     MetaBlock& bits = modify(tid, bitmap);
     const auto bit =
         static_cast<std::uint64_t>(std::find(bits.bits.begin(), bits.bits.end(), false) - bits.bits.begin());
     const std::uint64_t ino = group * inodes_per_group + bit;
+    SIM_LIVE(ino);
     bits.bits[bit] = true;
     dirty_metadata(tid, bitmap);
     MetaBlock& table = modify(tid, inode_block(ino));
@@ -65,6 +68,7 @@ void Ext4::free_inode(std::uint64_t tid, std::uint64_t ino) {
     // recently_deleted only without one).
     const std::uint64_t table_block = inode_block(ino);
     const InodeRecord record = live_.at(table_block).inodes[ino % inodes_per_block];
+    SIM_LIVE(tid, ino, record);
     free_blocks(tid, record.blocks, record.directory);
     modify(tid, table_block).inodes[ino % inodes_per_block] = InodeRecord{};
     dirty_metadata(tid, table_block);

@@ -6,6 +6,7 @@
 #include "model/cpu_cost.hpp"
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -49,6 +50,7 @@ auto Ext4::block_name(std::uint64_t block) const -> std::string {
 }
 
 auto Ext4::modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock& {
+    SIM_LIVE(block);
     do_get_write_access(tid, block);
     MetaBlock& meta = live_.at(block);
     meta.version++;
@@ -62,7 +64,9 @@ auto Ext4::write(const OpCall& call) -> std::uint64_t {
     // copied before that page, or -ENOSPC if none.
     const BlockRange range = call.blocks(block_size_);
     std::uint64_t done = range.start;
-    for (int retries = 0;;) {
+    int retries = 0;
+    SIM_LIVE(done, retries);
+    for (;;) {
         const std::uint64_t reached = write_once(call, done);
         if (reached > done) retries = 0;  // the page that failed is a new write_begin
         done = reached;
@@ -92,6 +96,7 @@ auto Ext4::map_holes(const OpCall& call, std::uint64_t tid, const BlockRange& ra
     }
     if (holes.empty()) return range.end;
     std::uint64_t reached = range.end;
+    SIM_LIVE(tid, holes);
     auto blocks = new_blocks(tid, inode.ino / inodes_per_group, holes.size());
     if (blocks.empty()) {
         // ext4_da_write_begin's reservation (ext4_da_reserve_space ->
@@ -112,18 +117,22 @@ auto Ext4::map_holes(const OpCall& call, std::uint64_t tid, const BlockRange& ra
 }
 
 auto Ext4::write_once(const OpCall& call, std::uint64_t from) -> std::uint64_t {
+    SIM_LIVE(from);
     Inode& inode = inodes_[call.file];
     const BlockRange range{from, call.blocks(block_size_).end};
     const std::uint64_t tid = journal_start();
     const std::uint64_t table_block = inode_block(inode.ino);
     std::map<std::uint64_t, std::uint64_t> allocated;
+    SIM_LIVE(tid, allocated);
     const std::optional<std::uint64_t> mapped = map_holes(call, tid, range, allocated);
     if (!mapped) {
         journal_stop(tid);
         return from;
     }
     const std::uint64_t reached = *mapped;
+    SIM_LIVE(reached);
     for (const auto& [file_block, device_block] : allocated) {
+        SIM_LIVE(file_block);
         // clean_bdev_aliases (mpage_map_one_extent, a new mapping): the block
         // device's buffer of a block that was metadata (a removed directory's)
         // is cleaned and its write waited for, so none lands after the data.

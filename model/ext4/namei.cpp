@@ -5,6 +5,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -23,9 +24,11 @@ auto Ext4::append_dir_block(std::uint64_t tid, Directory& dir) -> bool {
     // ext4_append: a new block at the directory's end (ext4_bread with
     // EXT4_GET_BLOCKS_CREATE), journaled as metadata; the inode's size and
     // block map grow.
+    SIM_LIVE(tid);
     const auto allocated = new_blocks(tid, dir.ino / inodes_per_group, 1);
     if (allocated.empty()) return false;
     const std::uint64_t block = allocated.front();
+    SIM_LIVE(block);
     MetaBlock meta;
     meta.kind = MetaKind::directory;
     meta.block = block;
@@ -45,8 +48,10 @@ auto Ext4::add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf,
     // no htree); a full subdirectory grows by a block (ext4_append); the
     // directory's inode is dirtied (mtime; ext4_mark_inode_dirty), but for
     // the root's, which the model does not keep.
+    SIM_LIVE(tid, dir, leaf, ino);
     if (dir == nullptr) {
         for (std::uint64_t block = dir_start_; block < groups_[0].data_start; block++) {
+            SIM_LIVE(block);
             if (live_.at(block).entries.size() >= names_per_dir_block) continue;
             modify(tid, block).entries.emplace_back(leaf, ino);
             dirty_metadata(tid, block);
@@ -61,8 +66,10 @@ auto Ext4::add_entry(std::uint64_t tid, Directory* dir, const std::string& leaf,
     });
     const bool full = room == dir->blocks.end();
     const std::uint64_t found = full ? 0 : *room;  // before append_dir_block moves the vector
+    SIM_LIVE(full, found);
     if (full && !append_dir_block(tid, *dir)) return false;
     const std::uint64_t target = full ? dir->blocks.back() : found;
+    SIM_LIVE(target);
     modify(tid, target).entries.emplace_back(leaf, ino);
     dirty_metadata(tid, target);
     modify(tid, inode_block(dir->ino));
@@ -75,6 +82,7 @@ void Ext4::create(std::uint32_t file) {
     // table), ext4_add_entry.
     const std::string& path = name(file);
     Directory* dir = parent_of(path);
+    SIM_LIVE(file, dir);
     std::optional<sim::MutexGuard> parent_lock;
     if (dir != nullptr) parent_lock.emplace(dir->i_rwsem);  // inode_lock(dir) in open_last_lookups
     if ((dir == nullptr || dir->dead) && path.find('/') != std::string::npos) {
@@ -92,7 +100,9 @@ void Ext4::create(std::uint32_t file) {
         journal_stop(tid);
         return;
     }
+    SIM_LIVE(tid);
     const std::uint64_t ino = new_inode(tid, group, false);
+    SIM_LIVE(ino);
     const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
     if (!add_entry(tid, dir, leaf, ino)) SIM_NOTE("create " + path + ": ENOSPC (directory block)");
     inodes_[file].ino = ino;
@@ -105,9 +115,11 @@ void Ext4::create(std::uint32_t file) {
 void Ext4::mkdir(std::uint32_t file) {
     // ext4_mkdir in the root: ext4_new_inode (find_group_orlov), the
     // directory's first block (ext4_init_new_dir), the name in the root.
+    SIM_LIVE(file);
     const std::uint64_t tid = journal_start();
     const std::string& path = name(file);
     const std::uint64_t group = path.find('/') == std::string::npos ? find_group_orlov() : groups_.size();
+    SIM_LIVE(tid, group);
     bool room = false;
     for (std::uint64_t block = dir_start_; block < groups_[0].data_start && !room; block++) {
         room = live_.at(block).entries.size() < names_per_dir_block;
@@ -119,6 +131,7 @@ void Ext4::mkdir(std::uint32_t file) {
         return;
     }
     const std::uint64_t ino = new_inode(tid, group, true);
+    SIM_LIVE(ino);
     groups_[group].used_dirs++;
     Directory& dir = dirs_[path];  // a removed one of the same name is made anew
     dir.ino = ino;
@@ -149,6 +162,8 @@ void Ext4::remove_entry(std::uint64_t tid, Directory* dir, const std::string& le
     }
     const auto found = std::find_if(blocks.begin(), blocks.end(), holds);
     SIM_ASSERT(found != blocks.end());
+    const std::uint64_t block = *found;
+    SIM_LIVE(tid, dir, leaf, block);
     auto& entries = modify(tid, *found).entries;
     std::erase_if(entries, [&](const auto& entry) { return entry.first == leaf; });
     dirty_metadata(tid, *found);
@@ -166,6 +181,7 @@ void Ext4::unlink(std::uint32_t file) {
     // revoke record (get_default_free_blocks_flags gives no FORGET flag).
     const std::string& path = name(file);
     Directory* dir = parent_of(path);
+    SIM_LIVE(file, dir);
     std::optional<sim::MutexGuard> parent_lock;
     if (dir != nullptr) parent_lock.emplace(dir->i_rwsem);  // do_unlinkat: inode_lock_nested(parent)
     if (inodes_[file].ino == 0) {
@@ -173,9 +189,11 @@ void Ext4::unlink(std::uint32_t file) {
         return;
     }
     const std::uint64_t tid = journal_start();
+    SIM_LIVE(tid);
     const std::string leaf = dir == nullptr ? path : path.substr(path.find('/') + 1);
     remove_entry(tid, dir, leaf);
     const std::uint64_t ino = inodes_[file].ino;
+    SIM_LIVE(ino);
     free_inode(tid, ino);
     inodes_[file] = Inode{};
     SIM_NOTE("unlink " + path + ": inode " + std::to_string(ino) + " freed in transaction " +
@@ -195,6 +213,7 @@ auto Ext4::rmdir(std::uint32_t file) -> bool {
         SIM_NOTE("rmdir " + path + ": ENOENT");
         return false;
     }
+    SIM_LIVE(file, dir);
     sim::MutexGuard lock(dir->i_rwsem);
     const bool empty = std::all_of(dir->blocks.begin(), dir->blocks.end(),
                                    [this](std::uint64_t block) { return live_.at(block).entries.empty(); });
@@ -203,9 +222,11 @@ auto Ext4::rmdir(std::uint32_t file) -> bool {
         return false;
     }
     const std::uint64_t tid = journal_start();
+    SIM_LIVE(tid);
     remove_entry(tid, nullptr, path);
     const std::uint64_t ino = dir->ino;
     const std::size_t blocks = dir->blocks.size();
+    SIM_LIVE(ino, blocks);
     free_inode(tid, ino);
     groups_[ino / inodes_per_group].used_dirs--;
     dir->dead = true;

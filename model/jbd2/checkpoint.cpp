@@ -6,6 +6,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -30,6 +31,7 @@ void Ext4::log_wait_for_space() {
             continue;
         }
         const std::uint64_t committing = committing_;
+        SIM_LIVE(committing);
         if (!checkpoint_transactions_.empty()) {
             do_checkpoint();
         } else if (cleanup_journal_tail() <= 0) {
@@ -111,10 +113,14 @@ auto Ext4::shrink_one_cp_list(std::uint64_t tid, ShrinkType type, bool& released
     released = false;
     std::uint64_t freed = 0;
     const std::vector<std::uint64_t> list = tx(tid).t_checkpoint_list;  // walked by b_cpnext
-    for (const std::uint64_t block : list) {
+    std::size_t at = 0;
+    SIM_LIVE(type, freed, list, at);
+    for (; at < list.size(); at++) {
+        const std::uint64_t block = list[at];
         scanned++;
         sim::cpu(cp_scan_step_cost_);
         int ret = 0;
+        SIM_LIVE(ret);
         if (type == ShrinkType::destroy) {
             ret = remove_checkpoint(block) ? 1 : 0;
         } else {
@@ -142,9 +148,13 @@ void Ext4::clean_checkpoint_list() {
     const ShrinkType type = knobs_.commit_busy_stop() ? ShrinkType::busy_stop : ShrinkType::busy_skip;
     const std::vector<std::uint64_t> order = checkpoint_transactions_;
     std::uint64_t scanned = 0;
-    for (const std::uint64_t tid : order) {
+    std::size_t at = 0;
+    SIM_LIVE(type, order, scanned, at);
+    for (; at < order.size(); at++) {
+        const std::uint64_t tid = order[at];
         if (transactions_.count(tid) == 0) break;
         bool released = false;
+        SIM_LIVE(released);
         shrink_one_cp_list(tid, type, released, scanned);
         if (!released) break;
     }
@@ -171,6 +181,7 @@ void Ext4::shrink_checkpoint_list() {
     for (const std::uint64_t tid : checkpoint_transactions_) count += tx(tid).t_checkpoint_list.size();
     std::uint64_t nr_to_scan = std::min(count, shrink_batch);
     std::uint64_t scanned = 0;
+    SIM_LIVE(nr_to_scan, scanned);
     while (nr_to_scan > 0 && !checkpoint_transactions_.empty()) {
         shrink_pass(nr_to_scan, scanned);
         if (j_shrink_transaction_ == 0) break;
@@ -188,6 +199,8 @@ void Ext4::shrink_pass(std::uint64_t& nr_to_scan, std::uint64_t& scanned) {
     for (; at != order.end(); ++at) {
         if (transactions_.count(*at) == 0) continue;  // dropped by this walk: its next is still listed
         bool released = false;
+        const auto index = static_cast<std::uint64_t>(at - order.begin());
+        SIM_LIVE(order, index, released);
         const std::uint64_t freed = shrink_one_cp_list(*at, ShrinkType::busy_skip, released, scanned);
         nr_to_scan -= std::min(nr_to_scan, freed);
         if (nr_to_scan == 0) break;
@@ -201,6 +214,7 @@ auto Ext4::cleanup_journal_tail() -> int {
     // jbd2_cleanup_journal_tail: FLUSH the fs device, then move the tail.
     std::uint64_t tid = 0;
     std::uint64_t block = 0;
+    SIM_LIVE(tid, block);
     if (!get_log_tail(tid, block)) return 1;
     device_.flush_and_wait();
     SIM_NOTE("jbd2_cleanup_journal_tail: FLUSH before moving the tail to transaction " + std::to_string(tid));
@@ -211,6 +225,7 @@ auto Ext4::cleanup_journal_tail() -> int {
 
 void Ext4::write_dirty_buffer(std::uint64_t block, const char* who) {
     // write_dirty_buffer(bh, REQ_SYNC): lock_buffer, test_clear_buffer_dirty, submit.
+    SIM_LIVE(block, who);
     BufferHead& bh = bcache_.get(block);
     bcache_.lock_buffer(bh);
     if (!BufferCache::test_clear_buffer_dirty(bh)) {
@@ -223,7 +238,9 @@ void Ext4::write_dirty_buffer(std::uint64_t block, const char* who) {
 
 void Ext4::flush_batch(std::vector<std::uint64_t>& batch) {
     // __flush_batch: submit, do not wait (a later pass waits on the locked buffers).
-    for (const std::uint64_t block : batch) write_dirty_buffer(block, "meta");
+    std::size_t at = 0;
+    SIM_LIVE(batch, at);
+    for (; at < batch.size(); at++) write_dirty_buffer(batch[at], "meta");
     if (!batch.empty()) {
         SIM_NOTE("jbd2_log_do_checkpoint: " + std::to_string(batch.size()) + " buffers submitted home");
         sim::yield(points::checkpoint_batch);
@@ -236,9 +253,11 @@ auto Ext4::do_checkpoint() -> int {
     int result = cleanup_journal_tail();
     if (result <= 0) return result;
     std::vector<std::uint64_t> batch;
+    SIM_LIVE(batch);
     j_list_lock_.lock();
     if (!checkpoint_transactions_.empty()) {
         const std::uint64_t this_tid = checkpoint_transactions_.front();
+        SIM_LIVE(this_tid);
         for (;;) {
             // restart: someone may have cleaned the transaction up meanwhile.
             if (checkpoint_transactions_.empty() || checkpoint_transactions_.front() != this_tid) break;
@@ -263,6 +282,7 @@ auto Ext4::checkpoint_pass(std::uint64_t this_tid, std::vector<std::uint64_t>& b
     while (!tx(this_tid).t_checkpoint_list.empty()) {
         auto& list = tx(this_tid).t_checkpoint_list;
         const std::uint64_t block = list.front();
+        SIM_LIVE(block);
         BufferHead& bh = bcache_.get(block);
         if (bh.jh.b_transaction != 0) {
             force_relogged_commit(block, batch);
@@ -300,6 +320,7 @@ void Ext4::force_relogged_commit(std::uint64_t block, std::vector<std::uint64_t>
     // The buffer is re-logged in a newer transaction: force that
     // transaction's commit and wait for it, both locks dropped meanwhile.
     const std::uint64_t t = bcache_.get(block).jh.b_transaction;
+    SIM_LIVE(t);
     j_list_lock_.unlock();
     flush_batch(batch);
     SIM_NOTE("jbd2_log_do_checkpoint: " + block_name(block) + " belongs to transaction " + std::to_string(t) +

@@ -6,11 +6,13 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
 void Ext4::commit_transaction() {
     const std::uint64_t tid = running_;
+    SIM_LIVE(tid);
     SIM_ASSERT(tid != 0 && committing_ == 0);
     counters_.commits++;
     commit_lock_updates(tid);     // C1
@@ -21,16 +23,19 @@ void Ext4::commit_transaction() {
     j_list_lock_.unlock();
     commit_switch_running(tid);                          // C3
     const std::uint64_t data = commit_submit_data(tid);  // C4, not waited yet
+    SIM_LIVE(data);
 
     // C5: T_COMMIT: the descriptor and the copies of the metadata buffers,
     // submitted while the data is in flight.
     tx(tid).state = TState::commit;
     const std::vector<std::uint64_t> buffers = tx(tid).t_buffers;
     LogWrites log;
+    SIM_LIVE(buffers, log);
     write_revoke_records(tid, log);
     write_log_copies(tid, buffers, log);
     commit_wait_data(data);                            // journal_finish_inode_data_buffers
     const TailSnapshot tail = commit_tail_snapshot();  // C6
+    SIM_LIVE(tail);
     // C7: internal journal: no FLUSH of a separate fs device; wait for the log writes.
     tx(tid).state = TState::commit_dflush;
     while (log.in_flight > 0) log.wait.wait();
@@ -51,6 +56,7 @@ void Ext4::commit_transaction() {
 
 void Ext4::commit_lock_updates(std::uint64_t tid) {
     // C1: T_LOCKED, wait for the open handles (jbd2_journal_wait_updates).
+    SIM_LIVE(tid);
     tx(tid).state = TState::locked;
     while (tx(tid).t_updates > 0) j_wait_updates_.wait();
     SIM_NOTE("kjournald2: commit of transaction " + std::to_string(tid) +
@@ -98,6 +104,7 @@ auto Ext4::commit_submit_data(std::uint64_t tid) -> std::uint64_t {
 void Ext4::commit_wait_data(std::uint64_t data) {
     // journal_finish_inode_data_buffers, after the log blocks are submitted
     // and before jbd2_journal_get_log_tail: wait for the ordered data.
+    SIM_LIVE(data);
     wait_data();
     if (data > 0) sim::yield(points::commit_data_written);
 }
@@ -126,6 +133,7 @@ void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>&
 auto Ext4::commit_tail_snapshot() -> TailSnapshot {
     // C6: the tail as it stands before the commit block's PREFLUSH.
     TailSnapshot tail;
+    SIM_LIVE(tail);
     tail.update = get_log_tail(tail.tid, tail.block);
     if (tail.update) {
         // Update the tail only if it frees a significant amount of space.
@@ -139,6 +147,7 @@ auto Ext4::commit_tail_snapshot() -> TailSnapshot {
 
 void Ext4::write_commit_block(std::uint64_t tid) {
     // C8: the commit block with PREFLUSH + FUA (journal_submit_commit_record).
+    SIM_LIVE(tid);
     tx(tid).state = TState::commit_jflush;
     device_.flush_and_wait();
     const std::uint64_t commit_block = j_head_;
@@ -207,6 +216,7 @@ void Ext4::commit_finish(std::uint64_t tid, std::size_t buffers) {
     // (ext4_journal_commit_callback) runs with no journal lock; then, under
     // j_list_lock again, T_FINISHED, and the transaction is dropped if its
     // checkpoint list is empty (__jbd2_journal_drop_transaction).
+    SIM_LIVE(tid, buffers);
     checkpoint_transactions_.push_back(tid);
     tx(tid).state = TState::commit_callback;
     j_commit_sequence_ = tid;

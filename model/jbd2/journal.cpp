@@ -6,6 +6,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -45,12 +46,14 @@ void Ext4::complete_transaction(std::uint64_t tid) {
     // jbd2_complete_transaction: ask for the commit, then jbd2_log_wait_commit,
     // which reads j_commit_sequence under j_state_lock before it sleeps in
     // wait_event: the caller may be preempted in between, kjournald2 woken.
+    SIM_LIVE(tid);
     log_start_commit(tid);
     if (kjournald2_running_ && j_commit_sequence_ < tid) sim::yield(points::commit_requested);
     log_wait_commit(tid);
 }
 
 void Ext4::log_wait_commit(std::uint64_t tid) {
+    SIM_LIVE(tid);
     if (!kjournald2_running_) {
         // The set-up runs with no kernel threads: the caller commits (what
         // jbd2_journal_flush would leave behind).
@@ -88,6 +91,7 @@ auto Ext4::get_log_tail(std::uint64_t& tid, std::uint64_t& block) const -> bool 
 void Ext4::update_log_tail(std::uint64_t tid, std::uint64_t block) {
     // __jbd2_update_log_tail: jbd2_journal_update_sb_log_tail (REQ_SYNC |
     // REQ_FUA), then j_tail_sequence and j_tail. j_checkpoint_mutex held.
+    SIM_LIVE(tid, block);
     device_.write_and_wait(1, 1, store(JournalSuper{block, tid}), true, "super");
     counters_.tail_updates++;
     if (tid > j_tail_sequence_) {

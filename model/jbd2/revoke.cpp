@@ -3,6 +3,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -11,6 +12,7 @@ void Ext4::journal_revoke(std::uint64_t tid, std::uint64_t block) {
     // jbd2_journal_revoke: the buffer, if cached, is forgotten, and a revoke
     // record for the block goes into the running transaction's table
     // (insert_revoke_hash), to be written at its commit.
+    SIM_LIVE(tid, block);
     if (bcache_.find(block) != nullptr) journal_forget(tid, block);
     if (!knobs_.revoke) return;  // the hypothetical kernel: forgotten as a data block, no record
     Transaction& transaction = tx(tid);

@@ -4,6 +4,7 @@
 
 #include "model/ext4/ext4.hpp"
 #include "model/jbd2/points.hpp"
+#include "sim/live.hpp"
 
 namespace model::ext4 {
 
@@ -39,6 +40,7 @@ void Ext4::journal_stop(std::uint64_t tid) {
 }
 
 void Ext4::do_get_write_access(std::uint64_t tid, std::uint64_t block) {
+    SIM_LIVE(tid, block);
     BufferHead& bh = bcache_.get(block);
     bh.jh.attached = true;
     // jbd2_write_access_granted: already part of this transaction.
@@ -107,6 +109,7 @@ void Ext4::journal_forget(std::uint64_t tid, std::uint64_t block) {
     // journal without being written home, whichever list holds it.
     BufferHead& bh = bcache_.get(block);
     if (!bh.jh.attached) return;  // !buffer_jbd: never journaled
+    SIM_LIVE(tid, block);
     sim::MutexGuard guard(j_list_lock_);
     Transaction& transaction = tx(tid);
     if (bh.jh.b_transaction == tid) {

@@ -1,0 +1,140 @@
+// The ext4/jbd2 model's state, hashed per footprint resource
+// (sim/fingerprint.hpp) for a search that remembers visited states: each
+// piece goes to the resource model/jbd2/points.hpp names for it (jbd2.journal,
+// jbd2.checkpoint, jbd2.log, buffer.state, ext4.inode), each lock and wait
+// queue to its own. Metadata blocks and stored objects are hashed by content.
+#include "model/ext4/ext4.hpp"
+#include "model/key_words.hpp"
+
+namespace model::ext4 {
+
+namespace {
+
+struct Resources {
+    sim::Footprint journal = sim::resource(points::journal);
+    sim::Footprint checkpoint = sim::resource(points::checkpoint);
+    sim::Footprint log = sim::resource(points::log);
+    sim::Footprint buffer = sim::resource(points::buffer);
+    sim::Footprint inode = sim::resource(points::inode);
+};
+
+auto resources() -> const Resources& {
+    static const Resources named;
+    return named;
+}
+
+void hash_blocks(sim::StateHash& out, const std::vector<std::uint64_t>& blocks) {
+    out.add(blocks.size());
+    for (const std::uint64_t block : blocks) out.add(block);
+}
+
+void hash_meta_blocks(sim::StateHash& out, const std::map<std::uint64_t, MetaBlock>& blocks) {
+    out.add(blocks.size());
+    KeyWords words;
+    for (const auto& [block, meta] : blocks) {
+        words.clear();
+        encode_object(words, meta);
+        out.add(block);
+        out.add(sim::hash_words(words));
+    }
+}
+
+}  // namespace
+
+void Ext4::hash_journal(sim::ResourceHashes& out) const {
+    // journal_t's transactions and sequences (jbd2.journal) and the
+    // checkpoint lists (jbd2.checkpoint).
+    const Resources& named = resources();
+    sim::StateHash journal(running_);
+    for (const std::uint64_t word :
+         {committing_, j_transaction_sequence_, j_commit_sequence_, j_commit_request_}) {
+        journal.add(word);
+    }
+    journal.add_bool(kjournald2_running_);
+    sim::StateHash checkpoint(j_shrink_transaction_);
+    hash_blocks(checkpoint, checkpoint_transactions_);
+    journal.add(transactions_.size());
+    for (const auto& [tid, transaction] : transactions_) {
+        for (const std::uint64_t word : {tid, static_cast<std::uint64_t>(transaction.state),
+                                         std::uint64_t{transaction.t_updates}, transaction.t_log_start,
+                                         static_cast<std::uint64_t>(transaction.t_start)}) {
+            journal.add(word);
+        }
+        for (const auto* list : {&transaction.t_buffers, &transaction.t_reserved, &transaction.t_forget,
+                                 &transaction.t_revoke}) {
+            hash_blocks(journal, *list);
+        }
+        journal.add(transaction.t_inode_list.size());
+        for (const std::uint32_t file : transaction.t_inode_list) journal.add(file);
+        checkpoint.add(tid);
+        hash_blocks(checkpoint, transaction.t_checkpoint_list);
+    }
+    journal.add(task_op_.size());
+    for (const auto& [task, op] : task_op_) {
+        journal.add(task);
+        journal.add(sim::hash_name(op));
+    }
+    out.add(named.journal, journal.value());
+    out.add(named.checkpoint, checkpoint.value());
+    j_list_lock_.hash_into(out);
+    j_checkpoint_mutex_.hash_into(out);
+    for (const sim::WaitQueue* queue :
+         {&j_wait_commit_, &j_wait_done_commit_, &j_wait_updates_, &j_wait_transaction_locked_}) {
+        queue->hash_into(out);
+    }
+}
+
+void Ext4::hash_buffers(sim::ResourceHashes& out) const {
+    // The buffer cache, b_data (live and frozen copies) and the allocator's
+    // state beside the bitmaps (buffer.state).
+    sim::StateHash buffers;
+    bcache_.hash_into(buffers, out);
+    hash_meta_blocks(buffers, live_);
+    hash_meta_blocks(buffers, frozen_);
+    buffers.add(groups_.size());
+    for (const Group& group : groups_) buffers.add(group.used_dirs);
+    buffers.add(dirs_.size());
+    for (const auto& [path, dir] : dirs_) {
+        buffers.add(sim::hash_name(path));
+        buffers.add(dir.ino);
+        buffers.add_bool(dir.dead);
+        hash_blocks(buffers, dir.blocks);
+        dir.i_rwsem.hash_into(out);
+    }
+    buffers.add(freed_pending_.size());
+    for (const auto& [tid, blocks] : freed_pending_) {
+        buffers.add(tid);
+        hash_blocks(buffers, blocks);
+    }
+    // freed_pending_tid_ is freed_pending_ by block.
+    buffers.add(buddy_used_.size());
+    for (const std::uint64_t block : buddy_used_) buffers.add(block);
+    out.add(resources().buffer, buffers.value());
+}
+
+auto Ext4::hash_resources(sim::ResourceHashes& out) const -> bool {
+    const Resources& named = resources();
+    hash_journal(out);
+    hash_buffers(out);
+    sim::StateHash log(j_head_);
+    log.add(j_tail_);
+    log.add(j_tail_sequence_);
+    // The objects the device's contents name (Content::meta ids).
+    if (!meta_objects_.hash_into(log)) return false;
+    out.add(named.log, log.value());
+    sim::StateHash inodes(data_in_flight_);
+    for (const Inode& inode : inodes_) {
+        inodes.add(inode.ino);
+        inodes.add(inode.i_sync_tid);
+        inodes.add(inode.dirty_pages.size());
+        for (const auto& [block, content] : inode.dirty_pages) {
+            inodes.add(block);
+            content.hash_into(inodes);
+        }
+    }
+    out.add(named.inode, inodes.value());
+    data_wait_.hash_into(out);
+    return true;
+}
+
+}  // namespace model::ext4

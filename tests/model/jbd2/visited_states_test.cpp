@@ -1,0 +1,123 @@
+// Visited states on the bundled ext4/jbd2 scenarios (fuzz --states locals):
+// the model hashes its journal, checkpoint lists, log, buffers and inodes
+// (model/ext4/fingerprint.cpp) and declares the locals its journal code
+// keeps across a suspension (SIM_LIVE). A search that cuts revisits must
+// reach the same distinct crash states as the stateless one in fewer
+// schedules, still find the unfixed kernels' violation, and check mode must
+// see no merge that parts; a piece of state left out of the key is caught.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "loader/scenario.hpp"
+#include "runner/campaign.hpp"
+
+namespace {
+
+struct Key {
+    sim::VisitedKey states = sim::VisitedKey::none;
+    bool check = false;
+    std::string omit{};
+};
+
+/// The explore bounds of the scenario, or none of the kernel's
+/// nondeterminism (no I/O reordering, daemon wake-up or crash in recovery).
+enum class Bounds : std::uint8_t { scenario, none };
+
+auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key,
+            std::uint64_t schedules = 2'000'000, Bounds bounds = Bounds::scenario) -> runner::FuzzReport {
+    const loader::Scenario scenario = loader::load_scenario(path);
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    if (bounds == Bounds::none) {
+        loader::ExploreBounds none = simulation.bounds();
+        none.io_reorders = 0;
+        none.daemon_wakeups = 0;
+        none.recovery_crashes = 0;
+        simulation.set_bounds(none);
+    }
+    runner::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = preemptions;
+    request.schedules = schedules;
+    request.states = key.states;
+    request.check_fingerprints = key.check;
+    request.fingerprint_omit = key.omit;
+    return runner::fuzz(simulation, request);
+}
+
+constexpr const char* relogged = "scenarios/jbd2/relogged-buffer-checkpoint.json";
+constexpr const char* sync_durability = "scenarios/jbd2/sync-durability.json";
+
+}  // namespace
+
+TEST_CASE("jbd2 visited states: the same distinct crash states in fewer schedules" *
+          doctest::test_suite("campaign")) {
+    // ENOSPC's commits free blocks while writes wait for them: the one jbd2
+    // scenario whose stateless dfs:0 completes, with the kernel's own
+    // nondeterminism off (with it on, its estimate passes 1e8 schedules).
+    constexpr const char* enospc = "scenarios/jbd2/enospc-write.json";
+    const std::uint64_t cap = 2'000'000;
+    const runner::FuzzReport full = search(enospc, "fix", 0, {}, cap, Bounds::none);
+    const runner::FuzzReport cached =
+        search(enospc, "fix", 0, {.states = sim::VisitedKey::locals}, cap, Bounds::none);
+    REQUIRE(full.complete);
+    REQUIRE(cached.complete);
+    CHECK(!cached.found);
+    CHECK(cached.dfs.unhashed == 0);
+    CHECK(cached.crash_states_distinct == full.crash_states_distinct);
+    CHECK(cached.dfs.cut_visited > 0);
+    CHECK(cached.schedules < full.schedules);
+}
+
+TEST_CASE("jbd2 visited states: the unfixed kernels still fail with the key on") {
+    for (const char* variant : {"before-2-3", "v6.5"}) {
+        CAPTURE(variant);
+        const runner::FuzzReport cached = search(relogged, variant, 0, {.states = sim::VisitedKey::locals});
+        CHECK(cached.found);
+    }
+}
+
+TEST_CASE("jbd2 visited states: check mode finds no merge that parts" * doctest::test_suite("campaign")) {
+    const struct {
+        std::string path;
+        std::string variant;
+    } cases[] = {
+        {relogged, "fix"},
+        {relogged, "hybrid-v5.8"},
+        {sync_durability, "fix"},
+        {"scenarios/jbd2/rmdir-revoke.json", "fix"},
+        {"scenarios/jbd2/unlink-reuse.json", "fix"},
+        {"scenarios/jbd2/flusher-writeback.json", "fix"},
+    };
+    for (const auto& one : cases) {
+        CAPTURE(one.path);
+        CAPTURE(one.variant);
+        const runner::FuzzReport checked =
+            search(one.path, one.variant, 0, {.states = sim::VisitedKey::locals, .check = true}, 10'000);
+        CHECK(checked.dfs.merges_followed > 0);
+        CHECK(checked.dfs.decisions_compared > 0);
+        CHECK(checked.dfs.mismatches == 0);
+    }
+}
+
+TEST_CASE("jbd2 visited states: check mode names a resource or a live local left out of the key") {
+    const struct {
+        std::string path;
+        std::string omit;
+        std::string named;  // what the first report names
+    } cases[] = {
+        // The buffers' state bits and b_data: a checkpoint's trylock reads them.
+        {relogged, "buffer.state", "resource buffer.state differs"},
+        // sync's walk over the dirty buffers: which one it waits on.
+        {sync_durability, "block", "live locals of task"},
+    };
+    for (const auto& one : cases) {
+        CAPTURE(one.path);
+        CAPTURE(one.omit);
+        const runner::FuzzReport checked = search(
+            one.path, "fix", 0, {.states = sim::VisitedKey::locals, .check = true, .omit = one.omit}, 3'000);
+        CHECK(checked.dfs.mismatches > 0);
+        REQUIRE(!checked.mismatches.empty());
+        CHECK(checked.mismatches.front().what.find(one.named) != std::string::npos);
+    }
+}
