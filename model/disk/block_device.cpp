@@ -198,6 +198,7 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
     // The writes this flush covers are device state, hashed with the rest
     // (a visited state's key), not a capture of the completion's closure.
     FlushLie& issued = flushing_.emplace_back(FlushLie{counters_.flushes, {}});
+    issued.issuer = sim::current_scheduler().current();
     for (const auto& write : pending_) {
         if (write.completed) issued.sequences.push_back(write.sequence);
     }

@@ -15,6 +15,7 @@
 #include "model/disk/content.hpp"
 #include "sim/prng.hpp"
 #include "sim/range_map.hpp"
+#include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
 namespace model::disk {
@@ -117,6 +118,10 @@ struct TornWrite {
 struct FlushLie {
     std::uint64_t flush = 0;  // 1, 2, ...: the device's flush count
     std::vector<std::uint64_t> sequences;
+    /// The task that issued it (sim::no_task from a timer): its completion
+    /// timer is that task's, so two flushes in flight at one instant are
+    /// told apart by who waits for which.
+    sim::TaskId issuer = sim::no_task;
 };
 
 /// What a crash leaves: read-only.
@@ -268,6 +273,7 @@ public:
         sim::StateHash flushing(flushing_.size());
         for (const FlushLie& flush : flushing_) {
             flushing.add(flush.flush);
+            flushing.add(flush.issuer);
             for (const std::uint64_t sequence : flush.sequences) flushing.add(sequence);
         }
         add("in-flight flushes' covered writes", flushing.value());
