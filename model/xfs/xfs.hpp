@@ -392,12 +392,18 @@ public:
     /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks
     /// within explore.daemon_wakeups.
     void start_daemons() override;
+    /// The model's state per footprint resource, for visited states (fingerprint.cpp).
+    auto hash_resources(sim::ResourceHashes& out) const -> bool override;
 
 private:
     /// xlog_recover and the mount around it: recover() and
     /// recover_with_writes() share it; `recovered` (if given) receives the
     /// metadata with the log replayed into it, when any record was replayed.
     auto mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState;
+    // fingerprint.cpp: hash_resources' parts.
+    void hash_inodes(sim::ResourceHashes& out) const;
+    void hash_log(sim::ResourceHashes& out) const;
+    void hash_io(sim::ResourceHashes& out) const;
     // file.cpp: the file operations
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
