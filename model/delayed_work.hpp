@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "sim/live.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
 
@@ -57,6 +58,7 @@ public:
         for (;;) {
             while (!pending_) armed_wait_.wait();
             const std::uint64_t arm = arm_;
+            SIM_LIVE(arm);
             sim::current_scheduler().sleep(delay_);
             // Cancelled (or cancelled and queued again) while the timer ran.
             if (!pending_ || arm != arm_) continue;
@@ -71,6 +73,15 @@ public:
     [[nodiscard]] auto pending() const -> bool { return pending_; }
     [[nodiscard]] auto running() const -> bool { return running_; }
     [[nodiscard]] auto delay() const -> sim::Duration { return delay_; }
+    /// The pending, running and cancelling bits and the arm count into
+    /// `resource`'s hash; the wait queues into their own (sim/fingerprint.hpp).
+    void hash_into(sim::ResourceHashes& out, const sim::Footprint& resource) const {
+        sim::StateHash hash(arm_);
+        hash.add((pending_ ? 1U : 0U) | (running_ ? 2U : 0U) | (canceling_ ? 4U : 0U));
+        out.add(resource, hash.value());
+        armed_wait_.hash_into(out);
+        finished_wait_.hash_into(out);
+    }
 
 private:
     sim::Duration delay_;

@@ -11,6 +11,7 @@
 #include <map>
 #include <utility>
 
+#include "sim/fingerprint.hpp"
 #include "sim/scheduler.hpp"
 
 namespace model {
@@ -70,6 +71,16 @@ public:
         auto found = cursors_.find(key);
         if (found == cursors_.end()) found = cursors_.emplace(key, wb_err.sample()).first;
         return found->second;
+    }
+
+    /// Every cursor by (task, file), in order (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out) const {
+        out.add(cursors_.size());
+        for (const auto& [key, cursor] : cursors_) {
+            out.add(key.first);
+            out.add(key.second);
+            out.add(cursor);
+        }
     }
 
 private:

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "model/events.hpp"
+#include "sim/live.hpp"
 #include "sim/sync.hpp"
 
 namespace model {
@@ -34,6 +35,7 @@ public:
 
     /// __sb_start_write(sb, level): blocks while freeze_super holds the level.
     void start(WriteLevel level) {
+        SIM_LIVE(level);
         while (blocked_[index(level)]) unfrozen_wait_.wait();
         holders_[index(level)]++;
     }
@@ -49,6 +51,7 @@ public:
     }
     /// sb_wait_write(sb, level): block new holders, wait for the ones inside.
     void wait_write(WriteLevel level) {
+        SIM_LIVE(level);
         blocked_[index(level)] = true;
         while (holders_[index(level)] > 0) drained_wait_.wait();
     }
@@ -56,6 +59,19 @@ public:
     void unlock_all() {
         blocked_ = {false, false, false};
         unfrozen_wait_.wake_all();
+    }
+
+    /// The level, the holders and the blocked levels into `resource`'s
+    /// hash; the wait queues into their own (sim/fingerprint.hpp).
+    void hash_into(sim::ResourceHashes& out, const sim::Footprint& resource) const {
+        sim::StateHash hash(static_cast<std::uint64_t>(frozen_));
+        for (std::size_t level = 0; level < holders_.size(); level++) {
+            hash.add(holders_[level]);
+            hash.add_bool(blocked_[level]);
+        }
+        out.add(resource, hash.value());
+        unfrozen_wait_.hash_into(out);
+        drained_wait_.hash_into(out);
     }
 
 private:

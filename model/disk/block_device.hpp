@@ -15,6 +15,7 @@
 #include "model/disk/content.hpp"
 #include "sim/prng.hpp"
 #include "sim/range_map.hpp"
+#include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
 namespace model::disk {

@@ -37,6 +37,7 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
         return 0;
     }
     for (bool enospc = false;; enospc = true) {
+        SIM_LIVE(file, offset, length, version, enospc);
         // xfs_file_buffered_aio_write holds IOLOCK_EXCL for the whole write.
         inode.iolock.lock();
         if (!enospc) sim::cpu(model::cpu_cost::page_copy * (end - start));
@@ -47,6 +48,7 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
             // iomap_file_buffered_write returns what it copied before a
             // mapping failed (a short write), or -ENOSPC if nothing.
             const std::uint64_t copied = mapped_end == end ? length : bytes(mapped_end) - offset;
+            SIM_LIVE(copied);
             page_cache_.dirty(file, start, mapped_end, disk::Content::data(file, start, version));
             const bool extends = offset + copied > inode.size_bytes;
             if (extends) inode.size_bytes = offset + copied;
@@ -80,6 +82,7 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
 
 auto Xfs::buffered_write_map(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::string& mapped)
     -> std::uint64_t {
+    SIM_LIVE(file, start, end);
     Inode& inode = inodes_[file];
     if (inode.extsize_blocks > 0) {
         // "we can't use delayed allocations when using extent size hints"
@@ -131,11 +134,13 @@ auto Xfs::reserve_delalloc(std::uint32_t file, std::uint64_t start, std::uint64_
 
 void Xfs::flush_inodes() {
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        SIM_LIVE(file);
         if (inodes_[file].exists) write_and_wait(file, 0, whole_file_end, "ENOSPC: xfs_flush_inodes");
     }
 }
 
 void Xfs::wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    SIM_LIVE(file, start, end);
     while (!page_cache_.runs(file, start, end, PageState::writeback).empty()) {
         writeback_wait_.wait();
     }
@@ -144,6 +149,7 @@ void Xfs::wait_writeback(std::uint32_t file, std::uint64_t start, std::uint64_t 
 void Xfs::write_and_wait(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                          const char* who) {
     // filemap_write_and_wait_range
+    SIM_LIVE(file, start, end);
     writepages(file, start, end, who);
     wait_writeback(file, start, end);
 }
@@ -152,6 +158,7 @@ auto Xfs::map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
     -> std::optional<Mapping> {
     // xfs_map_blocks (B1): fails with -EIO once the file system is shut down.
     if (shutdown_) return std::nullopt;
+    SIM_LIVE(file, block);
     Inode& inode = inodes_[file];
     // xfs_imap_valid: the cached mapping covers the block and the fork has
     // not changed since it was read.
@@ -162,6 +169,7 @@ auto Xfs::map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
     inode.ilock.lock_shared();
     const Record record = lookup(inode.data_fork, block);
     const std::uint64_t seq = inode.if_seq;
+    SIM_LIVE(record, seq);
     inode.ilock.unlock_shared();
     SIM_NOTE("xfs_map_blocks: the block at " + std::to_string(bytes(block)) + " of inode " +
              name(file) + " lies in " + record_text(record));
@@ -175,6 +183,7 @@ auto Xfs::map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
     // B2, in a loop: a fragmented allocation may take several records.
     for (;;) {
         std::uint64_t converted_seq = 0;
+        SIM_LIVE(converted_seq);
         const auto mapping = bmapi_convert_delalloc(file, block, converted_seq);
         if (!mapping) return std::nullopt;
         if (mapping->start <= block && block < mapping->end) {
@@ -192,10 +201,12 @@ void Xfs::writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end,
     std::optional<Ioend> ioend;
     bool started = false;
     std::uint64_t cursor = start;
+    SIM_LIVE(file, end, wpc, ioend, started, cursor);
     while (cursor < end && !shutdown_) {
         const auto dirty = page_cache_.runs(file, cursor, end, PageState::dirty);
         if (dirty.empty()) break;
         const std::uint64_t page = dirty.front().first;
+        SIM_LIVE(page);
         if (!started) {
             SIM_NOTE(std::string(who) + ": writeback of inode " + name(file) + " " +
                      range_text(start, std::min(end, dirty.back().second)));
@@ -223,20 +234,28 @@ void Xfs::writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end,
                                            PageState::dirty);
         if (!more.empty() && more.front().first == chunk_end) chunk_end = more.front().second;
         page_cache_.set_state(file, page, chunk_end, PageState::writeback);
-        const bool unwritten = mapping->extent.state == ExtentState::unwritten;
-        const bool joins = ioend && ioend->file == file &&
-                           ioend->start + ioend->length == page && ioend->unwritten == unwritten &&
-                           ioend->disk_block + ioend->length == mapping->disk_block(page);
-        if (joins) {
-            ioend->length += chunk_end - page;
-        } else {
-            if (ioend) submit_ioend(std::move(*ioend));
-            ioend = Ioend{0, file, page, chunk_end - page, mapping->disk_block(page), unwritten,
-                          std::nullopt, 0, {}, mapping->start, mapping->end};
-        }
         cursor = chunk_end;
+        add_to_ioend(ioend, file, page, chunk_end, *mapping);
     }
     if (ioend) submit_ioend(std::move(*ioend));
+}
+
+void Xfs::add_to_ioend(std::optional<Ioend>& ioend, std::uint32_t file, std::uint64_t page,
+                       std::uint64_t chunk_end, const Mapping& mapping) {
+    // iomap_add_to_ioend: pages that go on where the ioend ends, on disk too,
+    // with its type join it; others submit it and start a new one.
+    const bool unwritten = mapping.extent.state == ExtentState::unwritten;
+    const bool joins = ioend && ioend->file == file &&
+                       ioend->start + ioend->length == page && ioend->unwritten == unwritten &&
+                       ioend->disk_block + ioend->length == mapping.disk_block(page);
+    if (joins) {
+        ioend->length += chunk_end - page;
+        return;
+    }
+    SIM_LIVE(file, page, chunk_end, mapping, unwritten);
+    if (ioend) submit_ioend(std::move(*ioend));
+    ioend = Ioend{0, file, page, chunk_end - page, mapping.disk_block(page), unwritten,
+                  std::nullopt, 0, {}, mapping.start, mapping.end};
 }
 
 void Xfs::submit_ioend(Ioend ioend) {
@@ -251,6 +270,7 @@ void Xfs::submit_ioend(Ioend ioend) {
                  " fails with EIO: the file system is shut down, nothing is written");
         return;
     }
+    SIM_LIVE(ioend);
     sim::cpu(cpu_cost::submit_ioend);
     // xfs_prepare_ioend (B3): an append that is not unwritten allocates its
     // size-update transaction now; unwritten completion updates di_size itself.
@@ -328,6 +348,7 @@ void Xfs::finish_ioend_pages(const Ioend& ioend) {
 }
 
 void Xfs::end_ioend(std::uint64_t ioend_id) {
+    SIM_LIVE(ioend_id);
     sim::yield(points::ioend_queued);
     sim::cpu(cpu_cost::workqueue_hop);
     // B6, xfs_end_ioend. ioends_ may grow while this task yields: index it anew.
@@ -371,6 +392,7 @@ void Xfs::setfilesize(std::uint64_t ioend_id) {
 
 auto Xfs::update_di_size(Transaction tp, std::uint32_t file, std::uint64_t io_end)
     -> std::optional<SizeUpdate> {
+    SIM_LIVE(tp, file, io_end);
     Inode& inode = inodes_[file];
     inode.ilock.lock();
     const std::uint64_t size = new_eof(file, bytes(io_end));

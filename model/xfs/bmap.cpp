@@ -107,8 +107,10 @@ auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length, bool wasdel)
     // the transaction's blocks before it allocates.
     if (!wasdel) length = std::min(length, fdblocks());
     if (length == 0) return {0, 0};
+    SIM_LIVE(length);
     lock_agf(tp);
     for (int attempt = 0; attempt < 2; attempt++) {
+        SIM_LIVE(attempt);
         // Busy extents (freed by a transaction not yet on disk) are skipped.
         sim::RangeMap<Free> available = free_space_;
         for (const BusyExtent& busy : busy_) available.erase(busy.start, busy.end);
@@ -132,6 +134,7 @@ void Xfs::free_extent(Transaction& tp, std::uint64_t start, std::uint64_t count)
     SIM_ASSERT(count > 0);
     SIM_ASSERT(start >= data_start_);
     SIM_ASSERT(start + count <= device_.block_count());
+    SIM_LIVE(start, count);
     lock_agf(tp);
     free_space_.assign(start, start + count, Free{});
     free_blocks_ += count;
@@ -143,6 +146,7 @@ auto Xfs::bmapi_allocate_delalloc(Transaction& tp, std::uint32_t file, const Rec
     -> std::optional<Record> {
     SIM_ASSERT(!record.hole);
     SIM_ASSERT(record.extent.state == ExtentState::delalloc);
+    SIM_LIVE(file, record);
     // xfs_bmapi_allocate with wasdel: the whole delalloc record, whatever
     // offset the caller asked for (capped at MAXEXTLEN).
     const std::uint64_t length = std::min(record.end - record.start, extent_blocks_max);
@@ -168,6 +172,7 @@ auto Xfs::bmapi_convert_delalloc(std::uint32_t file, std::uint64_t block, std::u
     Inode& inode = inodes_[file];
     auto tp = trans_alloc("xfs_bmapi_convert_delalloc");
     if (!tp) return std::nullopt;
+    SIM_LIVE(file, block, seq, tp);  // the first three in xfs_map_blocks' frame while trans_alloc waits
     inode.ilock.lock();
     // Look the offset up again under the exclusive ILOCK: another thread may
     // have converted the record since xfs_map_blocks dropped the shared lock.
@@ -183,6 +188,7 @@ auto Xfs::bmapi_convert_delalloc(std::uint32_t file, std::uint64_t block, std::u
         return Mapping{record.start, record.end, record.extent};
     }
     const auto got = bmapi_allocate_delalloc(*tp, file, record);
+    SIM_LIVE(got);
     if (!got) {
         trans_cancel(*tp);
         inode.ilock.unlock();
@@ -220,6 +226,7 @@ auto Xfs::bmapi_write_prealloc(Transaction& tp, std::uint32_t file, std::uint64_
     Inode& inode = inodes_[file];
     SIM_ASSERT(inode.ilock.write_held());
     const Record record = lookup(inode.data_fork, block);
+    SIM_LIVE(file, block, end, record);
     if (record.hole) {
         // xfs_bmapi_allocate without wasdel: XFS_BMAPI_PREALLOC makes it
         // unwritten, before the fix as after it.
@@ -283,7 +290,9 @@ auto Xfs::bunmapi(Transaction& tp, std::uint32_t file, std::uint64_t start, std:
     // xfs_bunmapi walks backwards from the end, at most two extents here.
     const std::size_t count = std::min<std::size_t>(mapped.size(), unmap_extents_per_transaction);
     std::string freed;
-    for (std::size_t i = mapped.size() - count; i < mapped.size(); i++) {
+    std::size_t i = mapped.size() - count;
+    SIM_LIVE(file, mapped, count, i);
+    for (; i < mapped.size(); i++) {
         const Record& piece = mapped[i];
         inode.data_fork.erase(piece.start, piece.end);
         if (piece.extent.state != ExtentState::delalloc) {

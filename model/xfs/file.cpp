@@ -66,6 +66,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     bool short_write = false;  // a write copied call.copied bytes only
     // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
     const bool write_protected = takes_write_protection(op_of<Op>(call));
+    SIM_LIVE(task, write_protected);
     if (write_protected) sb_.start(WriteLevel::write);
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
@@ -111,6 +112,7 @@ auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
 }
 
 void Xfs::create(std::uint32_t file) {
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     // xfs_generic_create -> xfs_create (v5.7): the path walk, the inode's
     // initialisation and the directory insert take create_ns of CPU; the
@@ -158,6 +160,7 @@ void Xfs::dialloc(Transaction& tp, std::uint32_t file) {
 }
 
 void Xfs::unlink(std::uint32_t file) {
+    SIM_LIVE(file);
     // do_unlinkat -> xfs_vn_unlink -> xfs_remove (v5.7): tr_remove,
     // xfs_droplink (nlink 0: xfs_iunlink puts the inode on the AGI unlinked
     // list), xfs_dir_removename, xfs_trans_commit. The path walk, the
@@ -186,6 +189,7 @@ void Xfs::unlink(std::uint32_t file) {
 }
 
 void Xfs::inactive(std::uint32_t file) {
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     // xfs_inactive: "if (VFS_I(ip)->i_size != 0 || ip->i_d.di_nextents > 0)
     // xfs_inactive_truncate" (di_size 0 and xfs_itruncate_extents; the model's
@@ -246,6 +250,7 @@ auto Xfs::check_wb_err(std::uint32_t file, const std::string& who) -> bool {
 
 auto Xfs::fsync(std::uint32_t file) -> bool {
     // xfs_file_fsync, v5.7.
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     if (shutdown_) {
         SIM_NOTE("fsync of inode " + name(file) + " fails with EIO: the file system is shut down");
@@ -293,6 +298,7 @@ auto Xfs::fsync(std::uint32_t file) -> bool {
 }
 
 auto Xfs::sync_file_range(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
+    SIM_LIVE(file, start, end);
     if (shutdown_) {
         SIM_NOTE("sync_file_range of inode " + name(file) + " fails with EIO");
         return false;
@@ -313,6 +319,7 @@ auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
     const bool keep_size = call.flag("keep_size");
     const bool punch = op_of<Op>(call) == Op::fpunch;
     const bool zero = op_of<Op>(call) == Op::fzero;
+    SIM_LIVE(file, keep_size, punch, zero, start, end);
     const std::string command =
         std::string(call.name) + (keep_size ? " -k " : " ") + range_text(start, end);
     if (shutdown_) {
@@ -330,6 +337,7 @@ auto Xfs::fallocate(const OpCall& call, std::uint64_t start, std::uint64_t end) 
     // offset + len > i_size_read(inode); punch never changes the size. An
     // allocation error (ENOSPC) goes to out_unlock: no size change.
     std::uint64_t new_size = 0;
+    SIM_LIVE(new_size);
     if (punch) {
         free_file_space(file, start, end);
     } else {
@@ -352,6 +360,7 @@ auto Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64
     // IOLOCK here), filemap_write_and_wait_range ("if (error) return
     // error;"), then truncate_pagecache_range. Block size = page size, so
     // the rounding to max(block, PAGE_SIZE) changes nothing.
+    SIM_LIVE(file, start, end);
     write_and_wait(file, start, end, "xfs_flush_unmap_range");
     if (!check_writeback_error(file, "xfs_flush_unmap_range")) return false;
     // filemap_check_errors: the legacy AS_EIO flag, not this file's wb_err.
@@ -368,12 +377,15 @@ auto Xfs::flush_unmap_range(std::uint32_t file, std::uint64_t start, std::uint64
 }
 
 void Xfs::free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    SIM_LIVE(file, start, end);
     Inode& inode = inodes_[file];
     for (;;) {
         auto tp = trans_alloc("xfs_unmap_extent");
         if (!tp) return;
+        SIM_LIVE(tp);
         inode.ilock.lock();
         const bool done = bunmapi(*tp, file, start, end);
+        SIM_LIVE(done);
         const bool changed = !tp->inodes.empty();
         trans_commit(*tp);
         inode.ilock.unlock();
@@ -385,11 +397,14 @@ void Xfs::free_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t
 auto Xfs::alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_t end) -> bool {
     Inode& inode = inodes_[file];
     std::uint64_t cursor = start;
+    SIM_LIVE(file, end, cursor);
     while (cursor < end) {
         auto tp = trans_alloc("xfs_alloc_file_space");
         if (!tp) return false;
+        SIM_LIVE(tp);
         inode.ilock.lock();
         const auto next = bmapi_write_prealloc(*tp, file, cursor, end);
+        SIM_LIVE(next);
         const bool changed = !tp->inodes.empty();
         if (next) {
             trans_commit(*tp);
@@ -409,9 +424,11 @@ auto Xfs::alloc_file_space(std::uint32_t file, std::uint64_t start, std::uint64_
 
 void Xfs::update_prealloc_flags(std::uint32_t file) {
     // Every fallocate mode ends with a transaction that logs the inode core.
+    SIM_LIVE(file);
     Inode& inode = inodes_[file];
     auto tp = trans_alloc("xfs_update_prealloc_flags");
     if (!tp) return;
+    SIM_LIVE(tp);
     inode.ilock.lock();
     tp->inodes.push_back(file);
     trans_commit(*tp);
@@ -421,6 +438,7 @@ void Xfs::update_prealloc_flags(std::uint32_t file) {
 void Xfs::truncate(std::uint32_t file, std::uint64_t size_bytes) {
     // xfs_vn_setattr with ATTR_SIZE: IOLOCK_EXCL and MMAPLOCK_EXCL around
     // xfs_setattr_size.
+    SIM_LIVE(file, size_bytes);
     Inode& inode = inodes_[file];
     inode.iolock.lock();
     // xfs_setattr_size returns early only when newsize == 0 && oldsize == 0
@@ -443,6 +461,9 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
     Inode& inode = inodes_[file];
     SIM_ASSERT(inode.iolock.write_held());
     const std::uint64_t old_size = inode.size_bytes;
+    const std::uint64_t new_end = (size_bytes + block_size_ - 1) / block_size_;
+    bool done = true;  // xfs_itruncate_extents unmapped everything past the new size
+    SIM_LIVE(file, size_bytes, old_size, done);
     // "if (newsize > ip->i_d.di_size && (oldsize != ip->i_d.di_size ||
     // did_zeroing))": write back what lies between di_size and the new size
     // first, or a crash could expose it as zeros (the "null files" case).
@@ -450,12 +471,10 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
     // every size is block aligned and no written block lies past EOF
     // (no speculative preallocation; falloc -k past EOF is unwritten).
     if (size_bytes > inode.di_size && old_size != inode.di_size) {
-        write_and_wait(file, inode.di_size / block_size_,
-                       (size_bytes + block_size_ - 1) / block_size_, "xfs_setattr_size");
+        write_and_wait(file, inode.di_size / block_size_, new_end, "xfs_setattr_size");
     }
     // truncate_setsize: i_size, then truncate_pagecache past the new size,
     // which waits for pages under writeback there and drops them, dirty or not.
-    const std::uint64_t new_end = (size_bytes + block_size_ - 1) / block_size_;
     inode.size_bytes = size_bytes;
     if (size_bytes < old_size) {
         wait_writeback(file, new_end, whole_file_end);
@@ -463,13 +482,13 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
     }
     auto tp = trans_alloc("xfs_setattr_size");
     if (!tp) return;
+    SIM_LIVE(tp);
     inode.ilock.lock();
     inode.di_size = size_bytes;
     tp->inodes.push_back(file);
     // "if (newsize <= oldsize)": xfs_itruncate_extents unmaps everything past
     // the new size, in this transaction and the ones it rolls to (at most two
     // extents each, as xfs_bunmapi is called by xfs_itruncate_extents_flags).
-    bool done = true;
     if (size_bytes <= old_size) done = bunmapi(*tp, file, new_end, whole_file_end);
     const std::uint64_t id = tp->id;
     trans_commit(*tp);
@@ -480,11 +499,11 @@ void Xfs::setattr_size(std::uint32_t file, std::uint64_t size_bytes) {
              " (transaction #" + std::to_string(id) + " in the CIL)");
     sim::yield(points::truncate_after_size_commit);
     while (!done) {
-        auto next = trans_alloc("xfs_itruncate_extents");
-        if (!next) return;
+        tp = trans_alloc("xfs_itruncate_extents");
+        if (!tp) return;
         inode.ilock.lock();
-        done = bunmapi(*next, file, new_end, whole_file_end);
-        trans_commit(*next);
+        done = bunmapi(*tp, file, new_end, whole_file_end);
+        trans_commit(*tp);
         inode.ilock.unlock();
         sim::yield(points::punch_after_unmap);
     }

@@ -78,6 +78,7 @@ void Xfs::log_worker() {
     // xfs_log_worker (v5.7), L1..L3; the daemon re-arms (L4).
     const std::string refusal = cover_refusal();
     const bool need_covered = log_need_covered();
+    SIM_LIVE(need_covered);
     SIM_NOTE(need_covered ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL, AIL and "
                                         "iclogs empty; covering state now ") +
                                 cover_state_name(covered_state_) + ")"
@@ -101,6 +102,7 @@ auto Xfs::sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool {
     // XFS_TRANS_NO_WRITECOUNT, &tp)", xfs_log_sb, xfs_trans_set_sync, commit.
     auto tp = trans_alloc("xfs_sync_sb", true);
     if (!tp) return false;
+    SIM_LIVE(who, tp);
     SIM_NOTE(std::string(who) + ": xfs_sync_sb allocates transaction #" + std::to_string(tp->id) +
              " (XFS_TRANS_NO_WRITECOUNT: no sb_start_intwrite, freeze_super does not wait for it)" +
              (knobs_.active_trans == ActiveTrans::counter
@@ -110,6 +112,7 @@ auto Xfs::sync_sb(const char* who, const sim::YieldPoint* in_trans) -> bool {
     tp->superblock = true;
     const std::uint64_t id = tp->id;
     const bool committed = trans_commit(*tp);
+    SIM_LIVE(committed);
     // XFS_TRANS_SYNC: __xfs_trans_commit forces the log up to the commit.
     if (committed) log_force(who);
     SIM_NOTE(std::string(who) + ": xfs_sync_sb transaction #" + std::to_string(id) +
@@ -174,6 +177,7 @@ void Xfs::sync_filesystem() {
     // sync_filesystem -> __sync_filesystem(sb, 0) then (sb, 1): write back
     // every inode and wait, then xfs_fs_sync_fs(wait): xfs_log_force(SYNC).
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {
+        SIM_LIVE(file);
         if (inodes_[file].exists) write_and_wait(file, 0, whole_file_end, "sync_filesystem");
     }
     log_force("sync_filesystem");

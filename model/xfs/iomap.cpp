@@ -22,6 +22,7 @@ auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint6
     Inode& inode = inodes_[file];
     const std::uint64_t hint = std::max<std::uint64_t>(1, inode.extsize_blocks);
     std::uint64_t cursor = start;
+    SIM_LIVE(file, end, hint, cursor);
     while (cursor < end) {
         inode.ilock.lock_shared();
         const Record record = lookup(inode.data_fork, cursor);
@@ -34,8 +35,10 @@ auto Xfs::write_iomap_direct(std::uint32_t file, std::uint64_t start, std::uint6
         const std::uint64_t aligned_start = std::max(record.start, cursor / hint * hint);
         const std::uint64_t aligned_end =
             std::min(record.end, (want_end + hint - 1) / hint * hint);
+        SIM_LIVE(aligned_start, aligned_end);
         auto tp = trans_alloc("xfs_iomap_write_direct");
         if (!tp) return false;
+        SIM_LIVE(tp);
         inode.ilock.lock();
         const auto next = bmapi_write_prealloc(*tp, file, aligned_start, aligned_end);
         if (next) {
@@ -62,6 +65,8 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     Inode& inode = inodes_[file];
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
+    bool unwritten = false;
+    SIM_LIVE(file, offset, length, version, unwritten);
     inode.iolock.lock();
     direct_write_begin(page_cache_, file, start, end,
                        [&] { write_and_wait(file, start, end, "direct I/O: filemap_write_and_wait_range"); });
@@ -72,9 +77,9 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
         return false;
     }
     // A bio per mapping, sent once the whole range is mapped.
-    bool unwritten = false;
     const std::vector<Mapping> mappings = direct_write_mappings(file, start, end, unwritten);
     DirectBios bios(device_, disk::Content::data(file, start, version), start);
+    SIM_LIVE(bios);
     for (const Mapping& mapping : mappings) bios.submit(mapping.start, mapping.end, mapping.extent.start_block);
     counters_.data_ios++;
     counters_.data_blocks_written += end - start;
@@ -93,6 +98,7 @@ auto Xfs::direct_write_mappings(std::uint32_t file, std::uint64_t start, std::ui
     -> std::vector<Mapping> {
     // The range as xfs_direct_write_iomap_begin maps it once allocated: no
     // hole, no delalloc; `unwritten` tells whether some of it is unwritten.
+    SIM_LIVE(file, start, end);
     Inode& inode = inodes_[file];
     std::vector<Mapping> mappings;
     inode.ilock.lock_shared();
@@ -116,6 +122,7 @@ void Xfs::dio_write_end_io(std::uint32_t file, std::uint64_t offset, std::uint64
     const std::uint64_t start = offset / block_size_;
     const std::uint64_t end = (offset + length) / block_size_;
     const bool extends = offset + length > inode.size_bytes;
+    SIM_LIVE(file, end);
     if (extends) inode.size_bytes = offset + length;
     if (unwritten) {
         iomap_write_unwritten(file, start, end);
@@ -127,13 +134,16 @@ void Xfs::dio_write_end_io(std::uint32_t file, std::uint64_t offset, std::uint64
 void Xfs::iomap_write_unwritten(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
     Inode& inode = inodes_[file];
     std::uint64_t cursor = start;
+    SIM_LIVE(file, end, cursor);
     while (cursor < end) {
         auto tp = trans_alloc("xfs_iomap_write_unwritten");
         if (!tp) return;
+        SIM_LIVE(tp);
         inode.ilock.lock();
         // xfs_bmapi_write(XFS_BMAPI_CONVERT): exactly the written range,
         // splitting the unwritten record around it.
         const std::uint64_t next = bmapi_convert_unwritten(*tp, file, cursor, end);
+        SIM_LIVE(next);
         const std::uint64_t old_size = inode.di_size;
         // "i_size = XFS_FSB_TO_B(mp, offset_fsb + count_fsb)", capped at
         // offset + count: the end of the whole range still to convert, not of

@@ -48,6 +48,7 @@ auto Xfs::image_of(std::uint32_t file) const -> InodeImage {
 auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Transaction> {
     // xfs_trans_alloc fails with -EIO once the file system is shut down.
     if (shutdown_) return std::nullopt;
+    SIM_LIVE(kind, no_writecount);
     // T2: "if (!(flags & XFS_TRANS_NO_WRITECOUNT)) sb_start_intwrite(mp->m_super);"
     // ("xfs: remove the m_active_trans counter"): blocks once freezing reached FS.
     if (!no_writecount) sb_.start(WriteLevel::fs);
@@ -156,6 +157,7 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
 
 void Xfs::log_force(const char* why) {
     if (shutdown_) return;
+    SIM_LIVE(why);
     log_force_lock_.lock();
     const bool wrote = push_cil(why);
     log_force_lock_.unlock();
@@ -172,8 +174,9 @@ auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
     // (log_flushed stays 0): that record's PREFLUSH may have gone out before
     // the caller's data completed, so the caller flushes the device itself.
     if (sequence <= durable_sequence_ || shutdown_) return false;
-    log_force_lock_.lock();
     bool wrote = false;
+    SIM_LIVE(sequence, why, wrote);
+    log_force_lock_.lock();
     if (sequence > durable_sequence_) wrote = push_cil(why);
     // The force leaves the asked checkpoint on disk (or the log shut down).
     SIM_ASSERT(sequence <= durable_sequence_ || shutdown_);
@@ -204,8 +207,10 @@ auto Xfs::push_cil(const char* why) -> bool {
     // the covering dummy; any other record has more ops.
     const bool cover_record = checkpoint.size() == 1 && checkpoint[0].superblock &&
                               checkpoint[0].inodes.empty() && !checkpoint[0].free_space;
+    SIM_LIVE(checkpoint, sequence, cover_record);
     sim::yield(points::log_cil_pushed);
     const std::uint64_t lsn = lsn_ + 1;
+    SIM_LIVE(lsn);
     // The record goes where record lsn - log_blocks_ was; the metadata in
     // place must reflect that one before it is overwritten.
     if (lsn > home_lsn_ + log_blocks_) push_ail();
@@ -238,6 +243,7 @@ void Xfs::log_unmount_write() {
     if (shutdown_) return;
     log_force_lock_.lock();
     const std::uint64_t lsn = lsn_ + 1;
+    SIM_LIVE(lsn);
     if (lsn > home_lsn_ + log_blocks_) push_ail();
     iclogs_busy_ = true;
     device_.flush_and_wait();

@@ -46,6 +46,7 @@
 #include "model/metadata_store.hpp"
 #include "model/page_cache.hpp"
 #include "model/story.hpp"
+#include "sim/live.hpp"
 #include "sim/range_map.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/sync.hpp"
@@ -217,21 +218,22 @@ inline void encode_object(KeyWords& out, const MetaState& meta) {
     for (const InodeImage& inode : meta.inodes) encode_inode(out, inode);
     encode_free(out, meta.free_space);
 }
+inline void encode_transaction(KeyWords& out, const LoggedTransaction& transaction) {
+    out.push_back(transaction.id);
+    encode_string(out, transaction.kind == nullptr ? std::string_view{} : std::string_view{transaction.kind});
+    out.push_back(transaction.kind == nullptr);
+    out.push_back(transaction.inodes.size());
+    for (const auto& [ino, inode] : transaction.inodes) {
+        out.push_back(ino);
+        encode_inode(out, inode);
+    }
+    out.push_back(transaction.free_space.has_value());
+    if (transaction.free_space) encode_free(out, *transaction.free_space);
+    out.push_back(transaction.superblock);
+}
 inline void encode_object(KeyWords& out, const LogRecord& record) {
     out.insert(out.end(), {record.lsn, std::uint64_t{record.unmount}, record.transactions.size()});
-    for (const LoggedTransaction& transaction : record.transactions) {
-        out.push_back(transaction.id);
-        encode_string(out, transaction.kind == nullptr ? std::string_view{} : std::string_view{transaction.kind});
-        out.push_back(transaction.kind == nullptr);
-        out.push_back(transaction.inodes.size());
-        for (const auto& [ino, inode] : transaction.inodes) {
-            out.push_back(ino);
-            encode_inode(out, inode);
-        }
-        out.push_back(transaction.free_space.has_value());
-        if (transaction.free_space) encode_free(out, *transaction.free_space);
-        out.push_back(transaction.superblock);
-    }
+    for (const LoggedTransaction& transaction : record.transactions) encode_transaction(out, transaction);
 }
 template <typename T>
 void object_references(const T&, std::vector<std::uint64_t>&) {}
@@ -329,6 +331,51 @@ struct WritepageCtx {
     std::uint64_t data_seq = 0;
 };
 
+// Live locals' hashes (sim/live.hpp): the transactions, records, mappings,
+// writeback contexts, ioends and CIL checkpoints a task keeps across a
+// suspension, every member of each.
+inline void hash_value(sim::StateHash& out, const Extent& extent) {
+    out.add(static_cast<std::uint64_t>(extent.state));
+    out.add(extent.start_block);
+}
+inline void hash_value(sim::StateHash& out, const Record& record) {
+    for (const std::uint64_t word : {record.start, record.end, std::uint64_t{record.hole}}) out.add(word);
+    hash_value(out, record.extent);
+}
+inline void hash_value(sim::StateHash& out, const Mapping& mapping) {
+    out.add(mapping.start);
+    out.add(mapping.end);
+    hash_value(out, mapping.extent);
+}
+inline void hash_value(sim::StateHash& out, const WritepageCtx& wpc) {
+    sim::hash_value(out, wpc.imap);
+    out.add(wpc.data_seq);
+}
+inline void hash_value(sim::StateHash& out, const Transaction& tp) {
+    out.add(tp.id);
+    out.add(sim::hash_name(tp.kind));
+    sim::hash_value(out, tp.inodes);
+    sim::hash_value(out, tp.busy);
+    out.add((tp.free_space ? 1U : 0U) | (tp.holds_agf ? 2U : 0U) | (tp.no_writecount ? 4U : 0U) |
+            (tp.superblock ? 8U : 0U));
+    out.add(sim::hash_name(tp.op));
+}
+inline void hash_value(sim::StateHash& out, const Ioend& ioend) {
+    for (const std::uint64_t word : {ioend.id, std::uint64_t{ioend.file}, ioend.start, ioend.length,
+                                     ioend.disk_block, std::uint64_t{ioend.bios_pending}, ioend.mapping_start,
+                                     ioend.mapping_end}) {
+        out.add(word);
+    }
+    out.add((ioend.unwritten ? 1U : 0U) | (ioend.failed ? 2U : 0U));
+    sim::hash_value(out, ioend.size_transaction);
+    out.add(sim::hash_name(ioend.op));
+}
+inline void hash_value(sim::StateHash& out, const LoggedTransaction& transaction) {
+    KeyWords words;
+    encode_transaction(words, transaction);
+    out.add(sim::hash_words(words));
+}
+
 class Xfs final : public FileSystemBase<MetaObject> {
 public:
     Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
@@ -345,12 +392,18 @@ public:
     /// xfs_log_work_queue), in every kernel: its wake-ups race the tasks
     /// within explore.daemon_wakeups.
     void start_daemons() override;
+    /// The model's state per footprint resource, for visited states (fingerprint.cpp).
+    auto hash_resources(sim::ResourceHashes& out) const -> bool override;
 
 private:
     /// xlog_recover and the mount around it: recover() and
     /// recover_with_writes() share it; `recovered` (if given) receives the
     /// metadata with the log replayed into it, when any record was replayed.
     auto mount(const disk::Image& image, std::optional<MetaState>* recovered) const -> RecoveredState;
+    // fingerprint.cpp: hash_resources' parts.
+    void hash_inodes(sim::ResourceHashes& out) const;
+    void hash_log(sim::ResourceHashes& out) const;
+    void hash_io(sim::ResourceHashes& out) const;
     // file.cpp: the file operations
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
@@ -400,6 +453,10 @@ private:
     void writepages(std::uint32_t file, std::uint64_t start, std::uint64_t end, const char* who);
     auto map_blocks(WritepageCtx& wpc, std::uint32_t file, std::uint64_t block)
         -> std::optional<Mapping>;
+    /// iomap_add_to_ioend: [page, chunk_end) of `mapping` joins `ioend`, or
+    /// `ioend` is submitted and a new one holds it.
+    void add_to_ioend(std::optional<Ioend>& ioend, std::uint32_t file, std::uint64_t page,
+                      std::uint64_t chunk_end, const Mapping& mapping);
     void submit_ioend(Ioend ioend);
     void end_bio(std::uint64_t ioend_id, bool ok);
     /// The errseq part of file_write_and_wait_range and file_fdatawait_range
