@@ -80,7 +80,10 @@ TEST_CASE("visited states: check mode finds no merge that parts on the other xfs
                             Case{"scenarios/xfs/truncate-fsync-sizes.json", "fix"},
                             Case{"scenarios/xfs/falloc-k-over-sized-file.json", "fix"},
                             Case{"scenarios/xfs/enospc-write.json", "fix"},
-                            Case{"scenarios/xfs/frozen-image.json", "cancel-first"}}) {
+                            Case{"scenarios/xfs/frozen-image.json", "cancel-first"},
+                            // Two writes whose completions fall due at one instant: the device
+                            // hashes which timer ends which.
+                            Case{"scenarios/xfs/frozen-image.json", "counter"}}) {
         check_clean(one);
     }
 }
