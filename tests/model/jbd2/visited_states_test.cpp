@@ -52,9 +52,9 @@ constexpr const char* sync_durability = "scenarios/jbd2/sync-durability.json";
 
 TEST_CASE("jbd2 visited states: the same distinct crash states in fewer schedules" *
           doctest::test_suite("campaign")) {
-    // ENOSPC's commits free blocks while writes wait for them: the one jbd2
-    // scenario whose stateless dfs:0 completes, with the kernel's own
-    // nondeterminism off (with it on, its estimate passes 1e8 schedules).
+    // ENOSPC's commits free blocks while writes wait for them: a stateless
+    // dfs:0 of it completes in seconds with the kernel's own nondeterminism
+    // off (with it on, its estimate passes 1e8 schedules).
     constexpr const char* enospc = "scenarios/jbd2/enospc-write.json";
     const std::uint64_t cap = 2'000'000;
     const runner::FuzzReport full = search(enospc, "fix", 0, {}, cap, Bounds::none);
