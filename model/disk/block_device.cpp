@@ -121,7 +121,7 @@ void BlockDevice::submit_write(std::uint64_t block, std::uint64_t count, Content
     const std::uint64_t sequence = enqueue(block, count, content, fua, what);
     // A device completion: within the run's io_reorders it may complete
     // ahead of requests submitted earlier.
-    in_flight(sequence).timer = sim::current_scheduler().io_after(
+    in_flight(sequence)->timer = sim::current_scheduler().io_after(
         transfer(count) + latency(profile_.write_latency), [this, sequence, done = std::move(on_complete)] {
             complete_write(sequence);
             sim::current_scheduler().io_event(false, sequence, "");
@@ -134,7 +134,7 @@ void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count
     const std::uint64_t sequence = enqueue(block, count, content, false, what);
     // Failable only with faults.write_errors: the scheduler then lists the
     // completion's failing twin (sim::Charge::io_error) while the budget lasts.
-    in_flight(sequence).timer = sim::current_scheduler().io_after(
+    in_flight(sequence)->timer = sim::current_scheduler().io_after(
         transfer(count) + latency(profile_.write_latency),
         [this, sequence, done = std::move(on_end)] {
             const bool failed = sim::current_scheduler().io_failing();
@@ -152,10 +152,7 @@ void BlockDevice::submit_failable_write(std::uint64_t block, std::uint64_t count
 void BlockDevice::fail_write(std::uint64_t sequence) {
     // The request ends with an error: it is not in the cache, nothing of it
     // is durable, and no crash keeps it (a write I/O error).
-    auto it = std::find_if(pending_.begin(), pending_.end(),
-                           [sequence](const PendingWrite& w) { return w.sequence == sequence; });
-    SIM_ASSERT(it != pending_.end() && !it->completed);
-    pending_.erase(it);
+    pending_.erase(in_flight(sequence));
     counters_.write_errors++;
     epoch_++;
 }
@@ -180,18 +177,15 @@ auto BlockDevice::enqueue(std::uint64_t block, std::uint64_t count, Content cont
     return sequence;
 }
 
-auto BlockDevice::in_flight(std::uint64_t sequence) -> PendingWrite& {
+auto BlockDevice::in_flight(std::uint64_t sequence) -> std::vector<PendingWrite>::iterator {
     auto it = std::find_if(pending_.begin(), pending_.end(),
                            [sequence](const PendingWrite& w) { return w.sequence == sequence; });
     SIM_ASSERT(it != pending_.end() && !it->completed);
-    return *it;
+    return it;
 }
 
 void BlockDevice::complete_write(std::uint64_t sequence) {
-    auto it = std::find_if(pending_.begin(), pending_.end(),
-                           [sequence](const PendingWrite& w) { return w.sequence == sequence; });
-    SIM_ASSERT(it != pending_.end());
-    SIM_ASSERT(!it->completed);
+    const auto it = in_flight(sequence);
     it->completed = true;
     it->timer = 0;
     if (it->fua) {

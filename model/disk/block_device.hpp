@@ -15,7 +15,6 @@
 #include "model/disk/content.hpp"
 #include "sim/prng.hpp"
 #include "sim/range_map.hpp"
-#include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
 namespace model::disk {
@@ -321,8 +320,8 @@ public:
 
 private:
     void complete_write(std::uint64_t sequence);
-    /// The pending write `sequence`, still in flight.
-    auto in_flight(std::uint64_t sequence) -> PendingWrite&;
+    /// The pending write `sequence`, which must still be in flight.
+    auto in_flight(std::uint64_t sequence) -> std::vector<PendingWrite>::iterator;
     void fail_write(std::uint64_t sequence);
     /// A submitted write, in flight: its sequence number.
     auto enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua, const char* what)
