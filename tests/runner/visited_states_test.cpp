@@ -8,30 +8,12 @@
 
 #include <string>
 
-#include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
+#include "tests/runner/visited_search.hpp"
 
 namespace {
 
-struct Key {
-    sim::VisitedKey states = sim::VisitedKey::none;
-    bool check = false;
-    std::string omit{};
-};
-
-auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key)
-    -> runner::FuzzReport {
-    const loader::Scenario scenario = loader::load_scenario(path);
-    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
-    runner::FuzzRequest request;
-    request.strategy.kind = sim::StrategySpec::Kind::dfs;
-    request.strategy.preemptions = preemptions;
-    request.schedules = 2'000'000;
-    request.states = key.states;
-    request.check_fingerprints = key.check;
-    request.fingerprint_omit = key.omit;
-    return runner::fuzz(simulation, request);
-}
+using test_support::search;
 
 constexpr const char* race = "scenarios/btrfs/fast-fsync-vs-page-release.json";
 

@@ -9,41 +9,12 @@
 
 #include <string>
 
-#include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
+#include "tests/runner/visited_search.hpp"
 
 namespace {
 
-struct Key {
-    sim::VisitedKey states = sim::VisitedKey::none;
-    bool check = false;
-    std::string omit{};
-};
-
-/// The explore bounds of the scenario, or none of the kernel's
-/// nondeterminism (no I/O reordering, daemon wake-up or crash in recovery).
-enum class Bounds : std::uint8_t { scenario, none };
-
-auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key,
-            std::uint64_t schedules = 2'000'000, Bounds bounds = Bounds::scenario) -> runner::FuzzReport {
-    const loader::Scenario scenario = loader::load_scenario(path);
-    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
-    if (bounds == Bounds::none) {
-        loader::ExploreBounds none = simulation.bounds();
-        none.io_reorders = 0;
-        none.daemon_wakeups = 0;
-        none.recovery_crashes = 0;
-        simulation.set_bounds(none);
-    }
-    runner::FuzzRequest request;
-    request.strategy.kind = sim::StrategySpec::Kind::dfs;
-    request.strategy.preemptions = preemptions;
-    request.schedules = schedules;
-    request.states = key.states;
-    request.check_fingerprints = key.check;
-    request.fingerprint_omit = key.omit;
-    return runner::fuzz(simulation, request);
-}
+using test_support::search;
 
 constexpr const char* relogged = "scenarios/jbd2/relogged-buffer-checkpoint.json";
 constexpr const char* sync_durability = "scenarios/jbd2/sync-durability.json";
@@ -57,9 +28,11 @@ TEST_CASE("jbd2 visited states: the same distinct crash states in fewer schedule
     // off (with it on, its estimate passes 1e8 schedules).
     constexpr const char* enospc = "scenarios/jbd2/enospc-write.json";
     const std::uint64_t cap = 2'000'000;
-    const runner::FuzzReport full = search(enospc, "fix", 0, {}, cap, Bounds::none);
-    const runner::FuzzReport cached =
-        search(enospc, "fix", 0, {.states = sim::VisitedKey::locals}, cap, Bounds::none);
+    const runner::FuzzReport full =
+        search(enospc, "fix", 0, {.schedules = cap, .kernel_nondeterminism = false});
+    const runner::FuzzReport cached = search(
+        enospc, "fix", 0,
+        {.states = sim::VisitedKey::locals, .schedules = cap, .kernel_nondeterminism = false});
     REQUIRE(full.complete);
     REQUIRE(cached.complete);
     CHECK(!cached.found);
@@ -93,7 +66,8 @@ TEST_CASE("jbd2 visited states: check mode finds no merge that parts" * doctest:
         CAPTURE(one.path);
         CAPTURE(one.variant);
         const runner::FuzzReport checked =
-            search(one.path, one.variant, 0, {.states = sim::VisitedKey::locals, .check = true}, 10'000);
+            search(one.path, one.variant, 0,
+                   {.states = sim::VisitedKey::locals, .check = true, .schedules = 10'000});
         CHECK(checked.dfs.merges_followed > 0);
         CHECK(checked.dfs.decisions_compared > 0);
         CHECK(checked.dfs.mismatches == 0);
@@ -115,7 +89,8 @@ TEST_CASE("jbd2 visited states: check mode names a resource or a live local left
         CAPTURE(one.path);
         CAPTURE(one.omit);
         const runner::FuzzReport checked = search(
-            one.path, "fix", 0, {.states = sim::VisitedKey::locals, .check = true, .omit = one.omit}, 3'000);
+            one.path, "fix", 0,
+            {.states = sim::VisitedKey::locals, .check = true, .omit = one.omit, .schedules = 3'000});
         CHECK(checked.dfs.mismatches > 0);
         REQUIRE(!checked.mismatches.empty());
         CHECK(checked.mismatches.front().what.find(one.named) != std::string::npos);

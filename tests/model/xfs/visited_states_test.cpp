@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "loader/scenario.hpp"
 #include "runner/campaign.hpp"
+#include "tests/runner/visited_search.hpp"
 
 namespace {
 
@@ -18,26 +18,8 @@ namespace {
 /// of schedules cover every scenario's merges of each kind.
 constexpr std::uint64_t check_schedules = 30'000;
 
-struct Key {
-    sim::VisitedKey states = sim::VisitedKey::none;
-    bool check = false;
-    std::string omit{};
-    std::uint64_t schedules = 2'000'000;
-};
-
-auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions, const Key& key)
-    -> runner::FuzzReport {
-    const loader::Scenario scenario = loader::load_scenario(path);
-    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
-    runner::FuzzRequest request;
-    request.strategy.kind = sim::StrategySpec::Kind::dfs;
-    request.strategy.preemptions = preemptions;
-    request.schedules = key.schedules;
-    request.states = key.states;
-    request.check_fingerprints = key.check;
-    request.fingerprint_omit = key.omit;
-    return runner::fuzz(simulation, request);
-}
+using Key = test_support::VisitedSearch;
+using test_support::search;
 
 auto checked(const std::string& path, const std::string& variant, std::uint32_t preemptions,
              const std::string& omit = {}, std::uint64_t schedules = check_schedules) -> runner::FuzzReport {

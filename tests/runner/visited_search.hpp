@@ -1,0 +1,44 @@
+#pragma once
+// A bounded dfs over one variant of a bundled scenario, for the visited-state
+// tests of each model: the key it remembers states by, check mode, a
+// key part left out, the schedule cap, and whether the kernel's own
+// nondeterminism (I/O reordering, daemon wake-ups, crashes in recovery) is
+// the scenario's or off.
+#include <cstdint>
+#include <string>
+
+#include "loader/scenario.hpp"
+#include "runner/campaign.hpp"
+
+namespace test_support {
+
+struct VisitedSearch {
+    sim::VisitedKey states = sim::VisitedKey::none;
+    bool check = false;
+    std::string omit{};
+    std::uint64_t schedules = 2'000'000;
+    bool kernel_nondeterminism = true;
+};
+
+inline auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions,
+                   const VisitedSearch& key) -> runner::FuzzReport {
+    const loader::Scenario scenario = loader::load_scenario(path);
+    runner::Simulation simulation(scenario, *scenario.find_variant(variant));
+    if (!key.kernel_nondeterminism) {
+        loader::ExploreBounds none = simulation.bounds();
+        none.io_reorders = 0;
+        none.daemon_wakeups = 0;
+        none.recovery_crashes = 0;
+        simulation.set_bounds(none);
+    }
+    runner::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = preemptions;
+    request.schedules = key.schedules;
+    request.states = key.states;
+    request.check_fingerprints = key.check;
+    request.fingerprint_omit = key.omit;
+    return runner::fuzz(simulation, request);
+}
+
+}  // namespace test_support
