@@ -48,6 +48,7 @@ struct FuzzArgs {
     std::string states = "none";     // --states locals|reads
     bool check_fingerprints = false;
     std::string fingerprint_omit;
+    std::uint64_t max_memory_mib = runner::visited_memory_default_mib;  // --max-memory MiB
 };
 
 /// --states, --check-fingerprints and --fingerprint-omit into the request.
@@ -81,6 +82,7 @@ void visited_states(const FuzzArgs& args, bool dfs, runner::FuzzRequest& request
     }
     request.check_fingerprints = args.check_fingerprints;
     request.fingerprint_omit = args.fingerprint_omit;
+    request.max_memory_mib = args.max_memory_mib;
 }
 
 /// "K/N" with 0 <= K < N.
@@ -324,6 +326,10 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_option("--fingerprint-omit", args->fingerprint_omit,
                      "dfs with --states: leave a live local or a resource out of the key (a mutation that "
                      "--check-fingerprints must catch)");
+    fuzz->add_option("--max-memory", args->max_memory_mib,
+                     "dfs with --states: the visited-state table's bound per job, in MiB (default 2048; 0: "
+                     "none); once full, new states are not remembered and the summary says how many")
+        ->check(in_range(0, std::uint64_t{1} << 40));
     fuzz->add_option("--io-reorders", args->io_reorders,
                      "per schedule, device completions that may fire ahead of earlier timers (0-8; default: "
                      "the scenario's explore, else 1)")

@@ -293,6 +293,12 @@ auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& 
             request.states == sim::VisitedKey::locals ? "the tasks' declared live locals"
                                                       : "the tasks' reads",
             static_cast<ull>(dfs.cut_visited), states * states / 3.6893488147419103e19);
+    if (dfs.dropped != 0) {
+        appendf(out,
+                "visited states: %llu states not remembered: the table reached its bound of %llu MiB per job "
+                "(--max-memory); their revisits ran again (more runs, nothing explored less)\n",
+                static_cast<ull>(dfs.dropped), static_cast<ull>(request.max_memory_mib));
+    }
     if (dfs.unhashed != 0) {
         appendf(out,
                 "visited states: %llu decisions could not be hashed (a model without state hashes): "
@@ -305,6 +311,10 @@ auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& 
                 "compared, %llu where the runs parted\n",
                 static_cast<ull>(dfs.merges_followed), sim::check_decisions,
                 static_cast<ull>(dfs.decisions_compared), static_cast<ull>(dfs.mismatches));
+        appendf(out,
+                "fingerprint check: %llu key hits whose states differ in what the key hashes (64-bit "
+                "collisions: neither cut nor followed)\n",
+                static_cast<ull>(dfs.collisions));
         for (const sim::FingerprintMismatch& mismatch : report.mismatches) {
             appendf(out, "fingerprint check: run %llu, %llu decision(s) after the merge: %s\n",
                     static_cast<ull>(mismatch.schedule), static_cast<ull>(mismatch.decisions),

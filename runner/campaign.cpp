@@ -358,6 +358,7 @@ auto search_tree(const FuzzRequest& request) -> sim::DfsTree {
     tree.measure_visited(request.states);
     if (request.check_fingerprints) tree.check_fingerprints();
     tree.omit_from_key(request.fingerprint_omit);
+    tree.limit_visited(request.max_memory_mib << 20);
     return tree;
 }
 

@@ -45,6 +45,9 @@ inline constexpr std::uint64_t estimate_first_line_runs = 64;
 /// give a standard error.
 inline constexpr std::uint32_t estimate_probes_default = 2;
 
+/// --max-memory's default: a bound well below a CI runner's memory.
+inline constexpr std::uint64_t visited_memory_default_mib = 2048;
+
 struct FuzzRequest {
     sim::StrategySpec strategy;
     std::uint64_t seed = 0;
@@ -68,6 +71,9 @@ struct FuzzRequest {
     /// A mutation of the key that check mode must catch: a live local's
     /// name, or a resource's (--fingerprint-omit).
     std::string fingerprint_omit;
+    /// dfs with states: the visited-state table's bound per job, in MiB
+    /// (--max-memory; DfsTree::limit_visited); 0: none.
+    std::uint64_t max_memory_mib = visited_memory_default_mib;
     std::uint32_t jobs = 1;  // threads (dfs: workers sharing the units, sim/dfs.hpp)
     std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
     std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index; dfs: the units u with u % count == index

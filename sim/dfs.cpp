@@ -24,9 +24,11 @@ auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     cut_visited += other.cut_visited;
     unhashed += other.unhashed;
     states += other.states;
+    dropped += other.dropped;
     merges_followed += other.merges_followed;
     decisions_compared += other.decisions_compared;
     mismatches += other.mismatches;
+    collisions += other.collisions;
     return *this;
 }
 
@@ -75,6 +77,7 @@ void DfsTree::split(std::size_t depth, std::function<bool(std::uint64_t)> claim)
 void DfsTree::next_unit() {
     unit_++;
     visits_.clear();
+    visited_bytes_ = 0;
     marks_.clear();
     owned_ = claim_(unit_);
     cut_at_ = owned_ ? no_cut : split_depth_;

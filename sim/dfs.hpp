@@ -76,12 +76,18 @@ struct DfsStats {
     std::uint64_t cut_visited = 0;      // runs cut at a visited state (VisitedKey)
     std::uint64_t unhashed = 0;         // decisions whose state could not be hashed (never cut)
     std::uint64_t states = 0;           // distinct states remembered (VisitedKey::reads, locals)
+    // States not remembered because the table had reached its memory bound
+    // (DfsTree::limit_visited): their revisits run again, never cut.
+    std::uint64_t dropped = 0;
     // Check mode (DfsTree::check_fingerprints): revisits followed instead of
     // cut, decisions compared with the first visit's run, and those at which
     // the two runs parted (a key that left something out).
     std::uint64_t merges_followed = 0;
     std::uint64_t decisions_compared = 0;
     std::uint64_t mismatches = 0;
+    // Check mode: key hits whose states differ in what the key hashes (a
+    // 64-bit collision), neither cut nor followed.
+    std::uint64_t collisions = 0;
     auto operator+=(const DfsStats& other) -> DfsStats&;
 };
 
@@ -138,6 +144,9 @@ struct StateParts {
     std::uint64_t outside = 0;  // ResourceHasher::hash_outside
     std::uint64_t engine = 0;   // Scheduler::hash_engine
     [[nodiscard]] auto key() const -> std::uint64_t;
+    /// Whether the two agree in everything key() hashes: check mode tells a
+    /// collision of 64-bit keys from a merge with it.
+    [[nodiscard]] auto same_key(const StateParts& other) const -> bool;
     auto operator==(const StateParts& other) const -> bool {
         return signature == other.signature && running == other.running && listed == other.listed &&
                tasks == other.tasks && tasks_whole == other.tasks_whole && resources == other.resources &&
@@ -239,6 +248,20 @@ public:
     /// `name` is a resource's when one is registered by that name at the
     /// first state hashed (models register theirs as they first hash).
     void omit_from_key(std::string name) { omit_ = std::move(name); }
+    /// Bounds the visited-state table at about `bytes` (0: no bound): once
+    /// full, new states are not remembered (DfsStats::dropped), so their
+    /// revisits run again. Each tree (each job) has its own table, emptied
+    /// per unit of a split search, so the counts do not depend on --jobs.
+    void limit_visited(std::uint64_t bytes) { visited_limit_ = bytes; }
+    /// What the visited-state table holds now, in bytes (an estimate from
+    /// its entries' sizes).
+    [[nodiscard]] auto visited_bytes() const -> std::uint64_t { return visited_bytes_; }
+    /// Keeps only the low `bits` bits of every visited-state key, so that
+    /// keys collide often: tests show with it what check mode does at a
+    /// collision.
+    void narrow_keys(unsigned bits) {
+        key_mask_ = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    }
 
 private:
     friend class DfsStrategy;
@@ -282,6 +305,9 @@ private:
         std::uint32_t mark = 0;            //   the run's mark of it
     };
     std::unordered_map<std::uint64_t, std::vector<Visit>> visits_;
+    std::uint64_t visited_limit_ = 0;  // limit_visited
+    std::uint64_t visited_bytes_ = 0;
+    std::uint64_t key_mask_ = ~std::uint64_t{0};  // narrow_keys
     // Check mode: per run, its fresh decisions (the parts at each and the
     // choice taken there): a first visit's continuation is its run's marks
     // after its own.
@@ -362,6 +388,13 @@ private:
     /// never cuts: it follows the first visit's trail instead.
     auto visited_state(const Scheduler& scheduler, std::span<const Candidate> candidates,
                        const DfsTree::Node& node) -> bool;
+    /// Whether `first` explored at least what `visit` would (Godefroid's
+    /// rule): no more preemptions or steps spent, no task asleep that is
+    /// awake at `visit`.
+    [[nodiscard]] static auto covers(const DfsTree::Visit& first, const DfsTree::Visit& visit) -> bool;
+    /// Records `visit` under `key` (`fresh`: the first of that key), unless
+    /// the table is at its bound (DfsTree::limit_visited).
+    void remember(std::uint64_t key, bool fresh, DfsTree::Visit visit);
     /// The state's parts now; false when a hash failed.
     auto state_parts(const Scheduler& scheduler, std::span<const Candidate> candidates,
                      const DfsTree::Node& node, StateParts& parts) const -> bool;

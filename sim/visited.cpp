@@ -63,6 +63,18 @@ auto StateParts::key() const -> std::uint64_t {
     return hash.value();
 }
 
+auto StateParts::same_key(const StateParts& other) const -> bool {
+    const auto kept = [](const StateParts& parts) {
+        std::vector<std::pair<std::uint32_t, std::uint64_t>> out;
+        for (const auto& entry : parts.resources) {
+            if (!parts.omitted.has(entry.first)) out.push_back(entry);
+        }
+        return out;
+    };
+    return signature == other.signature && running == other.running && tasks == other.tasks &&
+           kept(*this) == kept(other) && outside == other.outside && engine == other.engine;
+}
+
 void DfsTree::resolve_omit() {
     omit_resolved_ = true;
     if (omit_.empty()) return;
@@ -137,34 +149,60 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
     for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
     std::sort(visit.sleep.begin(), visit.sleep.end());
-    std::vector<DfsTree::Visit>& earlier = tree_.visits_[parts_.key()];
-    for (const DfsTree::Visit& first : earlier) {
-        // A timer's key names a different timer on another path: a first
-        // visit that slept on one is not compared.
-        const bool timers_asleep = std::any_of(first.sleep.begin(), first.sleep.end(),
-                                               [](std::uint64_t k) { return (k >> 63) != 0; });
-        if (first.preemptions > visit.preemptions || first.steps > visit.steps || timers_asleep ||
-            !std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end())) {
-            continue;
+    const std::uint64_t key = parts_.key() & tree_.key_mask_;
+    const auto found = tree_.visits_.find(key);
+    if (found != tree_.visits_.end()) {
+        for (const DfsTree::Visit& first : found->second) {
+            if (!covers(first, visit)) continue;
+            if (!tree_.checking_) return true;
+            // Check mode compares the parts, not their 64-bit key: a first
+            // visit that differs in what the key hashes is a collision.
+            const bool marked = first.run != DfsTree::no_trail;
+            if (marked && !tree_.marks_[first.run][first.mark].parts.same_key(parts_)) {
+                if (tree_.owned_) tree_.stats_.collisions++;
+                continue;
+            }
+            // Follow the first visit's run from its mark of this state (not
+            // a visit of this same run: that is a cycle).
+            if (following_ == DfsTree::no_trail && marked && first.run != run_) {
+                following_ = first.run;
+                followed_ = first.mark;
+                follow_end_ = first.mark + check_decisions + 1;
+                if (tree_.owned_) tree_.stats_.merges_followed++;
+            }
+            return false;
         }
-        if (!tree_.checking_) return true;
-        // Check mode: follow the first visit's run from its mark of this
-        // state (not a visit of this same run: that is a cycle).
-        if (following_ == DfsTree::no_trail && first.run != DfsTree::no_trail && first.run != run_) {
-            following_ = first.run;
-            followed_ = first.mark;
-            follow_end_ = first.mark + check_decisions + 1;
-            if (tree_.owned_) tree_.stats_.merges_followed++;
-        }
-        return false;
     }
-    if (earlier.empty() && tree_.owned_) tree_.stats_.states++;
+    remember(key, found == tree_.visits_.end(), std::move(visit));
+    return false;
+}
+
+auto DfsStrategy::covers(const DfsTree::Visit& first, const DfsTree::Visit& visit) -> bool {
+    // A timer's key names a different timer on another path: a first visit
+    // that slept on one is not compared.
+    const bool timers_asleep =
+        std::any_of(first.sleep.begin(), first.sleep.end(), [](std::uint64_t k) { return (k >> 63) != 0; });
+    return first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
+           std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end());
+}
+
+void DfsStrategy::remember(std::uint64_t key, bool fresh, DfsTree::Visit visit) {
+    // An unordered_map node (key, vector, cached hash, link) and its bucket,
+    // then the visit and its sleep set.
+    constexpr std::uint64_t entry_bytes = 64;
+    const std::uint64_t bytes = (fresh ? entry_bytes : 0) + sizeof(DfsTree::Visit) +
+                                visit.sleep.capacity() * sizeof(std::uint64_t);
+    if (tree_.visited_limit_ != 0 && tree_.visited_bytes_ + bytes > tree_.visited_limit_) {
+        if (tree_.owned_) tree_.stats_.dropped++;
+        return;
+    }
+    tree_.visited_bytes_ += bytes;
+    if (fresh && tree_.owned_) tree_.stats_.states++;
     if (tree_.checking_) {
         visit.run = run_;
         visit.mark = static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1);
     }
-    earlier.push_back(std::move(visit));
-    return false;
+    tree_.visits_[key].push_back(std::move(visit));
 }
 
 void DfsStrategy::check_decision(const Scheduler& scheduler, const StateParts& parts) {

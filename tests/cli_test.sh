@@ -281,6 +281,45 @@ else
     not_ok "--dpor judges the same distinct crash states as the unreduced search" "dpor '$dpor_n', without '$nodpor_n'"
 fi
 
+# fuzz --states locals: visited states cut revisits and keep every distinct
+# crash state; a table at its --max-memory bound says how many states it did
+# not remember; check mode says what it compared and counts collisions.
+distinct_of() { sed -n 's/^distinct crash states without a violation: \([0-9]*\).*/\1/p' "$1"; }
+schedules_of() { sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$1"; }
+run_cs "$TMP/states.out" "$TMP/states.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 --states locals \
+    --quiet --out "$TMP/fix1"
+expect_rc "fuzz --states locals" 0 "$TMP/states.out" "$TMP/states.err"
+expect_egrep "fuzz --states locals says what it remembered and cut" \
+    '^visited states: [1-9][0-9]* distinct remembered \(key: the tasks. declared live locals\), [1-9][0-9]* runs cut' \
+    "$TMP/states.out"
+run_cs "$TMP/states-all.out" "$TMP/states-all.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 --quiet \
+    --out "$TMP/fix1"
+run_cs "$TMP/states-mem.out" "$TMP/states-mem.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 \
+    --states locals --max-memory 1 --quiet --out "$TMP/fix1"
+expect_rc "fuzz --states locals --max-memory 1" 0 "$TMP/states-mem.out" "$TMP/states-mem.err"
+expect_egrep "fuzz --max-memory 1 says how many states it did not remember" \
+    '^visited states: [1-9][0-9]* states not remembered: the table reached its bound of 1 MiB per job' \
+    "$TMP/states-mem.out"
+cached_n=$(schedules_of "$TMP/states.out")
+bounded_n=$(schedules_of "$TMP/states-mem.out")
+all_n=$(schedules_of "$TMP/states-all.out")
+if [ -n "$cached_n" ] && [ -n "$bounded_n" ] && [ -n "$all_n" ] && [ "$cached_n" -lt "$bounded_n" ] &&
+    [ "$bounded_n" -lt "$all_n" ] && [ "$(distinct_of "$TMP/states.out")" = "$(distinct_of "$TMP/states-all.out")" ] &&
+    [ "$(distinct_of "$TMP/states-mem.out")" = "$(distinct_of "$TMP/states-all.out")" ]; then
+    ok "a bounded table runs more than the whole one and fewer than none, with the same crash states"
+else
+    not_ok "a bounded table runs more than the whole one and fewer than none, with the same crash states" \
+        "schedules: cached '$cached_n', bounded '$bounded_n', stateless '$all_n'"
+fi
+run_cs "$TMP/check.out" "$TMP/check.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --states locals \
+    --check-fingerprints --quiet --out "$TMP/fix1"
+expect_rc "fuzz --check-fingerprints" 0 "$TMP/check.out" "$TMP/check.err"
+expect_egrep "check mode says what it compared" \
+    '^fingerprint check: [1-9][0-9]* revisits followed for up to 8 decisions each, [1-9][0-9]* decisions compared, 0 where' \
+    "$TMP/check.out"
+expect_egrep "check mode counts the key hits that are collisions" \
+    '^fingerprint check: 0 key hits whose states differ in what the key hashes' "$TMP/check.out"
+
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
 expect_rc "list" 0 "$TMP/list.out" "$TMP/list.err"
@@ -471,6 +510,8 @@ bad_flag "fuzz --strategy dfs2" "crashsim: --strategy" -- fuzz "$SCEN" --strateg
 bad_flag "fuzz --strategy pct:0" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct:0 --out "$TMP/flag"
 bad_flag "fuzz --strategy pct:" "crashsim: --strategy" -- fuzz "$SCEN" --strategy pct: --out "$TMP/flag"
 bad_flag "fuzz --schedules 0" "crashsim: --schedules" -- fuzz "$SCEN" --schedules 0 --out "$TMP/flag"
+bad_flag "fuzz --max-memory lots" "crashsim: --max-memory" -- fuzz "$SCEN" --strategy dfs:1 --states locals \
+    --max-memory lots --out "$TMP/flag"
 bad_flag "fuzz --dpor --jobs 2 without --split-depth" \
     "crashsim: --dpor: expected --split-depth D with --jobs above 1" -- \
     fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --jobs 2 --out "$TMP/flag"

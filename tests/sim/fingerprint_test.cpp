@@ -57,6 +57,9 @@ struct Search {
     std::uint64_t schedules = 0;
     std::uint64_t cut = 0;
     std::uint64_t mismatches = 0;  // check mode's
+    std::uint64_t states = 0;
+    std::uint64_t dropped = 0;
+    std::uint64_t collisions = 0;
     std::vector<sim::FingerprintMismatch> described;
 };
 
@@ -67,6 +70,8 @@ struct Keying {
     bool hashes = true;
     bool declares_sum = true;
     bool check = false;
+    std::uint64_t table_bytes = 0;  // DfsTree::limit_visited
+    unsigned key_bits = 64;         // DfsTree::narrow_keys
 };
 
 /// Every schedule within `bound`, with `key`; the hasher hashes the value
@@ -77,6 +82,8 @@ auto explore(sim::VisitedKey key, std::uint32_t bound, Keying keying = {}) -> Se
     sim::DfsTree tree(bound, true);
     tree.measure_visited(key);
     if (keying.check) tree.check_fingerprints();
+    tree.limit_visited(keying.table_bytes);
+    tree.narrow_keys(keying.key_bits);
     Search search;
     do {
         World world;
@@ -120,6 +127,9 @@ auto explore(sim::VisitedKey key, std::uint32_t bound, Keying keying = {}) -> Se
     search.schedules = tree.stats().schedules;
     search.cut = tree.stats().cut_visited;
     search.mismatches = tree.stats().mismatches;
+    search.states = tree.stats().states;
+    search.dropped = tree.stats().dropped;
+    search.collisions = tree.stats().collisions;
     search.described = tree.mismatches();
     return search;
 }
@@ -179,4 +189,33 @@ TEST_CASE("visited states: a world without hashes is never cut") {
     CHECK(unhashed.cut == 0);
     CHECK(unhashed.schedules == full.schedules);
     CHECK(unhashed.outcomes == full.outcomes);
+}
+
+TEST_CASE("visited states: a table at its memory bound remembers no more and loses no outcome") {
+    const Search full = explore(sim::VisitedKey::none, sim::unbounded);
+    const Search cached = explore(sim::VisitedKey::locals, sim::unbounded);
+    const Search bounded = explore(sim::VisitedKey::locals, sim::unbounded, {.table_bytes = 2048});
+    CHECK(cached.dropped == 0);
+    CHECK(bounded.dropped > 0);
+    CHECK(bounded.states < cached.states);
+    CHECK(bounded.outcomes == full.outcomes);
+    // Fewer states remembered, fewer runs cut: more runs than with the whole table, fewer than none.
+    CHECK(bounded.schedules > cached.schedules);
+    CHECK(bounded.schedules < full.schedules);
+}
+
+TEST_CASE("visited states: check mode tells a collision of keys from a merge") {
+    const Search full = explore(sim::VisitedKey::none, sim::unbounded);
+    // Three-bit keys: most key hits are collisions, which cut outcomes away
+    // when the key alone decides.
+    const Search narrow = explore(sim::VisitedKey::locals, sim::unbounded, {.key_bits = 3});
+    CHECK(narrow.outcomes.size() < full.outcomes.size());
+    // Check mode compares the states' parts at a hit: collisions are counted,
+    // neither followed nor reported as a key that leaves something out.
+    const Search checked = explore(sim::VisitedKey::locals, sim::unbounded, {.check = true, .key_bits = 3});
+    CHECK(checked.collisions > 0);
+    CHECK(checked.mismatches == 0);
+    CHECK(checked.outcomes == full.outcomes);
+    const Search wide = explore(sim::VisitedKey::locals, sim::unbounded, {.check = true});
+    CHECK(wide.collisions == 0);
 }
