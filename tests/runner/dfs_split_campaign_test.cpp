@@ -30,12 +30,14 @@ struct Figures {
     std::vector<std::string> violations;  // checker: message, in order
     bool complete = false;
     std::optional<std::uint64_t> distinct;  // one job, one shard: distinct crash states without a violation
+    std::uint64_t dropped = 0;  // states not remembered: the visited-state table at its bound
 };
 
 /// The search with J jobs and N shards (each shard a result, merged).
 auto split_search(const loader::Scenario& scenario, const std::string& variant, const std::string& strategy,
                   std::uint32_t jobs, std::uint32_t shards, std::size_t depth, bool dpor = true,
-                  sim::VisitedKey states = sim::VisitedKey::none) -> Figures {
+                  sim::VisitedKey states = sim::VisitedKey::none,
+                  std::uint64_t max_memory_mib = runner::visited_memory_default_mib) -> Figures {
     Figures merged;
     merged.complete = true;
     std::vector<runner::CampaignResult> results;
@@ -51,12 +53,14 @@ auto split_search(const loader::Scenario& scenario, const std::string& variant, 
         request.split_depth = depth;
         request.dpor = dpor;
         request.states = states;
+        request.max_memory_mib = max_memory_mib;
         const runner::FuzzReport report = runner::fuzz(simulation, request);
         merged.distinct = report.crash_states_distinct;
         results.push_back(runner::campaign_result(report, request, scenario, 0, variant));
         merged.schedules += report.schedules;
         merged.crash_states += report.crash_states;
         merged.steps += report.steps;
+        merged.dropped += report.dfs.dropped;
         merged.complete = merged.complete && report.complete;
     }
     const runner::CampaignResult result =
@@ -293,5 +297,28 @@ TEST_CASE("dfs split campaign: visited states give the same counts for any J and
             CHECK(split.violations == whole.violations);
             if (split.distinct) CHECK(split.distinct == whole.distinct);
         }
+    }
+}
+
+TEST_CASE("dfs split campaign: a visited-state table at its memory bound gives the same counts for any J" *
+          doctest::test_suite("campaign")) {
+    // Each job's table is bounded alone and emptied per unit, so the states
+    // it drops, and the runs that follow, do not depend on the jobs.
+    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const auto locals = sim::VisitedKey::locals;
+    const Figures whole = split_search(scenario, "fix-1", "dfs:2", 1, 1, 1, false, locals, 1);
+    const Figures unbounded = split_search(scenario, "fix-1", "dfs:2", 1, 1, 1, false, locals);
+    CHECK(whole.complete);
+    CHECK(whole.dropped > 0);
+    CHECK(unbounded.dropped == 0);
+    CHECK(whole.schedules > unbounded.schedules);
+    CHECK(whole.distinct == unbounded.distinct);
+    for (const std::uint32_t jobs : {2U, 3U}) {
+        CAPTURE(jobs);
+        const Figures split = split_search(scenario, "fix-1", "dfs:2", jobs, 1, 1, false, locals, 1);
+        CHECK(split.schedules == whole.schedules);
+        CHECK(split.dropped == whole.dropped);
+        CHECK(split.crash_states == whole.crash_states);
+        CHECK(split.steps == whole.steps);
     }
 }
