@@ -5,7 +5,9 @@
 #   bench/spin/compare.sh            (from the repository root, or from anywhere)
 #   REPS=7 bench/spin/compare.sh     (repetitions per measurement; default 5)
 #   CRASHSIM=/path/to/crashsim ...   (another binary, e.g. main's, for a before/after)
-#   CRASHSIM_ARGS=--dpor ...         (more options for every crashsim fuzz, e.g. dpor)
+#   CRASHSIM_ARGS=--dpor ...         (more options for every crashsim dfs search, e.g.
+#                                     --dpor or --states locals; random and pct runs
+#                                     take none)
 #   SLOW=0 ...                       (skip the rows without a SPIN model: the xfs
 #                                     race at dfs:1 and dfs:2 and btrfs
 #                                     log-commit-batching at dfs:2; each runs
@@ -148,6 +150,12 @@ parse_crashsim() {
 # distinct SCENARIO ARGS; a row that repeats them reuses the figures); sets
 # cs_med cs_best and what parse_crashsim sets
 declare -A cs_memo=()
+# dfs_args ARGS...: CRASHSIM_ARGS when ARGS name a dfs strategy (the options
+# it gives, --dpor and --states, are dfs's alone).
+dfs_args() {
+    case " $* " in *" --strategy dfs"*) printf '%s' "${CRASHSIM_ARGS:-}" ;; esac
+}
+
 run_crashsim() {
     local key="$*"
     if [ -n "${cs_memo[$key]:-}" ]; then
@@ -160,7 +168,9 @@ run_crashsim() {
     for ((i = 0; i < REPS; i++)); do
         start=$(now_ns)
         rm -f "$work/result.json"
-        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" ${CRASHSIM_ARGS:-} 2>&1) || true
+        # shellcheck disable=SC2046 # dfs_args is options, split on purpose
+        out=$("$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" $(dfs_args "$@") 2>&1) ||
+            true
         end=$(now_ns)
         times+="$((end - start))"$'\n'
         parse_crashsim "$out" "$work/result.json"
@@ -180,7 +190,9 @@ run_crashsim_capped() {
     local start end out
     start=$(now_ns)
     rm -f "$work/result.json"
-    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" ${CRASHSIM_ARGS:-} 2>&1) ||
+    # shellcheck disable=SC2046 # dfs_args is options, split on purpose
+    out=$(timeout -s INT "$CAP" "$crashsim" fuzz "$scen" --quiet --out "$work" --result "$work/result.json" "$@" \
+        $(dfs_args "$@") 2>&1) ||
         true
     end=$(now_ns)
     cs_med=$(awk -v t="$((end - start))" 'BEGIN {printf "%.1f", t/1e6}')
