@@ -54,8 +54,9 @@ auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     // What this fsync logs, as a layer over what earlier fsyncs logged.
     InodeItems logged;
     SIM_LIVE(full, logged);
-    SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
-             ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
+    SIM_NOTE(
+        "btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") + ": " +
+        (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
     sim::cpu(costs_.log_inode);
     if (full) {

@@ -74,7 +74,8 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
             if (call.flag("direct")) {
                 ok = direct_write(call.file, call.offset, call.length, call.version);
             } else {
-                const std::uint64_t copied = buffered_write(call.file, call.offset, call.length, call.version);
+                const std::uint64_t copied =
+                    buffered_write(call.file, call.offset, call.length, call.version);
                 ok = copied > 0;
                 short_write = ok && copied < call.length;
                 if (short_write) call.copied = copied;
@@ -227,7 +228,8 @@ void Xfs::inactive(std::uint32_t file) {
     }
     const std::uint64_t id = tp->id;
     trans_commit(*tp);
-    SIM_NOTE("xfs_inactive: inode " + name(file) + " freed (transaction #" + std::to_string(id) + " in the CIL)");
+    SIM_NOTE("xfs_inactive: inode " + name(file) + " freed (transaction #" + std::to_string(id) +
+             " in the CIL)");
 }
 
 auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> bool {
