@@ -156,7 +156,8 @@ auto search(const std::string& text, const std::string& path, const std::string&
 
 auto capped_text(const std::vector<std::uint32_t>& capped, std::uint64_t cap) -> std::string {
     std::string bounds;
-    for (const std::uint32_t preemptions : capped) bounds += (bounds.empty() ? "" : ", ") + std::to_string(preemptions);
+    for (const std::uint32_t preemptions : capped)
+        bounds += (bounds.empty() ? "" : ", ") + std::to_string(preemptions);
     return "the search" + std::string(capped.size() == 1 ? "" : "es") + " at " + bounds + " preemption(s) " +
            (capped.size() == 1 ? "was" : "were") + " capped at " + std::to_string(cap) +
            " schedules before completing";
@@ -211,7 +212,10 @@ auto without(const Json& document, const std::string& pointer, std::size_t index
 
 auto describe_op(const Json& document, const std::string& pointer, std::size_t index) -> std::string {
     const Json& op = document[Json::json_pointer(pointer)][index];
-    std::string where = pointer == "/setup" ? "set-up" : "task " + document[Json::json_pointer(pointer.substr(0, pointer.size() - 4))]["name"].get<std::string>();
+    const auto task_name = [&] {
+        return document[Json::json_pointer(pointer.substr(0, pointer.size() - 4))]["name"].get<std::string>();
+    };
+    std::string where = pointer == "/setup" ? "set-up" : "task " + task_name();
     return "removed " + where + " operation " + op.dump();
 }
 
@@ -272,7 +276,8 @@ auto shrink_operations(const Repro& original, const Target& target, const Shrink
         }
     }
     if (removals_capped != 0) {
-        result.log.push_back(std::to_string(removals_capped) + " operation removal(s) rejected by a search capped at " +
+        result.log.push_back(std::to_string(removals_capped) +
+                             " operation removal(s) rejected by a search capped at " +
                              std::to_string(options.schedules_per_search) +
                              " schedules: a smaller scenario may still fail the same way");
     }
@@ -295,8 +300,8 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
     }
     if (initial.interrupted) return std::nullopt;
     if (initial.budget_spent) {
-        return "the total shrink budget ran out before a bounded search failed the same way; kept the original "
-               "schedule";
+        return "the total shrink budget ran out before a bounded search failed the same way; kept the "
+               "original schedule";
     }
     if (!initial.other.empty()) {
         return "a bounded search first fails another way (" + initial.other + "); kept the original schedule";
@@ -366,8 +371,9 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             }
         }
     };
-    drop_faults(&CrashRecord::torn,
-                [](const auto& torn) { return "torn write of unflushed write " + std::to_string(torn.write); });
+    drop_faults(&CrashRecord::torn, [](const auto& torn) {
+        return "torn write of unflushed write " + std::to_string(torn.write);
+    });
     drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
         return "misdirected write of unflushed write " + std::to_string(misdirected.write);
     });
@@ -393,8 +399,9 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
     if (result.interrupted) {
         result.log.push_back("interrupted: shrinking stopped before it finished; this is as far as it got");
     } else if (result.budget_spent) {
-        result.log.push_back("budget: shrinking stopped on its total budget of " + std::to_string(budget.total) +
-                             " schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal");
+        result.log.push_back(
+            "budget: shrinking stopped on its total budget of " + std::to_string(budget.total) +
+            " schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal");
     }
     result.outcome = shrunk.replay(outcome.choices, crash, true);
     SIM_ASSERT(target.matches(result.outcome));
@@ -408,17 +415,19 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
     result.repro.message = result.outcome.violations.front().message;
     result.repro.trace_hash = result.outcome.trace_hash;
     result.repro.shrink_log = result.log;
-    result.changed = result.repro.choices != original.choices || text != original.scenario_text ||
-                     (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
-                         (original.crash ? original.crash->keep : std::vector<bool>{}) ||
-                     (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
-                         (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
-                     (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
-                         (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
-                     (result.repro.crash ? result.repro.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) !=
-                         (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
-                     (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
-                         (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
+    result.changed =
+        result.repro.choices != original.choices || text != original.scenario_text ||
+        (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
+            (original.crash ? original.crash->keep : std::vector<bool>{}) ||
+        (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
+            (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
+        (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
+            (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
+        (result.repro.crash ? result.repro.crash->misdirected
+                            : std::vector<model::disk::MisdirectedWrite>{}) !=
+            (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
+        (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
+            (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
 }
 
 }  // namespace
