@@ -1,9 +1,9 @@
 // Dynamic partial-order reduction (sim/dfs.hpp) against the unreduced search
 // (without --dpor: sleep sets only, which scenario_test.cpp checks against the
 // unpruned search) on every variant of every bundled scenario at bounds 0,
-// 1 and 2: the same verdict and the same kinds of violation (checkers). A search the unreduced side cannot finish within
-// the cap is skipped and named in the test's output, and so are the
-// performance scenarios (workloads of hundreds of operations).
+// 1 and 2: the same verdict and the same kinds of violation (checkers). A search the unreduced side cannot
+// finish within the cap is skipped and named in the test's output, and so are the performance scenarios
+// (workloads of hundreds of operations).
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -60,9 +60,11 @@ auto masked(const runner::FuzzReport& report) -> std::set<std::string> {
 
 }  // namespace
 
-// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under sanitizers).
-TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
-          doctest::test_suite("campaign")) {
+// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under
+// sanitizers).
+TEST_CASE(
+    "dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
+    doctest::test_suite("campaign")) {
     std::uint64_t compared = 0;
     std::uint64_t compared_states = 0;  // searches whose distinct crash states were compared
     for (const std::string& path : test_support::bundled_scenarios()) {
@@ -80,7 +82,8 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 const runner::FuzzReport full = search(simulation, preemptions, false, schedules_cap);
                 if (!full.complete) {
                     MESSAGE("skipped: " << path << " " << variant.name << " dfs:" << preemptions
-                                        << " (the unreduced search passes " << schedules_cap << " schedules)");
+                                        << " (the unreduced search passes " << schedules_cap
+                                        << " schedules)");
                     break;
                 }
                 // Under a bound dpor runs without sleep sets, so it may take
@@ -108,19 +111,24 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 const std::set<std::string> messages = kinds(reduced, true);
                 const std::set<std::string> all = kinds(full, true);
                 if (messages != all) {
-                    MESSAGE("first messages differ: " << path << " " << variant.name << " dfs:" << preemptions << ": "
-                                                      << messages.size() << " and " << all.size() << " distinct, "
-                                                      << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end()) ? "a subset" : "not a subset"));
+                    MESSAGE(
+                        "first messages differ: "
+                        << path << " " << variant.name << " dfs:" << preemptions << ": " << messages.size()
+                        << " and " << all.size() << " distinct, "
+                        << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end())
+                                           ? "a subset"
+                                           : "not a subset"));
                 }
                 if (reduced.schedules > full.schedules) {
-                    MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions << ": "
-                                               << reduced.schedules << " against " << full.schedules);
+                    MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions
+                                               << ": " << reduced.schedules << " against " << full.schedules);
                 }
                 compared++;
             }
         }
     }
-    MESSAGE("compared " << compared << " searches, " << compared_states << " of them by their distinct crash states");
+    MESSAGE("compared " << compared << " searches, " << compared_states
+                        << " of them by their distinct crash states");
     CHECK(compared > 0);
     CHECK(compared_states > 0);
 }
