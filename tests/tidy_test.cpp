@@ -175,9 +175,6 @@ const std::map<std::string, std::size_t> long_lines_allowed = {};
 const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
     {"cli/fuzz.cpp", "add_fuzz_command"},
     {"cli/fuzz.cpp", "fuzz_request"},
-    {"model/btrfs/file.cpp", "Btrfs::buffered_write"},
-    {"model/btrfs/file.cpp", "Btrfs::fsync"},
-    {"model/btrfs/tree-log.cpp", "Btrfs::log_changed_extents"},
     {"model/ext4/super.cpp", "ops"},
     {"model/xfs/file.cpp", "Xfs::execute"},
     {"model/xfs/super.cpp", "ops"},
