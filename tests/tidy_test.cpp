@@ -176,7 +176,6 @@ const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
     {"cli/fuzz.cpp", "add_fuzz_command"},
     {"cli/fuzz.cpp", "fuzz_request"},
     {"model/ext4/super.cpp", "ops"},
-    {"model/xfs/file.cpp", "Xfs::execute"},
     {"model/xfs/super.cpp", "ops"},
     {"report/console.cpp", "estimate_text"},
     {"report/console.cpp", "fuzz_summary"},

@@ -405,6 +405,9 @@ private:
     void hash_log(sim::ResourceHashes& out) const;
     void hash_io(sim::ResourceHashes& out) const;
     // file.cpp: the file operations
+    /// The operation itself, between sb_start_write and sb_end_write; false:
+    /// it returned an error. `short_write`: a write copied call.copied bytes only.
+    auto run_op(const OpCall& call, std::uint64_t start, std::uint64_t end, bool& short_write) -> bool;
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
     /// one, which xfs_dir_ialloc commits and rolls (`tp` becomes the new handle).
