@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "loader/json_reader.hpp"
@@ -315,6 +316,77 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
            " preemptions fails the same way; kept the original schedule";
 }
 
+/// Whether the run still fails the same way with the crash given.
+using StillFails = std::function<bool(const CrashRecord&)>;
+
+/// Fewer writes kept at the power cut, each dropped in turn.
+void drop_kept_writes(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                      ShrinkResult& result) {
+    for (std::size_t i = 0; crash && i < crash->keep.size() && !result.budget_spent; i++) {
+        if (!crash->keep[i]) continue;
+        if (stop_requested()) {
+            result.interrupted = true;
+            break;
+        }
+        CrashRecord fewer = *crash;
+        fewer.keep[i] = false;
+        if (still_fails(fewer)) {
+            crash = fewer;
+            result.log.push_back("dropped kept unflushed write " + std::to_string(i));
+        }
+    }
+}
+
+/// Fewer device faults, each dropped in turn: a torn or a misdirected write
+/// lost whole instead, a latent sector error a readable block.
+void drop_device_faults(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                        ShrinkResult& result) {
+    // `faults` names the CrashRecord list.
+    const auto drop_faults = [&](auto faults, const auto& describe) {
+        for (std::size_t i = 0;
+             crash && i < ((*crash).*faults).size() && !result.interrupted && !result.budget_spent;) {
+            CrashRecord fewer = *crash;
+            auto& list = fewer.*faults;
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+            if (still_fails(fewer)) {
+                result.log.push_back("dropped " + describe(((*crash).*faults)[i]));
+                crash = fewer;
+            } else {
+                i++;
+            }
+        }
+    };
+    drop_faults(&CrashRecord::torn, [](const auto& torn) {
+        return "torn write of unflushed write " + std::to_string(torn.write);
+    });
+    drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
+        return "misdirected write of unflushed write " + std::to_string(misdirected.write);
+    });
+    drop_faults(&CrashRecord::unreadable,
+                [](std::uint64_t block) { return "latent sector error of block " + std::to_string(block); });
+}
+
+/// Fewer writes kept at each power cut inside recovery, each dropped in turn.
+void drop_recovery_writes(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                          ShrinkResult& result) {
+    for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
+        for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {
+            if (!crash->recovery[level].keep[i]) continue;
+            if (stop_requested()) {
+                result.interrupted = true;
+                break;
+            }
+            CrashRecord fewer = *crash;
+            fewer.recovery[level].keep[i] = false;
+            if (still_fails(fewer)) {
+                crash = fewer;
+                result.log.push_back("dropped kept recovery write " + std::to_string(i) + " of power cut " +
+                                     std::to_string(level + 1) + " inside recovery");
+            }
+        }
+    }
+}
+
 /// Fewest kept unflushed writes (a liveness or deadlock violation has no
 /// crash): each dropped in turn while the same failure is found. Leaves the
 /// shrunk run, traced, in `result.outcome`.
@@ -341,61 +413,9 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             return false;
         }
     };
-    for (std::size_t i = 0; crash && i < crash->keep.size() && !result.budget_spent; i++) {
-        if (!crash->keep[i]) continue;
-        if (stop_requested()) {
-            result.interrupted = true;
-            break;
-        }
-        CrashRecord fewer = *crash;
-        fewer.keep[i] = false;
-        if (still_fails(fewer)) {
-            crash = fewer;
-            result.log.push_back("dropped kept unflushed write " + std::to_string(i));
-        }
-    }
-    // Fewer device faults, each dropped in turn: a torn or a
-    // misdirected write lost whole instead, a latent sector error a readable
-    // block. `faults` names the CrashRecord list.
-    const auto drop_faults = [&](auto faults, const auto& describe) {
-        for (std::size_t i = 0;
-             crash && i < ((*crash).*faults).size() && !result.interrupted && !result.budget_spent;) {
-            CrashRecord fewer = *crash;
-            auto& list = fewer.*faults;
-            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-            if (still_fails(fewer)) {
-                result.log.push_back("dropped " + describe(((*crash).*faults)[i]));
-                crash = fewer;
-            } else {
-                i++;
-            }
-        }
-    };
-    drop_faults(&CrashRecord::torn, [](const auto& torn) {
-        return "torn write of unflushed write " + std::to_string(torn.write);
-    });
-    drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
-        return "misdirected write of unflushed write " + std::to_string(misdirected.write);
-    });
-    drop_faults(&CrashRecord::unreadable,
-                [](std::uint64_t block) { return "latent sector error of block " + std::to_string(block); });
-    // The same for the writes kept at each power cut inside recovery.
-    for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
-        for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {
-            if (!crash->recovery[level].keep[i]) continue;
-            if (stop_requested()) {
-                result.interrupted = true;
-                break;
-            }
-            CrashRecord fewer = *crash;
-            fewer.recovery[level].keep[i] = false;
-            if (still_fails(fewer)) {
-                crash = fewer;
-                result.log.push_back("dropped kept recovery write " + std::to_string(i) + " of power cut " +
-                                     std::to_string(level + 1) + " inside recovery");
-            }
-        }
-    }
+    drop_kept_writes(crash, still_fails, result);
+    drop_device_faults(crash, still_fails, result);
+    drop_recovery_writes(crash, still_fails, result);
     if (result.interrupted) {
         result.log.push_back("interrupted: shrinking stopped before it finished; this is as far as it got");
     } else if (result.budget_spent) {

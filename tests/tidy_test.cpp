@@ -177,8 +177,6 @@ const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
     {"cli/fuzz.cpp", "fuzz_request"},
     {"model/ext4/super.cpp", "ops"},
     {"model/xfs/super.cpp", "ops"},
-    {"runner/runner.cpp", "Simulation::run_perf"},
-    {"runner/shrink.cpp", "shrink_kept_writes"},
     {"sim/dfs.cpp", "stratified_probe"},
     {"sim/dpor.cpp", "DfsTree::analyze_races"},
     {"tests/runner/dpor_soundness_test.cpp", "TEST_CASE"},
