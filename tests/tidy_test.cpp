@@ -180,9 +180,7 @@ const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
     {"sim/dfs.cpp", "stratified_probe"},
     {"sim/dpor.cpp", "DfsTree::analyze_races"},
     {"tests/runner/dpor_soundness_test.cpp", "TEST_CASE"},
-    {"tests/runner/repro_test.cpp", "TEST_CASE"},
     {"tests/scenarios/load_test.cpp", "TEST_CASE"},
-    {"tests/scenarios/xfs_scenario_test.cpp", "TEST_CASE"},
 };
 
 }  // namespace

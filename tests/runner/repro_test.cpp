@@ -67,6 +67,69 @@ auto load_error(const std::string& path) -> std::string {
     return "no error";
 }
 
+/// Torn writes: malformed, and one the scenario's fault budget (none) forbids.
+void check_torn_edits_refused(const TempDir& dir, const std::string& good) {
+    const std::string torn_type =
+        edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
+    CHECK(load_error(torn_type) == torn_type + ": $.crash.torn: expected an array, got a number");
+    const std::string torn_zero = edited(good, dir.file("torn_zero.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 0}}});
+    });
+    CHECK(load_error(torn_zero) ==
+          torn_zero + ": $.crash.torn[0].sectors: expected an unsigned integer from 1 to 1000000, got 0");
+    const std::string torn_key = edited(good, dir.file("torn_key.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sector", 1}}});
+    });
+    CHECK(load_error(torn_key) ==
+          torn_key + ": $.crash.torn[0].sector: expected one of the keys write, sectors, got an unknown key");
+    const std::string torn_budget = edited(good, dir.file("torn_budget.json"), [](Json& j) {
+        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 1}}});
+    });
+    CHECK(load_error(torn_budget)
+              .find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") == 0);
+}
+
+/// Misdirected writes: malformed, and one the fault budget (none) forbids.
+void check_misdirected_edits_refused(const TempDir& dir, const std::string& good) {
+    const std::string mis_type =
+        edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
+    CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
+    const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"block", 1}}});
+    });
+    CHECK(load_error(mis_key) ==
+          mis_key +
+              ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
+    const std::string mis_victim = edited(good, dir.file("mis_victim.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", -1}}});
+    });
+    CHECK(load_error(mis_victim) ==
+          mis_victim + ": $.crash.misdirected[0].victim: expected an unsigned integer, got -1");
+    const std::string mis_budget = edited(good, dir.file("mis_budget.json"), [](Json& j) {
+        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", 1}}});
+    });
+    CHECK(
+        load_error(mis_budget)
+            .find(mis_budget +
+                  ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
+        0);
+}
+
+/// Latent sector errors: malformed, and one on a scenario without latent_errors.
+void check_unreadable_edits_refused(const TempDir& dir, const std::string& good) {
+    const std::string eio_type = edited(good, dir.file("eio_type.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({"0"});
+    });
+    CHECK(load_error(eio_type) ==
+          eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
+    const std::string eio_off = edited(good, dir.file("eio_off.json"), [](Json& j) {
+        j["crash"]["unreadable"] = Json::array({0});
+    });
+    CHECK(load_error(eio_off).find(eio_off +
+                                   ": $.crash.unreadable: expected at most one latent sector error within "
+                                   "faults.budget, on a scenario with faults.latent_errors") == 0);
+}
+
 }  // namespace
 
 TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as every verb reads it") {
@@ -97,61 +160,9 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
     CHECK(load_error(step).find(step + ": $") == 0);
 
-    // Torn writes: malformed, and one the scenario's fault budget (none) forbids.
-    const std::string torn_type =
-        edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
-    CHECK(load_error(torn_type) == torn_type + ": $.crash.torn: expected an array, got a number");
-    const std::string torn_zero = edited(good, dir.file("torn_zero.json"), [](Json& j) {
-        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 0}}});
-    });
-    CHECK(load_error(torn_zero) ==
-          torn_zero + ": $.crash.torn[0].sectors: expected an unsigned integer from 1 to 1000000, got 0");
-    const std::string torn_key = edited(good, dir.file("torn_key.json"), [](Json& j) {
-        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sector", 1}}});
-    });
-    CHECK(load_error(torn_key) ==
-          torn_key + ": $.crash.torn[0].sector: expected one of the keys write, sectors, got an unknown key");
-    const std::string torn_budget = edited(good, dir.file("torn_budget.json"), [](Json& j) {
-        j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 1}}});
-    });
-    CHECK(load_error(torn_budget)
-              .find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") == 0);
-
-    // Misdirected writes: malformed, and one the fault budget (none) forbids.
-    const std::string mis_type =
-        edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
-    CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
-    const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {
-        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"block", 1}}});
-    });
-    CHECK(load_error(mis_key) ==
-          mis_key +
-              ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
-    const std::string mis_victim = edited(good, dir.file("mis_victim.json"), [](Json& j) {
-        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", -1}}});
-    });
-    CHECK(load_error(mis_victim) ==
-          mis_victim + ": $.crash.misdirected[0].victim: expected an unsigned integer, got -1");
-    const std::string mis_budget = edited(good, dir.file("mis_budget.json"), [](Json& j) {
-        j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", 1}}});
-    });
-    CHECK(
-        load_error(mis_budget)
-            .find(mis_budget +
-                  ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
-        0);
-    // Latent sector errors: malformed, and one on a scenario without latent_errors.
-    const std::string eio_type = edited(good, dir.file("eio_type.json"), [](Json& j) {
-        j["crash"]["unreadable"] = Json::array({"0"});
-    });
-    CHECK(load_error(eio_type) ==
-          eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
-    const std::string eio_off = edited(good, dir.file("eio_off.json"), [](Json& j) {
-        j["crash"]["unreadable"] = Json::array({0});
-    });
-    CHECK(load_error(eio_off).find(eio_off +
-                                   ": $.crash.unreadable: expected at most one latent sector error within "
-                                   "faults.budget, on a scenario with faults.latent_errors") == 0);
+    check_torn_edits_refused(dir, good);
+    check_misdirected_edits_refused(dir, good);
+    check_unreadable_edits_refused(dir, good);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
