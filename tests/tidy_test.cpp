@@ -179,8 +179,6 @@ const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
     {"model/xfs/super.cpp", "ops"},
     {"sim/dfs.cpp", "stratified_probe"},
     {"sim/dpor.cpp", "DfsTree::analyze_races"},
-    {"tests/runner/dpor_soundness_test.cpp", "TEST_CASE"},
-    {"tests/scenarios/load_test.cpp", "TEST_CASE"},
 };
 
 }  // namespace

@@ -58,6 +58,49 @@ auto masked(const runner::FuzzReport& report) -> std::set<std::string> {
     return out;
 }
 
+/// The dpor search of `variant` at `preemptions` against the unreduced one,
+/// `full`, run on `simulation`: the same verdict, kinds of violation,
+/// masked messages and distinct crash states. Notes where the first
+/// messages differ, or where dpor took more schedules.
+void compare_with_dpor(const std::string& path, const loader::Scenario& scenario,
+                       const loader::Variant& variant, std::uint32_t preemptions,
+                       const runner::Simulation& simulation, const runner::FuzzReport& full) {
+    // Under a bound dpor runs without sleep sets, so it may take
+    // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
+    // One Simulation each: its verdict memo counts the distinct
+    // crash states its own search judged.
+    runner::Simulation reducing(scenario, variant);
+    const runner::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
+    CHECK(reduced.complete);
+    CHECK(reduced.found == full.found);
+    CHECK(kinds(reduced, false) == kinds(full, false));
+    // xfs/freeze-vs-log-worker dfs:1 failed this before dpor gave
+    // the tasks a violation leaves listed their next steps.
+    CHECK(masked(reduced) == masked(full));
+    // The same crash states, not only the same verdict: a class
+    // dpor never takes can hide states that break nothing in this
+    // variant (xfs/falloc-k-over-sized-file fix: dpor took no
+    // daemon wake-up before runs whose tasks had all finished gave
+    // their listed daemons and timers a next step).
+    const auto states = simulation.crash_states_distinct();
+    if (states) CHECK(reducing.crash_states_distinct().value_or(0) == *states);
+    const std::set<std::string> messages = kinds(reduced, true);
+    const std::set<std::string> all = kinds(full, true);
+    if (messages != all) {
+        MESSAGE(
+            "first messages differ: "
+            << path << " " << variant.name << " dfs:" << preemptions << ": " << messages.size()
+            << " and " << all.size() << " distinct, "
+            << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end())
+                               ? "a subset"
+                               : "not a subset"));
+    }
+    if (reduced.schedules > full.schedules) {
+        MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions
+                                   << ": " << reduced.schedules << " against " << full.schedules);
+    }
+}
+
 }  // namespace
 
 // Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under
@@ -86,43 +129,8 @@ TEST_CASE(
                                         << " schedules)");
                     break;
                 }
-                // Under a bound dpor runs without sleep sets, so it may take
-                // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
-                // One Simulation each: its verdict memo counts the distinct
-                // crash states its own search judged.
-                runner::Simulation reducing(scenario, variant);
-                const runner::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
-                CHECK(reduced.complete);
-                CHECK(reduced.found == full.found);
-                CHECK(kinds(reduced, false) == kinds(full, false));
-                // xfs/freeze-vs-log-worker dfs:1 failed this before dpor gave
-                // the tasks a violation leaves listed their next steps.
-                CHECK(masked(reduced) == masked(full));
-                // The same crash states, not only the same verdict: a class
-                // dpor never takes can hide states that break nothing in this
-                // variant (xfs/falloc-k-over-sized-file fix: dpor took no
-                // daemon wake-up before runs whose tasks had all finished gave
-                // their listed daemons and timers a next step).
-                const auto states = simulation.crash_states_distinct();
-                if (states) {
-                    CHECK(reducing.crash_states_distinct().value_or(0) == *states);
-                    compared_states++;
-                }
-                const std::set<std::string> messages = kinds(reduced, true);
-                const std::set<std::string> all = kinds(full, true);
-                if (messages != all) {
-                    MESSAGE(
-                        "first messages differ: "
-                        << path << " " << variant.name << " dfs:" << preemptions << ": " << messages.size()
-                        << " and " << all.size() << " distinct, "
-                        << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end())
-                                           ? "a subset"
-                                           : "not a subset"));
-                }
-                if (reduced.schedules > full.schedules) {
-                    MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions
-                                               << ": " << reduced.schedules << " against " << full.schedules);
-                }
+                compare_with_dpor(path, scenario, variant, preemptions, simulation, full);
+                if (simulation.crash_states_distinct()) compared_states++;
                 compared++;
             }
         }
