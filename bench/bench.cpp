@@ -111,9 +111,11 @@ void search_row(const SearchRow& row) {
     const double elapsed = now_seconds() - start;
     const std::string what = report.found      ? "violation at schedule " + std::to_string(report.index)
                              : report.complete ? std::string("complete proof")
-                                               : "capped at " + std::to_string(row.cap) + " schedules: not complete";
+                                               : "capped at " + std::to_string(row.cap) +
+                                                     " schedules: not complete";
     std::printf("search %-34s %-11s dfs:%u %10llu schedules %11llu crash states %9.3f s  %s\n",
-                scenario.name.c_str(), row.variant, row.bound, static_cast<unsigned long long>(report.schedules),
+                scenario.name.c_str(), row.variant, row.bound,
+                static_cast<unsigned long long>(report.schedules),
                 static_cast<unsigned long long>(report.crash_states), elapsed, what.c_str());
 }
 
@@ -136,12 +138,13 @@ void first_counterexample(const std::string& path) {
     const double estimated = now_seconds();
     const runner::FuzzReport report = runner::fuzz(simulation, request);
     const double end = now_seconds();
-    std::printf("first counterexample %-34s before-fix  dfs:2 %9.3f ms in all: estimate %.3f ms (%llu walks, %llu "
-                "runs), search %.3f ms (%llu schedules, %s)\n",
-                scenario.name.c_str(), (end - start) * 1e3, (estimated - start) * 1e3,
-                static_cast<unsigned long long>(estimate.walks), static_cast<unsigned long long>(estimate.runs),
-                (end - estimated) * 1e3, static_cast<unsigned long long>(report.schedules),
-                report.found ? "found" : "not found");
+    std::printf(
+        "first counterexample %-34s before-fix  dfs:2 %9.3f ms in all: estimate %.3f ms (%llu walks, %llu "
+        "runs), search %.3f ms (%llu schedules, %s)\n",
+        scenario.name.c_str(), (end - start) * 1e3, (estimated - start) * 1e3,
+        static_cast<unsigned long long>(estimate.walks), static_cast<unsigned long long>(estimate.runs),
+        (end - estimated) * 1e3, static_cast<unsigned long long>(report.schedules),
+        report.found ? "found" : "not found");
 }
 
 /// The search table: the btrfs race at bounds 1 to
@@ -153,7 +156,8 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
     constexpr std::uint64_t slow_rows_cap = 20'000;
     first_counterexample(race);
     for (const char* variant : {"before-fix", "fix-1"}) {
-        for (std::uint32_t bound = 1; bound <= bound_max; bound++) search_row({race.c_str(), variant, bound, 0});
+        for (std::uint32_t bound = 1; bound <= bound_max; bound++)
+            search_row({race.c_str(), variant, bound, 0});
     }
     search_row({"scenarios/xfs/delalloc-writeback-race.json", "fix", 1, cap});
     if (bound_max >= 2) {
@@ -164,12 +168,13 @@ void search_table(const std::string& race, std::uint32_t bound_max, std::uint64_
 }
 
 /// One row of --visited: the search with its runs cut at a repeated key.
-void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound, sim::VisitedKey key) {
+void visited_row(const std::string& path, const char* variant_name, std::uint32_t bound,
+                 sim::VisitedKey key) {
     loader::Scenario scenario;
     const loader::Variant* variant = load_row(path, variant_name, scenario);
     if (variant == nullptr) {
-        throw loader::InputError(path + ": expected a variant named " + variant_name + " (bench --visited runs "
-                                 "before-fix and fix-1), got none");
+        throw loader::InputError(path + ": expected a variant named " + variant_name +
+                                 " (bench --visited runs before-fix and fix-1), got none");
     }
     runner::Simulation simulation(scenario, *variant);
     sim::DfsTree tree(bound, true);  // sleep sets, no dpor: fuzz's default
@@ -188,14 +193,15 @@ void visited_row(const std::string& path, const char* variant_name, std::uint32_
                        : key == sim::VisitedKey::positions ? "positions (unsound)"
                        : key == sim::VisitedKey::histories ? "task histories"
                                                            : "reads";
-    std::printf("visited %-30s %-10s dfs:%u key %-19s %9llu schedules (%8llu cut as visited) %9llu crash states, "
-                "%3llu distinct, %llu violating, %8.3f s\n",
-                scenario.name.c_str(), variant_name, bound, name,
-                static_cast<unsigned long long>(tree.stats().schedules),
-                static_cast<unsigned long long>(tree.stats().cut_visited),
-                static_cast<unsigned long long>(crash_states),
-                static_cast<unsigned long long>(simulation.crash_states_distinct().value_or(0)),
-                static_cast<unsigned long long>(violations), elapsed);
+    std::printf(
+        "visited %-30s %-10s dfs:%u key %-19s %9llu schedules (%8llu cut as visited) %9llu crash states, "
+        "%3llu distinct, %llu violating, %8.3f s\n",
+        scenario.name.c_str(), variant_name, bound, name,
+        static_cast<unsigned long long>(tree.stats().schedules),
+        static_cast<unsigned long long>(tree.stats().cut_visited),
+        static_cast<unsigned long long>(crash_states),
+        static_cast<unsigned long long>(simulation.crash_states_distinct().value_or(0)),
+        static_cast<unsigned long long>(violations), elapsed);
 }
 
 }  // namespace

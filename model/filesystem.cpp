@@ -10,8 +10,8 @@ auto Geometry::device_profile() const -> disk::DeviceProfile {
     return result;
 }
 
-void RecoveredFile::read_mapped(const disk::Image& image, std::uint64_t file_block, std::uint64_t device_block,
-                                std::uint64_t count) {
+void RecoveredFile::read_mapped(const disk::Image& image, std::uint64_t file_block,
+                                std::uint64_t device_block, std::uint64_t count) {
     image.blocks().for_each(device_block, device_block + count,
                             [&](std::uint64_t start, std::uint64_t end, const disk::DurableBlock& block) {
                                 const std::uint64_t at = file_block + (start - device_block);

@@ -143,8 +143,9 @@ public:
             // A latent sector error: the superblock read returns
             // EIO and the mount fails with it (btrfs_read_dev_super;
             // xfs_readsb -> xfs_buf_read_uncached). No mirror copy is modelled.
-            refuse_mount(state, 0, "the read of the superblock at block 0 fails with EIO, a latent sector error (" +
-                                       std::string(verifier) + "): the mount fails");
+            refuse_mount(state, 0,
+                         "the read of the superblock at block 0 fails with EIO, a latent sector error (" +
+                             std::string(verifier) + "): the mount fails");
             return nullptr;
         }
         const disk::Content home = *read;
@@ -153,8 +154,10 @@ public:
             // btrfs_read_dev_one_super refuses a superblock whose bytenr is
             // not its own (the only model that declares self-describing
             // blocks, disk::SelfDescribing).
-            refuse_mount(state, 0, "no superblock at block 0 (" + std::string(verifier) + "): its header names block " +
-                                       std::to_string(home.home) + ", it holds " + home.describe(file_names, block_size));
+            refuse_mount(state, 0,
+                         "no superblock at block 0 (" + std::string(verifier) + "): its header names block " +
+                             std::to_string(home.home) + ", it holds " +
+                             home.describe(file_names, block_size));
             return nullptr;
         }
         if (home.torn()) {

@@ -83,7 +83,8 @@ public:
         }
     }
     void remove(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
-        files_[file].for_each(start, end, [&](std::uint64_t s, std::uint64_t e, const Page&) { pages_ -= e - s; });
+        files_[file].for_each(start, end,
+                              [&](std::uint64_t s, std::uint64_t e, const Page&) { pages_ -= e - s; });
         files_[file].erase(start, end);
         clear_dirty(file, start, end);
     }

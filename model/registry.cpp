@@ -22,7 +22,8 @@ ModelRegistrar::ModelRegistrar(ModelRegistration registration) {
     // Op ids index the op table; OpId must hold them all.
     SIM_ASSERT(registration.info.ops.size() < 0x10000);
     for (const auto& knob : registration.info.knobs) {
-        SIM_ASSERT(std::find(knob.values.begin(), knob.values.end(), knob.default_value) != knob.values.end());
+        SIM_ASSERT(std::find(knob.values.begin(), knob.values.end(), knob.default_value) !=
+                   knob.values.end());
     }
     const auto place = std::lower_bound(all.begin(), all.end(), registration.info.name,
                                         [](const ModelRegistration& entry, const std::string& name) {

@@ -42,8 +42,8 @@ auto submit_failable_writeback_pages(PageCache& page_cache, disk::BlockDevice& d
                                      const std::function<void(bool)>& on_end) -> std::uint32_t {
     const std::vector<Piece> pieces = pieces_of(page_cache, file, start, end);
     for (const Piece& piece : pieces) {
-        device.submit_failable_write(disk_block + (piece.start - start), piece.end - piece.start, piece.content,
-                                     "data", on_end);
+        device.submit_failable_write(disk_block + (piece.start - start), piece.end - piece.start,
+                                     piece.content, "data", on_end);
     }
     return static_cast<std::uint32_t>(pieces.size());
 }

@@ -129,47 +129,56 @@ auto reduction_text(const runner::FuzzRequest& request, std::size_t split_depth)
     if (split_depth != 0) out += "; split: every alternative above the split depth, dpor below it";
     return out + "\n";
 }
+
+/// The dfs estimate's figures: from Knuth walks or stratified probes, and
+/// how the search would split.
+auto dfs_estimate_text(const runner::SearchEstimate& estimate, const runner::FuzzRequest& request)
+    -> std::string {
+    std::string out;
+    const char* what = estimate.stratified
+                           ? (estimate.walks == 1 ? "stratified probe" : "stratified probes")
+                           : "Knuth walks";
+    if (estimate.walks_stopped == 0) {
+        appendf(
+            out,
+            "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
+            "%s steps",
+            static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+            about(estimate.schedules).c_str(),
+            estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
+            about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
+    } else {
+        // A walk cut short counts its paths as schedules where it stopped:
+        // less than the search, and no spread worth printing.
+        appendf(
+            out,
+            "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
+            "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep: at "
+            "the run cap, past a product of branching factors of 1e30 or at a stop request; a lower "
+            "figure)",
+            static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
+            about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
+            about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped),
+            estimate.stopped_depth);
+    }
+    if (estimate.walks < estimate.walks_asked) {
+        appendf(
+            out,
+            " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
+            static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
+    }
+    if (estimate.stratified) appendf(out, " (%llu runs)", static_cast<ull>(estimate.runs));
+    if (request.dpor) out += " for the search without dpor (dpor may take fewer, or under a bound more)";
+    out += split_text(estimate, request);
+    return out;
+}
 }  // namespace
 
 auto estimate_text(const runner::SearchEstimate& estimate, const runner::FuzzRequest& request)
     -> std::string {
     std::string out;
     if (estimate.dfs) {
-        const char* what = estimate.stratified
-                               ? (estimate.walks == 1 ? "stratified probe" : "stratified probes")
-                               : "Knuth walks";
-        if (estimate.walks_stopped == 0) {
-            appendf(
-                out,
-                "estimate (%llu %s, seed %llu): about %s schedules (standard error %.0f%%), %s crash states, "
-                "%s steps",
-                static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
-                about(estimate.schedules).c_str(),
-                estimate.schedules > 0 ? 100 * estimate.schedules_error / estimate.schedules : 0.0,
-                about(estimate.crash_states).c_str(), about(estimate.steps).c_str());
-        } else {
-            // A walk cut short counts its paths as schedules where it stopped:
-            // less than the search, and no spread worth printing.
-            appendf(
-                out,
-                "estimate (%llu %s, seed %llu): more than about %s schedules, %s crash states, %s steps "
-                "(%llu of the walks stopped before a schedule's end, the shallowest %zu decisions deep: at "
-                "the run cap, past a product of branching factors of 1e30 or at a stop request; a lower "
-                "figure)",
-                static_cast<ull>(estimate.walks), what, static_cast<ull>(estimate.seed),
-                about(estimate.schedules).c_str(), about(estimate.crash_states).c_str(),
-                about(estimate.steps).c_str(), static_cast<ull>(estimate.walks_stopped),
-                estimate.stopped_depth);
-        }
-        if (estimate.walks < estimate.walks_asked) {
-            appendf(
-                out,
-                " (walks stopped at %llu runs, a rough figure: --walks %llu or --estimate for a closer one)",
-                static_cast<ull>(estimate.runs), static_cast<ull>(estimate.walks_asked));
-        }
-        if (estimate.stratified) appendf(out, " (%llu runs)", static_cast<ull>(estimate.runs));
-        if (request.dpor) out += " for the search without dpor (dpor may take fewer, or under a bound more)";
-        out += split_text(estimate, request);
+        out += dfs_estimate_text(estimate, request);
     } else {
         appendf(
             out,
@@ -326,6 +335,54 @@ auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& 
 
 }  // namespace
 
+namespace {
+
+/// A dfs search's reductions (sleep sets, the bound, dpor, visited states)
+/// and how it split into units.
+auto dfs_search_text(const runner::FuzzReport& report, const runner::FuzzRequest& request) -> std::string {
+    std::string out;
+    appendf(out,
+            "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as "
+            "redundant\n",
+            static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
+            static_cast<ull>(report.dfs.abandoned));
+    out += reduction_text(request, report.split_depth);
+    out += visited_text(request, report);
+    if (report.split_depth != 0) {
+        appendf(out,
+                "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
+                "depth; counts are the explored units'); --schedules %llu caps the search in all, its units "
+                "taken in order, the same for any --jobs (%u here)\n",
+                report.split_depth,
+                report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
+                static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
+    }
+    return out;
+}
+
+/// The exploration bounds and what the schedules took of them, and the
+/// nested power cuts inside recovery.
+auto bounds_text(const runner::FuzzReport& report) -> std::string {
+    std::string out;
+    appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
+            loader::describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
+            static_cast<ull>(report.schedules_waking));
+    if (report.bounds.recovery_crashes == 0) {
+        appendf(out,
+                "crash during recovery: not explored (bound 0; --recovery-crashes N cuts the power inside "
+                "each crash state's recovery)\n");
+    } else {
+        appendf(
+            out,
+            "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
+            "cut inside recovery\n",
+            report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
+    }
+    return out;
+}
+
+}  // namespace
+
 auto fuzz_summary(const runner::FuzzReport& report, const runner::FuzzRequest& request, double elapsed)
     -> std::string {
     const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
@@ -348,38 +405,8 @@ auto fuzz_summary(const runner::FuzzReport& report, const runner::FuzzRequest& r
             "distinct crash states without a violation: %llu (image, promises and freeze level by content)\n",
             static_cast<ull>(*report.crash_states_distinct));
     }
-    if (dfs) {
-        appendf(out,
-                "pruned: %llu alternatives by sleep sets, %llu by the preemption bound; %llu runs cut as "
-                "redundant\n",
-                static_cast<ull>(report.dfs.pruned_sleep), static_cast<ull>(report.dfs.pruned_bound),
-                static_cast<ull>(report.dfs.abandoned));
-        out += reduction_text(request, report.split_depth);
-        out += visited_text(request, report);
-    }
-    if (dfs && report.split_depth != 0) {
-        appendf(out,
-                "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "
-                "depth; counts are the explored units'); --schedules %llu caps the search in all, its units "
-                "taken in order, the same for any --jobs (%u here)\n",
-                report.split_depth,
-                report.units == 0 ? "an unknown number of" : std::to_string(report.units).c_str(),
-                static_cast<ull>(report.units_explored), static_cast<ull>(request.schedules), request.jobs);
-    }
-    appendf(out, "explored with %s: %llu schedule(s) took an I/O reordering, %llu a daemon wake-up\n",
-            loader::describe_bounds(report.bounds).c_str(), static_cast<ull>(report.schedules_reordering),
-            static_cast<ull>(report.schedules_waking));
-    if (report.bounds.recovery_crashes == 0) {
-        appendf(out,
-                "crash during recovery: not explored (bound 0; --recovery-crashes N cuts the power inside "
-                "each crash state's recovery)\n");
-    } else {
-        appendf(
-            out,
-            "crash during recovery: explored %u nested power cut(s) per crash state: %llu mount(s) after a "
-            "cut inside recovery\n",
-            report.bounds.recovery_crashes, static_cast<ull>(report.recovery_crash_states));
-    }
+    if (dfs) out += dfs_search_text(report, request);
+    out += bounds_text(report);
     if (report.faults.injected != 0) out += fault_counts_text(report.faults) + "\n";
     if (report.schedules_cut != 0) {
         appendf(out, "%llu schedule(s) not explored past step %llu (the step bound explore.steps)\n",
@@ -649,13 +676,10 @@ void list_model(std::string& out, const model::ModelInfo& info) {
 
 }  // namespace
 
-auto list_text() -> std::string {
-    std::string out = "models:\n";
-    for (const auto& info : model::models()) list_model(out, info);
-    out += "checkers:\n";
-    for (const auto& name : checkers::checker_names()) {
-        appendf(out, "  %-18s %s\n", name.c_str(), checkers::checker_about(name).c_str());
-    }
+namespace {
+
+/// The device profiles, and the fields of a machine profile.
+void list_machines(std::string& out) {
     out += "device profiles:\n";
     for (const auto& profile : model::disk::profiles()) {
         const std::string bandwidth =
@@ -677,7 +701,10 @@ auto list_text() -> std::string {
         "  line_miss_ns         one that pulls the line from a CPU of the same socket (after FIFO waiting)\n"
         "  line_miss_remote_ns  one that pulls it from another socket (default line_miss_ns)\n"
         "  costs                per-operation CPU costs over the scenario's (the model's costs above)\n";
-    out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
+}
+
+/// The device faults a scenario may enable, and what each model detects.
+void list_faults(std::string& out) {
     out += "device faults (opt-in):\n";
     out += "  faults: {\"budget\": 1.." + std::to_string(loader::fault_budget_max) +
            ", \"torn_writes\": true, \"misdirected_writes\": true, \"latent_errors\": true, "
@@ -718,6 +745,20 @@ auto list_text() -> std::string {
                                               : info.write_errors.c_str());
         }
     }
+}
+
+}  // namespace
+
+auto list_text() -> std::string {
+    std::string out = "models:\n";
+    for (const auto& info : model::models()) list_model(out, info);
+    out += "checkers:\n";
+    for (const auto& name : checkers::checker_names()) {
+        appendf(out, "  %-18s %s\n", name.c_str(), checkers::checker_about(name).c_str());
+    }
+    list_machines(out);
+    out += "crash policies for unflushed writes: none, all, any-subset, prefix\n";
+    list_faults(out);
     out += "strategies: random, pct:D (D in 1..16)\n";
     return out;
 }

@@ -84,8 +84,8 @@ auto differences(const RunOutcome& first, const RunOutcome& again, const char* f
 /// the schedule runs twice more, traced, and both traces must be byte for
 /// byte the same and follow the campaign's own (untraced) run. `rerun` runs
 /// it once with a trace. "" when they agree, else what differed.
-auto verify_schedule(const RunOutcome& untraced, const std::function<RunOutcome()>& rerun, bool same_crash_plan)
-    -> std::string {
+auto verify_schedule(const RunOutcome& untraced, const std::function<RunOutcome()>& rerun,
+                     bool same_crash_plan) -> std::string {
     const RunOutcome first = rerun();
     const RunOutcome second = rerun();
     if (first.trace_hash != second.trace_hash) {
@@ -131,7 +131,8 @@ namespace {
 
 /// One world per job beyond the first: copies of a world share its immutable
 /// metadata objects, whose reference counts would bounce between cores.
-auto extra_worlds(const Simulation& simulation, std::uint32_t jobs) -> std::vector<std::unique_ptr<Simulation>> {
+auto extra_worlds(const Simulation& simulation, std::uint32_t jobs)
+    -> std::vector<std::unique_ptr<Simulation>> {
     std::vector<std::unique_ptr<Simulation>> extra;
     for (std::uint32_t job = 1; job < jobs; job++) {
         extra.push_back(std::make_unique<Simulation>(simulation.scenario(), simulation.variant()));
@@ -169,7 +170,8 @@ struct ShardRun {
                 if (request.verify_every != 0 && index_of(k) % request.verify_every == 0) {
                     result.verified = true;
                     result.nondeterminism = verify_schedule(
-                        outcome, [&] { return mine_simulation.run_strategy(request.strategy, seed, true); }, true);
+                        outcome, [&] { return mine_simulation.run_strategy(request.strategy, seed, true); },
+                        true);
                 }
             }
         };
@@ -196,7 +198,8 @@ struct ShardRun {
             tally(report, result);
             const std::uint64_t index = index_of(k);
             if (!result.nondeterminism.empty()) {
-                report.nondeterministic.push_back({index, schedule_seed(request.seed, index), result.nondeterminism});
+                report.nondeterministic.push_back(
+                    {index, schedule_seed(request.seed, index), result.nondeterminism});
             }
             if (!result.violated) continue;
             report.violations.push_back({index, schedule_seed(request.seed, index), result.first});
@@ -282,7 +285,8 @@ private:
 /// as many as, they will have.
 auto DfsSearch::earlier(std::uint64_t unit) -> std::uint64_t {
     std::uint64_t sum = 0;
-    for (auto it = units_.begin(); it != units_.end() && it->first < unit; ++it) sum += it->second.progress.load();
+    for (auto it = units_.begin(); it != units_.end() && it->first < unit; ++it)
+        sum += it->second.progress.load();
     return sum;
 }
 
@@ -324,12 +328,13 @@ auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world)
     if (request_.verify_every != 0 && part.schedules % request_.verify_every == 0 && !outcome.abandoned) {
         result.verified = true;
         try {
-            result.nondeterminism =
-                verify_schedule(outcome, [&] { return world.replay(outcome.choices, std::nullopt, true); }, false);
+            result.nondeterminism = verify_schedule(
+                outcome, [&] { return world.replay(outcome.choices, std::nullopt, true); }, false);
         } catch (const sim::ReplayDiverged& diverged) {
             result.nondeterminism = std::string("the replay of its choices diverged: ") + diverged.what();
         }
-        if (!result.nondeterminism.empty()) part.nondeterministic.push_back({part.schedules, 0, result.nondeterminism});
+        if (!result.nondeterminism.empty())
+            part.nondeterministic.push_back({part.schedules, 0, result.nondeterminism});
     }
     tally(part, result);
     unit.progress.store(part.schedules);
@@ -349,7 +354,8 @@ auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world)
 }
 
 void DfsSearch::report_progress() {
-    if (request_.progress) request_.progress({runs_.load(), request_.schedules, crash_states_.load(), violations_.load()});
+    if (request_.progress)
+        request_.progress({runs_.load(), request_.schedules, crash_states_.load(), violations_.load()});
 }
 
 /// A search's tree: its bound, reductions and visited states.
@@ -524,7 +530,8 @@ auto DfsSearch::fold() -> FuzzReport {
             break;
         }
     }
-    if (!capped && offset == budget_ && !units_.empty()) capped = more_units_after(std::prev(units_.end())->first);
+    if (!capped && offset == budget_ && !units_.empty())
+        capped = more_units_after(std::prev(units_.end())->first);
     report.interrupted = interrupted_;
     report.complete = units_total_ != 0 && !interrupted_ && !capped && stop_unit_.load() == ~std::uint64_t{0};
     if (depth_ != 0) {
@@ -560,7 +567,8 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
             request.strategy.preemptions, request.sleep_sets, prng, run, request.estimate_runs);
         if (probe.stopped) {
             estimate.walks_stopped++;
-            estimate.stopped_depth = estimate.walks_stopped == 1 ? probe.depth : std::min(estimate.stopped_depth, probe.depth);
+            estimate.stopped_depth =
+                estimate.walks_stopped == 1 ? probe.depth : std::min(estimate.stopped_depth, probe.depth);
         }
         estimate.schedules += probe.schedules;
         squares += probe.schedules * probe.schedules;
@@ -576,7 +584,8 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     estimate.crash_states /= walks;
     estimate.steps /= walks;
     if (estimate.walks > 1) {
-        const double variance = std::max(0.0, (squares - walks * estimate.schedules * estimate.schedules) / (walks - 1));
+        const double variance =
+            std::max(0.0, (squares - walks * estimate.schedules * estimate.schedules) / (walks - 1));
         estimate.schedules_error = std::sqrt(variance / walks);
     }
     // A walk that ended above depth d has as many units there as at its end.
@@ -584,15 +593,16 @@ void estimate_dfs(Simulation& simulation, const FuzzRequest& request, SearchEsti
     for (const auto& walk : units) deepest = std::max(deepest, walk.size());
     estimate.units.assign(deepest, 0.0);
     for (const auto& walk : units) {
-        for (std::size_t d = 0; d < deepest; d++) estimate.units[d] += walk[std::min(d, walk.size() - 1)] / walks;
+        for (std::size_t d = 0; d < deepest; d++)
+            estimate.units[d] += walk[std::min(d, walk.size() - 1)] / walks;
     }
 }
 
 /// Seconds per run (from the walks' runs, which judge nothing) and per crash
 /// state (from the search's own first schedules, run apart): the rates a dfs
 /// estimate's time is taken at.
-void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate, double walks_seconds,
-              const std::function<double()>& clock) {
+void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate& estimate,
+              double walks_seconds, const std::function<double()>& clock) {
     estimate.seconds_per_run = estimate.runs == 0 ? 0 : walks_seconds / static_cast<double>(estimate.runs);
     constexpr std::uint64_t calibration_schedules = 16;
     // And at most this many crash states: the first schedule of
@@ -611,10 +621,11 @@ void time_dfs(Simulation& simulation, const FuzzRequest& request, SearchEstimate
     const double spent = clock() - started;
     if (crash_states != 0) {
         estimate.seconds_per_crash_state =
-            std::max(0.0, spent - estimate.seconds_per_run * static_cast<double>(runs)) / static_cast<double>(crash_states);
+            std::max(0.0, spent - estimate.seconds_per_run * static_cast<double>(runs)) /
+            static_cast<double>(crash_states);
     }
-    estimate.seconds =
-        estimate.seconds_per_run * estimate.schedules + estimate.seconds_per_crash_state * estimate.crash_states;
+    estimate.seconds = estimate.seconds_per_run * estimate.schedules +
+                       estimate.seconds_per_crash_state * estimate.crash_states;
 }
 
 /// random, pct: the first `walks` schedules of the shard, scaled to all of them.
@@ -630,7 +641,8 @@ void estimate_sampled(Simulation& simulation, const FuzzRequest& request, Search
     double steps = 0;
     for (std::uint64_t k = 0; k < samples; k++) {
         const std::uint64_t index = request.shard_index + k * request.shard_count;
-        const RunOutcome outcome = simulation.run_strategy(request.strategy, schedule_seed(request.seed, index), false);
+        const RunOutcome outcome =
+            simulation.run_strategy(request.strategy, schedule_seed(request.seed, index), false);
         crash_states += static_cast<double>(outcome.crash_states);
         steps += static_cast<double>(outcome.steps);
         estimate.runs++;
@@ -691,7 +703,8 @@ auto explore_exhaustively(Simulation& simulation, const FuzzRequest& request) ->
     }
     DfsSearch search(simulation, request, depth);
     FuzzReport report = search.run();
-    if (request.jobs == 1 && request.shard_count == 1) report.crash_states_distinct = simulation.crash_states_distinct();
+    if (request.jobs == 1 && request.shard_count == 1)
+        report.crash_states_distinct = simulation.crash_states_distinct();
     return report;
 }
 
@@ -762,8 +775,8 @@ void judge_faults(CheckRow& row, const loader::Expectation& expect) {
     const auto fail = [&](const char* what, const char* key) {
         row.met = false;
         row.detail = std::string("faults: none of the ") + std::to_string(row.faults->injected) +
-                     " device faults injected in " + std::to_string(row.schedules) + " schedules was " + what +
-                     " (expect.faults." + key + ")";
+                     " device faults injected in " + std::to_string(row.schedules) + " schedules was " +
+                     what + " (expect.faults." + key + ")";
     };
     if (expect.faults_detected && row.faults->detected == 0) return fail("detected", "detected");
     if (expect.faults_survived && row.faults->survived == 0) return fail("survived", "survived");
@@ -808,8 +821,8 @@ void check_scripted(CheckRow& row, Simulation& simulation, RowCounts& counts, bo
 }
 
 /// One strategy's campaign against the expectation.
-void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& request, const FuzzReport& report,
-                   const loader::Expectation& expect, const std::string& command) {
+void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& request,
+                   const FuzzReport& report, const loader::Expectation& expect, const std::string& command) {
     const bool violates = expect.kind == loader::Expectation::Kind::violates;
     if (report.interrupted) {
         row.met = false;
@@ -828,7 +841,8 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
     } else if (!violates && report.found) {
         row.met = false;
         row.detail = text + " schedule " + std::to_string(report.index) + " violated " +
-                     report.failing.violations.front().checker + ": " + report.failing.violations.front().message;
+                     report.failing.violations.front().checker + ": " +
+                     report.failing.violations.front().message;
         row.story = report.failing.story;
         row.command = command;
     } else if (violates) {
@@ -838,9 +852,9 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
 }
 
 /// A campaign of one of the expectation's strategies.
-void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, const sim::StrategySpec& strategy,
-                    std::uint32_t jobs, const std::function<void(const FuzzProgress&)>& progress,
-                    std::uint64_t verify_every) {
+void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts,
+                    const sim::StrategySpec& strategy, std::uint32_t jobs,
+                    const std::function<void(const FuzzProgress&)>& progress, std::uint64_t verify_every) {
     const loader::Expectation& expect = simulation.variant().expect;
     const std::string text = strategy.text();
     FuzzRequest request;
@@ -868,13 +882,14 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts, co
                             report.dfs.pruned_sleep});
     const std::string command = "crashsim fuzz " + simulation.scenario().path + " --variant " +
                                 simulation.variant().name + " --strategy " + text + " --seed " +
-                                std::to_string(request.seed) + " --schedules " + std::to_string(request.schedules);
+                                std::to_string(request.seed) + " --schedules " +
+                                std::to_string(request.schedules);
     judge_attempt(row, text, request, report, expect, command);
     if (!report.nondeterministic.empty()) {
         const Nondeterminism& first = report.nondeterministic.front();
         row.met = false;
-        row.detail = "nondeterminism (a crashsim defect): " + text + " schedule " + std::to_string(first.index) +
-                     ": " + first.what;
+        row.detail = "nondeterminism (a crashsim defect): " + text + " schedule " +
+                     std::to_string(first.index) + ": " + first.what;
         row.command = command + " --verify-determinism 1";
     }
 }

@@ -75,8 +75,10 @@ struct FuzzRequest {
     /// (--max-memory; DfsTree::limit_visited); 0: none.
     std::uint64_t max_memory_mib = visited_memory_default_mib;
     std::uint32_t jobs = 1;  // threads (dfs: workers sharing the units, sim/dfs.hpp)
-    std::uint32_t shard_index = 0;  // random, pct: this slice is the indices
-    std::uint32_t shard_count = 1;  //   i with i % shard_count == shard_index; dfs: the units u with u % count == index
+    /// This slice of the campaign: random and pct run the indices i with
+    /// i % shard_count == shard_index, dfs the units u with u % count == index.
+    std::uint32_t shard_index = 0;
+    std::uint32_t shard_count = 1;
     /// dfs with jobs or shards: the depth at which the tree splits into units
     /// (DfsTree::split); 0: chosen from an estimate (split_depth_for).
     std::size_t split_depth = 0;
@@ -197,8 +199,8 @@ struct SearchEstimate {
     double estimating_seconds = 0;       // what the estimate took
 };
 
-auto estimate_search(Simulation& simulation, const FuzzRequest& request, const std::function<double()>& clock = {})
-    -> SearchEstimate;
+auto estimate_search(Simulation& simulation, const FuzzRequest& request,
+                     const std::function<double()>& clock = {}) -> SearchEstimate;
 /// The shallowest depth whose estimated units reach `wanted` (else the one
 /// with most units), at least 1.
 auto split_depth_for(const SearchEstimate& estimate, double wanted) -> std::size_t;

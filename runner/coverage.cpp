@@ -14,7 +14,8 @@ void add_counts(std::vector<std::uint64_t>& into, const std::vector<std::uint64_
 
 void add_named(Counts& into, const Counts& from) {
     for (const auto& [name, count] : from) {
-        const auto found = std::find_if(into.begin(), into.end(), [&](const auto& entry) { return entry.first == name; });
+        const auto found =
+            std::find_if(into.begin(), into.end(), [&](const auto& entry) { return entry.first == name; });
         if (found == into.end()) {
             into.emplace_back(name, count);
         } else {
@@ -42,7 +43,8 @@ auto reached_counts(const std::string& model, const std::vector<std::uint64_t>& 
     return counts;
 }
 
-auto undeclared_points(const std::string& model, const std::vector<std::uint64_t>& hits) -> std::vector<std::string> {
+auto undeclared_points(const std::string& model, const std::vector<std::uint64_t>& hits)
+    -> std::vector<std::string> {
     std::vector<std::string> names;
     const model::ModelInfo* info = model::find_model(model);
     if (info == nullptr) return names;
@@ -83,8 +85,8 @@ auto coverage_text(const Counts& reached) -> std::string {
     for (const auto& [name, count] : reached) {
         if (count == 0) never.push_back(name);
     }
-    std::string text = std::to_string(reached.size() - never.size()) + " of " + std::to_string(reached.size()) +
-                       " reached";
+    std::string text =
+        std::to_string(reached.size() - never.size()) + " of " + std::to_string(reached.size()) + " reached";
     if (!never.empty()) text += "; never reached: " + join_names(never);
     return text;
 }
@@ -106,8 +108,8 @@ auto never_judged(const Counts& judged) -> std::vector<std::string> {
 auto unreached(const Counts& reached, const std::vector<std::string>& required) -> std::vector<std::string> {
     std::vector<std::string> names;
     for (const auto& point : required) {
-        const auto found =
-            std::find_if(reached.begin(), reached.end(), [&](const auto& entry) { return entry.first == point; });
+        const auto found = std::find_if(reached.begin(), reached.end(),
+                                        [&](const auto& entry) { return entry.first == point; });
         if (found == reached.end() || found->second == 0) names.push_back(point);
     }
     return names;
@@ -118,7 +120,8 @@ auto coverage_by_model(const std::vector<std::pair<std::string, Counts>>& rows)
     std::vector<std::pair<std::string, Counts>> models;
     for (const auto& [model, reached] : rows) {
         if (model.empty()) continue;
-        auto found = std::find_if(models.begin(), models.end(), [&](const auto& entry) { return entry.first == model; });
+        auto found = std::find_if(models.begin(), models.end(),
+                                  [&](const auto& entry) { return entry.first == model; });
         if (found == models.end()) {
             models.emplace_back(model, Counts{});
             found = models.end() - 1;

@@ -44,7 +44,8 @@ auto join_names(const std::vector<std::string>& names) -> std::string;
 /// The model's yield points with hits that declare no footprint (registered
 /// without `touches`): the code around them touches everything, so sleep
 /// sets and dpor never reorder a step there (sim/yield_point.hpp).
-auto undeclared_points(const std::string& model, const std::vector<std::uint64_t>& hits) -> std::vector<std::string>;
+auto undeclared_points(const std::string& model, const std::vector<std::uint64_t>& hits)
+    -> std::vector<std::string>;
 /// A dfs search's line on them ("" when every point reached declares one).
 auto undeclared_text(const std::string& model, const std::vector<std::uint64_t>& hits) -> std::string;
 

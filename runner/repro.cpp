@@ -40,12 +40,14 @@ void write_repro(const Repro& repro, const std::string& path) {
         // Device faults the crash injected.
         if (!repro.crash->torn.empty()) {
             loader::Json torn = loader::Json::array();
-            for (const auto& tear : repro.crash->torn) torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
+            for (const auto& tear : repro.crash->torn)
+                torn.push_back({{"write", tear.write}, {"sectors", tear.sectors}});
             json["crash"]["torn"] = torn;
         }
         if (!repro.crash->misdirected.empty()) {
             loader::Json misdirected = loader::Json::array();
-            for (const auto& m : repro.crash->misdirected) misdirected.push_back({{"write", m.write}, {"victim", m.victim}});
+            for (const auto& m : repro.crash->misdirected)
+                misdirected.push_back({{"write", m.write}, {"victim", m.victim}});
             json["crash"]["misdirected"] = misdirected;
         }
         if (!repro.crash->unreadable.empty()) json["crash"]["unreadable"] = repro.crash->unreadable;
@@ -95,8 +97,8 @@ auto read_explore_json(const loader::Json& file, const loader::JsonReader& in) -
             in.read_unsigned_in(explore.at("steps"), "$.explore.steps", 1, loader::explore_steps_max);
     }
     if (explore.contains("progress_steps")) {
-        bounds.progress_steps =
-            in.read_unsigned_in(explore.at("progress_steps"), "$.explore.progress_steps", 1, loader::explore_steps_max);
+        bounds.progress_steps = in.read_unsigned_in(explore.at("progress_steps"), "$.explore.progress_steps",
+                                                    1, loader::explore_steps_max);
     }
     return bounds;
 }
@@ -198,13 +200,15 @@ auto read_unreadable(const loader::Json& value, const loader::JsonReader& in) ->
     }
     std::vector<std::uint64_t> blocks;
     for (std::size_t i = 0; i < value.size(); i++) {
-        blocks.push_back(in.read_unsigned_in(value[i], loader::index_path("$.crash.unreadable", i), 0, victim_block_max));
+        blocks.push_back(
+            in.read_unsigned_in(value[i], loader::index_path("$.crash.unreadable", i), 0, victim_block_max));
     }
     return blocks;
 }
 
 void read_crash(const loader::Json& crash, const loader::JsonReader& in, Repro& repro) {
-    in.check_keys(crash, "$.crash", {"step", "after", "keep", "recovery", "torn", "misdirected", "unreadable"},
+    in.check_keys(crash, "$.crash",
+                  {"step", "after", "keep", "recovery", "torn", "misdirected", "unreadable"},
                   {"step", "after", "keep"});
     CrashRecord record;
     record.step = in.read_unsigned(crash.at("step"), "$.crash.step");
@@ -237,29 +241,34 @@ auto read_string_array(const loader::Json& value, const std::string& json_path, 
     -> std::vector<std::string> {
     in.check_array(value, json_path);
     std::vector<std::string> strings;
-    for (std::size_t i = 0; i < value.size(); i++) strings.push_back(in.read_string(value[i], loader::index_path(json_path, i)));
+    for (std::size_t i = 0; i < value.size(); i++)
+        strings.push_back(in.read_string(value[i], loader::index_path(json_path, i)));
     return strings;
 }
 
 }  // namespace
 
-auto read_repro(const std::string& path) -> Repro { return parse_repro(loader::read_text_file(path, "repro file"), path); }
+auto read_repro(const std::string& path) -> Repro {
+    return parse_repro(loader::read_text_file(path, "repro file"), path);
+}
 
 auto parse_repro(const std::string& text, const std::string& path) -> Repro {
     loader::NumberTexts numbers;
     const loader::Json json = loader::parse_json(text, path, &numbers);
     const loader::JsonReader in(path, &numbers);
     read_format(json, "crashsim_repro", repro_format, in);
-    in.check_keys(json, "$",
-                  {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
-                   "choices", "explore", "crash", "violation", "trace_hash", "shrunk", "scenario"},
-                  // No crash: a liveness or deadlock violation.
-                  {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
-                   "violation", "trace_hash", "scenario"});
+    in.check_keys(
+        json, "$",
+        {"crashsim_repro", "scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed",
+         "choices", "explore", "crash", "violation", "trace_hash", "shrunk", "scenario"},
+        // No crash: a liveness or deadlock violation.
+        {"scenario_path", "variant", "strategy", "seed", "schedule_index", "schedule_seed", "choices",
+         "violation", "trace_hash", "scenario"});
     Repro repro;
     repro.scenario_path = in.read_text(json.at("scenario_path"), "$.scenario_path");
     // The scenario's own text: a JSON file, so newlines and tabs are in it.
-    if (!json.at("scenario").is_string()) in.fail("$.scenario", "the scenario text", loader::type_name(json.at("scenario")));
+    if (!json.at("scenario").is_string())
+        in.fail("$.scenario", "the scenario text", loader::type_name(json.at("scenario")));
     repro.scenario_text = json.at("scenario").get<std::string>();
     repro.variant = in.read_name(json.at("variant"), "$.variant");
     repro.strategy = in.read_name(json.at("strategy"), "$.strategy");
@@ -269,15 +278,16 @@ auto parse_repro(const std::string& text, const std::string& path) -> Repro {
     const loader::Json& choices = json.at("choices");
     in.check_array(choices, "$.choices");
     for (std::size_t i = 0; i < choices.size(); i++) {
-        repro.choices.push_back(static_cast<std::uint32_t>(
-            in.read_unsigned_in(choices[i], loader::index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
+        repro.choices.push_back(static_cast<std::uint32_t>(in.read_unsigned_in(
+            choices[i], loader::index_path("$.choices", i), 0, std::numeric_limits<std::uint32_t>::max())));
     }
     repro.bounds = read_explore_json(json, in);
     if (json.contains("crash")) read_crash(json.at("crash"), in, repro);
     const loader::Json& violation = json.at("violation");
     in.check_keys(violation, "$.violation", {"checker", "message"}, {"checker", "message"});
     repro.checker = in.read_name(violation.at("checker"), "$.violation.checker");
-    if (!violation.at("message").is_string()) in.fail("$.violation.message", "a string", loader::type_name(violation.at("message")));
+    if (!violation.at("message").is_string())
+        in.fail("$.violation.message", "a string", loader::type_name(violation.at("message")));
     repro.message = violation.at("message").get<std::string>();
     if (json.contains("shrunk")) repro.shrink_log = read_string_array(json.at("shrunk"), "$.shrunk", in);
     repro.trace_hash = read_hex64(json.at("trace_hash"), "$.trace_hash", in);
@@ -324,9 +334,9 @@ auto repro_file_name(const std::string& scenario, const std::string& variant, co
 
 auto result_file_name(const std::string& scenario, const std::string& variant, const FuzzRequest& request)
     -> std::string {
-    return "result-" + sanitize(scenario) + "-" + sanitize(variant) + "-" + sanitize(request.strategy.text()) +
-           "-seed" + std::to_string(request.seed) + "-shard" + std::to_string(request.shard_index) + "of" +
-           std::to_string(request.shard_count) + ".json";
+    return "result-" + sanitize(scenario) + "-" + sanitize(variant) + "-" +
+           sanitize(request.strategy.text()) + "-seed" + std::to_string(request.seed) + "-shard" +
+           std::to_string(request.shard_index) + "of" + std::to_string(request.shard_count) + ".json";
 }
 
 auto load_repro(const std::string& path) -> LoadedRepro {
@@ -340,13 +350,14 @@ auto load_repro_text(const std::string& text, const std::string& path) -> Loaded
     try {
         loaded.scenario = loader::parse_scenario(repro.scenario_text, repro.scenario_path);
     } catch (const loader::InputError& error) {
-        throw loader::InputError(path + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
-                                 error.what() + ")");
+        throw loader::InputError(
+            path + ": $.scenario: expected the scenario it was found with, got one that does not load (" +
+            error.what() + ")");
     }
     const loader::Variant* variant = loaded.scenario.find_variant(repro.variant);
     if (variant == nullptr) {
-        throw loader::InputError(path + ": $.variant: expected a variant of the embedded scenario, got \"" + repro.variant +
-                                 "\"");
+        throw loader::InputError(path + ": $.variant: expected a variant of the embedded scenario, got \"" +
+                                 repro.variant + "\"");
     }
     try {
         Simulation simulation(loaded.scenario, *variant);
@@ -368,10 +379,11 @@ auto load_repro_text(const std::string& text, const std::string& path) -> Loaded
                                  loader::json_quoted(repro.checker));
     }
     if (outcome.trace_hash != repro.trace_hash) {
-        throw loader::InputError(path + ": $.trace_hash: expected " + hex(outcome.trace_hash) +
-                                 " (the replay's), got " + loader::json_quoted(hex(repro.trace_hash)) +
-                                 ": the replay does not reproduce the recorded run (the repro was edited, or written by "
-                                 "another version of crashsim)");
+        throw loader::InputError(
+            path + ": $.trace_hash: expected " + hex(outcome.trace_hash) + " (the replay's), got " +
+            loader::json_quoted(hex(repro.trace_hash)) +
+            ": the replay does not reproduce the recorded run (the repro was edited, or written by "
+            "another version of crashsim)");
     }
     return loaded;
 }

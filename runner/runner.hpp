@@ -165,8 +165,8 @@ public:
     /// One schedule of a fuzz campaign.
     /// `interruptible`: a stop request ends the run between steps
     /// (RunOutcome::interrupted); a campaign's own runs, not its replays.
-    auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace, bool interruptible = false)
-        -> RunOutcome;
+    auto run_strategy(const sim::StrategySpec& spec, std::uint64_t seed, bool trace,
+                      bool interruptible = false) -> RunOutcome;
     /// The workload in virtual time, for performance figures; CPU and device
     /// latency jitter are forked from `seed`.
     auto run_perf(std::uint64_t seed = 0) -> PerfOutcome;
@@ -179,8 +179,8 @@ public:
     auto count_dfs(sim::DfsTree& tree) -> RunOutcome;
     /// A recorded run: choices plus crash; without a crash (a liveness or
     /// deadlock violation), the run to its end with no crash state.
-    auto replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash, bool trace)
-        -> RunOutcome;
+    auto replay(const std::vector<std::uint32_t>& choices, const std::optional<CrashRecord>& crash,
+                bool trace) -> RunOutcome;
     /// Decisions a schedule takes (PCT's k): the most of a few random
     /// schedules, measured on first use.
     auto decisions_estimate() -> std::uint64_t;
@@ -217,9 +217,9 @@ public:
     void count_reached(const RunOutcome& outcome);
 
 private:
-    auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng, sim::Prng recovery_prng,
-                 bool trace,
-                 class ScriptedStrategy* script, const loader::ExploreBounds& bounds, std::uint64_t crash_states_max = 0,
+    auto execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Prng crash_prng,
+                 sim::Prng recovery_prng, bool trace, class ScriptedStrategy* script,
+                 const loader::ExploreBounds& bounds, std::uint64_t crash_states_max = 0,
                  bool interruptible = false) -> RunOutcome;
 
     const loader::Scenario& scenario_;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "loader/json_reader.hpp"
@@ -156,7 +157,8 @@ auto search(const std::string& text, const std::string& path, const std::string&
 
 auto capped_text(const std::vector<std::uint32_t>& capped, std::uint64_t cap) -> std::string {
     std::string bounds;
-    for (const std::uint32_t preemptions : capped) bounds += (bounds.empty() ? "" : ", ") + std::to_string(preemptions);
+    for (const std::uint32_t preemptions : capped)
+        bounds += (bounds.empty() ? "" : ", ") + std::to_string(preemptions);
     return "the search" + std::string(capped.size() == 1 ? "" : "es") + " at " + bounds + " preemption(s) " +
            (capped.size() == 1 ? "was" : "were") + " capped at " + std::to_string(cap) +
            " schedules before completing";
@@ -211,7 +213,10 @@ auto without(const Json& document, const std::string& pointer, std::size_t index
 
 auto describe_op(const Json& document, const std::string& pointer, std::size_t index) -> std::string {
     const Json& op = document[Json::json_pointer(pointer)][index];
-    std::string where = pointer == "/setup" ? "set-up" : "task " + document[Json::json_pointer(pointer.substr(0, pointer.size() - 4))]["name"].get<std::string>();
+    const auto task_name = [&] {
+        return document[Json::json_pointer(pointer.substr(0, pointer.size() - 4))]["name"].get<std::string>();
+    };
+    std::string where = pointer == "/setup" ? "set-up" : "task " + task_name();
     return "removed " + where + " operation " + op.dump();
 }
 
@@ -272,7 +277,8 @@ auto shrink_operations(const Repro& original, const Target& target, const Shrink
         }
     }
     if (removals_capped != 0) {
-        result.log.push_back(std::to_string(removals_capped) + " operation removal(s) rejected by a search capped at " +
+        result.log.push_back(std::to_string(removals_capped) +
+                             " operation removal(s) rejected by a search capped at " +
                              std::to_string(options.schedules_per_search) +
                              " schedules: a smaller scenario may still fail the same way");
     }
@@ -295,8 +301,8 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
     }
     if (initial.interrupted) return std::nullopt;
     if (initial.budget_spent) {
-        return "the total shrink budget ran out before a bounded search failed the same way; kept the original "
-               "schedule";
+        return "the total shrink budget ran out before a bounded search failed the same way; kept the "
+               "original schedule";
     }
     if (!initial.other.empty()) {
         return "a bounded search first fails another way (" + initial.other + "); kept the original schedule";
@@ -308,6 +314,77 @@ auto preemptions_line(const OperationsShrunk& shrunk, const ShrinkOptions& optio
     }
     return "no schedule with at most " + std::to_string(options.preemptions_max) +
            " preemptions fails the same way; kept the original schedule";
+}
+
+/// Whether the run still fails the same way with the crash given.
+using StillFails = std::function<bool(const CrashRecord&)>;
+
+/// Fewer writes kept at the power cut, each dropped in turn.
+void drop_kept_writes(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                      ShrinkResult& result) {
+    for (std::size_t i = 0; crash && i < crash->keep.size() && !result.budget_spent; i++) {
+        if (!crash->keep[i]) continue;
+        if (stop_requested()) {
+            result.interrupted = true;
+            break;
+        }
+        CrashRecord fewer = *crash;
+        fewer.keep[i] = false;
+        if (still_fails(fewer)) {
+            crash = fewer;
+            result.log.push_back("dropped kept unflushed write " + std::to_string(i));
+        }
+    }
+}
+
+/// Fewer device faults, each dropped in turn: a torn or a misdirected write
+/// lost whole instead, a latent sector error a readable block.
+void drop_device_faults(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                        ShrinkResult& result) {
+    // `faults` names the CrashRecord list.
+    const auto drop_faults = [&](auto faults, const auto& describe) {
+        for (std::size_t i = 0;
+             crash && i < ((*crash).*faults).size() && !result.interrupted && !result.budget_spent;) {
+            CrashRecord fewer = *crash;
+            auto& list = fewer.*faults;
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+            if (still_fails(fewer)) {
+                result.log.push_back("dropped " + describe(((*crash).*faults)[i]));
+                crash = fewer;
+            } else {
+                i++;
+            }
+        }
+    };
+    drop_faults(&CrashRecord::torn, [](const auto& torn) {
+        return "torn write of unflushed write " + std::to_string(torn.write);
+    });
+    drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
+        return "misdirected write of unflushed write " + std::to_string(misdirected.write);
+    });
+    drop_faults(&CrashRecord::unreadable,
+                [](std::uint64_t block) { return "latent sector error of block " + std::to_string(block); });
+}
+
+/// Fewer writes kept at each power cut inside recovery, each dropped in turn.
+void drop_recovery_writes(std::optional<CrashRecord>& crash, const StillFails& still_fails,
+                          ShrinkResult& result) {
+    for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
+        for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {
+            if (!crash->recovery[level].keep[i]) continue;
+            if (stop_requested()) {
+                result.interrupted = true;
+                break;
+            }
+            CrashRecord fewer = *crash;
+            fewer.recovery[level].keep[i] = false;
+            if (still_fails(fewer)) {
+                crash = fewer;
+                result.log.push_back("dropped kept recovery write " + std::to_string(i) + " of power cut " +
+                                     std::to_string(level + 1) + " inside recovery");
+            }
+        }
+    }
 }
 
 /// Fewest kept unflushed writes (a liveness or deadlock violation has no
@@ -336,65 +413,15 @@ void shrink_kept_writes(const std::string& text, const RunOutcome& outcome, cons
             return false;
         }
     };
-    for (std::size_t i = 0; crash && i < crash->keep.size() && !result.budget_spent; i++) {
-        if (!crash->keep[i]) continue;
-        if (stop_requested()) {
-            result.interrupted = true;
-            break;
-        }
-        CrashRecord fewer = *crash;
-        fewer.keep[i] = false;
-        if (still_fails(fewer)) {
-            crash = fewer;
-            result.log.push_back("dropped kept unflushed write " + std::to_string(i));
-        }
-    }
-    // Fewer device faults, each dropped in turn: a torn or a
-    // misdirected write lost whole instead, a latent sector error a readable
-    // block. `faults` names the CrashRecord list.
-    const auto drop_faults = [&](auto faults, const auto& describe) {
-        for (std::size_t i = 0;
-             crash && i < ((*crash).*faults).size() && !result.interrupted && !result.budget_spent;) {
-            CrashRecord fewer = *crash;
-            auto& list = fewer.*faults;
-            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-            if (still_fails(fewer)) {
-                result.log.push_back("dropped " + describe(((*crash).*faults)[i]));
-                crash = fewer;
-            } else {
-                i++;
-            }
-        }
-    };
-    drop_faults(&CrashRecord::torn,
-                [](const auto& torn) { return "torn write of unflushed write " + std::to_string(torn.write); });
-    drop_faults(&CrashRecord::misdirected, [](const auto& misdirected) {
-        return "misdirected write of unflushed write " + std::to_string(misdirected.write);
-    });
-    drop_faults(&CrashRecord::unreadable,
-                [](std::uint64_t block) { return "latent sector error of block " + std::to_string(block); });
-    // The same for the writes kept at each power cut inside recovery.
-    for (std::size_t level = 0; crash && level < crash->recovery.size() && !result.interrupted; level++) {
-        for (std::size_t i = 0; i < crash->recovery[level].keep.size() && !result.budget_spent; i++) {
-            if (!crash->recovery[level].keep[i]) continue;
-            if (stop_requested()) {
-                result.interrupted = true;
-                break;
-            }
-            CrashRecord fewer = *crash;
-            fewer.recovery[level].keep[i] = false;
-            if (still_fails(fewer)) {
-                crash = fewer;
-                result.log.push_back("dropped kept recovery write " + std::to_string(i) + " of power cut " +
-                                     std::to_string(level + 1) + " inside recovery");
-            }
-        }
-    }
+    drop_kept_writes(crash, still_fails, result);
+    drop_device_faults(crash, still_fails, result);
+    drop_recovery_writes(crash, still_fails, result);
     if (result.interrupted) {
         result.log.push_back("interrupted: shrinking stopped before it finished; this is as far as it got");
     } else if (result.budget_spent) {
-        result.log.push_back("budget: shrinking stopped on its total budget of " + std::to_string(budget.total) +
-                             " schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal");
+        result.log.push_back(
+            "budget: shrinking stopped on its total budget of " + std::to_string(budget.total) +
+            " schedules (--shrink-budget); shrunk as far as the budget allowed, not minimal");
     }
     result.outcome = shrunk.replay(outcome.choices, crash, true);
     SIM_ASSERT(target.matches(result.outcome));
@@ -408,17 +435,19 @@ void record_repro(const Repro& original, const std::string& text, ShrinkResult& 
     result.repro.message = result.outcome.violations.front().message;
     result.repro.trace_hash = result.outcome.trace_hash;
     result.repro.shrink_log = result.log;
-    result.changed = result.repro.choices != original.choices || text != original.scenario_text ||
-                     (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
-                         (original.crash ? original.crash->keep : std::vector<bool>{}) ||
-                     (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
-                         (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
-                     (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
-                         (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
-                     (result.repro.crash ? result.repro.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) !=
-                         (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
-                     (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
-                         (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
+    result.changed =
+        result.repro.choices != original.choices || text != original.scenario_text ||
+        (result.repro.crash ? result.repro.crash->keep : std::vector<bool>{}) !=
+            (original.crash ? original.crash->keep : std::vector<bool>{}) ||
+        (result.repro.crash ? result.repro.crash->recovery : std::vector<RecoveryCut>{}) !=
+            (original.crash ? original.crash->recovery : std::vector<RecoveryCut>{}) ||
+        (result.repro.crash ? result.repro.crash->torn : std::vector<model::disk::TornWrite>{}) !=
+            (original.crash ? original.crash->torn : std::vector<model::disk::TornWrite>{}) ||
+        (result.repro.crash ? result.repro.crash->misdirected
+                            : std::vector<model::disk::MisdirectedWrite>{}) !=
+            (original.crash ? original.crash->misdirected : std::vector<model::disk::MisdirectedWrite>{}) ||
+        (result.repro.crash ? result.repro.crash->unreadable : std::vector<std::uint64_t>{}) !=
+            (original.crash ? original.crash->unreadable : std::vector<std::uint64_t>{});
 }
 
 }  // namespace

@@ -90,7 +90,8 @@ public:
     /// reports is of the runs it counted (Simulation::count_reached).
     auto mark_counted(std::uint64_t id) -> bool {
         SIM_ASSERT(id < kept_);  // an id of this memo
-        if (id >= counted_.size()) counted_.resize(std::max<std::uint64_t>(id + 1, 2 * counted_.size()), false);
+        if (id >= counted_.size())
+            counted_.resize(std::max<std::uint64_t>(id + 1, 2 * counted_.size()), false);
         if (counted_[id]) return false;
         counted_[id] = true;
         counted_total_++;
@@ -184,17 +185,18 @@ inline void renamed_content(model::disk::Content content, model::KeyWords& key, 
 /// (first seen first), then per position the object's canonical id and the
 /// positions of the ids it holds. False when an object has no canonical id
 /// (the state is then judged, not memoized).
-inline auto image_key(const model::disk::Image& image, const model::MetadataIndex& index, model::KeyWords& key,
-                      KeyObjects& objects) -> bool {
+inline auto image_key(const model::disk::Image& image, const model::MetadataIndex& index,
+                      model::KeyWords& key, KeyObjects& objects) -> bool {
     objects.clear();
     key.reserve(key.size() + 1 + 9 * image.blocks().segment_count() + 8);
     key.push_back(image.blocks().segment_count());
-    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-        model::disk::Content c = block.content;
-        if (c.kind == model::disk::ContentKind::meta) c.version = objects.position(c.version);
-        key.insert(key.end(), {start, end});
-        model::encode_content(key, c);
-    });
+    image.blocks().for_each(
+        [&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+            model::disk::Content c = block.content;
+            if (c.kind == model::disk::ContentKind::meta) c.version = objects.position(c.version);
+            key.insert(key.end(), {start, end});
+            model::encode_content(key, c);
+        });
     return objects_key(index, key, objects);
 }
 

@@ -154,7 +154,8 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     previous_keys.clear();
     for (const Candidate& candidate : candidates) previous_keys.push_back(candidate.key());
     DfsTree::Event event{candidates[pick].key(), Footprint{}, node, no_cut};
-    const auto waker = std::find_if(wakers.begin(), wakers.end(), [&](const auto& w) { return w.first == event.key; });
+    const auto waker =
+        std::find_if(wakers.begin(), wakers.end(), [&](const auto& w) { return w.first == event.key; });
     if (waker != wakers.end()) {
         event.waker = waker->second;
         wakers.erase(waker);
@@ -163,14 +164,16 @@ void DfsStrategy::record_event(std::span<const Candidate> candidates, std::size_
     recorded_ = true;
 }
 
-[[gnu::always_inline]] inline auto DfsStrategy::choose_step(const Scheduler& scheduler, std::span<const Candidate> candidates)
+[[gnu::always_inline]] inline auto DfsStrategy::choose_step(const Scheduler& scheduler,
+                                                            std::span<const Candidate> candidates)
     -> std::size_t {
     if (candidates.size() == 1) {
         if (tree_.dpor_) record_event(candidates, 0, no_cut);
         return 0;
     }
-    const std::uint64_t running =
-        current_ != no_task && scheduler.task_state(current_) == TaskState::runnable ? current_ : no_candidate_key;
+    const std::uint64_t running = current_ != no_task && scheduler.task_state(current_) == TaskState::runnable
+                                      ? current_
+                                      : no_candidate_key;
     if (decision_ >= tree_.nodes_.size()) return decide(scheduler, candidates, running);
     // Replaying the prefix: the same state, so the same candidates.
     DfsTree::Node& node = tree_.nodes_[decision_++];
@@ -214,8 +217,8 @@ auto DfsStrategy::visited(const Scheduler& scheduler, std::uint64_t signature) -
     return !tree_.visited_.insert(key).second;
 }
 
-auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running,
-                            std::uint32_t preemptions) -> std::uint64_t {
+auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                            std::uint64_t running, std::uint32_t preemptions) -> std::uint64_t {
     std::uint64_t hash = mix(preemptions, running);
     for (TaskId task = 0; task < scheduler.task_count(); task++) {
         const YieldPoint* point = scheduler.last_point(task);
@@ -229,8 +232,8 @@ auto DfsStrategy::signature(const Scheduler& scheduler, std::span<const Candidat
     return hash;
 }
 
-auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> candidates, std::uint64_t running)
-    -> std::size_t {
+auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> candidates,
+                         std::uint64_t running) -> std::size_t {
     DfsTree::Node node;
     for (const auto& candidate : candidates) node.candidates.push_back(candidate.key());
     node.signature = signature(scheduler, candidates, running, preemptions_);
@@ -297,7 +300,8 @@ void DfsStrategy::after_step(const Scheduler& scheduler) {
     }
     pending_ = nullptr;
     // Transitions that conflict with what just ran wake up.
-    std::erase_if(sleep_, [footprint](const DfsTree::Explored& e) { return !independent(e.footprint, footprint); });
+    std::erase_if(sleep_,
+                  [footprint](const DfsTree::Explored& e) { return !independent(e.footprint, footprint); });
 }
 
 void DfsTree::to_sibling(std::size_t depth, std::size_t expected) {
@@ -308,8 +312,8 @@ void DfsTree::to_sibling(std::size_t depth, std::size_t expected) {
     SIM_ASSERT(more && nodes_.size() == depth + 1 && nodes_[depth].chosen == expected);
 }
 
-auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run, ProbeWalk& walk,
-                        bool& stop) -> ProbeRun {
+auto DfsTree::probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run,
+                        ProbeWalk& walk, bool& stop) -> ProbeRun {
     tree.cut_at_ = cut;
     const ProbeRun counted = run(tree);
     walk.runs++;

@@ -205,8 +205,10 @@ public:
 
     /// dpor under a finite bound goes without sleep sets (see above).
     DfsTree(std::uint32_t preemptions_max, bool sleep_sets, bool dpor = false, Footprint visible = {})
-        : preemptions_max_(preemptions_max), sleep_sets_(sleep_sets && !(dpor && preemptions_max != unbounded)),
-          dpor_(dpor), visible_(visible) {}
+        : preemptions_max_(preemptions_max),
+          sleep_sets_(sleep_sets && !(dpor && preemptions_max != unbounded)),
+          dpor_(dpor),
+          visible_(visible) {}
 
     /// After a schedule: move to the next unexplored branch; false when none is left.
     auto backtrack() -> bool;
@@ -356,10 +358,10 @@ private:
     void to_sibling(std::size_t depth, std::size_t expected);
     static auto probe_run(DfsTree& tree, std::size_t cut, const std::function<ProbeRun(DfsTree&)>& run,
                           ProbeWalk& walk, bool& stop) -> ProbeRun;
-    friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
-        -> ProbeWalk;
-    friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&, std::uint64_t)
-        -> ProbeWalk;
+    friend auto knuth_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&,
+                            std::uint64_t) -> ProbeWalk;
+    friend auto stratified_probe(std::uint32_t, bool, Prng&, const std::function<ProbeRun(DfsTree&)>&,
+                                 std::uint64_t) -> ProbeWalk;
 };
 
 /// Runs one schedule of a DfsTree: replays the tree's prefix, then extends it

@@ -25,7 +25,9 @@ public:
         bits_[step * words_ + earlier / 64] |= std::uint64_t{1} << (earlier % 64);
     }
     /// past(step) is empty again.
-    void clear(std::size_t step) { std::fill_n(bits_.begin() + static_cast<std::ptrdiff_t>(step * words_), words_, 0); }
+    void clear(std::size_t step) {
+        std::fill_n(bits_.begin() + static_cast<std::ptrdiff_t>(step * words_), words_, 0);
+    }
     /// Whether past(step) meets `set` (words_ words).
     [[nodiscard]] auto meets(std::size_t step, const std::vector<std::uint64_t>& set) const -> bool {
         for (std::size_t w = 0; w < words_; w++) {
@@ -47,8 +49,8 @@ auto contains(const std::vector<std::uint64_t>& keys, std::uint64_t key) -> bool
 /// The tasks (keys) that can start notdep(e).later: the steps after e that
 /// do not happen after it, then `later`; an initial has no step of that
 /// sequence in its past.
-auto initials(const std::vector<DfsTree::Event>& events, const PastSets& past, std::size_t e, std::size_t later)
-    -> std::vector<std::uint64_t> {
+auto initials(const std::vector<DfsTree::Event>& events, const PastSets& past, std::size_t e,
+              std::size_t later) -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> sequence(past.words(), 0);  // notdep(e).later so far
     std::vector<std::uint64_t> keys;
     for (std::size_t k = e + 1; k <= later; k++) {
@@ -61,10 +63,12 @@ auto initials(const std::vector<DfsTree::Event>& events, const PastSets& past, s
 
 }  // namespace
 
-void DfsTree::add_backtrack(std::size_t index, const std::vector<std::uint64_t>& initials, std::uint64_t preferred) {
+void DfsTree::add_backtrack(std::size_t index, const std::vector<std::uint64_t>& initials,
+                            std::uint64_t preferred) {
     Node& node = nodes_[index];
-    if (std::any_of(initials.begin(), initials.end(),
-                    [&](std::uint64_t key) { return contains(node.backtrack, key) && affordable(node, key); })) {
+    if (std::any_of(initials.begin(), initials.end(), [&](std::uint64_t key) {
+            return contains(node.backtrack, key) && affordable(node, key);
+        })) {
         return;  // a source set already has one
     }
     auto listed = [&](std::uint64_t key) { return contains(node.candidates, key); };
@@ -150,7 +154,8 @@ void DfsTree::analyze_races() {
                 before.push_back(i);
             }
         };
-        const auto own = std::find_if(last_of_key.begin(), last_of_key.end(), [&](const auto& k) { return k.first == event.key; });
+        const auto own = std::find_if(last_of_key.begin(), last_of_key.end(),
+                                      [&](const auto& k) { return k.first == event.key; });
         if (own != last_of_key.end()) add_before(own->second);
         add_before(event.waker);
         for (const std::size_t d : before) past.join(j, d);
@@ -158,8 +163,10 @@ void DfsTree::analyze_races() {
             // A race: dependent, of different tasks, not ordered through a
             // third step, and reversible (i did not make j's task runnable).
             if (events_[i].key == event.key || i == event.waker) continue;
-            const bool through = std::any_of(before.begin(), before.end(), [&](std::size_t d) { return d != i && past.has(d, i); });
-            if (!through && events_[i].node != no_cut) add_backtrack(events_[i].node, initials(events_, past, i, j), event.key);
+            const bool through = std::any_of(before.begin(), before.end(),
+                                             [&](std::size_t d) { return d != i && past.has(d, i); });
+            if (!through && events_[i].node != no_cut)
+                add_backtrack(events_[i].node, initials(events_, past, i, j), event.key);
         }
         return own;
     };
@@ -196,7 +203,8 @@ void DfsTree::analyze_races() {
     if (n == 0) return;
     for (const std::uint64_t key : last_keys_) {
         if (key == events_.back().key) continue;
-        const auto waker = std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == key; });
+        const auto waker =
+            std::find_if(wakers_.begin(), wakers_.end(), [&](const auto& w) { return w.first == key; });
         events_.push_back(Event{key, footprint_all, no_cut, waker != wakers_.end() ? waker->second : no_cut});
         past.clear(n);
         races(n);

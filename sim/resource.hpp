@@ -35,7 +35,8 @@ public:
     [[nodiscard]] static constexpr auto first(std::size_t count) -> Footprint {
         Footprint footprint;
         for (std::size_t w = 0; w < footprint_words && count > 64 * w; w++) {
-            footprint.words_[w] = count >= 64 * (w + 1) ? ~std::uint64_t{0} : (std::uint64_t{1} << (count % 64)) - 1;
+            footprint.words_[w] =
+                count >= 64 * (w + 1) ? ~std::uint64_t{0} : (std::uint64_t{1} << (count % 64)) - 1;
         }
         return footprint;
     }

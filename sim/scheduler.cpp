@@ -323,7 +323,8 @@ auto Scheduler::next_timer_id() -> std::uint64_t {
     std::uint64_t& added = current_ == no_task ? engine_timers_added_ : tasks_[current_]->timers_added;
     const std::uint64_t slot = current_ == no_task ? 0 : std::uint64_t{current_} + 1;
     // The id must leave Candidate::key()'s two top bits free.
-    SIM_ASSERT(added < (std::uint64_t{1} << timer_count_bits) && slot < (std::uint64_t{1} << (62 - timer_count_bits)));
+    SIM_ASSERT(added < (std::uint64_t{1} << timer_count_bits) &&
+               slot < (std::uint64_t{1} << (62 - timer_count_bits)));
     return (slot << timer_count_bits) | added++;
 }
 
@@ -332,7 +333,8 @@ auto Scheduler::all_finished() const -> bool { return unfinished_ == 0; }
 auto Scheduler::fires_before_tasks(const Timer& timer, std::size_t tasks) const -> bool {
     if (timer.kind != TimerKind::sleep || timer.when <= now_ || tasks == 0) return true;
     Instant oldest = now_;
-    for (std::size_t i = 0; i < tasks; i++) oldest = std::min(oldest, tasks_[candidates_[i].task]->waiting_since);
+    for (std::size_t i = 0; i < tasks; i++)
+        oldest = std::min(oldest, tasks_[candidates_[i].task]->waiting_since);
     return timer.when <= oldest + sched_latency;
 }
 
@@ -381,7 +383,8 @@ void Scheduler::list_timers() {
     const Timer* first_sleep = nullptr;
     for (const Timer& timer : timers_) {
         // The earliest sleep overall, listed or not: no later sleep overtakes it.
-        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer)) first_sleep = &timer;
+        if (timer.kind == TimerKind::sleep && (first_sleep == nullptr || *first_sleep > timer))
+            first_sleep = &timer;
         if (next_listed && timer.id == next.id) continue;
         if (timer.kind == TimerKind::io && reorders_left) charged_scratch_.push_back(&timer);
         if (timer.kind == TimerKind::daemon && wakeups_left) charged_scratch_.push_back(&timer);
@@ -588,7 +591,8 @@ void Scheduler::settle_daemons() {
     // By index: a daemon's first run may spawn more tasks.
     for (std::size_t i = 0; i < tasks_.size(); i++) {
         const Task& task = *tasks_[i];
-        if (task.starts_asleep && !task.started && task.state == TaskState::runnable) execute(Candidate{task.id});
+        if (task.starts_asleep && !task.started && task.state == TaskState::runnable)
+            execute(Candidate{task.id});
     }
 }
 

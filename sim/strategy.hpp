@@ -55,7 +55,8 @@ private:
 class ReplayDiverged : public std::runtime_error {
 public:
     explicit ReplayDiverged(const std::string& got)
-        : ReplayDiverged("$.choices", "a choice list this scenario can replay", "one that diverges: " + got) {}
+        : ReplayDiverged("$.choices", "a choice list this scenario can replay",
+                         "one that diverges: " + got) {}
     ReplayDiverged(std::string field, std::string expected, const std::string& got)
         : std::runtime_error(got), field_(std::move(field)), expected_(std::move(expected)) {}
     [[nodiscard]] auto field() const -> const std::string& { return field_; }

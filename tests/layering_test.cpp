@@ -18,7 +18,8 @@ namespace {
 
 /// The folders in layer order; a folder may include those at or below its rank.
 const std::vector<std::string>& layers() {
-    static const std::vector<std::string> order{"sim", "model", "checkers", "loader", "runner", "kernel", "report", "cli"};
+    static const std::vector<std::string> order{"sim",    "model",  "checkers", "loader",
+                                                "runner", "kernel", "report",   "cli"};
     return order;
 }
 
@@ -51,7 +52,8 @@ TEST_CASE("layering: a folder includes only itself and the folders below it") {
     std::vector<std::string> violations;
     std::size_t files = 0;
     for (const auto& folder : layers()) {
-        REQUIRE_MESSAGE(std::filesystem::is_directory(folder), folder << "/ is missing (tests run from the project root)");
+        REQUIRE_MESSAGE(std::filesystem::is_directory(folder),
+                        folder << "/ is missing (tests run from the project root)");
         for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
             auto ext = entry.path().extension();
             if (ext != ".cpp" && ext != ".hpp") continue;
@@ -72,7 +74,9 @@ TEST_CASE("layering: the include reader catches an upward include and passes a d
     CHECK(upward_includes("sim", "sim/x.cpp", "#include \"runner/runner.hpp\"\n").size() == 1);
     CHECK(upward_includes("model", "model/x.cpp", "#include \"checkers/oracle.hpp\"\n").size() == 1);
     CHECK(upward_includes("bench", "bench/x.cpp", "#include \"cli/x.hpp\"\n").size() == 1);
-    CHECK(upward_includes("report", "report/x.cpp", "#include \"sim/scheduler.hpp\"\n#include \"runner/runner.hpp\"\n").empty());
+    CHECK(upward_includes("report", "report/x.cpp",
+                          "#include \"sim/scheduler.hpp\"\n#include \"runner/runner.hpp\"\n")
+              .empty());
     CHECK(upward_includes("cli", "cli/x.cpp", "#  include \"report/perf.hpp\"\n").empty());
     CHECK(upward_includes("model", "model/x.cpp", "#include <vector>\n").empty());
 }

@@ -104,7 +104,8 @@ inline auto bundled_scenarios() -> std::vector<std::string> {
     std::vector<std::string> paths;
     for (const auto& entry : std::filesystem::recursive_directory_iterator("scenarios")) {
         const std::string path = entry.path().string();
-        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos) paths.push_back(path);
+        if (entry.path().extension() == ".json" && path.find("/schema/") == std::string::npos)
+            paths.push_back(path);
     }
     std::sort(paths.begin(), paths.end());
     return paths;

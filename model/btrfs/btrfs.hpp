@@ -441,6 +441,11 @@ private:
     /// The bytes copied (less than `length`: a short write; 0: -ENOSPC).
     auto buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t length,
                         std::uint64_t version) -> std::uint64_t;
+    /// The passes of a buffered write over the pages [start, end): each
+    /// reserves its pages before it copies them (`reserved`, `dirtied`: the
+    /// pages so far); a pass that cannot reserve ends the write.
+    void buffered_write_passes(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                               std::uint64_t version, std::uint64_t& dirtied, std::uint64_t& reserved);
     /// The pages [start, end) of a buffered write dirtied and marked delalloc.
     void dirty_range(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version);
     /// False: -ENOSPC, nothing written.
@@ -455,6 +460,9 @@ private:
     void start_delalloc_roots();
     void drop_extent_cache(std::uint32_t file, std::uint64_t start, std::uint64_t end);
     void fsync(std::uint32_t file);
+    /// F5: btrfs_sync_file returns early when the inode has nothing to log
+    /// (it clears NEEDS_FULL_SYNC and drops the inode lock); true then.
+    auto fsync_nothing_to_log(std::uint32_t file) -> bool;
     /// Why btrfs_sync_file found nothing to log (the note of its early return).
     [[nodiscard]] auto nothing_to_log_text(const Inode& inode, bool in_log) const -> std::string;
     // ordered-data.cpp
@@ -524,6 +532,11 @@ private:
     auto log_inode(std::uint32_t file, std::uint64_t transid) -> bool;
     void log_inode_full(std::uint32_t file, std::uint64_t transid, InodeItems& logged);
     auto log_changed_extents(std::uint32_t file, std::uint64_t transid, InodeItems& logged) -> bool;
+    /// F10's walk of the list of modified extents, under em_tree.lock: the
+    /// maps taken go to `to_log` (LOGGING), `listed` counts the maps visited.
+    /// Returns the kernel's num: past log_changed_extents_max, -EFBIG.
+    auto walk_modified_list(Inode& inode, const std::set<std::uint64_t>& on_list, std::uint64_t test_gen,
+                            std::vector<ExtentMap>& to_log, std::uint64_t& listed) -> std::uint64_t;
     /// The note's list of the maps a fast fsync logs.
     [[nodiscard]] auto extents_text(const std::vector<ExtentMap>& to_log) const -> std::string;
     void log_one_extent(const ExtentMap& em, InodeItems& logged);

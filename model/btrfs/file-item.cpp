@@ -50,15 +50,17 @@ CsumTree::CsumTree(const CsumTree& other)
 
 auto CsumTree::leaf_index(std::uint64_t block) const -> std::size_t {
     // The last leaf whose first key is at or below the block.
-    const auto after = std::upper_bound(leaves.begin(), leaves.end(), block,
-                                        [](std::uint64_t key, const auto& leaf) { return key < leaf->first; });
+    const auto after =
+        std::upper_bound(leaves.begin(), leaves.end(), block,
+                         [](std::uint64_t key, const auto& leaf) { return key < leaf->first; });
     SIM_ASSERT(after != leaves.begin());
     return static_cast<std::size_t>(after - leaves.begin()) - 1;
 }
 
 auto CsumTree::node_levels() const -> std::uint32_t {
     std::uint32_t levels = 0;
-    for (std::uint64_t below = leaves.size(); below > 1; below = (below + node_fanout - 1) / node_fanout) levels++;
+    for (std::uint64_t below = leaves.size(); below > 1; below = (below + node_fanout - 1) / node_fanout)
+        levels++;
     return levels;
 }
 
@@ -70,7 +72,8 @@ auto CsumTree::node(std::uint32_t level, std::size_t leaf) -> Node& {
     if (found == nodes.end()) {
         // A node the tree grew (or split) into is a new block of this
         // generation: no COW until its blocks are written.
-        found = nodes.emplace(key, Node{sim::RwLock("csum_node.lock", footprint, sim::RwLock::Preference::readers),
+        found = nodes.emplace(key, Node{sim::RwLock("csum_node.lock", footprint,
+                                                    sim::RwLock::Preference::readers),
                                         generation})
                     .first;
     }

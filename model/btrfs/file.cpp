@@ -43,21 +43,7 @@ auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     std::uint64_t dirtied = start;   // pages copied into the page cache
     std::uint64_t reserved = start;  // pages whose pass reserved its space
     SIM_LIVE(size_before, dirtied, reserved);
-    while (reserved < end) {
-        const std::uint64_t chunk = std::min(end - reserved, write_chunk_pages);
-        std::uint64_t pending = reserved - dirtied;  // reserved, not copied yet: not counted dirty
-        for (auto [s, e] : page_cache_.runs(file, dirtied, reserved, PageState::dirty)) pending -= e - s;
-        if (!data_space_fits(chunk + pending)) {
-            // The passes before this one have copied their pages already,
-            // and btrfs_dirty_pages raised i_size to their end.
-            if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
-            if (reserved > start) inode.size_bytes = std::max(inode.size_bytes, bytes(reserved));
-            dirtied = reserved;
-            if (!alloc_data_ondemand(file, chunk)) break;
-        }
-        reserved += chunk;
-    }
-    if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
+    buffered_write_passes(file, start, end, version, dirtied, reserved);
     const std::uint64_t copied = reserved == end ? length : (reserved - start) * block_size_;
     sim::cpu(model::cpu_cost::page_copy * (reserved - start));
     const bool extends = copied > 0 && offset + copied > size_before;
@@ -83,6 +69,26 @@ auto Btrfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64
     inode.inode_lock.unlock();
     sim::yield(copied < length ? points::write_enospc : points::write_after_dirty);
     return copied;
+}
+
+void Btrfs::buffered_write_passes(std::uint32_t file, std::uint64_t start, std::uint64_t end,
+                                  std::uint64_t version, std::uint64_t& dirtied, std::uint64_t& reserved) {
+    Inode& inode = inodes_[file];
+    while (reserved < end) {
+        const std::uint64_t chunk = std::min(end - reserved, write_chunk_pages);
+        std::uint64_t pending = reserved - dirtied;  // reserved, not copied yet: not counted dirty
+        for (auto [s, e] : page_cache_.runs(file, dirtied, reserved, PageState::dirty)) pending -= e - s;
+        if (!data_space_fits(chunk + pending)) {
+            // The passes before this one have copied their pages already,
+            // and btrfs_dirty_pages raised i_size to their end.
+            if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
+            if (reserved > start) inode.size_bytes = std::max(inode.size_bytes, bytes(reserved));
+            dirtied = reserved;
+            if (!alloc_data_ondemand(file, chunk)) break;
+        }
+        reserved += chunk;
+    }
+    if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
 }
 
 void Btrfs::dirty_range(std::uint32_t file, std::uint64_t start, std::uint64_t end, std::uint64_t version) {
@@ -191,23 +197,9 @@ void Btrfs::fsync(std::uint32_t file) {
     writeback(file, 0, all, "fsync: writeback");
     wait_ordered_range(file, 0, all);
     sim::yield(points::fsync_after_wait_ordered);
-    // F5 (btrfs_sync_file, v5.7): nothing to log if
-    //   btrfs_inode_in_log(inode, fs_info->generation) ||
-    //   inode->last_trans <= fs_info->last_trans_committed.
-    // The kernel then clears NEEDS_FULL_SYNC ("everything committed since the
-    // last time we were modified"). v5.10 adds to the second test "&& (full_sync
-    // || list_empty(&ctx.ordered_extents))" (fast fsyncs stop waiting for
-    // ordered extents); the model follows v5.7, which waits for them (F4).
+    // F5: log_batch++, then the early return when there is nothing to log.
     log_batch_++;
-    const bool in_log = inode_in_log(inode, generation_);
-    if (in_log || inode.last_trans <= last_trans_committed_) {
-        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
-                 nothing_to_log_text(inode, in_log) + ")");
-        inode.needs_full_sync = false;
-        counters_.fsyncs_skipped++;
-        inode.inode_lock.unlock();
-        return;
-    }
+    if (fsync_nothing_to_log(file)) return;
     // F6: join the running transaction.
     const std::uint64_t transid = join_transaction();
     // F7 to F11: btrfs_log_dentry_safe -> btrfs_log_inode_parent.
@@ -236,6 +228,27 @@ void Btrfs::fsync(std::uint32_t file) {
             break;
     }
     SIM_NOTE("fsync of inode " + name(file) + " returns 0");
+}
+
+auto Btrfs::fsync_nothing_to_log(std::uint32_t file) -> bool {
+    Inode& inode = inodes_[file];
+    // F5 (btrfs_sync_file, v5.7): nothing to log if
+    //   btrfs_inode_in_log(inode, fs_info->generation) ||
+    //   inode->last_trans <= fs_info->last_trans_committed.
+    // The kernel then clears NEEDS_FULL_SYNC ("everything committed since the
+    // last time we were modified"). v5.10 adds to the second test "&& (full_sync
+    // || list_empty(&ctx.ordered_extents))" (fast fsyncs stop waiting for
+    // ordered extents); the model follows v5.7, which waits for them (F4).
+    const bool in_log = inode_in_log(inode, generation_);
+    if (in_log || inode.last_trans <= last_trans_committed_) {
+        SIM_NOTE("fsync of inode " + name(file) + ": nothing to log (" +
+                 nothing_to_log_text(inode, in_log) + ")");
+        inode.needs_full_sync = false;
+        counters_.fsyncs_skipped++;
+        inode.inode_lock.unlock();
+        return true;
+    }
+    return false;
 }
 
 auto Btrfs::nothing_to_log_text(const Inode& inode, bool in_log) const -> std::string {

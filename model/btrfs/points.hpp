@@ -13,9 +13,9 @@ inline const sim::YieldPoint write_after_dirty = register_yield_point(
     "btrfs.write.after_dirty", "buffered write dirtied its pages and marked them delalloc",
     {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode"});
 inline const sim::YieldPoint direct_write_done = register_yield_point(
-    "btrfs.write.direct_done",
-    "an O_DIRECT write's bio completed; its ordered extent is queued to endio",
-    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.em_tree", "btrfs.io_tree", "btrfs.allocator"});
+    "btrfs.write.direct_done", "an O_DIRECT write's bio completed; its ordered extent is queued to endio",
+    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.em_tree", "btrfs.io_tree",
+     "btrfs.allocator"});
 inline const sim::YieldPoint flusher_after_delalloc = register_yield_point(
     "btrfs.flusher.after_delalloc",
     "run_delalloc_range created the pinned extent map and the ordered extent (range LOCKED)",
@@ -43,9 +43,10 @@ inline const sim::YieldPoint release_after_em_unlock = register_yield_point(
 inline const sim::YieldPoint fsync_after_start_writeback = register_yield_point(
     "btrfs.fsync.after_start_writeback", "btrfs_sync_file started writeback of the range",
     {"btrfs.page_cache", "btrfs.io_tree", "btrfs.ordered", "btrfs.em_tree", "btrfs.allocator", "btrfs.log"});
-inline const sim::YieldPoint fsync_after_wait_ordered = register_yield_point(
-    "btrfs.fsync.after_wait_ordered", "every ordered extent in range has completed",
-    {"btrfs.page_cache", "btrfs.io_tree", "btrfs.ordered", "btrfs.em_tree", "btrfs.allocator", "btrfs.log", "btrfs.inode", "btrfs.transaction"});
+inline const sim::YieldPoint fsync_after_wait_ordered =
+    register_yield_point("btrfs.fsync.after_wait_ordered", "every ordered extent in range has completed",
+                         {"btrfs.page_cache", "btrfs.io_tree", "btrfs.ordered", "btrfs.em_tree",
+                          "btrfs.allocator", "btrfs.log", "btrfs.inode", "btrfs.transaction"});
 inline const sim::YieldPoint fsync_after_join = register_yield_point(
     "btrfs.fsync.after_join", "fsync joined the running transaction and started the log",
     {"btrfs.transaction", "btrfs.log", "btrfs.inode", "btrfs.em_tree"});

@@ -45,14 +45,16 @@ auto read_meta(const disk::Image& image, std::uint64_t block, std::uint64_t expe
     checksum = content.faulty();
     if (content.misdirected) {
         // btrfs_validate_extent_buffer checks the header's bytenr first.
-        error = "block " + std::to_string(block) + " fails btrfs_validate_extent_buffer: bad tree block start, want " +
-                std::to_string(block) + " have " + std::to_string(content.home) + " (-EIO): it holds " +
+        error = "block " + std::to_string(block) +
+                " fails btrfs_validate_extent_buffer: bad tree block start, want " + std::to_string(block) +
+                " have " + std::to_string(content.home) + " (-EIO): it holds " +
                 content.describe(names, block_size);
         return nullptr;
     }
     if (checksum) {
-        error = "block " + std::to_string(block) + " fails its checksum (btrfs_validate_extent_buffer: checksum "
-                "verify failed): it holds " + content.describe(names, block_size);
+        error = "block " + std::to_string(block) +
+                " fails its checksum (btrfs_validate_extent_buffer: checksum verify failed): it holds " +
+                content.describe(names, block_size);
         return nullptr;
     }
     if (content.kind != disk::ContentKind::meta || content.version != expected_object) {
@@ -92,15 +94,19 @@ auto Btrfs::recover_with_writes(const disk::Image& image) -> Recovery {
     // btrfs_alloc_tree_block: any block of the metadata area that the
     // committed root and the log do not hold (copy-on-write).
     std::uint64_t block = 1;
-    while (block == replay.super.root_block || (replay.super.has_log && block == replay.super.log_block)) block++;
+    while (block == replay.super.root_block || (replay.super.has_log && block == replay.super.log_block))
+        block++;
     SIM_ASSERT(block < meta_area_end_);
     const std::uint64_t tree = store(std::move(replay.tree));
-    const std::uint64_t super = store(Superblock{transid, block, tree, false, 0, 0, replay.super.log_transid});
+    const std::uint64_t super =
+        store(Superblock{transid, block, tree, false, 0, 0, replay.super.log_transid});
     using Kind = disk::MountRequest::Kind;
     recovery.requests.push_back({Kind::write, block, 1, disk::Content::meta(tree), false, "meta",
                                  "W(meta) the replayed fs tree of transaction " + std::to_string(transid) +
-                                     " at block " + std::to_string(block) + " (btrfs_write_and_wait_transaction)"});
-    recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush", "FLUSH (write_all_supers: barrier_all_devices)"});
+                                     " at block " + std::to_string(block) +
+                                     " (btrfs_write_and_wait_transaction)"});
+    recovery.requests.push_back(
+        {Kind::flush, 0, 0, {}, false, "flush", "FLUSH (write_all_supers: barrier_all_devices)"});
     recovery.requests.push_back({Kind::write, 0, 1, disk::Content::meta(super), true, "super",
                                  "W(super, FUA) superblock of transaction " + std::to_string(transid) +
                                      " naming the new root and no log tree"});
@@ -187,9 +193,10 @@ void Btrfs::read_file(const disk::Image& image, std::uint32_t file, const InodeI
     items.extents.for_each([&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
         recovered.extents.push_back({start, item.disk_block, end - start, false});
     });
-    items.extents.for_each(0, size_blocks, [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
-        recovered.read_mapped(image, start, item.disk_block, end - start);
-    });
+    items.extents.for_each(0, size_blocks,
+                           [&](std::uint64_t start, std::uint64_t end, const FileExtentItem& item) {
+                               recovered.read_mapped(image, start, item.disk_block, end - start);
+                           });
 }
 
 void Btrfs::check_consistency(const FsTree& tree, RecoveredState& state) const {

@@ -55,7 +55,8 @@ const Knob<bool> jiffy_timer{
 
 const Knob<sim::Duration> commit_interval{
     "commit_interval",
-    {{"1", 1 * sim::seconds}, {"5", 5 * sim::seconds}, {"30", 30 * sim::seconds}, {"300", 300 * sim::seconds}},
+    {{"1", 1 * sim::seconds}, {"5", 5 * sim::seconds}, {"30", 30 * sim::seconds},
+     {"300", 300 * sim::seconds}},
     "30",
     "transaction_kthread (disk-io.c) commits the running transaction once it is this many "
     "seconds old (mount -o commit=, kernel default 30). The kthread always runs, as in every "
@@ -99,7 +100,8 @@ auto ops() -> std::vector<OpInfo> {
           "in range (default: the whole file); does not wait for ordered extents",
           range_fields(false)}},
         {Op::release_pages,
-         {"release_pages", "memory reclaim calls btrfs_releasepage on each clean page in range (default: all)",
+         {"release_pages",
+          "memory reclaim calls btrfs_releasepage on each clean page in range (default: all)",
           range_fields(false)}},
         {Op::fsync,
          {"fsync", "btrfs_sync_file on the whole file: log the inode, commit the log", {file_field()}, false,
@@ -162,7 +164,8 @@ struct CostEntry {
     const char* about;
 };
 
-constexpr const char* estimate = ", ns; an order-of-magnitude estimate for a 2020s x86 core, not a measurement";
+constexpr const char* estimate =
+    ", ns; an order-of-magnitude estimate for a 2020s x86 core, not a measurement";
 
 const std::vector<CostEntry>& cost_table() {
     static const std::vector<CostEntry> table = {
@@ -195,9 +198,10 @@ auto info() -> ModelInfo {
         "btrfs data path: extent maps and the list of modified extents, ordered extents, "
         "transactions, the per-root log tree with fast and full fsync, page release, log replay";
     info.model_tasks = {"endio", "kswapd", "transaction_kthread"};
-    info.faults = "torn writes: the superblock's checksum (open_ctree: btrfs_check_super_csum) and every tree "
-                  "block's (btrfs_validate_extent_buffer) are verified at mount, a data block's on read "
-                  "(btrfs_check_data_csum)";
+    info.faults =
+        "torn writes: the superblock's checksum (open_ctree: btrfs_check_super_csum) and every tree "
+        "block's (btrfs_validate_extent_buffer) are verified at mount, a data block's on read "
+        "(btrfs_check_data_csum)";
     info.misdirected_writes =
         "the superblock and every tree block name their own bytenr: btrfs_read_dev_one_super and "
         "btrfs_validate_extent_buffer (bad tree block start, -EIO) refuse one that landed elsewhere; "
@@ -208,7 +212,8 @@ auto info() -> ModelInfo {
     info.ops = ops();
     info.counters = counter_infos(Btrfs::counter_table);
     for (const CostEntry& entry : cost_table()) {
-        info.costs.push_back({entry.name, static_cast<std::uint64_t>(entry.default_ns), std::string(entry.about) + estimate});
+        info.costs.push_back(
+            {entry.name, static_cast<std::uint64_t>(entry.default_ns), std::string(entry.about) + estimate});
     }
     return info;
 }
@@ -218,8 +223,8 @@ auto info() -> ModelInfo {
 auto Costs::from(const Geometry& geometry) -> Costs {
     Costs costs{};
     for (const CostEntry& entry : cost_table()) {
-        costs.*entry.member =
-            static_cast<sim::Duration>(geometry.cost(entry.name, static_cast<std::uint64_t>(entry.default_ns)));
+        costs.*entry.member = static_cast<sim::Duration>(
+            geometry.cost(entry.name, static_cast<std::uint64_t>(entry.default_ns)));
     }
     return costs;
 }
@@ -228,8 +233,10 @@ namespace {
 
 const ModelRegistrar registrar{{
     info(),
-    [](const Config& config, const Geometry& geometry, const std::vector<std::string>& file_names)
-        -> std::unique_ptr<FileSystem> { return std::make_unique<Btrfs>(parse_knobs(config), geometry, file_names); },
+    [](const Config& config, const Geometry& geometry,
+       const std::vector<std::string>& file_names) -> std::unique_ptr<FileSystem> {
+        return std::make_unique<Btrfs>(parse_knobs(config), geometry, file_names);
+    },
     [](const Geometry& geometry) { return geometry.blocks - metadata_area_end(geometry.blocks); },
 }};
 

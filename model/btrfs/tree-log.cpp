@@ -54,8 +54,9 @@ auto Btrfs::log_inode(std::uint32_t file, std::uint64_t transid) -> bool {
     // What this fsync logs, as a layer over what earlier fsyncs logged.
     InodeItems logged;
     SIM_LIVE(full, logged);
-    SIM_NOTE("btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") +
-             ": " + (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
+    SIM_NOTE(
+        "btrfs_log_inode: NEEDS_FULL_SYNC is " + std::string(full ? "set" : "clear") + ": " +
+        (full ? "full path (copy every item of the inode)" : "fast path (log the list of modified extents)"));
     sim::yield(points::fsync_after_full_sync_check);
     sim::cpu(costs_.log_inode);
     if (full) {
@@ -155,25 +156,7 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     std::uint64_t listed = 0;
     const std::set<std::uint64_t> on_list = std::move(inode.em_tree.listed);
     inode.em_tree.listed.clear();
-    // btrfs_log_changed_extents' filters (v5.7): every map visited leaves the
-    // list; one at most as old as the last committed transaction is skipped;
-    // the rest are taken (LOGGING). The count passes the limit on visits and
-    // again on each map taken, as the kernel's num does; past it the whole
-    // list is emptied and nothing is logged (-EFBIG). Not modelled, as no map
-    // is PREALLOC: prealloc maps past i_size are skipped (and logged later by
-    // btrfs_log_prealloc_extents). v5.7 logs the whole file, as every fsync of
-    // the model asks.
-    std::uint64_t num = 0;
-    for (std::uint64_t start : on_list) {
-        ExtentMap& em = inode.em_tree.maps.at(start);
-        listed++;
-        em.on_modified_list = false;
-        if (++num > log_changed_extents_max) break;
-        if (em.generation <= test_gen) continue;
-        em.logging = true;
-        to_log.push_back(em);
-        num++;
-    }
+    const std::uint64_t num = walk_modified_list(inode, on_list, test_gen, to_log, listed);
     if (num > log_changed_extents_max) {
         for (std::uint64_t start : on_list) inode.em_tree.maps.at(start).on_modified_list = false;
         for (const ExtentMap& em : to_log) clear_em_logging(file, em);
@@ -200,6 +183,30 @@ auto Btrfs::log_changed_extents(std::uint32_t file, std::uint64_t transid, Inode
     counters_.fsyncs_fast++;
     SIM_MAYBE(transid > test_gen);
     return true;
+}
+
+auto Btrfs::walk_modified_list(Inode& inode, const std::set<std::uint64_t>& on_list, std::uint64_t test_gen,
+                               std::vector<ExtentMap>& to_log, std::uint64_t& listed) -> std::uint64_t {
+    // btrfs_log_changed_extents' filters (v5.7): every map visited leaves the
+    // list; one at most as old as the last committed transaction is skipped;
+    // the rest are taken (LOGGING). The count passes the limit on visits and
+    // again on each map taken, as the kernel's num does; past it the whole
+    // list is emptied and nothing is logged (-EFBIG). Not modelled, as no map
+    // is PREALLOC: prealloc maps past i_size are skipped (and logged later by
+    // btrfs_log_prealloc_extents). v5.7 logs the whole file, as every fsync of
+    // the model asks.
+    std::uint64_t num = 0;
+    for (std::uint64_t start : on_list) {
+        ExtentMap& em = inode.em_tree.maps.at(start);
+        listed++;
+        em.on_modified_list = false;
+        if (++num > log_changed_extents_max) break;
+        if (em.generation <= test_gen) continue;
+        em.logging = true;
+        to_log.push_back(em);
+        num++;
+    }
+    return num;
 }
 
 auto Btrfs::extents_text(const std::vector<ExtentMap>& to_log) const -> std::string {

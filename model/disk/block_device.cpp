@@ -157,8 +157,8 @@ void BlockDevice::fail_write(std::uint64_t sequence) {
     epoch_++;
 }
 
-auto BlockDevice::enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua, const char* what)
-    -> std::uint64_t {
+auto BlockDevice::enqueue(std::uint64_t block, std::uint64_t count, Content content, bool fua,
+                          const char* what) -> std::uint64_t {
     SIM_ASSERT(count > 0);
     SIM_ASSERT(block + count <= blocks_);
     sim::current_scheduler().touch(disk_resource());
@@ -208,7 +208,8 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
     const std::uint64_t flush_id = (std::uint64_t{1} << 62) + counters_.flushes;
     sim::current_scheduler().io_event(true, flush_id, "FLUSH");
     const sim::Duration after = latency(profile_.flush_latency);
-    flushing_.back().timer = sim::current_scheduler().io_after(after, [this, flush_id, done = std::move(on_complete)] {
+    flushing_.back().timer = sim::current_scheduler().io_after(after, [this, flush_id,
+                                                                       done = std::move(on_complete)] {
         sim::current_scheduler().io_event(false, flush_id, "");
         const auto in_flight = std::find_if(flushing_.begin(), flushing_.end(), [&](const FlushLie& flush) {
             return flush.flush == flush_id - (std::uint64_t{1} << 62);
@@ -277,11 +278,15 @@ auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<T
         SIM_ASSERT(tear.sectors > 0 && tear.sectors <= tear_points(tear.write));
         const PendingWrite& write = pending_[tear.write];
         const std::uint64_t whole = tear.sectors / per_block;
-        if (whole > 0) make_durable(PendingWrite{write.sequence, write.block, whole, write.content, true, false, write.what}, image);
+        if (whole > 0)
+            make_durable(
+                PendingWrite{write.sequence, write.block, whole, write.content, true, false, write.what},
+                image);
         if (tear.sectors % per_block == 0) continue;
         Content part = write.content.shifted(whole);
         part.sectors = static_cast<std::uint16_t>(tear.sectors % per_block);
-        make_durable(PendingWrite{write.sequence, write.block + whole, 1, part, true, false, write.what}, image);
+        make_durable(PendingWrite{write.sequence, write.block + whole, 1, part, true, false, write.what},
+                     image);
     }
     for (const MisdirectedWrite& misdirect : misdirected) {
         SIM_ASSERT(misdirect.write < pending_.size() && !keep[misdirect.write]);
@@ -289,7 +294,8 @@ auto BlockDevice::crash_image(const std::vector<bool>& keep, const std::vector<T
         Content landed = write.content;
         landed.misdirected = true;
         landed.home = write.block;
-        make_durable(PendingWrite{write.sequence, misdirect.victim, 1, landed, true, false, write.what}, image);
+        make_durable(PendingWrite{write.sequence, misdirect.victim, 1, landed, true, false, write.what},
+                     image);
     }
     return Image(std::move(image));
 }
@@ -310,13 +316,15 @@ auto BlockDevice::misdirect_victims(std::size_t i) const -> std::vector<std::uin
     // its way: one a mount may read as such. A block of the area that holds
     // none is free space no mount reads, so landing there changes nothing a
     // mount sees (not offered).
-    durable_.for_each(0, self_describing_.end, [&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
-        if (block.content.kind != ContentKind::meta) return;
-        for (std::uint64_t b = start; b < end; b++) victims.push_back(b);
-    });
+    durable_.for_each(0, self_describing_.end,
+                      [&](std::uint64_t start, std::uint64_t end, const DurableBlock& block) {
+                          if (block.content.kind != ContentKind::meta) return;
+                          for (std::uint64_t b = start; b < end; b++) victims.push_back(b);
+                      });
     for (const auto& other : pending_) {
         if (other.block >= self_describing_.end || !described(other.what)) continue;
-        for (std::uint64_t b = other.block; b < std::min(other.block + other.count, self_describing_.end); b++) {
+        for (std::uint64_t b = other.block; b < std::min(other.block + other.count, self_describing_.end);
+             b++) {
             victims.push_back(b);
         }
     }
@@ -328,9 +336,10 @@ auto BlockDevice::misdirect_victims(std::size_t i) const -> std::vector<std::uin
 
 auto BlockDevice::describe_misdirect(const MisdirectedWrite& misdirect) const -> std::string {
     const PendingWrite& write = pending_[misdirect.write];
-    return "misdirected write: " + std::string(write.what) + "@" + std::to_string(write.block) + " landed on block " +
-           std::to_string(misdirect.victim) + " (" + (write.completed ? "in the cache" : "in flight") + "); block " +
-           std::to_string(write.block) + " keeps its old contents";
+    return "misdirected write: " + std::string(write.what) + "@" + std::to_string(write.block) +
+           " landed on block " + std::to_string(misdirect.victim) + " (" +
+           (write.completed ? "in the cache" : "in flight") + "); block " + std::to_string(write.block) +
+           " keeps its old contents";
 }
 
 auto BlockDevice::tear_points(std::size_t i) const -> std::uint64_t {
@@ -345,8 +354,10 @@ auto BlockDevice::tear_points(std::size_t i) const -> std::uint64_t {
         };
         durable_.for_each(write.block, write.block + write.count, is_data);
         for (const auto& other : pending_) {
-            const bool overlaps = other.block < write.block + write.count && write.block < other.block + other.count;
-            if (overlaps && other.sequence != write.sequence && other.content.kind == ContentKind::data) over_data = true;
+            const bool overlaps =
+                other.block < write.block + write.count && write.block < other.block + other.count;
+            if (overlaps && other.sequence != write.sequence && other.content.kind == ContentKind::data)
+                over_data = true;
         }
         if (over_data) return 0;
     }
@@ -377,9 +388,11 @@ auto BlockDevice::lies_exposed(const std::vector<bool>& keep, const std::vector<
     std::vector<std::string> lines;
     for (std::size_t i = 0; i < pending_.size(); i++) {
         if (keep[i]) continue;
-        const bool partly = std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
+        const bool partly =
+            std::any_of(torn.begin(), torn.end(), [i](const TornWrite& t) { return t.write == i; });
         for (const FlushLie& lie : lies_) {
-            if (std::find(lie.sequences.begin(), lie.sequences.end(), pending_[i].sequence) == lie.sequences.end()) {
+            if (std::find(lie.sequences.begin(), lie.sequences.end(), pending_[i].sequence) ==
+                lie.sequences.end()) {
                 continue;
             }
             lines.push_back("FLUSH #" + std::to_string(lie.flush) + " was acknowledged, yet " +

@@ -15,7 +15,7 @@ enum class ContentKind : std::uint8_t { zeros, data, stale, meta };
 struct Content {
     ContentKind kind = ContentKind::zeros;
     std::uint32_t file = 0;     // data: the file id
-    std::uint64_t offset = 0;   // data: block index in the file; stale: device block; meta: block in the object
+    std::uint64_t offset = 0;   // data: file block index; stale: device block; meta: block in the object
     std::uint64_t version = 0;  // data: the write's version; meta: the metadata object id
     /// 0: every sector of the block holds this content. k > 0: a torn write
     /// (the device's fault model): only the block's first k

@@ -45,45 +45,58 @@ inline const sim::YieldPoint write_done = register_yield_point(
     "a buffered write dirtied its pages; new blocks are allocated in the block bitmap and the "
     "inode's block map and size logged in the running transaction", {journal, buffer, inode});
 inline const sim::YieldPoint fsync_after_data = register_yield_point(
-    "ext4.fsync.after_data", "ext4_sync_file wrote back and waited for the file's dirty pages", {journal, buffer, inode});
+    "ext4.fsync.after_data", "ext4_sync_file wrote back and waited for the file's dirty pages",
+    {journal, buffer, inode});
 inline const sim::YieldPoint get_write_access = register_yield_point(
     "jbd2.handle.get_write_access",
     "do_get_write_access: the buffer joined the running transaction (b_transaction set, or "
-    "b_next_transaction while the committing one owns it, {journal, buffer, inode, log}); a dirty buffer became JBDDirty");
+    "b_next_transaction while the committing one owns it, {journal, buffer, inode, log}); a dirty buffer "
+    "became JBDDirty");
 inline const sim::YieldPoint commit_requested = register_yield_point(
     "jbd2.commit.requested",
     "jbd2_complete_transaction (fsync): the commit is asked for (kjournald2 woken) and the caller has "
     "yet to sleep on j_wait_done_commit",
     {journal});
 inline const sim::YieldPoint commit_locked = register_yield_point(
-    "jbd2.commit.locked", "C1: the transaction is T_LOCKED and its open handles reached zero", {journal, checkpoint, buffer, log});
+    "jbd2.commit.locked", "C1: the transaction is T_LOCKED and its open handles reached zero",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint scan_step = register_yield_point(
     "jbd2.cp.scan_step",
-    "C2 or the shrinker: one checkpoint buffer tested (and maybe removed) under j_list_lock", {journal, checkpoint, buffer, log});
+    "C2 or the shrinker: one checkpoint buffer tested (and maybe removed) under j_list_lock",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint commit_flush = register_yield_point(
-    "jbd2.commit.flush", "C3: T_FLUSH, t_log_start = j_head; a new running transaction may start", {journal, checkpoint, buffer, log, inode});
+    "jbd2.commit.flush", "C3: T_FLUSH, t_log_start = j_head; a new running transaction may start",
+    {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_data_written = register_yield_point(
     "jbd2.commit.data_written",
-    "journal_finish_inode_data_buffers: the ordered-mode data submitted at C4 (before the log writes) waited", {journal, checkpoint, buffer, log, inode});
+    "journal_finish_inode_data_buffers: the ordered-mode data submitted at C4 (before the log writes) waited",
+    {journal, checkpoint, buffer, log, inode});
 inline const sim::YieldPoint commit_log_written = register_yield_point(
     "jbd2.commit.log_written",
-    "C5/C7: descriptor and metadata copies written to the log and waited for (not durable yet)", {journal, log});
+    "C5/C7: descriptor and metadata copies written to the log and waited for (not durable yet)",
+    {journal, log});
 inline const sim::YieldPoint commit_tail_snapshot = register_yield_point(
-    "jbd2.commit.tail_snapshot", "C6: update_tail = jbd2_journal_get_log_tail, before the commit flush", {journal, checkpoint, buffer, log});
+    "jbd2.commit.tail_snapshot", "C6: update_tail = jbd2_journal_get_log_tail, before the commit flush",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint commit_durable = register_yield_point(
-    "jbd2.commit.durable", "C8: commit block written with PREFLUSH + FUA: the transaction is durable", {journal, checkpoint, buffer, log});
+    "jbd2.commit.durable", "C8: commit block written with PREFLUSH + FUA: the transaction is durable",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint commit_done = register_yield_point(
     "jbd2.commit.done",
-    "C9-C11: tail maybe updated, buffers moved to this transaction's checkpoint list, T_FINISHED", {journal, checkpoint, buffer});
+    "C9-C11: tail maybe updated, buffers moved to this transaction's checkpoint list, T_FINISHED",
+    {journal, checkpoint, buffer});
 inline const sim::YieldPoint checkpoint_flushed = register_yield_point(
     "jbd2.checkpoint.flushed",
-    "jbd2_cleanup_journal_tail: the fs device FLUSHed; the journal superblock is not written yet", {journal, checkpoint, buffer, log});
+    "jbd2_cleanup_journal_tail: the fs device FLUSHed; the journal superblock is not written yet",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint checkpoint_tail_updated = register_yield_point(
     "jbd2.checkpoint.tail_updated",
-    "__jbd2_update_log_tail: the journal superblock (FUA) holds the new start and sequence", {journal, checkpoint, buffer, log});
+    "__jbd2_update_log_tail: the journal superblock (FUA) holds the new start and sequence",
+    {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint checkpoint_batch =
     register_yield_point("jbd2.checkpoint.batch_submitted",
-                         "jbd2_log_do_checkpoint: __flush_batch submitted up to 64 dirty checkpoint buffers", {journal, checkpoint, buffer, log});
+                         "jbd2_log_do_checkpoint: __flush_batch submitted up to 64 dirty checkpoint buffers",
+                         {journal, checkpoint, buffer, log});
 inline const sim::YieldPoint flusher_submitted = register_yield_point(
     "ext4.flusher.submitted",
     "background writeback submitted the expired dirty metadata buffers (locked until completion)", {buffer});

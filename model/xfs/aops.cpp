@@ -50,10 +50,9 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
             const std::uint64_t copied = mapped_end == end ? length : bytes(mapped_end) - offset;
             SIM_LIVE(copied);
             page_cache_.dirty(file, start, mapped_end, disk::Content::data(file, start, version));
-            const bool extends = offset + copied > inode.size_bytes;
-            if (extends) inode.size_bytes = offset + copied;
-            SIM_NOTE("write " + range_text(start, mapped_end) + " of inode " + name(file) + ": " + mapped + "; " +
-                     std::to_string(mapped_end - start) + " page(s) dirtied; i_size " +
+            if (offset + copied > inode.size_bytes) inode.size_bytes = offset + copied;
+            SIM_NOTE("write " + range_text(start, mapped_end) + " of inode " + name(file) + ": " + mapped +
+                     "; " + std::to_string(mapped_end - start) + " page(s) dirtied; i_size " +
                      std::to_string(inode.size_bytes) + ", di_size " + std::to_string(inode.di_size) +
                      (copied < length ? "; short write: " + std::to_string(copied) + " of " +
                                             std::to_string(length) + " bytes (-ENOSPC for the rest)"
@@ -65,7 +64,8 @@ auto Xfs::buffered_write(std::uint32_t file, std::uint64_t offset, std::uint64_t
         if (enospc || shutdown_) {
             inode.iolock.unlock();
             SIM_NOTE("write " + range_text(start, end) + " of inode " + name(file) +
-                     (shutdown_ ? " fails: the file system is shut down" : ": returns -ENOSPC and changes nothing"));
+                     (shutdown_ ? " fails: the file system is shut down"
+                                : ": returns -ENOSPC and changes nothing"));
             if (!shutdown_) sim::yield(points::write_enospc);
             return 0;
         }
@@ -105,7 +105,8 @@ auto Xfs::buffered_write_map(std::uint32_t file, std::uint64_t start, std::uint6
         mapped = "xfs_bmapi_reserve_delalloc: xfs_mod_fdblocks finds " + std::to_string(fdblocks()) +
                  " free block(s) (-ENOSPC)";
     } else {
-        mapped = holes ? "xfs_bmapi_reserve_delalloc: " + record_text(record) : "over existing " + record_text(record);
+        mapped = holes ? "xfs_bmapi_reserve_delalloc: " + record_text(record)
+                       : "over existing " + record_text(record);
     }
     return reserved_end;
 }
@@ -114,7 +115,8 @@ auto Xfs::reserve_delalloc(std::uint32_t file, std::uint64_t start, std::uint64_
     -> std::uint64_t {
     Inode& inode = inodes_[file];
     std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;
-    inode.data_fork.for_each_hole(start, end, [&](std::uint64_t s, std::uint64_t e) { holes.emplace_back(s, e); });
+    inode.data_fork.for_each_hole(start, end,
+                                  [&](std::uint64_t s, std::uint64_t e) { holes.emplace_back(s, e); });
     reserved_any = false;
     std::uint64_t reserved_end = end;
     for (auto [s, e] : holes) {
@@ -283,9 +285,9 @@ void Xfs::submit_ioend(Ioend ioend) {
     ioends_.push_back(std::move(ioend));
     // B4: W(data) of the flushed pages; the device takes one write per run of
     // contents (the kernel sends the ioend as one bio).
-    ioends_[submitted.id].bios_pending =
-        submit_failable_writeback_pages(page_cache_, device_, submitted.file, submitted.start, end,
-                                        submitted.disk_block, [this, id = submitted.id](bool ok) { end_bio(id, ok); });
+    ioends_[submitted.id].bios_pending = submit_failable_writeback_pages(
+        page_cache_, device_, submitted.file, submitted.start, end, submitted.disk_block,
+        [this, id = submitted.id](bool ok) { end_bio(id, ok); });
     counters_.data_ios++;
     counters_.data_blocks_written += submitted.length;
     op_counters().data_ios++;
@@ -340,7 +342,8 @@ void Xfs::finish_ioend_pages(const Ioend& ioend) {
     if (ioend.failed) {
         inodes_[ioend.file].errors.set_eio();
         SIM_NOTE("ioend #" + std::to_string(ioend.id) + " of inode " + name(ioend.file) +
-                 " failed: mapping_set_error(-EIO), wb_err " + std::to_string(inodes_[ioend.file].errors.wb_err.value()));
+                 " failed: mapping_set_error(-EIO), wb_err " +
+                 std::to_string(inodes_[ioend.file].errors.wb_err.value()));
     }
     // end_page_writeback
     page_cache_.set_state(ioend.file, ioend.start, ioend.start + ioend.length, PageState::clean);

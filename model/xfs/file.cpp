@@ -62,19 +62,29 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     const auto [start, end] = call.blocks(block_size_);
     // The task's open file samples wb_err at its first operation (do_dentry_open).
     if (device_.faults().write_errors) open_files_.cursor(call.file, inodes_[call.file].errors.wb_err);
-    bool ok = true;  // false: the operation returned an error (ENOSPC)
     bool short_write = false;  // a write copied call.copied bytes only
     // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
     const bool write_protected = takes_write_protection(op_of<Op>(call));
     SIM_LIVE(task, write_protected);
     if (write_protected) sb_.start(WriteLevel::write);
+    const bool ok = run_op(call, start, end, short_write);
+    if (write_protected) sb_.end(WriteLevel::write);
+    task_op_.erase(task);
+    // An fsync or write that raced with godown reports EIO.
+    if (!ok || (shutdown_ && op_of<Op>(call) != Op::shutdown)) return OpResult::failed;
+    return short_write ? OpResult::short_write : OpResult::ok;
+}
+
+auto Xfs::run_op(const OpCall& call, std::uint64_t start, std::uint64_t end, bool& short_write) -> bool {
+    bool ok = true;  // false: the operation returned an error (ENOSPC)
     switch (op_of<Op>(call)) {
         case Op::create: create(call.file); break;
         case Op::write:
             if (call.flag("direct")) {
                 ok = direct_write(call.file, call.offset, call.length, call.version);
             } else {
-                const std::uint64_t copied = buffered_write(call.file, call.offset, call.length, call.version);
+                const std::uint64_t copied =
+                    buffered_write(call.file, call.offset, call.length, call.version);
                 ok = copied > 0;
                 short_write = ok && copied < call.length;
                 if (short_write) call.copied = copied;
@@ -100,11 +110,7 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
         case Op::thaw: ok = thaw_super(); break;      // FITHAW
         case Op::unlink: unlink(call.file); break;
     }
-    if (write_protected) sb_.end(WriteLevel::write);
-    task_op_.erase(task);
-    // An fsync or write that raced with godown reports EIO.
-    if (!ok || (shutdown_ && op_of<Op>(call) != Op::shutdown)) return OpResult::failed;
-    return short_write ? OpResult::short_write : OpResult::ok;
+    return ok;
 }
 
 auto Xfs::counters() const -> std::map<std::string, std::uint64_t> {
@@ -227,7 +233,8 @@ void Xfs::inactive(std::uint32_t file) {
     }
     const std::uint64_t id = tp->id;
     trans_commit(*tp);
-    SIM_NOTE("xfs_inactive: inode " + name(file) + " freed (transaction #" + std::to_string(id) + " in the CIL)");
+    SIM_NOTE("xfs_inactive: inode " + name(file) + " freed (transaction #" + std::to_string(id) +
+             " in the CIL)");
 }
 
 auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> bool {

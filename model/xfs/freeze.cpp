@@ -79,11 +79,12 @@ void Xfs::log_worker() {
     const std::string refusal = cover_refusal();
     const bool need_covered = log_need_covered();
     SIM_LIVE(need_covered);
-    SIM_NOTE(need_covered ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL, AIL and "
-                                        "iclogs empty; covering state now ") +
-                                cover_state_name(covered_state_) + ")"
-                          : "xfs_log_worker: xfs_log_need_covered says no (" + refusal +
-                                "): an asynchronous log force");
+    SIM_NOTE(need_covered
+                 ? std::string("xfs_log_worker: xfs_log_need_covered says yes (writable, CIL, AIL and "
+                               "iclogs empty; covering state now ") +
+                       cover_state_name(covered_state_) + ")"
+                 : "xfs_log_worker: xfs_log_need_covered says no (" + refusal +
+                       "): an asynchronous log force");
     sim::yield(points::logworker_after_need_covered);
     if (need_covered) {
         // L2: "xfs_sync_sb(mp, true)", a dummy transaction to cover the log.

@@ -80,7 +80,8 @@ auto Xfs::direct_write(std::uint32_t file, std::uint64_t offset, std::uint64_t l
     const std::vector<Mapping> mappings = direct_write_mappings(file, start, end, unwritten);
     DirectBios bios(device_, disk::Content::data(file, start, version), start);
     SIM_LIVE(bios);
-    for (const Mapping& mapping : mappings) bios.submit(mapping.start, mapping.end, mapping.extent.start_block);
+    for (const Mapping& mapping : mappings)
+        bios.submit(mapping.start, mapping.end, mapping.extent.start_block);
     counters_.data_ios++;
     counters_.data_blocks_written += end - start;
     op_counters().data_ios++;

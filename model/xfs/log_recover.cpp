@@ -73,7 +73,8 @@ auto Xfs::recover_with_writes(const disk::Image& image) -> Recovery {
                                      std::to_string(lsn) + " (xfs_buf_delwri_submit)"});
     recovery.requests.push_back({Kind::flush, 0, 0, {}, false, "flush",
                                  "FLUSH (the PREFLUSH of the first log write after recovery, "
-                                 "xlog_recover_finish: the tail moves past lsn " + std::to_string(lsn) + ")"});
+                                 "xlog_recover_finish: the tail moves past lsn " +
+                                     std::to_string(lsn) + ")"});
     return recovery;
 }
 
@@ -82,8 +83,8 @@ auto Xfs::mount(const disk::Image& image, std::optional<MetaState>* recovered) c
     state.files.resize(file_names_.size());
     state.device_blocks = device_.block_count();
     state.metadata_end = data_start_;  // superblock, log, inodes
-    const MetaState* home =
-        meta_objects_.read_superblock<MetaState>(image, file_names_, block_size_, state, "xfs_sb_read_verify");
+    const MetaState* home = meta_objects_.read_superblock<MetaState>(image, file_names_, block_size_, state,
+                                                                     "xfs_sb_read_verify");
     if (home == nullptr) return state;
     MetaState meta = *home;
     bool recovery_needed = false;
@@ -199,10 +200,11 @@ void Xfs::process_iunlinks(MetaState& meta, RecoveredState& state) const {
             meta.free_space.assign(extent.start_block, extent.start_block + (end - start), Free{});
             freed += end - start;
         });
-        state.notes.push_back("xlog_recover_process_iunlinks: inode " + name(file) +
-                              " is on the AGI unlinked list (di_nlink 0); xfs_inactive truncates it (di_size " +
-                              std::to_string(inode.di_size) + " -> 0, " + std::to_string(freed) +
-                              " block(s) back to free space) and xfs_inactive_ifree frees it");
+        state.notes.push_back(
+            "xlog_recover_process_iunlinks: inode " + name(file) +
+            " is on the AGI unlinked list (di_nlink 0); xfs_inactive truncates it (di_size " +
+            std::to_string(inode.di_size) + " -> 0, " + std::to_string(freed) +
+            " block(s) back to free space) and xfs_inactive_ifree frees it");
         inode = InodeImage{};
     }
 }
@@ -214,16 +216,20 @@ auto Xfs::trim_torn_head(const std::map<std::uint64_t, std::uint64_t>& torn, std
     constexpr std::uint64_t xlog_max_iclogs = 8;
     for (const auto& [lsn, block] : torn) {
         if (lsn <= tail || lsn > head) continue;  // not replayed: never read
-        const std::string where = "log record lsn " + std::to_string(lsn) + " at block " + std::to_string(block);
+        const std::string where =
+            "log record lsn " + std::to_string(lsn) + " at block " + std::to_string(block);
         if (head - lsn >= xlog_max_iclogs) {
             // xlog_do_recovery_pass returns -EFSBADCRC outside the window.
-            refuse_mount(state, block, where + " fails its CRC (xlog_cksum in xlog_recover_process), " +
-                                           std::to_string(head - lsn) + " records before the head: log recovery fails");
+            refuse_mount(state, block,
+                         where + " fails its CRC (xlog_cksum in xlog_recover_process), " +
+                             std::to_string(head - lsn) + " records before the head: log recovery fails");
             return false;
         }
         state.checksum_failed.push_back(block);
-        state.notes.push_back(where + " fails its CRC (xlog_cksum in xlog_recover_process): a torn write at the "
-                              "head; xlog_verify_head walks the head back to lsn " + std::to_string(lsn - 1));
+        state.notes.push_back(where +
+                              " fails its CRC (xlog_cksum in xlog_recover_process): a torn write at the "
+                              "head; xlog_verify_head walks the head back to lsn " +
+                              std::to_string(lsn - 1));
         head = lsn - 1;
         break;
     }

@@ -202,14 +202,16 @@ auto info() -> ModelInfo {
         "raises di_size, fallocate, hole punch and zero range, the CIL and log forces, godown, "
         "log recovery; freeze and thaw with the log worker and m_active_trans";
     info.model_tasks = {"ioend", "xfs-sync"};
-    info.faults = "torn writes: log record CRCs (xlog_cksum in xlog_recover_process; xlog_verify_head walks "
-                  "the head back past a torn record), the metadata in place's CRC (xfs_sb_read_verify); no data "
-                  "checksums, so only data writes to blocks that hold no data are torn";
+    info.faults =
+        "torn writes: log record CRCs (xlog_cksum in xlog_recover_process; xlog_verify_head walks "
+        "the head back past a torn record), the metadata in place's CRC (xfs_sb_read_verify); no data "
+        "checksums, so only data writes to blocks that hold no data are torn";
     info.write_errors =
-        "a data writeback write that completes with EIO fails its ioend (xfs_end_ioend: no unwritten conversion, "
-        "xfs_setfilesize_ioend cancels the size update); xfs_finish_page_writeback sets mapping_set_error(-EIO) and "
-        "ends the pages' writeback clean; each open file's next fsync or sync_file_range returns EIO once "
-        "(file_check_and_advance_wb_err), xfs_flush_unmap_range once in all (AS_EIO); log and metadata writes never fail";
+        "a data writeback write that completes with EIO fails its ioend (xfs_end_ioend: no unwritten "
+        "conversion, xfs_setfilesize_ioend cancels the size update); xfs_finish_page_writeback sets "
+        "mapping_set_error(-EIO) and ends the pages' writeback clean; each open file's next fsync or "
+        "sync_file_range returns EIO once (file_check_and_advance_wb_err), xfs_flush_unmap_range once in "
+        "all (AS_EIO); log and metadata writes never fail";
     info.yield_points.assign(std::begin(points::all), std::end(points::all));
     info.knobs = {delalloc_convert.info(), extent_size_hint.info(), active_trans.info()};
     info.ops = ops();

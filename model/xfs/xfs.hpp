@@ -22,9 +22,9 @@
 // the CIL; a force writes it as one log record with PREFLUSH + FUA), intents
 // (EFI/EFD: a free is logged in the transaction that unmaps), directories and
 // names (a file's one name is its di_nlink; the AGI unlinked list is the
-// allocated inodes with nlink 0: InodeImage::nlink), timestamps, extent size hint alignment in fallocate. A write that
-// would land on a page under writeback waits for it (stable pages), so a page
-// is never dirty and under writeback at once.
+// allocated inodes with nlink 0: InodeImage::nlink), timestamps, extent size hint alignment in fallocate. A
+// write that would land on a page under writeback waits for it (stable pages), so a page is never dirty and
+// under writeback at once.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -405,6 +405,9 @@ private:
     void hash_log(sim::ResourceHashes& out) const;
     void hash_io(sim::ResourceHashes& out) const;
     // file.cpp: the file operations
+    /// The operation itself, between sb_start_write and sb_end_write; false:
+    /// it returned an error. `short_write`: a write copied call.copied bytes only.
+    auto run_op(const OpCall& call, std::uint64_t start, std::uint64_t end, bool& short_write) -> bool;
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
     /// one, which xfs_dir_ialloc commits and rolls (`tp` becomes the new handle).
@@ -557,8 +560,8 @@ private:
     static auto found_record(const LogRecord& record) -> LogRecordFound;
     /// xlog_verify_head over the torn records (lsn -> block): the head walks
     /// back before a torn record near it; false: the mount fails.
-    auto trim_torn_head(const std::map<std::uint64_t, std::uint64_t>& torn, std::uint64_t tail, std::uint64_t& head,
-                        RecoveredState& state) const -> bool;
+    auto trim_torn_head(const std::map<std::uint64_t, std::uint64_t>& torn, std::uint64_t tail,
+                        std::uint64_t& head, RecoveredState& state) const -> bool;
     /// A file as a read after mount returns it.
     void read_file(const disk::Image& image, const InodeImage& inode,
                    RecoveredFile& recovered) const;

@@ -96,7 +96,8 @@ TEST_CASE("fsync_durability: the fsynced data, or newer, survives; zeros or an o
 TEST_CASE("fsync_durability: an fsync that has not returned promises nothing") {
     const checkers::Oracle oracle = written_and_fsynced(false);
     CHECK(check("fsync_durability", oracle, state_with(Content::zeros(), 0)).empty());
-    CHECK_FALSE(checkers::make_checker("fsync_durability")->at_stake(oracle, state_with(Content::zeros()), context));
+    CHECK_FALSE(
+        checkers::make_checker("fsync_durability")->at_stake(oracle, state_with(Content::zeros()), context));
     CHECK(checkers::make_checker("fsync_durability")
               ->at_stake(written_and_fsynced(true), state_with(Content::zeros()), context));
 }
@@ -135,14 +136,17 @@ TEST_CASE("frozen_image: a frozen image replays at most the final superblock tra
     CHECK(judge(frozen, {record(7, true, 0, false, ""), record(8, false, 1, true, "xfs_sync_sb")}).empty());
     CHECK(judge(frozen, {}).empty());
     SUBCASE("a record that changes an inode") {
-        const auto found = judge(frozen, {record(7, false, 1, false, "xfs_create"), record(8, true, 0, false, "")});
+        const auto found =
+            judge(frozen, {record(7, false, 1, false, "xfs_create"), record(8, true, 0, false, "")});
         REQUIRE(found.size() == 1);
         CHECK(found[0].message ==
-              "a frozen image's log needs replay of record lsn 7 (xfs_create), which changes more than the superblock");
+              "a frozen image's log needs replay of record lsn 7 (xfs_create), which changes more than the "
+              "superblock");
     }
     SUBCASE("a second superblock transaction after the unmount record") {
-        const auto found = judge(frozen, {record(7, true, 0, false, ""), record(8, false, 1, true, "xfs_sync_sb"),
-                                          record(9, false, 1, true, "xfs_sync_sb")});
+        const auto found =
+            judge(frozen, {record(7, true, 0, false, ""), record(8, false, 1, true, "xfs_sync_sb"),
+                           record(9, false, 1, true, "xfs_sync_sb")});
         REQUIRE(found.size() == 1);
         CHECK(found[0].found == "2 superblock transactions");
     }

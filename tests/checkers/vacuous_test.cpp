@@ -184,9 +184,10 @@ TEST_CASE("both models report their extents, and a destroyed superblock is a ref
     for (const std::string model_name : {"btrfs", "xfs"}) {
         CAPTURE(model_name);
         test_support::ModelWorld world(model_name, {}, model::Geometry{4096, 4096, "nvme"}, {"I", "J"});
-        world.run({{.name = "create", .file = 0},
-                   {.name = "write", .file = 0, .offset = 0, .length = 3 * 4096, .has_range = true, .version = 1},
-                   {.name = "fsync", .file = 0}});
+        world.run(
+            {{.name = "create", .file = 0},
+             {.name = "write", .file = 0, .offset = 0, .length = 3 * 4096, .has_range = true, .version = 1},
+             {.name = "fsync", .file = 0}});
         const RecoveredState state = world.crash(false);
         REQUIRE(state.mounted);
         CHECK(state.device_blocks == 4096);
@@ -227,7 +228,8 @@ auto small_scenario(bool fsync, const std::string& extra) -> std::string {
            (fsync ? R"(, {"op": "fsync", "file": "I"})" : R"(, {"op": "writeback", "file": "I"})") + R"(]}],
       "checkers": ["fsync_durability", "no_stale_data", "fs_consistency"],)" +
            extra + R"(
-      "variants": [{"name": "v", "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20}}}]})";
+      "variants": [{"name": "v",
+                    "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20}}}]})";
 }
 
 auto count_of(const runner::Counts& counts, const std::string& name) -> std::uint64_t {
@@ -249,8 +251,9 @@ TEST_CASE("check: a holds whose checker never had anything at stake fails, and s
     // Nothing fsynced: no promise; and the written-back data never becomes
     // part of the file (no commit): nothing could read stale, no extent.
     CAPTURE(row.detail);
-    CHECK(row.detail.starts_with("vacuous: fsync_durability, no_stale_data, fs_consistency never judged a crash "
-                                 "state with something at stake in "));
+    CHECK(row.detail.starts_with(
+        "vacuous: fsync_durability, no_stale_data, fs_consistency never judged a crash "
+        "state with something at stake in "));
     CHECK(count_of(row.judged, "fsync_durability") == 0);
     CHECK(count_of(row.judged, "no_stale_data") == 0);
     CHECK(count_of(row.judged, "mount") == row.crash_states);
@@ -272,13 +275,16 @@ TEST_CASE("check: with an fsync every checker judges, and the counts and coverag
 TEST_CASE("check: must_reach fails a variant that never reached a point, per scenario or per variant") {
     auto scenario = loader::parse_scenario(
         small_scenario(true, R"( "must_reach": ["btrfs.fsync.after_full_sync_check"],)"), "inline.json");
-    CHECK(scenario.variants.front().must_reach == std::vector<std::string>{"btrfs.fsync.after_full_sync_check"});
+    CHECK(scenario.variants.front().must_reach ==
+          std::vector<std::string>{"btrfs.fsync.after_full_sync_check"});
     CHECK(runner::check_variant(scenario, scenario.variants.front(), no_clock).met);
     scenario.variants.front().must_reach.push_back("btrfs.release.before_em_lock");
     const auto row = runner::check_variant(scenario, scenario.variants.front(), no_clock);
     CHECK_FALSE(row.met);
-    CHECK(row.detail == "must_reach: never reached in 20 schedules: btrfs.release.before_em_lock "
-                        "(at most 1 I/O reordering and 1 daemon wake-up per schedule; crash during recovery: 1 nested power cut per crash state)");
+    CHECK(row.detail ==
+          "must_reach: never reached in 20 schedules: btrfs.release.before_em_lock "
+          "(at most 1 I/O reordering and 1 daemon wake-up per schedule; crash during recovery: 1 nested "
+          "power cut per crash state)");
 }
 
 TEST_CASE("runs: the mount checker is on unless the scenario expects refused mounts") {
@@ -287,10 +293,12 @@ TEST_CASE("runs: the mount checker is on unless the scenario expects refused mou
     CHECK(checked.checker_names() ==
           std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency", "mount"});
     const auto may = loader::parse_scenario(
-        small_scenario(true, R"( "crash": {"unflushed": "any-subset", "mount": "may-fail"},)"), "inline.json");
+        small_scenario(true, R"( "crash": {"unflushed": "any-subset", "mount": "may-fail"},)"),
+        "inline.json");
     CHECK(may.crash.mount_may_fail);
     runner::Simulation unchecked(may, may.variants.front());
-    CHECK(unchecked.checker_names() == std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency"});
+    CHECK(unchecked.checker_names() ==
+          std::vector<std::string>{"fsync_durability", "no_stale_data", "fs_consistency"});
     const auto outcome = checked.run_scripted(false);
     REQUIRE(outcome.judged.size() == 4);
     CHECK(outcome.judged[3] == outcome.crash_states);
@@ -302,7 +310,8 @@ TEST_CASE("coverage: counts add by name, and sum per model") {
     runner::add_named(a, {{"x.two", 3}, {"x.three", 0}});
     CHECK(a == runner::Counts{{"x.one", 1}, {"x.two", 3}, {"x.three", 0}});
     CHECK(runner::coverage_text(a) == "2 of 3 reached; never reached: x.three");
-    CHECK(runner::unreached(a, {"x.one", "x.three", "x.four"}) == std::vector<std::string>{"x.three", "x.four"});
+    CHECK(runner::unreached(a, {"x.one", "x.three", "x.four"}) ==
+          std::vector<std::string>{"x.three", "x.four"});
     const auto models = runner::coverage_by_model(
         {{"y", {{"y.a", 0}}}, {"x", {{"x.one", 0}}}, {"", {}}, {"y", {{"y.a", 2}}}});
     REQUIRE(models.size() == 2);

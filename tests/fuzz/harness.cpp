@@ -51,7 +51,8 @@ auto small_enough(const loader::Scenario& scenario) -> bool {
     for (const auto& task : scenario.tasks) {
         ops += task.ops.size();
         // A generated workload (create_unlink) holds no ops: count what it makes.
-        if (task.generated) ops += static_cast<std::size_t>(task.generated->files * (task.generated->unlink ? 2 : 1));
+        if (task.generated)
+            ops += static_cast<std::size_t>(task.generated->files * (task.generated->unlink ? 2 : 1));
     }
     return ops <= runner_ops_max && scenario.device.blocks <= runner_blocks_max && !scenario.perf &&
            scenario.sweep_points.empty();

@@ -65,7 +65,8 @@ TEST_CASE("parse_json: nesting deeper than json_depth_max is refused with its pa
 }
 
 TEST_CASE("parse_json: numbers outside what a double or 64 bits hold are named as written") {
-    CHECK(parse_error(R"({"a": [1, 21e308]})") == "x.json: $.a[1]: expected a number a double can hold, got 21e308");
+    CHECK(parse_error(R"({"a": [1, 21e308]})") ==
+          "x.json: $.a[1]: expected a number a double can hold, got 21e308");
     CHECK(parse_error(R"({"a": 1e400})") == "x.json: $.a: expected a number a double can hold, got 1e400");
     CHECK(parse_error(R"({"a": -1e400})") == "x.json: $.a: expected a number a double can hold, got -1e400");
     CHECK(parse_error(R"({"seed": 18446744073709551616})") ==
@@ -79,7 +80,8 @@ TEST_CASE("parse_json: numbers outside what a double or 64 bits hold are named a
 }
 
 TEST_CASE("parse_json: a syntax error is a syntax error, an empty file says so") {
-    CHECK(parse_error("{\"a\": 1,}") == "x.json: $: expected valid JSON, got a syntax error at line 1, column 9");
+    CHECK(parse_error("{\"a\": 1,}") ==
+          "x.json: $: expected valid JSON, got a syntax error at line 1, column 9");
     CHECK(parse_error("") == "x.json: $: expected valid JSON, got an empty file");
 }
 
@@ -107,13 +109,16 @@ TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range")
     CHECK(in.read_name(json.at("name"), "$.name") == "btrfs/fast-fsync_v1.2:pct@3+x");
     // Names: ASCII letters, digits and _-./:@+ only; messages escape what is not ASCII.
     const std::string name_expected = "expected a name of ASCII letters, digits and _-./:@+, got ";
-    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) == "x.json: $.nul: " + name_expected + "\"a\\u0000b\"");
+    CHECK(error_of([&] { in.read_name(json.at("nul"), "$.nul"); }) ==
+          "x.json: $.nul: " + name_expected + "\"a\\u0000b\"");
     CHECK(error_of([&] { in.read_name(json.at("ok"), "$.ok"); }) ==
           "x.json: $.ok: " + name_expected + "\"d0/t0.f1 \\u00e9\"");
-    CHECK(error_of([&] { in.read_name(json.at("c1"), "$.c1"); }) == "x.json: $.c1: " + name_expected + "\"a\\u0085b\"");
+    CHECK(error_of([&] { in.read_name(json.at("c1"), "$.c1"); }) ==
+          "x.json: $.c1: " + name_expected + "\"a\\u0085b\"");
     CHECK(error_of([&] { in.read_name(json.at("bidi"), "$.bidi"); }) ==
           "x.json: $.bidi: " + name_expected + "\"fi\\u202ex\"");
-    CHECK(error_of([&] { in.read_name(json.at("empty"), "$.empty"); }) == "x.json: $.empty: " + name_expected + "an empty string");
+    CHECK(error_of([&] { in.read_name(json.at("empty"), "$.empty"); }) ==
+          "x.json: $.empty: " + name_expected + "an empty string");
     // C1 controls (U+0080 to U+009F) are control characters too; other text is printable.
     CHECK(error_of([&] { in.read_string(json.at("c1"), "$.c1"); }) ==
           "x.json: $.c1: expected printable text (no control characters), got \"a\\u0085b\"");
@@ -124,7 +129,8 @@ TEST_CASE("JsonReader: names are printable text, numbers unsigned and in range")
           "x.json: $.neg: expected an unsigned integer, got -1");
     CHECK(error_of([&] { in.read_unsigned_in(json.at("big"), "$.big", 0, 4294967295); }) ==
           "x.json: $.big: expected an unsigned integer from 0 to 4294967295, got 4294967297");
-    CHECK(error_of([&] { in.read_bool(json.at("big"), "$.big"); }) == "x.json: $.big: expected a boolean, got a number");
+    CHECK(error_of([&] { in.read_bool(json.at("big"), "$.big"); }) ==
+          "x.json: $.big: expected a boolean, got a number");
     CHECK(in.read_bool(json.at("t"), "$.t"));
 }
 
@@ -164,8 +170,10 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
     CHECK(scenario.tasks.at(0).ops.at(0).offset == 65536);
     CHECK(scenario.tasks.at(0).ops.at(0).length == 8192);
 
-    const std::string fio = R"({"name": "f", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
-      "workload": {"fio": {"jobs": 2, "rw": "write", "bs": "8k", "size": "1m", "io_size": "512k", "fsync": 1}},
+    const std::string fio =
+        R"({"name": "f", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
+      "workload": {"fio": {"jobs": 2, "rw": "write", "bs": "8k", "size": "1m", "io_size": "512k",
+                           "fsync": 1}},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
     const auto expanded = loader::parse_scenario(fio, "f.json");
     REQUIRE(expanded.fio);
@@ -173,7 +181,8 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
     CHECK(expanded.fio->size == 1ULL << 20);
     CHECK(expanded.fio->io_size == 512ULL << 10);
 
-    const std::string fs_mark = R"({"name": "m", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
+    const std::string fs_mark =
+        R"({"name": "m", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
       "workload": {"fs_mark": {"files": 4, "size": "16k"}},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
     const auto marked = loader::parse_scenario(fs_mark, "m.json");
@@ -182,10 +191,12 @@ TEST_CASE("load: every size field takes 64k and friends, as plain numbers read")
 }
 
 TEST_CASE("load: a sweep over a size field takes sizes written 64k") {
-    const std::string sweep = R"({"name": "f", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
+    const std::string sweep =
+        R"({"name": "f", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
       "workload": {"fio": {"jobs": 1, "rw": "write", "bs": "4k", "size": "64k", "fsync": 1}},
       "sweep": {"parameter": "size", "points": [{"size": "64k"}, {"size": "128k"}]},
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "fix", "denominator": "fix", "min": 0, "max": 2}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "fix", "denominator": "fix", "min": 0,
+                                                   "max": 2}]},
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
     const auto scenario = loader::parse_scenario(sweep, "f.json");
     CHECK(scenario.sweep_values == std::vector<std::uint64_t>{65536, 131072});
@@ -196,10 +207,13 @@ TEST_CASE("load: an ops array of 100,000 writes is read whole") {
     // every op object would take minutes here: the suite's own time shows it, no clock asserts it).
     std::string ops;
     for (int i = 0; i < 100'000; i++) {
-        ops += std::string(i == 0 ? "" : ",") + R"({"op": "write", "file": "I", "offset": 0, "length": 4096})";
+        ops +=
+            std::string(i == 0 ? "" : ",") + R"({"op": "write", "file": "I", "offset": 0, "length": 4096})";
     }
-    const std::string text = R"({"name": "long", "model": "btrfs", "device": {"block_size": 4096, "blocks": 1024},
-      "setup": [{"op": "create", "file": "I"}], "tasks": [{"name": "app", "ops": [)" + ops + R"(]}],
+    const std::string text =
+        R"({"name": "long", "model": "btrfs", "device": {"block_size": 4096, "blocks": 1024},
+      "setup": [{"op": "create", "file": "I"}], "tasks": [{"name": "app", "ops": [)" +
+        ops + R"(]}],
       "checkers": ["fsync_durability"], "variants": [{"name": "fix", "expect": "holds"}]})";
     const auto scenario = loader::parse_scenario(text, "long.json");
     CHECK(scenario.tasks.at(0).ops.size() == 100'000);
@@ -209,7 +223,8 @@ TEST_CASE("load: an ops array of 100,000 writes is read whole") {
 TEST_CASE("read_campaign_result and read_repro check numbers as the loader does") {
     const auto dir = std::filesystem::temp_directory_path() / "crashsim_json_reader_test";
     std::filesystem::create_directories(dir);
-    const std::string result_head = R"({"crashsim_result": 1, "scenario": "s", "scenario_hash": "0123456789abcdef",
+    const std::string result_head =
+        R"({"crashsim_result": 1, "scenario": "s", "scenario_hash": "0123456789abcdef",
       "variant": "v", "strategy": "random", "seed": 1, )";
     const std::string result_tail = R"(, "schedules_run": 1, "crash_states": 0, "steps": 1,
       "interrupted": false, "violations": []})";
@@ -290,7 +305,8 @@ TEST_CASE("loading polls the stop request: reading, parsing and loading end with
         R"({"name": "x", "model": "btrfs", "device": {"block_size": 4096, "blocks": 65536},
             "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 4096, "size": "64k", "fsync": 1}},
             "checkers": ["fsync_durability"], "variants": [{"name": "a", "expect": "holds"}]})";
-    CHECK(interrupted([&] { loader::parse_scenario(fio, "fio.json"); }) == "interrupted while loading fio.json");
+    CHECK(interrupted([&] { loader::parse_scenario(fio, "fio.json"); }) ==
+          "interrupted while loading fio.json");
     // Without a request, the same loads.
     CHECK(loader::parse_scenario(fio, "fio.json").tasks.size() == 2);
 }
@@ -298,15 +314,18 @@ TEST_CASE("loading polls the stop request: reading, parsing and loading end with
 TEST_CASE("JsonReader: a number is quoted as the file writes it") {
     loader::NumberTexts numbers;
     const auto json = loader::parse_json(
-        R"({"big": 18446744073709551616.0, "exp": 2E19, "list": [1, {"f": 4096.50}], "neg": -0.0, "int": -1})",
+        R"({"big": 18446744073709551616.0, "exp": 2E19, "list": [1, {"f": 4096.50}], )"
+        R"("neg": -0.0, "int": -1})",
         "x.json", &numbers);
     const loader::JsonReader in("x.json", &numbers);
     const auto unsigned_error = [&](const loader::Json& value) {
         return error_of([&] { in.read_unsigned(value, "$.v"); });
     };
-    CHECK(unsigned_error(json.at("big")) == "x.json: $.v: expected an unsigned integer, got 18446744073709551616.0");
+    CHECK(unsigned_error(json.at("big")) ==
+          "x.json: $.v: expected an unsigned integer, got 18446744073709551616.0");
     CHECK(unsigned_error(json.at("exp")) == "x.json: $.v: expected an unsigned integer, got 2E19");
-    CHECK(unsigned_error(json.at("list")[1].at("f")) == "x.json: $.v: expected an unsigned integer, got 4096.50");
+    CHECK(unsigned_error(json.at("list")[1].at("f")) ==
+          "x.json: $.v: expected an unsigned integer, got 4096.50");
     CHECK(unsigned_error(json.at("neg")) == "x.json: $.v: expected an unsigned integer, got -0.0");
     CHECK(unsigned_error(json.at("int")) == "x.json: $.v: expected an unsigned integer, got -1");
     // Without the recorded texts, a double prints as a double does.

@@ -50,7 +50,9 @@ TEST_CASE("page reclaim: no limit, no reclaim") {
     CHECK_FALSE(reclaim.enabled());
 }
 
-TEST_CASE("page reclaim: a writer a batch above the limit reclaims the oldest clean pages itself, through the hook") {
+TEST_CASE(
+    "page reclaim: a writer a batch above the limit reclaims the oldest clean pages itself, through the "
+    "hook") {
     // Limit 64 pages, batch 8: 100 cached is more than 72.
     model::Geometry geometry{block, 1024, "nvme", 64 * block, 8 * block};
     model::PageReclaim reclaim(geometry, block);
@@ -80,7 +82,9 @@ TEST_CASE("page reclaim: a writer a batch above the limit reclaims the oldest cl
     CHECK(cache.runs(1, 0, 40, model::PageState::dirty).size() == 1);
 }
 
-TEST_CASE("page reclaim: within a batch of the limit the writer only wakes kswapd; nothing reclaimable frees nothing") {
+TEST_CASE(
+    "page reclaim: within a batch of the limit the writer only wakes kswapd; nothing reclaimable frees "
+    "nothing") {
     model::Geometry geometry{block, 1024, "nvme", 64 * block, 8 * block};
     model::PageReclaim reclaim(geometry, block);
     model::PageCache cache = filled(0, 70);  // over the limit, under limit + batch, all dirty

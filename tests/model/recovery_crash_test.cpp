@@ -224,7 +224,8 @@ TEST_CASE("recovery crash: jbd2 writes the journal superblock only after the rep
         CAPTURE(i);
         if (first.requests[i].kind == MountRequest::Kind::flush) flush = std::min(flush, i);
         // s_start moves (journal superblock, block 1) only after the FLUSH.
-        if (first.requests[i].block == 1 && first.requests[i].kind == MountRequest::Kind::write) CHECK(i > flush);
+        if (first.requests[i].block == 1 && first.requests[i].kind == MountRequest::Kind::write)
+            CHECK(i > flush);
     }
     CHECK(flush == 3);  // three home writes: inode bitmap, inode table, directory
     world.fs->forget_recovery();
@@ -236,7 +237,8 @@ TEST_CASE("mount device: a cut keeps FUA writes and flushed ones, and any subset
     const model::disk::Image image = disk.crash_image({});
     model::disk::MountDevice device(image);
     const auto meta = [](std::uint64_t block, std::uint64_t id, bool fua) {
-        return MountRequest{MountRequest::Kind::write, block, 1, model::disk::Content::meta(id), fua, "meta", ""};
+        return MountRequest{
+            MountRequest::Kind::write, block, 1, model::disk::Content::meta(id), fua, "meta", ""};
     };
     device.issue(meta(1, 1, false));
     device.issue(meta(2, 2, false));

@@ -92,7 +92,8 @@ TEST_CASE("registry: each declared knob value is one the model's factory parses"
 }
 
 TEST_CASE("registry: ext4 refuses a journal over half the device, as mkfs.ext4 does") {
-    const auto error = model::layout_error("ext4", {{"journal_size", "1G"}}, model::Geometry{4096, 6400, "nvme"});
+    const auto error =
+        model::layout_error("ext4", {{"journal_size", "1G"}}, model::Geometry{4096, 6400, "nvme"});
     REQUIRE(error.has_value());
     CHECK(error->knob == "journal_size");
     CHECK(error->got == "\"1G\" (262144 blocks) on a device of 6400 blocks");
@@ -199,7 +200,8 @@ TEST_CASE("toy model: a fio workload expands into its operations by their oracle
     // A counter the model does not declare is bad input, naming the model's counters.
     std::string text = toy_fio;
     text.replace(text.find("counter:writes"), 14, "counter:nothing");
-    CHECK_THROWS_WITH_AS(loader::parse_scenario(text, "toy-fio.json"),
-                         doctest::Contains("expected counter:<name> for a counter of model toy: counter:writes"),
-                         loader::InputError);
+    CHECK_THROWS_WITH_AS(
+        loader::parse_scenario(text, "toy-fio.json"),
+        doctest::Contains("expected counter:<name> for a counter of model toy: counter:writes"),
+        loader::InputError);
 }

@@ -32,7 +32,8 @@ struct ModelWorld {
 
     ModelWorld(const std::string& model_name, const model::Config& config, const model::Geometry& geometry,
                const std::vector<std::string>& files)
-        : fs(model::make_filesystem(model_name, config, geometry, files)), info(model::find_model(model_name)) {}
+        : fs(model::make_filesystem(model_name, config, geometry, files)),
+          info(model::find_model(model_name)) {}
 
     /// Spawns a task running `ops` in order; returns its id. Tests name each
     /// call's operation; its typed id comes from the model's op table.

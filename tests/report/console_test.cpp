@@ -15,7 +15,8 @@ auto perf_scenario() -> loader::Scenario {
       "device": {"block_size": 4096, "blocks": 4096, "profile": "ssd"},
       "workload": {"fio": {"jobs": 1, "rw": "randwrite", "bs": 4096, "size": 65536, "fsync": 1}},
       "checkers": ["fsync_durability"],
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "b", "denominator": "a", "min": 0, "max": 10}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "b", "denominator": "a", "min": 0,
+                                                   "max": 10}]},
       "variants": [{"name": "a", "expect": "measure"}, {"name": "b", "expect": "measure"}]})",
                                      "inline.json");
 }
@@ -90,17 +91,20 @@ TEST_CASE("fuzz_header and fuzz_summary: the lines a campaign ends with") {
     REQUIRE(sim::parse_strategy("random", request.strategy));
     request.seed = 7;
     request.jobs = 2;
-    CHECK(report::fuzz_header("s", "v", request) == "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
+    CHECK(report::fuzz_header("s", "v", request) ==
+          "crashsim fuzz s: variant v, strategy random, seed 7, 2 jobs\n");
     runner::FuzzReport report;
     report.schedules = 10;
     report.crash_states = 40;
     report.steps = 100;
     report.bounds = {1, 0};
     const std::string text = report::fuzz_summary(report, request, 2.0);
-    CHECK(text.rfind("schedules: 10, crash states checked: 40, steps: 100, 2.000 s, 5 schedules/s, 20 crash states/s\n", 0) == 0);
+    CHECK(text.rfind("schedules: 10, crash states checked: 40, steps: 100, 2.000 s, 5 schedules/s, "
+                     "20 crash states/s\n", 0) == 0);
     CHECK(text.find("\nno violation in 10 schedules\n") != std::string::npos);
     report.interrupted = true;
-    CHECK(report::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") != std::string::npos);
+    CHECK(report::fuzz_summary(report, request, 2.0).find("interrupted: explored 10 schedules") !=
+          std::string::npos);
 }
 
 TEST_CASE("check_row_text: a failed row says why under it") {
@@ -161,11 +165,14 @@ TEST_CASE("make_repro and the file names: a campaign's failing schedule as a rep
     CHECK(runner::repro_file_name("btrfs/x y", "v", "pct:3", 42, 17) ==
           "repro-btrfs_x_y-v-pct_3-seed42-schedule17.json");
     // One name per failing schedule: shards sharing --out never overwrite each other.
-    CHECK(runner::repro_file_name("s", "v", "random", 42, 0) != runner::repro_file_name("s", "v", "random", 42, 1));
+    CHECK(runner::repro_file_name("s", "v", "random", 42, 0) !=
+          runner::repro_file_name("s", "v", "random", 42, 1));
     // A dfs shard counts schedules within a unit: two shards' first failing
     // schedules (index 0 of units 3 and 4) get two names.
-    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) == "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
-    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) != runner::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) ==
+          "repro-s-v-dfs_1-seed0-unit3-schedule0.json");
+    CHECK(runner::repro_file_name("s", "v", "dfs:1", 0, 0, 3) !=
+          runner::repro_file_name("s", "v", "dfs:1", 0, 0, 4));
     request.shard_index = 1;
     request.shard_count = 3;
     CHECK(runner::result_file_name("s", "v", request) == "result-s-v-pct_3-seed42-shard1of3.json");

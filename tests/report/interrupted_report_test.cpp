@@ -45,7 +45,8 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     unrun.detail = "not run: the check was interrupted before it";
     rows.push_back(unrun);
 
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-interrupted-report-test";
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / "crashsim-interrupted-report-test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const std::string junit = (dir / "check.xml").string();
@@ -54,10 +55,11 @@ TEST_CASE("check reports: unrun and cut-short variants of an interrupted check a
     report::write_check_json(rows, 1.0, json);
 
     const std::string xml = loader::read_text_file(junit);
-    CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") !=
-          std::string::npos);
+    CHECK(xml.find("<testsuites name=\"crashsim check (interrupted)\" tests=\"3\" failures=\"0\" "
+                   "errors=\"0\" skipped=\"2\"") != std::string::npos);
     CHECK(count(xml, "<skipped message=") == 2);
-    CHECK(xml.find("<skipped message=\"not run: the check was interrupted before it\"/>") != std::string::npos);
+    CHECK(xml.find("<skipped message=\"not run: the check was interrupted before it\"/>") !=
+          std::string::npos);
     CHECK(xml.find("<failure") == std::string::npos);
 
     const auto report = nlohmann::json::parse(loader::read_text_file(json));

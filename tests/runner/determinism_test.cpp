@@ -24,12 +24,14 @@ constexpr const char* toy_two_writers = R"({
                                  {"op": "pwrite", "file": "B", "offset": 4096, "length": 4096}]}],
   "crash": {"unflushed": "any-subset"},
   "checkers": ["fsync_durability"],
-  "variants": [{"name": "kept", "config": {"determinism": "kept"}, "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20, "seed": 0}}},
+  "variants": [{"name": "kept", "config": {"determinism": "kept"},
+                "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20, "seed": 0}}},
                {"name": "broken", "config": {"determinism": "broken"},
                 "expect": {"holds": true, "fuzz": {"strategies": ["random"], "schedules": 20, "seed": 0}}}]
 })";
 
-auto campaign(const std::string& variant, const std::string& strategy, std::uint64_t every) -> runner::FuzzReport {
+auto campaign(const std::string& variant, const std::string& strategy, std::uint64_t every)
+    -> runner::FuzzReport {
     const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
     runner::Simulation simulation(scenario, *scenario.find_variant(variant));
     runner::FuzzRequest request;
@@ -68,7 +70,8 @@ TEST_CASE("verify determinism: process-wide state that reaches behaviour is caug
 TEST_CASE("verify determinism: check marks a row whose campaign was not deterministic") {
     const loader::Scenario scenario = loader::parse_scenario(toy_two_writers, "toy-two-writers.json");
     auto no_clock = [] { return 0.0; };
-    const runner::CheckRow sound = runner::check_variant(scenario, *scenario.find_variant("kept"), no_clock, 1, {}, 1);
+    const runner::CheckRow sound =
+        runner::check_variant(scenario, *scenario.find_variant("kept"), no_clock, 1, {}, 1);
     CHECK(sound.verified > 0);
     const runner::CheckRow broken =
         runner::check_variant(scenario, *scenario.find_variant("broken"), no_clock, 1, {}, 1);

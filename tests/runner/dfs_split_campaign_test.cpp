@@ -86,7 +86,8 @@ void same_for_any_split(const std::string& path, const std::string& variant, con
                         std::size_t depth, bool dpor = true) {
     const loader::Scenario scenario = loader::load_scenario(path);
     const Figures unsplit = split_search(scenario, variant, strategy, 1, 1, 0, dpor);
-    const Figures whole = depth == 0 || !dpor ? unsplit : split_search(scenario, variant, strategy, 1, 1, depth, dpor);
+    const Figures whole =
+        depth == 0 || !dpor ? unsplit : split_search(scenario, variant, strategy, 1, 1, depth, dpor);
     CHECK(unsplit.complete);
     CHECK(sorted(whole.violations) == sorted(unsplit.violations));
     for (std::uint32_t jobs : {1U, 2U, 3U}) {
@@ -114,7 +115,8 @@ void same_for_any_split(const std::string& path, const std::string& variant, con
 
 }  // namespace
 
-TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for J and N in 1..3" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for J and N in 1..3" *
+          doctest::test_suite("campaign")) {
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:1", 4);
     // A variant that fails: every violation found, the same ones.
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "before-fix", "dfs:1", 3);
@@ -122,11 +124,13 @@ TEST_CASE("dfs split campaign: btrfs race at dfs:1, same counts and verdicts for
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:1", 4, false);
 }
 
-TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same verdicts (btrfs dfs:2)" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs split campaign: the depth chosen from the estimate gives the same verdicts (btrfs dfs:2)" *
+          doctest::test_suite("campaign")) {
     same_for_any_split("scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "dfs:2", 0);
 }
 
-TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (seed 0, 256 walks)" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
@@ -147,7 +151,8 @@ TEST_CASE("dfs estimate: within a factor of 4 of the btrfs race's dfs:1 search (
     CHECK(runner::fuzz(simulation, request).schedules == report.schedules);
 }
 
-TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same way every time" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
@@ -173,7 +178,9 @@ TEST_CASE("dfs estimate: a run cap stops the walks after two at least, the same 
     CHECK(runner::estimate_search(simulation, request).walks == 2);
 }
 
-TEST_CASE("dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so" * doctest::test_suite("campaign")) {
+TEST_CASE(
+    "dfs estimate: on a tree thousands of decisions deep the first line's walks stop at the cap and say so" *
+    doctest::test_suite("campaign")) {
     // btrfs/log-commit-jiffy-sleep at dfs:2: a schedule is 11,949 steps and
     // 233,934 crash states. The first line's walks ran on for 16,441 runs
     // (62 s) and printed "inf schedules", "-nan crash states"; its timing
@@ -245,7 +252,10 @@ TEST_CASE("dfs and random: a campaign's run stops between steps at its crash-sta
     CHECK(replay.steps > 256);
 }
 
-TEST_CASE("dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two walks are not" * doctest::test_suite("campaign")) {
+TEST_CASE(
+    "dfs estimate: two stratified probes within 10% of the btrfs race's dfs:1 search, where Knuth's two "
+    "walks are not" *
+    doctest::test_suite("campaign")) {
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
@@ -277,7 +287,8 @@ TEST_CASE("dfs split campaign: visited states give the same counts for any J and
     // A split search remembers states within a unit, so its counts are
     // those of one job and one shard at the same depth, and it reaches the
     // stateless search's distinct crash states and violations.
-    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const auto locals = sim::VisitedKey::locals;
     for (const char* variant : {"fix-1", "before-fix"}) {
         CAPTURE(variant);

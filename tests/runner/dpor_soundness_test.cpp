@@ -1,9 +1,9 @@
 // Dynamic partial-order reduction (sim/dfs.hpp) against the unreduced search
 // (without --dpor: sleep sets only, which scenario_test.cpp checks against the
 // unpruned search) on every variant of every bundled scenario at bounds 0,
-// 1 and 2: the same verdict and the same kinds of violation (checkers). A search the unreduced side cannot finish within
-// the cap is skipped and named in the test's output, and so are the
-// performance scenarios (workloads of hundreds of operations).
+// 1 and 2: the same verdict and the same kinds of violation (checkers). A search the unreduced side cannot
+// finish within the cap is skipped and named in the test's output, and so are the performance scenarios
+// (workloads of hundreds of operations).
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -58,11 +58,56 @@ auto masked(const runner::FuzzReport& report) -> std::set<std::string> {
     return out;
 }
 
+/// The dpor search of `variant` at `preemptions` against the unreduced one,
+/// `full`, run on `simulation`: the same verdict, kinds of violation,
+/// masked messages and distinct crash states. Notes where the first
+/// messages differ, or where dpor took more schedules.
+void compare_with_dpor(const std::string& path, const loader::Scenario& scenario,
+                       const loader::Variant& variant, std::uint32_t preemptions,
+                       const runner::Simulation& simulation, const runner::FuzzReport& full) {
+    // Under a bound dpor runs without sleep sets, so it may take
+    // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
+    // One Simulation each: its verdict memo counts the distinct
+    // crash states its own search judged.
+    runner::Simulation reducing(scenario, variant);
+    const runner::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
+    CHECK(reduced.complete);
+    CHECK(reduced.found == full.found);
+    CHECK(kinds(reduced, false) == kinds(full, false));
+    // xfs/freeze-vs-log-worker dfs:1 failed this before dpor gave
+    // the tasks a violation leaves listed their next steps.
+    CHECK(masked(reduced) == masked(full));
+    // The same crash states, not only the same verdict: a class
+    // dpor never takes can hide states that break nothing in this
+    // variant (xfs/falloc-k-over-sized-file fix: dpor took no
+    // daemon wake-up before runs whose tasks had all finished gave
+    // their listed daemons and timers a next step).
+    const auto states = simulation.crash_states_distinct();
+    if (states) CHECK(reducing.crash_states_distinct().value_or(0) == *states);
+    const std::set<std::string> messages = kinds(reduced, true);
+    const std::set<std::string> all = kinds(full, true);
+    if (messages != all) {
+        MESSAGE(
+            "first messages differ: "
+            << path << " " << variant.name << " dfs:" << preemptions << ": " << messages.size()
+            << " and " << all.size() << " distinct, "
+            << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end())
+                               ? "a subset"
+                               : "not a subset"));
+    }
+    if (reduced.schedules > full.schedules) {
+        MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions
+                                   << ": " << reduced.schedules << " against " << full.schedules);
+    }
+}
+
 }  // namespace
 
-// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under sanitizers).
-TEST_CASE("dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
-          doctest::test_suite("campaign")) {
+// Slow: the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it (not under
+// sanitizers).
+TEST_CASE(
+    "dpor: the same verdicts and violations as the unreduced search on every bundled scenario, bounds 0-2" *
+    doctest::test_suite("campaign")) {
     std::uint64_t compared = 0;
     std::uint64_t compared_states = 0;  // searches whose distinct crash states were compared
     for (const std::string& path : test_support::bundled_scenarios()) {
@@ -80,47 +125,18 @@ TEST_CASE("dpor: the same verdicts and violations as the unreduced search on eve
                 const runner::FuzzReport full = search(simulation, preemptions, false, schedules_cap);
                 if (!full.complete) {
                     MESSAGE("skipped: " << path << " " << variant.name << " dfs:" << preemptions
-                                        << " (the unreduced search passes " << schedules_cap << " schedules)");
+                                        << " (the unreduced search passes " << schedules_cap
+                                        << " schedules)");
                     break;
                 }
-                // Under a bound dpor runs without sleep sets, so it may take
-                // more schedules than sleep sets alone (faults/btrfs-torn-superblock).
-                // One Simulation each: its verdict memo counts the distinct
-                // crash states its own search judged.
-                runner::Simulation reducing(scenario, variant);
-                const runner::FuzzReport reduced = search(reducing, preemptions, true, 10 * schedules_cap);
-                CHECK(reduced.complete);
-                CHECK(reduced.found == full.found);
-                CHECK(kinds(reduced, false) == kinds(full, false));
-                // xfs/freeze-vs-log-worker dfs:1 failed this before dpor gave
-                // the tasks a violation leaves listed their next steps.
-                CHECK(masked(reduced) == masked(full));
-                // The same crash states, not only the same verdict: a class
-                // dpor never takes can hide states that break nothing in this
-                // variant (xfs/falloc-k-over-sized-file fix: dpor took no
-                // daemon wake-up before runs whose tasks had all finished gave
-                // their listed daemons and timers a next step).
-                const auto states = simulation.crash_states_distinct();
-                if (states) {
-                    CHECK(reducing.crash_states_distinct().value_or(0) == *states);
-                    compared_states++;
-                }
-                const std::set<std::string> messages = kinds(reduced, true);
-                const std::set<std::string> all = kinds(full, true);
-                if (messages != all) {
-                    MESSAGE("first messages differ: " << path << " " << variant.name << " dfs:" << preemptions << ": "
-                                                      << messages.size() << " and " << all.size() << " distinct, "
-                                                      << std::string(std::includes(all.begin(), all.end(), messages.begin(), messages.end()) ? "a subset" : "not a subset"));
-                }
-                if (reduced.schedules > full.schedules) {
-                    MESSAGE("dpor took more: " << path << " " << variant.name << " dfs:" << preemptions << ": "
-                                               << reduced.schedules << " against " << full.schedules);
-                }
+                compare_with_dpor(path, scenario, variant, preemptions, simulation, full);
+                if (simulation.crash_states_distinct()) compared_states++;
                 compared++;
             }
         }
     }
-    MESSAGE("compared " << compared << " searches, " << compared_states << " of them by their distinct crash states");
+    MESSAGE("compared " << compared << " searches, " << compared_states
+                        << " of them by their distinct crash states");
     CHECK(compared > 0);
     CHECK(compared_states > 0);
 }

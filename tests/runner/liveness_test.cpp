@@ -69,7 +69,8 @@ TEST_CASE("liveness: a workload longer than 200,000 steps whose operations compl
     CHECK_MESSAGE(!outcome.violated(), outcome.violations.front().message);
 }
 
-TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation" * doctest::test_suite("campaign")) {
+TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, and is no violation" *
+          doctest::test_suite("campaign")) {
     const loader::Scenario scenario = repeated(toy_scenario(R"("explore": {"steps": 50},)"), 1000);
     CHECK(scenario.explore.steps == 50);
     runner::Simulation simulation(scenario, scenario.variants.front());
@@ -96,10 +97,12 @@ TEST_CASE("liveness: a run cut by explore.steps is not explored past that step, 
     CHECK(row.detail.find("not explored past step 50 (the step bound explore.steps)") != std::string::npos);
 }
 
-TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds" * doctest::test_suite("campaign")) {
-    CHECK_THROWS_WITH_AS(loader::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
-                         doctest::Contains("$.explore.steps: expected an unsigned integer from 1 to 1000000000"),
-                         loader::InputError);
+TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds" *
+          doctest::test_suite("campaign")) {
+    CHECK_THROWS_WITH_AS(
+        loader::parse_scenario(toy_scenario(R"("explore": {"steps": 0},)"), "t.json"),
+        doctest::Contains("$.explore.steps: expected an unsigned integer from 1 to 1000000000"),
+        loader::InputError);
     CHECK_THROWS_WITH_AS(
         loader::parse_scenario(toy_scenario(R"("explore": {"progress_steps": 1000000001},)"), "t.json"),
         doctest::Contains("$.explore.progress_steps"), loader::InputError);
@@ -108,7 +111,8 @@ TEST_CASE("liveness: explore.steps and explore.progress_steps are checked bounds
     CHECK(defaults.explore.progress_steps == loader::progress_steps_default);
 }
 
-TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash" * doctest::test_suite("campaign")) {
+TEST_CASE("liveness: no operation completing within explore.progress_steps is a violation without a crash" *
+          doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
     const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     runner::Simulation simulation(scenario, *scenario.find_variant("fix-1"));
@@ -126,7 +130,8 @@ TEST_CASE("liveness: no operation completing within explore.progress_steps is a 
     CHECK(outcome.cut_at_step == 0);
 }
 
-TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it" * doctest::test_suite("campaign")) {
+TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; replay and shrink reproduce it" *
+          doctest::test_suite("campaign")) {
     const std::string text = btrfs_impatient();
     const loader::Scenario scenario = loader::parse_scenario(text, btrfs_path);
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "crashsim-liveness-test";
@@ -144,9 +149,9 @@ TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; repl
         CHECK(report.failing.violations.front().checker == "liveness");
         const runner::Repro repro = runner::make_repro(report, request, btrfs_path, text, "fix-1");
         CHECK_FALSE(repro.crash.has_value());
-        const std::string path = (dir / ("repro-" + std::string(strategy == std::string("random") ? "r" : "d") +
-                                         ".json"))
-                                     .string();
+        const std::string path =
+            (dir / ("repro-" + std::string(strategy == std::string("random") ? "r" : "d") + ".json"))
+                .string();
         runner::write_repro(repro, path);
         CHECK(loader::read_text_file(path).find("\"crash\"") == std::string::npos);
         const runner::LoadedRepro loaded = runner::load_repro(path);
@@ -154,7 +159,8 @@ TEST_CASE("liveness: fuzz reports, shrinks and writes a liveness violation; repl
         CHECK(loaded.replayed.violations.front().checker == "liveness");
         CHECK(loaded.replayed.trace_hash == repro.trace_hash);
 
-        const runner::ShrinkResult shrunk = runner::shrink(loaded.repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+        const runner::ShrinkResult shrunk =
+            runner::shrink(loaded.repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
         CHECK_FALSE(shrunk.interrupted);
         CHECK(shrunk.outcome.violations.front().checker == "liveness");
         CHECK_FALSE(shrunk.repro.crash.has_value());

@@ -50,7 +50,8 @@ auto found_repro(const char* strategy = "pct:3") -> runner::Repro {
 }
 
 /// The repro file with one edit made to its JSON.
-auto edited(const std::string& path, const std::string& out, const std::function<void(Json&)>& edit) -> std::string {
+auto edited(const std::string& path, const std::string& out, const std::function<void(Json&)>& edit)
+    -> std::string {
     Json document = Json::parse(loader::read_text_file(path));
     edit(document);
     runner::write_text_file_atomically(out, document.dump(2) + "\n");
@@ -66,36 +67,10 @@ auto load_error(const std::string& path) -> std::string {
     return "no error";
 }
 
-}  // namespace
-
-TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as every verb reads it") {
-    const TempDir dir("crashsim-repro-test");
-    const std::string good = dir.file("good.json");
-    runner::write_repro(found_repro(), good);
-    const runner::LoadedRepro loaded = runner::load_repro(good);
-    CHECK(loaded.replayed.trace_hash == loaded.repro.trace_hash);
-    CHECK(loaded.variant().name == "before-fix");
-
-    const std::string hash = edited(good, dir.file("hash.json"), [](Json& j) { j["trace_hash"] = "0000000000000001"; });
-    CHECK(load_error(hash).find(hash + ": $.trace_hash: expected ") == 0);
-    CHECK(load_error(hash).find("the replay does not reproduce the recorded run") != std::string::npos);
-
-    const std::string checker =
-        edited(good, dir.file("checker.json"), [](Json& j) { j["violation"]["checker"] = "no_stale_data"; });
-    CHECK(load_error(checker).find(checker + ": $.violation.checker: expected fsync_durability") == 0);
-
-    // A crash that keeps more writes than are unflushed: the run diverges.
-    const std::string keep = edited(good, dir.file("keep.json"), [](Json& j) {
-        j["crash"]["keep"] = j["crash"]["keep"].get<std::string>() + "1";
-    });
-    CHECK(load_error(keep).find(keep + ": $.crash.keep: expected one flag per write unflushed at crash step") == 0);
-
-    // A crash step the run never reaches.
-    const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
-    CHECK(load_error(step).find(step + ": $") == 0);
-
-    // Torn writes: malformed, and one the scenario's fault budget (none) forbids.
-    const std::string torn_type = edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
+/// Torn writes: malformed, and one the scenario's fault budget (none) forbids.
+void check_torn_edits_refused(const TempDir& dir, const std::string& good) {
+    const std::string torn_type =
+        edited(good, dir.file("torn_type.json"), [](Json& j) { j["crash"]["torn"] = 5; });
     CHECK(load_error(torn_type) == torn_type + ": $.crash.torn: expected an array, got a number");
     const std::string torn_zero = edited(good, dir.file("torn_zero.json"), [](Json& j) {
         j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 0}}});
@@ -110,17 +85,21 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     const std::string torn_budget = edited(good, dir.file("torn_budget.json"), [](Json& j) {
         j["crash"]["torn"] = Json::array({Json{{"write", 0}, {"sectors", 1}}});
     });
-    CHECK(load_error(torn_budget).find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") ==
-          0);
+    CHECK(load_error(torn_budget)
+              .find(torn_budget + ": $.crash.torn: expected at most 0 torn write(s) (faults.budget)") == 0);
+}
 
-    // Misdirected writes: malformed, and one the fault budget (none) forbids.
-    const std::string mis_type = edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
+/// Misdirected writes: malformed, and one the fault budget (none) forbids.
+void check_misdirected_edits_refused(const TempDir& dir, const std::string& good) {
+    const std::string mis_type =
+        edited(good, dir.file("mis_type.json"), [](Json& j) { j["crash"]["misdirected"] = "x"; });
     CHECK(load_error(mis_type) == mis_type + ": $.crash.misdirected: expected an array, got a string");
     const std::string mis_key = edited(good, dir.file("mis_key.json"), [](Json& j) {
         j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"block", 1}}});
     });
     CHECK(load_error(mis_key) ==
-          mis_key + ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
+          mis_key +
+              ": $.crash.misdirected[0].block: expected one of the keys write, victim, got an unknown key");
     const std::string mis_victim = edited(good, dir.file("mis_victim.json"), [](Json& j) {
         j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", -1}}});
     });
@@ -129,19 +108,61 @@ TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as ever
     const std::string mis_budget = edited(good, dir.file("mis_budget.json"), [](Json& j) {
         j["crash"]["misdirected"] = Json::array({Json{{"write", 0}, {"victim", 1}}});
     });
-    CHECK(load_error(mis_budget)
-              .find(mis_budget + ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
-          0);
-    // Latent sector errors: malformed, and one on a scenario without latent_errors.
+    CHECK(
+        load_error(mis_budget)
+            .find(mis_budget +
+                  ": $.crash.misdirected: expected at most 0 faults, torn and misdirected (faults.budget)") ==
+        0);
+}
+
+/// Latent sector errors: malformed, and one on a scenario without latent_errors.
+void check_unreadable_edits_refused(const TempDir& dir, const std::string& good) {
     const std::string eio_type = edited(good, dir.file("eio_type.json"), [](Json& j) {
         j["crash"]["unreadable"] = Json::array({"0"});
     });
-    CHECK(load_error(eio_type) == eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
+    CHECK(load_error(eio_type) ==
+          eio_type + ": $.crash.unreadable[0]: expected an unsigned integer, got a string");
     const std::string eio_off = edited(good, dir.file("eio_off.json"), [](Json& j) {
         j["crash"]["unreadable"] = Json::array({0});
     });
-    CHECK(load_error(eio_off).find(eio_off + ": $.crash.unreadable: expected at most one latent sector error within "
-                                             "faults.budget, on a scenario with faults.latent_errors") == 0);
+    CHECK(load_error(eio_off).find(eio_off +
+                                   ": $.crash.unreadable: expected at most one latent sector error within "
+                                   "faults.budget, on a scenario with faults.latent_errors") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("repro: load_repro refuses an edited repro with its JSON path, as every verb reads it") {
+    const TempDir dir("crashsim-repro-test");
+    const std::string good = dir.file("good.json");
+    runner::write_repro(found_repro(), good);
+    const runner::LoadedRepro loaded = runner::load_repro(good);
+    CHECK(loaded.replayed.trace_hash == loaded.repro.trace_hash);
+    CHECK(loaded.variant().name == "before-fix");
+
+    const std::string hash =
+        edited(good, dir.file("hash.json"), [](Json& j) { j["trace_hash"] = "0000000000000001"; });
+    CHECK(load_error(hash).find(hash + ": $.trace_hash: expected ") == 0);
+    CHECK(load_error(hash).find("the replay does not reproduce the recorded run") != std::string::npos);
+
+    const std::string checker =
+        edited(good, dir.file("checker.json"), [](Json& j) { j["violation"]["checker"] = "no_stale_data"; });
+    CHECK(load_error(checker).find(checker + ": $.violation.checker: expected fsync_durability") == 0);
+
+    // A crash that keeps more writes than are unflushed: the run diverges.
+    const std::string keep = edited(good, dir.file("keep.json"), [](Json& j) {
+        j["crash"]["keep"] = j["crash"]["keep"].get<std::string>() + "1";
+    });
+    CHECK(load_error(keep).find(keep +
+                                ": $.crash.keep: expected one flag per write unflushed at crash step") == 0);
+
+    // A crash step the run never reaches.
+    const std::string step = edited(good, dir.file("step.json"), [](Json& j) { j["crash"]["step"] = 99999; });
+    CHECK(load_error(step).find(step + ": $") == 0);
+
+    check_torn_edits_refused(dir, good);
+    check_misdirected_edits_refused(dir, good);
+    check_unreadable_edits_refused(dir, good);
 }
 
 TEST_CASE("repro: a repro without the step bounds (written before them) still reads, with the defaults") {
@@ -196,7 +217,8 @@ TEST_CASE("shrink: interrupted shrinking says so and keeps a repro that replays"
 TEST_CASE("shrink: the total budget stops shrinking, says so and keeps a repro that replays") {
     const TempDir dir("crashsim-shrink-budget-test");
     const runner::Repro repro = found_repro();
-    const runner::ShrinkResult whole = runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+    const runner::ShrinkResult whole =
+        runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK_FALSE(whole.budget_spent);
     CHECK(whole.schedules > 3);
     for (const auto& line : whole.log) CHECK(line.find("budget") == std::string::npos);
@@ -206,8 +228,9 @@ TEST_CASE("shrink: the total budget stops shrinking, says so and keeps a repro t
     CHECK_FALSE(cut.interrupted);
     CHECK(cut.schedules <= 3);
     REQUIRE_FALSE(cut.log.empty());
-    CHECK(cut.log.back() == "budget: shrinking stopped on its total budget of 3 schedules (--shrink-budget); shrunk "
-                            "as far as the budget allowed, not minimal");
+    CHECK(cut.log.back() ==
+          "budget: shrinking stopped on its total budget of 3 schedules (--shrink-budget); shrunk "
+          "as far as the budget allowed, not minimal");
     for (const auto& line : cut.log) CHECK(line.find("no schedule with at most") == std::string::npos);
     const std::string path = dir.file("budget.json");
     runner::write_repro(cut.repro, path);

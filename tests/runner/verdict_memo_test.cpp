@@ -165,7 +165,8 @@ TEST_CASE("verdict memo: an object id is keyed by the object it names, shared ac
     CHECK(run_a.canonical(1000) == model::ContentTable::none);
 }
 
-TEST_CASE("verdict memo: the btrfs race's before-fix at dfs:1 finds the same violations at the same schedules") {
+TEST_CASE(
+    "verdict memo: the btrfs race's before-fix at dfs:1 finds the same violations at the same schedules") {
     const loader::Scenario scenario = loader::load_scenario(race);
     runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
     const runner::FuzzReport with = search(simulation, 1, true, 100'000);
@@ -267,7 +268,8 @@ TEST_CASE("verdict memo: two runs' images holding one id for different objects h
     sim::RangeMap<model::disk::DurableBlock> blocks;
     blocks.assign(0, 1, model::disk::DurableBlock{model::disk::Content::meta(super_c), 7});
     blocks.assign(1, 2, model::disk::DurableBlock{model::disk::Content::meta(tree_c), 3});
-    CHECK(key_of(model::disk::Image(std::move(blocks)), run_c) == key_of(meta_image({super_a, tree_a}), run_a));
+    CHECK(key_of(model::disk::Image(std::move(blocks)), run_c) ==
+          key_of(meta_image({super_a, tree_a}), run_a));
     // A superblock naming an equal tree under another id than the block
     // holds fails the mount (read_meta: parent transid verify failed): the
     // key tells it from one naming the tree the block holds.

@@ -31,9 +31,12 @@ auto create_unlink(std::uint32_t threads, std::uint64_t files, std::uint32_t cpu
       "workload": {"create_unlink": {"threads": )" + std::to_string(threads) + R"(, "files": )" +
                              std::to_string(files) + R"(}},
       "checkers": ["fsync_durability"],
-      "perf": {"metric": "files_per_s", "ratios": [{"numerator": "removed", "denominator": "counter", "min": 0.5, "max": 100}]},
-      "variants": [{"name": "counter", "machine": "P", "config": {"active_trans": "counter"}, "expect": "measure"},
-                   {"name": "removed", "machine": "P", "config": {"active_trans": "removed-cancel-first"}, "expect": "measure"},
+      "perf": {"metric": "files_per_s", "ratios": [{"numerator": "removed", "denominator": "counter",
+                                                    "min": 0.5, "max": 100}]},
+      "variants": [{"name": "counter", "machine": "P", "config": {"active_trans": "counter"},
+                    "expect": "measure"},
+                   {"name": "removed", "machine": "P", "config": {"active_trans": "removed-cancel-first"},
+                    "expect": "measure"},
                    {"name": "plain", "config": {"active_trans": "counter"}, "expect": "measure"}]})";
     return loader::parse_scenario(text, "inline.json");
 }
@@ -89,7 +92,8 @@ TEST_CASE("xfs m_active_trans: two line accesses per transaction, rolls counted 
     CHECK(counter.counters.at("active_trans_line_misses") == 1);
     const auto removed = perf_of(scenario, "removed");
     CHECK(removed.counters.at("rolls") == 4);
-    CHECK(removed.counters.at("active_trans_line_hits") + removed.counters.at("active_trans_line_misses") == 0);
+    CHECK(removed.counters.at("active_trans_line_hits") + removed.counters.at("active_trans_line_misses") ==
+          0);
     // The phases: creates end before unlinks begin.
     CHECK(counter.create_phase_ns > 0);
     CHECK(counter.create_phase_ns < counter.elapsed_ns);
@@ -115,8 +119,10 @@ TEST_CASE("unlink: a removed file is not lost data") {
     // unlink find it gone or whole, never a violation.
     const std::string text = R"({"name": "inline/unlink", "model": "xfs",
       "device": {"block_size": 4096, "blocks": 2048, "profile": "nvme"},
-      "tasks": [{"name": "t", "ops": [{"op": "create", "file": "f"}, {"op": "write", "file": "f", "offset": 0, "length": 8192},
-                                      {"op": "fsync", "file": "f"}, {"op": "unlink", "file": "f"}, {"op": "log_force"}]}],
+      "tasks": [{"name": "t", "ops": [{"op": "create", "file": "f"},
+                                      {"op": "write", "file": "f", "offset": 0, "length": 8192},
+                                      {"op": "fsync", "file": "f"}, {"op": "unlink", "file": "f"},
+                                      {"op": "log_force"}]}],
       "checkers": ["fsync_durability"],
       "variants": [{"name": "a", "expect": "holds"}]})";
     const auto scenario = loader::parse_scenario(text, "inline.json");

@@ -45,10 +45,11 @@ TEST_CASE("btrfs ENOSPC: a short write promises the pages it copied; a write wit
     const runner::RunOutcome outcome = scripted(document, path, "fix-3");
     CHECK_FALSE(outcome.violated());
     test_support::check_in_order(
-        outcome.story, {"btrfs_alloc_data_chunk_ondemand flushes delalloc, waits for ordered extents and commits",
-                        "joins the transaction (nothing pinned to free: no commit)",
-                        "short write: 131072 of 196608 bytes (-ENOSPC for the rest)",
-                        "of inode C: returns -ENOSPC and changes nothing"});
+        outcome.story,
+        {"btrfs_alloc_data_chunk_ondemand flushes delalloc, waits for ordered extents and commits",
+         "joins the transaction (nothing pinned to free: no commit)",
+         "short write: 131072 of 196608 bytes (-ENOSPC for the rest)",
+         "of inode C: returns -ENOSPC and changes nothing"});
     CHECK(outcome.crash_states >= 1);
     // The writer first: C fits; B's first pass (32) finds 24 free: -ENOSPC.
     document["schedule"] = Json::array({Json{{"run", "writer"}, {"until", "btrfs.flusher.after_submit"}},
@@ -120,7 +121,8 @@ TEST_CASE("xfs ENOSPC: the delalloc reservation makes a write short or whole, ne
     // retry, then -ENOSPC.
     document["tasks"][0]["ops"][0]["offset"] = 32768;
     document["tasks"][0]["ops"][0]["length"] = 65536;
-    document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
+    document["schedule"] =
+        Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
     const runner::RunOutcome hole = scripted(document, path, "fix");
     CHECK_FALSE(hole.violated());
     test_support::check_in_order(hole.story, {"-ENOSPC: xfs_flush_inodes writes back every inode",
@@ -132,9 +134,11 @@ TEST_CASE("ext4 ENOSPC: a write that found blocks for some of its holes is short
     Json document = Json::parse(loader::read_text_file(path));
     // One free block: a two-block write copies the first and stops; with no
     // block waiting for a commit, ext4_should_retry_alloc gives up.
-    document["tasks"][0]["ops"] = Json::array({Json{{"op", "write"}, {"file", "B"}, {"offset", 0}, {"length", 8192}},
-                                               Json{{"op", "fsync"}, {"file", "B"}}});
-    document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
+    document["tasks"][0]["ops"] =
+        Json::array({Json{{"op", "write"}, {"file", "B"}, {"offset", 0}, {"length", 8192}},
+                     Json{{"op", "fsync"}, {"file", "B"}}});
+    document["schedule"] =
+        Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
     const runner::RunOutcome outcome = scripted(document, path, "fix");
     CHECK_FALSE(outcome.violated());
     test_support::check_in_order(outcome.story, {"write B: ENOSPC (no free block for 1 hole(s) of 2)",

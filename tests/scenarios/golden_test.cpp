@@ -48,8 +48,10 @@ auto perf_elapsed(const char* path, const char* variant_name) -> std::uint64_t {
 
 TEST_CASE("golden: btrfs trace hashes of fixed seeds (strategy and crash streams)") {
     for (const Golden& golden : {
-             Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "random", 7, 11005368832714557248ULL, 28},
-             Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "pct:3", 7, 6855662918969267727ULL, 15},
+             Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "random", 7,
+                    11005368832714557248ULL, 28},
+             Golden{"scenarios/btrfs/fast-fsync-vs-page-release.json", "fix-1", "pct:3", 7,
+                    6855662918969267727ULL, 15},
              Golden{"scenarios/btrfs/two-files-two-fsyncers.json", "fix-1", "random", 7,
                     11691573393655283659ULL, 49},
              Golden{"scenarios/btrfs/two-files-two-fsyncers.json", "fix-1", "pct:3", 7,
@@ -80,8 +82,10 @@ TEST_CASE("golden: ext4/jbd2 trace hashes of fixed seeds (strategy, crash and re
     // The scenario keeps explore.recovery_crashes at 1: each crash state's
     // jbd2 recovery is cut once more (a draw from the recovery_crash stream).
     for (const Golden& golden : {
-             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "random", 7, 7573192340085877378ULL, 68},
-             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "pct:3", 7, 14770479257690402443ULL, 45},
+             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "random", 7,
+                    7573192340085877378ULL, 68},
+             Golden{"scenarios/jbd2/relogged-buffer-checkpoint.json", "fix", "pct:3", 7,
+                    14770479257690402443ULL, 45},
          }) {
         CAPTURE(std::string(golden.strategy));
         const runner::RunOutcome outcome = run(golden);

@@ -41,7 +41,8 @@ auto dfs(const char* variant, std::uint32_t preemptions, bool sleep_sets, std::u
 
 }  // namespace
 
-TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search finds" * doctest::test_suite("campaign")) {
+TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search finds" *
+          doctest::test_suite("campaign")) {
     for (const char* variant : {"before-2-3", "v6.5"}) {
         CAPTURE(variant);
         const runner::FuzzReport unpruned = dfs(variant, 1, false, 5000);
@@ -53,7 +54,8 @@ TEST_CASE("jbd2 dfs: the footprints' sleep sets hide no race the unpruned search
     }
 }
 
-TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets prune" * doctest::test_suite("campaign")) {
+TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets prune" *
+          doctest::test_suite("campaign")) {
     // 3,000 schedules: within the first 300 nothing prunes since a step that
     // adds a timer (the daemons' sleeps) no longer commutes with timers.
     const runner::FuzzReport unpruned = dfs("fix", 1, false, 3000);
@@ -66,7 +68,9 @@ TEST_CASE("jbd2 dfs: on the fixed tree the declared footprints let sleep sets pr
     CHECK(pruned.recovery_crash_states > 0);
 }
 
-TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the transaction kjournald2 is committing") {
+TEST_CASE(
+    "ext4 sync: its promise binds fsync_durability, and it waits for the transaction kjournald2 is "
+    "committing") {
     // scenarios/jbd2/sync-durability.json: A's fsync may have switched the
     // running transaction to committing when sync begins; a sync that waited
     // only for a running transaction returned before B's size and data were
@@ -88,7 +92,9 @@ TEST_CASE("ext4 sync: its promise binds fsync_durability, and it waits for the t
     CHECK(durability > 0);
 }
 
-TEST_CASE("ext4 flusher: buffers dirty for 30 s are written home by background writeback; the checkpoint then drops their transaction") {
+TEST_CASE(
+    "ext4 flusher: buffers dirty for 30 s are written home by background writeback; the checkpoint then "
+    "drops their transaction") {
     // scenarios/jbd2/flusher-writeback.json in task order: the app's FLUSHes
     // (1 s each) let the flusher's 5 s timer fire; at 35 s transaction 1's
     // buffers, dirty since its commit at 1 s, have expired.

@@ -61,8 +61,10 @@ TEST_CASE("kthread scenario: the transaction kthread commits in the middle of a 
         REQUIRE(sim::parse_strategy("random", random));
         bool starts_while_logging = false;  // commit starts after the fast-path decision, before the return
         bool commits_before_logging = false;  // a whole commit after the fsync began, before it logged
-        for (std::uint64_t seed = 0; seed < 400 && !(starts_while_logging && commits_before_logging); seed++) {
-            const runner::RunOutcome outcome = simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
+        for (std::uint64_t seed = 0; seed < 400 && !(starts_while_logging && commits_before_logging);
+             seed++) {
+            const runner::RunOutcome outcome =
+                simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
             REQUIRE_FALSE(outcome.violated());
             const Positions at = positions(outcome.lines);
             if (at.fast_path == Positions::npos || at.fsync_return == Positions::npos) continue;
@@ -114,14 +116,16 @@ TEST_CASE("kthread scenario: without daemon wake-ups the kthread never commits w
     sim::StrategySpec random;
     REQUIRE(sim::parse_strategy("random", random));
     for (std::uint64_t seed = 0; seed < 200; seed++) {
-        const runner::RunOutcome outcome = simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
+        const runner::RunOutcome outcome =
+            simulation.run_strategy(random, runner::schedule_seed(0, seed), true);
         const Positions at = positions(outcome.lines);
         CHECK(outcome.daemon_wakeups == 0);
         CHECK(at.commit_starts.empty());
     }
 }
 
-TEST_CASE("io order: a violating xfs run that took reorderings replays byte for byte, bounds from the repro") {
+TEST_CASE(
+    "io order: a violating xfs run that took reorderings replays byte for byte, bounds from the repro") {
     const loader::Scenario scenario = loader::load_scenario("scenarios/xfs/direct-write-fsync.json");
     const loader::ExploreBounds bounds{2, 1};
     runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));

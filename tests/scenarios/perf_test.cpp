@@ -31,7 +31,8 @@ auto one_job(const std::string& profile) -> std::string {
       "device": {"block_size": 4096, "blocks": 4096, "profile": ")" + profile + R"("},
       "workload": {"fio": {"jobs": 1, "rw": "randwrite", "bs": 4096, "size": 65536, "fsync": 1}},
       "checkers": ["fsync_durability"],
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "b", "denominator": "a", "min": 0, "max": 10}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "b", "denominator": "a", "min": 0,
+                                                   "max": 10}]},
       "variants": [{"name": "a", "config": {"log_commit_sleep": "jiffy"}, "expect": "measure"},
                    {"name": "b", "config": {"log_commit_sleep": "none"}, "expect": "measure"}]})";
 }
@@ -48,7 +49,8 @@ void check_measures_the_same(const loader::Scenario& scenario) {
         CHECK(first.rows[i].files_per_s == second.rows[i].files_per_s);
     }
     REQUIRE(first.ratios.size() == second.ratios.size());
-    for (std::size_t i = 0; i < first.ratios.size(); i++) CHECK(first.ratios[i].value == second.ratios[i].value);
+    for (std::size_t i = 0; i < first.ratios.size(); i++)
+        CHECK(first.ratios[i].value == second.ratios[i].value);
 }
 }  // namespace
 
@@ -166,7 +168,8 @@ TEST_CASE("perf: xfs O_DSYNC writes pay for the unwritten conversion only where 
     CHECK(fix / before < 0.9);
     CHECK(row_of(sparse, "fix").outcome.counters.at("unwritten_conversions") > 0);
     CHECK(row_of(sparse, "before-fix").outcome.counters.at("unwritten_conversions") == 0);
-    CHECK(row_of(prealloc, "fix").fsyncs_per_s == doctest::Approx(row_of(prealloc, "before-fix").fsyncs_per_s));
+    CHECK(row_of(prealloc, "fix").fsyncs_per_s ==
+          doctest::Approx(row_of(prealloc, "before-fix").fsyncs_per_s));
     CHECK(row_of(overwrite, "fix").fsyncs_per_s > before);
     CHECK(row_of(overwrite, "fix").outcome.counters.at("transactions") == 0);
 }
@@ -180,9 +183,11 @@ auto pressure(std::uint32_t jobs, const std::string& interval = "300") -> std::s
       "device": {"block_size": 4096, "blocks": 200000, "profile": "vm-nvme"},
       "machine": {"cpus": 8, "page_cache": 8388608, "reclaim_batch": 1048576},
       "config": {"commit_interval": ")" + interval + R"("},
-      "workload": {"fio": {"jobs": )" + std::to_string(jobs) + R"(, "rw": "write", "bs": 65536, "size": 18874368, "fsync": 1}},
+      "workload": {"fio": {"jobs": )" + std::to_string(jobs) + R"(, "rw": "write", "bs": 65536,
+                           "size": 18874368, "fsync": 1}},
       "checkers": ["fsync_durability"],
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0,
+                                                   "max": 100}]},
       "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix"}, "expect": "measure"},
                    {"name": "after", "config": {"release_extent_maps": "fix-3"}, "expect": "measure"}]})";
 }
@@ -265,7 +270,8 @@ TEST_CASE("finite CPUs: kswapd's own CPU time keeps the run going while tasks qu
 
 TEST_CASE("sweep: every point is measured; a ratio with at is judged at that point only") {
     std::string text = pressure(1);
-    const std::string sweep = R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2, "size": 20971520}]},
+    const std::string sweep =
+        R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2, "size": 20971520}]},
       "perf": {"metric": "throughput", "ratios": [
         {"numerator": "after", "denominator": "before", "min": 0, "max": 100},
         {"numerator": "after", "denominator": "before", "at": 2, "min": 0, "max": 100}]},)";
@@ -362,7 +368,8 @@ TEST_CASE("memory pressure: the same scenario measures the same, CPU queue and r
 TEST_CASE("plot: the data has a row per point and a column per variant; the script draws each") {
     std::string text = pressure(1);
     const std::string sweep = R"("sweep": {"parameter": "jobs", "points": [{"jobs": 1}, {"jobs": 2}]},
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0, "max": 100}]},)";
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 0,
+                                                   "max": 100}]},)";
     text.replace(text.find(R"("perf")"), text.find(R"("variants")") - text.find(R"("perf")"), sweep);
     const auto scenario = loader::parse_scenario(text, "inline.json");
     const auto report = runner::measure(scenario);
@@ -373,8 +380,10 @@ TEST_CASE("plot: the data has a row per point and a column per variant; the scri
     const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg");
     CHECK(script.find("set output \"out.svg\"") != std::string::npos);
     CHECK(script.find("set xlabel \"jobs\"") != std::string::npos);
-    CHECK(script.find("using 1:2 with linespoints linewidth 2 linecolor 1 title \"before\"") != std::string::npos);
-    CHECK(script.find("using 1:3 with linespoints linewidth 2 linecolor 2 title \"after\"") != std::string::npos);
+    CHECK(script.find("using 1:2 with linespoints linewidth 2 linecolor 1 title \"before\"") !=
+          std::string::npos);
+    CHECK(script.find("using 1:3 with linespoints linewidth 2 linecolor 2 title \"after\"") !=
+          std::string::npos);
     CHECK(script.find("set ylabel \"MiB/s\"") != std::string::npos);
 }
 
@@ -382,9 +391,11 @@ TEST_CASE("fio direct: every write of the job goes O_DIRECT, on btrfs and on xfs
     for (const std::string model : {"btrfs", "xfs"}) {
         const std::string text = R"({"name": "inline/direct", "model": ")" + model + R"(",
           "device": {"block_size": 4096, "blocks": 8192, "profile": "nvme"},
-          "workload": {"fio": {"jobs": 2, "rw": "randwrite", "bs": 8192, "size": 262144, "io_size": 131072, "fsync": 4, "direct": true}},
+          "workload": {"fio": {"jobs": 2, "rw": "randwrite", "bs": 8192, "size": 262144, "io_size": 131072,
+                               "fsync": 4, "direct": true}},
           "checkers": ["fsync_durability"],
-          "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
+          "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1,
+                                                       "max": 1}]},
           "variants": [{"name": "a", "expect": "measure"}]})";
         const auto scenario = loader::parse_scenario(text, "inline.json");
         REQUIRE(scenario.tasks.size() == 2);
@@ -418,7 +429,8 @@ TEST_CASE("memory pressure: a page cache full of dirty pages does not stall kswa
       "machine": {"page_cache": 1048576},
       "workload": {"fio": {"jobs": 2, "rw": "write", "bs": 65536, "size": 4194304}},
       "checkers": ["fsync_durability"],
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1, "max": 1}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "a", "denominator": "a", "min": 1,
+                                                   "max": 1}]},
       "variants": [{"name": "a", "expect": "measure"}]})";
     const auto report = runner::measure(loader::parse_scenario(text, "inline.json"));
     REQUIRE(report.rows.size() == 1);

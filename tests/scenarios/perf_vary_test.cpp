@@ -31,7 +31,8 @@ auto pressure(const std::string& machine = R"("cpus": 8, "page_cache": 8388608, 
       "machine": {)" + machine + R"(},
       "workload": {"fio": {"jobs": 4, "rw": "write", "bs": 65536, "size": )" + size + R"(, "fsync": 1}},
       "checkers": ["fsync_durability"],)" + extra + R"(
-      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 1, "max": 100}]},
+      "perf": {"metric": "throughput", "ratios": [{"numerator": "after", "denominator": "before", "min": 1,
+                                                   "max": 100}]},
       "variants": [{"name": "before", "config": {"release_extent_maps": "before-fix"}, "expect": "measure"},
                    {"name": "after", "config": {"release_extent_maps": "fix-3"}, "expect": "measure"}]})";
 }
@@ -107,13 +108,16 @@ TEST_CASE("machine.scale: memory and fio sizes are divided, kswapd's pass stays 
     CHECK(scenario.machine.page_cache_bytes == 8388608);
     CHECK(scenario.fio->size == 18874368);
     CHECK(scenario.machine.reclaim_batch_bytes == 268435456 / 4096 / 1000 * 4096);
-    const auto unscaled = loader::parse_scenario(pressure(R"("cpus": 8, "page_cache": 268435456)"), "inline.json");
+    const auto unscaled =
+        loader::parse_scenario(pressure(R"("cpus": 8, "page_cache": 268435456)"), "inline.json");
     CHECK(unscaled.machine.reclaim_batch_bytes == scenario.machine.reclaim_batch_bytes);
     CHECK(error_of([] {
-              loader::parse_scenario(pressure(R"("scale": 32, "page_cache": 268435456)", "", "18874401"), "x.json");
+              loader::parse_scenario(pressure(R"("scale": 32, "page_cache": 268435456)", "", "18874401"),
+                                     "x.json");
           }) == "x.json: $.workload.fio.size: expected a multiple of machine.scale (32), got 18874401");
-    CHECK(error_of([] { loader::parse_scenario(pressure(R"("scale": 0, "page_cache": 268435456)"), "x.json"); }) ==
-          "x.json: $.machine.scale: expected an unsigned integer from 1 to 1024, got 0");
+    CHECK(error_of([] {
+              loader::parse_scenario(pressure(R"("scale": 0, "page_cache": 268435456)"), "x.json");
+          }) == "x.json: $.machine.scale: expected an unsigned integer from 1 to 1024, got 0");
     CHECK(error_of([] {
               loader::parse_scenario(pressure(R"("scale": 3, "page_cache": 268435456)"), "x.json");
           }) == "x.json: $.machine.page_cache: expected a multiple of machine.scale (3), got 268435456");
@@ -123,7 +127,8 @@ TEST_CASE("release-full-sync-cost: states the seed's sizes and scales them by 1/
     const auto scenario = loader::load_scenario("scenarios/btrfs/release-full-sync-cost.json");
     CHECK(scenario.machine.scale == 32);
     CHECK(scenario.machine.page_cache_bytes == 512ull << 20);
-    CHECK(scenario.machine.reclaim_batch_bytes == (16ull << 30) / 4096 / 1000 * 4096);  // 0.1 % of the seed's 16 GiB, not scaled
+    CHECK(scenario.machine.reclaim_batch_bytes ==
+          (16ull << 30) / 4096 / 1000 * 4096);  // 0.1 % of the seed's 16 GiB, not scaled
     CHECK(scenario.sweep_points.front().fio->size == 1ull << 30);
     REQUIRE(scenario.perf);
     CHECK(scenario.perf->seed_source.starts_with("btrfs: do not set the full sync flag on the inode"));
@@ -157,7 +162,8 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
       "sweep": {"parameter": "jobs", "points": [{"jobs": 1, "size": 37748736}, {"jobs": 2}]},)";
     std::string text = pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep);
     const std::string seed =
-        R"("seed": {"source": "seeds/x.txt", "points": [{"jobs": 1, "before": 29.1, "after": 29.3}, {"jobs": 2, "after": 39.9}]}, )";
+        R"("seed": {"source": "seeds/x.txt", "points": [{"jobs": 1, "before": 29.1, "after": 29.3}, )"
+        R"({"jobs": 2, "after": 39.9}]}, )";
     text.insert(text.find(R"("metric")"), seed);
     const auto scenario = loader::parse_scenario(text, "inline.json");
     REQUIRE(scenario.perf);
@@ -168,13 +174,14 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     CHECK(report::plot_seed_data(scenario, report) ==
           "# jobs before after (seed: seeds/x.txt)\n1 29.1000 29.3000\n2 ? 39.9000\n");
     const std::string script = report::plot_script(scenario, report, "d.txt", "out.svg", "seed.txt");
-    CHECK(script.find("\"seed.txt\" using 1:2 with linespoints dashtype 2 pointtype 6 linecolor 1 title \"before (seed)\"") !=
-          std::string::npos);
-    CHECK(script.find("\"seed.txt\" using 1:3 with linespoints dashtype 2 pointtype 6 linecolor 2 title \"after (seed)\"") !=
-          std::string::npos);
+    CHECK(script.find("\"seed.txt\" using 1:2 with linespoints dashtype 2 pointtype 6 linecolor 1 title "
+                      "\"before (seed)\"") != std::string::npos);
+    CHECK(script.find("\"seed.txt\" using 1:3 with linespoints dashtype 2 pointtype 6 linecolor 2 title "
+                      "\"after (seed)\"") != std::string::npos);
     CHECK(script.find("set datafile missing \"?\"") != std::string::npos);
     // Without declared figures there is nothing to draw.
-    const auto plain = loader::parse_scenario(pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep), "inline.json");
+    const auto plain =
+        loader::parse_scenario(pressure("\"cpus\": 8, \"page_cache\": 8388608", sweep), "inline.json");
     CHECK(report::plot_seed_data(plain, report).empty());
     CHECK(report::plot_script(plain, report, "d.txt", "out.svg").find("(seed)") == std::string::npos);
 
@@ -188,7 +195,8 @@ TEST_CASE("perf.seed: the seed's figures are loaded with their source and drawn 
     CHECK(bad(R"("seed": {"source": "s", "points": [{"jobs": 4, "after": 1}]}, )") ==
           "x.json: $.perf.seed.points[0].jobs: expected one of the sweep's values of jobs, got 4");
     CHECK(bad(R"("seed": {"source": "s", "points": [{"jobs": 1, "later": 1}]}, )") ==
-          "x.json: $.perf.seed.points[0].later: expected one of the keys jobs, before, after, got an unknown key");
+          "x.json: $.perf.seed.points[0].later: expected one of the keys jobs, before, after, got an unknown "
+          "key");
     CHECK(bad(R"("seed": {"source": "s", "points": [{"after": 1}]}, )") ==
           "x.json: $.perf.seed.points[0].jobs: expected a required key, got nothing");
     CHECK(bad(R"("seed": {"source": "s", "points": [{"jobs": 1, "after": 0}]}, )") ==
@@ -213,18 +221,25 @@ TEST_CASE("perf --vary: one run per value, each ratio per row, bad specs named")
     CHECK(nodes.reports[0].rows[0].outcome.counters.at("checksum_leaves") >
           4 * nodes.reports[1].rows[0].outcome.counters.at("checksum_leaves"));
 
-    const auto error = [&](const std::string& spec) { return error_of([&] { runner::measure_vary(path, spec); }); };
-    CHECK(error("cpus") == "--vary: expected NAME=V1,V2,... (one parameter, its values separated by commas), got \"cpus\"");
+    const auto error = [&](const std::string& spec) {
+        return error_of([&] { runner::measure_vary(path, spec); });
+    };
+    CHECK(error("cpus") ==
+          "--vary: expected NAME=V1,V2,... (one parameter, its values separated by commas), got \"cpus\"");
     CHECK(error("cpus=1,,2") == "--vary: expected a value between every two commas, got \"cpus=1,,2\"");
     CHECK(error("cpus=2,2") == "--vary: expected values that differ, got \"2\" twice");
     CHECK(error("cpus=two") == "--vary: expected an unsigned integer for cpus, got \"two\"");
-    CHECK(error("cpus=0") == path + ": $.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)");
-    CHECK(error("nodesize=1000") ==
-          path + ": $.config.nodesize: expected one of 4096, 8192, 16384, 32768, 65536, got \"1000\" (--vary nodesize=1000)");
+    CHECK(error("cpus=0") ==
+          path + ": $.machine.cpus: expected an unsigned integer from 1 to 1024, got 0 (--vary cpus=0)");
+    CHECK(error("nodesize=1000") == path +
+                                        ": $.config.nodesize: expected one of 4096, 8192, 16384, 32768, "
+                                        "65536, got \"1000\" (--vary nodesize=1000)");
     CHECK(error("release_extent_maps=fix-1") ==
-          "--vary: expected a knob no variant sets (variant before sets release_extent_maps, so varying it would "
+          "--vary: expected a knob no variant sets (variant before sets release_extent_maps, so varying it "
+          "would "
           "change nothing), got \"release_extent_maps\"");
-    CHECK(error("colour=1").rfind("--vary: expected a parameter name, one of reclaim_batch, page_cache, cpus,", 0) == 0);
+    CHECK(error("colour=1")
+              .rfind("--vary: expected a parameter name, one of reclaim_batch, page_cache, cpus,", 0) == 0);
     std::remove(path.c_str());
 }
 

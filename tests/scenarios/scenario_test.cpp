@@ -280,7 +280,8 @@ TEST_CASE("scenario: fix-1 and fix-2 survive fuzzing") {
     }
 }
 
-TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)" * doctest::test_suite("campaign")) {
+TEST_CASE("scenario: check_variant meets every variant's expectation (reduced budget)" *
+          doctest::test_suite("campaign")) {
     const auto scenario = load();
     REQUIRE(scenario.variants.size() == 4);
     for (const auto& shipped : scenario.variants) {
@@ -327,7 +328,8 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     CHECK(row.schedules == 1 + 50 + 11557);
 }
 
-TEST_CASE("scenario: check_variant is not met when the expectation is wrong" * doctest::test_suite("campaign")) {
+TEST_CASE("scenario: check_variant is not met when the expectation is wrong" *
+          doctest::test_suite("campaign")) {
     const auto scenario = load();
     SUBCASE("holds expected of the before-fix config") {
         loader::Variant variant = variant_of(scenario, "before-fix");
@@ -424,7 +426,8 @@ TEST_CASE("scenario: a schedule step that can never complete is an InputError na
     }
 }
 
-TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs: two preemptions find the before-fix race and prove both fixes within the bound" *
+          doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
@@ -457,7 +460,8 @@ TEST_CASE("dfs: without preemptions the race cannot happen, and the search compl
 }
 
 // Slow (about 110 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
-TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs: sleep-set pruning hides no violation the unpruned search finds" *
+          doctest::test_suite("campaign")) {
     const auto scenario = load();
     for (const char* variant_name : {"before-fix", "fix-1", "fix-2"}) {
         CAPTURE(variant_name);
@@ -503,7 +507,8 @@ auto count_lines(const std::string& text) -> std::size_t {
 }
 }  // namespace
 
-TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" * doctest::test_suite("campaign")) {
+TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and still fails the same way" *
+          doctest::test_suite("campaign")) {
     const std::string text = loader::read_text_file(scenario_path);
     const auto scenario = loader::parse_scenario(text, scenario_path);
     runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
@@ -521,7 +526,8 @@ TEST_CASE("shrink: a fuzzed before-fix repro shrinks to the seed's steps and sti
     repro.crash = *report.failing.crash;
     repro.checker = report.failing.violations.front().checker;
     repro.trace_hash = report.failing.trace_hash;
-    const runner::ShrinkResult shrunk = runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
+    const runner::ShrinkResult shrunk =
+        runner::shrink(repro, runner::ShrinkOptions{3, 50000, ~std::uint64_t{0}});
     CHECK(shrunk.changed);
     const auto& violation = shrunk.outcome.violations.front();
     CHECK(violation.checker == "fsync_durability");
@@ -652,7 +658,8 @@ TEST_CASE("campaign: shards 0..N-1 merged equal the whole campaign, for any N") 
     // A missing or repeated shard is refused.
     runner::FuzzRequest request = whole_request;
     request.shard_count = 2;
-    const auto only = runner::campaign_result(runner::fuzz(simulation, request), request, scenario, 7, "before-fix");
+    const auto only =
+        runner::campaign_result(runner::fuzz(simulation, request), request, scenario, 7, "before-fix");
     CHECK_THROWS_AS(runner::merge_results({only}, {"a"}), loader::InputError);
     CHECK_THROWS_AS(runner::merge_results({only, only}, {"a", "b"}), loader::InputError);
 }
@@ -684,7 +691,8 @@ TEST_CASE("scenario: with the transaction kthread running, the fixes still hold 
     CHECK(runner::fuzz(before, request).found);
 }
 
-TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the commit that frees blocks succeeds") {
+TEST_CASE(
+    "ext4 ENOSPC: a failed write acknowledges nothing; a retry after the commit that frees blocks succeeds") {
     constexpr const char* path = "scenarios/jbd2/enospc-write.json";
     Json document = Json::parse(loader::read_text_file(path));
     // The shipped schedule: the unlink first, so ext4_should_retry_alloc's
@@ -701,7 +709,8 @@ TEST_CASE("ext4 ENOSPC: a failed write acknowledges nothing; a retry after the c
     // The app first: nothing waits for a commit, the write fails, and the
     // fsync promises B's first block only (before the fix the failed write
     // was acknowledged: B's size 12288 was promised, a false alarm).
-    document["schedule"] = Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
+    document["schedule"] =
+        Json::array({Json{{"run", "app"}}, Json{{"run", "cleaner"}}, Json{{"crash", "none"}}});
     const auto scenario = loader::parse_scenario(document.dump(), path);
     runner::Simulation simulation(scenario, variant_of(scenario, "fix"));
     const runner::RunOutcome outcome = simulation.run_scripted(true);

@@ -178,7 +178,8 @@ TEST_CASE("sizes: fsync_durability catches a model that never logs a truncate's 
     CHECK(violations.front().message.find("fsync #2 of I") != std::string::npos);
 }
 
-TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation" * doctest::test_suite("campaign")) {
+TEST_CASE("sizes: the xfs truncate scenario meets every variant's expectation" *
+          doctest::test_suite("campaign")) {
     const auto scenario = loader::load_scenario("scenarios/xfs/truncate-fsync-sizes.json");
     for (const auto& variant : scenario.variants) {
         CAPTURE(variant.name);
@@ -199,7 +200,8 @@ TEST_CASE("sizes: xfs_iomap_write_unwritten logs di_size for the whole range in 
                 {"op": "write", "file": "F", "offset": 4096, "length": 4096},
                 {"op": "fsync", "file": "F"},
                 {"op": "falloc", "file": "F", "offset": 8192, "length": 4096, "keep_size": true}],
-      "tasks": [{"name": "writer", "ops": [{"op": "write", "file": "F", "offset": 0, "length": 12288, "direct": true}]},
+      "tasks": [{"name": "writer", "ops": [{"op": "write", "file": "F", "offset": 0, "length": 12288,
+                                            "direct": true}]},
                 {"name": "logworker", "ops": [{"op": "log_force"}]}],
       "crash": {"unflushed": "none"},
       "schedule": [{"run": "writer", "until": "xfs.ioend.after_convert_commit"},

@@ -19,8 +19,8 @@ const sim::YieldPoint split_own_a =
     sim::register_yield_point("test.dfs_split_test.own_a", "task a's own data", {"test.dfs_split_test.a"});
 const sim::YieldPoint split_own_b =
     sim::register_yield_point("test.dfs_split_test.own_b", "task b's own data", {"test.dfs_split_test.b"});
-const sim::YieldPoint split_shared =
-    sim::register_yield_point("test.dfs_split_test.shared", "data every task touches", {"test.dfs_split_test.shared"});
+const sim::YieldPoint split_shared = sim::register_yield_point(
+    "test.dfs_split_test.shared", "data every task touches", {"test.dfs_split_test.shared"});
 
 /// A task set: `tasks` tasks of `yields` yield points each; task 0 and the
 /// last touch their own data unless `dependent`, the others the shared data.
@@ -99,7 +99,8 @@ auto sum(Tally a, const Tally& b) -> Tally {
 }  // namespace
 
 TEST_CASE("dfs split: the units of any split depth and shard count sum to the unsplit search") {
-    for (const TaskSet set : {TaskSet{2, 2, false}, TaskSet{2, 3, true}, TaskSet{3, 1, false}, TaskSet{3, 2, false}}) {
+    for (const TaskSet set :
+         {TaskSet{2, 2, false}, TaskSet{2, 3, true}, TaskSet{3, 1, false}, TaskSet{3, 2, false}}) {
         for (std::uint32_t preemptions : {0U, 1U, 2U}) {
             for (bool sleep_sets : {true, false}) {
                 const Tally whole = search(set, preemptions, sleep_sets);
@@ -114,8 +115,9 @@ TEST_CASE("dfs split: the units of any split depth and shard count sum to the un
                         CAPTURE(shards);
                         Tally merged;
                         for (std::uint64_t shard = 0; shard < shards; shard++) {
-                            merged = sum(merged, search(set, preemptions, sleep_sets, depth,
-                                                        [=](std::uint64_t unit) { return unit % shards == shard; }));
+                            merged = sum(merged,
+                                         search(set, preemptions, sleep_sets, depth,
+                                                [=](std::uint64_t unit) { return unit % shards == shard; }));
                         }
                         CHECK(merged == whole);
                     }
@@ -157,8 +159,8 @@ TEST_CASE("dfs estimate: exact where every path has the same shape" * doctest::t
             CAPTURE(sleep_sets);
             CAPTURE(seed);
             sim::Prng prng(seed);
-            const sim::ProbeWalk walk =
-                sim::knuth_probe(0, sleep_sets, prng, [&](sim::DfsTree& tree) { return run_once(set, tree); });
+            const sim::ProbeWalk walk = sim::knuth_probe(
+                0, sleep_sets, prng, [&](sim::DfsTree& tree) { return run_once(set, tree); });
             CHECK(walk.schedules == 6.0);
             CHECK(walk.crash_states == static_cast<double>(whole.fresh_steps));
             CHECK(walk.steps == static_cast<double>(whole.steps));
@@ -170,7 +172,8 @@ TEST_CASE("dfs estimate: exact where every path has the same shape" * doctest::t
     }
 }
 
-TEST_CASE("dfs estimate: the mean over walks approaches the count where paths differ" * doctest::test_suite("campaign")) {
+TEST_CASE("dfs estimate: the mean over walks approaches the count where paths differ" *
+          doctest::test_suite("campaign")) {
     // Two tasks of 4 steps, independent, sleep sets on, P = 2: paths differ in
     // shape, so a walk is off, but the estimator is unbiased.
     const TaskSet set{2, 3, false};
@@ -179,14 +182,19 @@ TEST_CASE("dfs estimate: the mean over walks approaches the count where paths di
     double schedules = 0;
     constexpr int walks = 400;
     for (int i = 0; i < walks; i++) {
-        schedules += sim::knuth_probe(2, true, prng, [&](sim::DfsTree& tree) { return run_once(set, tree); }).schedules;
+        schedules += sim::knuth_probe(2, true, prng, [&](sim::DfsTree& tree) {
+                         return run_once(set, tree);
+                     }).schedules;
     }
     const double mean = schedules / walks;
     CHECK(mean > 0.7 * static_cast<double>(whole.runs));
     CHECK(mean < 1.3 * static_cast<double>(whole.runs));
 }
 
-TEST_CASE("dfs estimate: a walk stops at its run cap or past probe_weight_max, with finite figures below the search's" * doctest::test_suite("campaign")) {
+TEST_CASE(
+    "dfs estimate: a walk stops at its run cap or past probe_weight_max, with finite figures below the "
+    "search's" *
+    doctest::test_suite("campaign")) {
     // Units 1, 3, 3, 6, 6 (above): a walk capped at two runs takes the root's
     // run and one at depth 1, then stops there, counting its 3 paths.
     const TaskSet set{3, 1, true};
@@ -211,8 +219,8 @@ TEST_CASE("dfs estimate: a walk stops at its run cap or past probe_weight_max, w
     // (a deeper one overflows to infinity and printed "inf schedules").
     const TaskSet deep{2, 80, true};
     sim::Prng prng(5);
-    const sim::ProbeWalk walk =
-        sim::knuth_probe(sim::unbounded, false, prng, [&](sim::DfsTree& tree) { return run_once(deep, tree); });
+    const sim::ProbeWalk walk = sim::knuth_probe(sim::unbounded, false, prng,
+                                                 [&](sim::DfsTree& tree) { return run_once(deep, tree); });
     CHECK(walk.stopped);
     CHECK(walk.schedules > sim::probe_weight_max);
     CHECK(walk.schedules <= 2 * sim::probe_weight_max);
@@ -244,8 +252,9 @@ TEST_CASE("dfs stratified estimate: exact where paths have one shape, unbiased w
     double schedules = 0;
     constexpr int probes = 20;
     for (int i = 0; i < probes; i++) {
-        schedules +=
-            sim::stratified_probe(2, true, prng, [&](sim::DfsTree& tree) { return run_once(differ, tree); }).schedules;
+        schedules += sim::stratified_probe(2, true, prng, [&](sim::DfsTree& tree) {
+                         return run_once(differ, tree);
+                     }).schedules;
     }
     const double mean = schedules / probes;
     CHECK(mean > 0.8 * static_cast<double>(whole.runs));

@@ -13,9 +13,12 @@
 namespace {
 
 // Each task touches its own resource (independent) or all touch one (dependent).
-const sim::YieldPoint own_a = sim::register_yield_point("test.dfs_test.own_a", "task a's own data", {"test.dfs_test.a"});
-const sim::YieldPoint own_b = sim::register_yield_point("test.dfs_test.own_b", "task b's own data", {"test.dfs_test.b"});
-const sim::YieldPoint shared = sim::register_yield_point("test.dfs_test.shared", "data both tasks touch", {"test.dfs_test.shared"});
+const sim::YieldPoint own_a =
+    sim::register_yield_point("test.dfs_test.own_a", "task a's own data", {"test.dfs_test.a"});
+const sim::YieldPoint own_b =
+    sim::register_yield_point("test.dfs_test.own_b", "task b's own data", {"test.dfs_test.b"});
+const sim::YieldPoint shared =
+    sim::register_yield_point("test.dfs_test.shared", "data both tasks touch", {"test.dfs_test.shared"});
 
 /// Runs one schedule of `tree`'s search to its end; true when the search
 /// abandoned it (every choice asleep).
@@ -143,8 +146,9 @@ TEST_CASE("dfs: sleep sets prune reorderings of independent steps, and stop grow
         std::uint32_t preemptions;
         std::uint64_t complete;
     };
-    for (const Expected& expected : {Expected{1, 0, 2}, Expected{1, 1, 3}, Expected{1, 2, 3}, Expected{1, 8, 3},
-                                     Expected{2, 0, 2}, Expected{2, 1, 4}, Expected{2, 2, 4}, Expected{2, 8, 4}}) {
+    for (const Expected& expected :
+         {Expected{1, 0, 2}, Expected{1, 1, 3}, Expected{1, 2, 3}, Expected{1, 8, 3}, Expected{2, 0, 2},
+          Expected{2, 1, 4}, Expected{2, 2, 4}, Expected{2, 8, 4}}) {
         CAPTURE(expected.yields);
         CAPTURE(expected.preemptions);
         const Counts counts = explore(expected.yields, false, expected.preemptions, true);

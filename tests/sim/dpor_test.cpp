@@ -25,8 +25,10 @@ const sim::YieldPoint own[4] = {
     sim::register_yield_point("test.dpor_test.own2", "task 2's own data", {"test.dpor_test.own2"}),
     sim::register_yield_point("test.dpor_test.own3", "task 3's own data", {"test.dpor_test.own3"}),
 };
-const sim::YieldPoint shared_x = sim::register_yield_point("test.dpor_test.x", "variable x", {"test.dpor_test.x"});
-const sim::YieldPoint shared_y = sim::register_yield_point("test.dpor_test.y", "variable y", {"test.dpor_test.y"});
+const sim::YieldPoint shared_x =
+    sim::register_yield_point("test.dpor_test.x", "variable x", {"test.dpor_test.x"});
+const sim::YieldPoint shared_y =
+    sim::register_yield_point("test.dpor_test.y", "variable y", {"test.dpor_test.y"});
 
 /// One step of a synthetic task: a yield at a point, or a critical section
 /// under the test's mutex.
@@ -101,7 +103,8 @@ auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sle
         sim::Mutex mutex("test.dpor_test.mutex");
         sim::Scheduler scheduler({.steps_max = 1000}, nullptr);
         for (std::size_t t = 0; t < tasks.size(); t++) {
-            scheduler.spawn("t" + std::to_string(t), [&, t] { run_task(tasks[t], static_cast<int>(t), mutex); });
+            scheduler.spawn("t" + std::to_string(t),
+                            [&, t] { run_task(tasks[t], static_cast<int>(t), mutex); });
         }
         sim::DfsStrategy strategy(tree);
         std::vector<std::pair<std::string, sim::Footprint>> steps;
@@ -109,7 +112,8 @@ auto explore(const std::vector<Task>& tasks, std::uint32_t preemptions, bool sle
         bool abandoned = false;
         while (scheduler.step(strategy) != sim::StepOutcome::finished) {
             const sim::TaskId ran = scheduler.last_ran();
-            steps.emplace_back("t" + std::to_string(ran) + "." + std::to_string(done[ran]++), scheduler.last_footprint());
+            steps.emplace_back("t" + std::to_string(ran) + "." + std::to_string(done[ran]++),
+                               scheduler.last_footprint());
             strategy.after_step(scheduler);
             if ((abandoned = strategy.abandoned())) break;
             if (scheduler.last_footprint().meets(stop_at)) break;
@@ -198,7 +202,8 @@ TEST_CASE("dpor: a run ended at a violation leaves no class of its listed tasks 
     // took t1 first here and missed the class in which t1's step on x comes
     // first (1 class of 2), and took the worker's transaction only before the
     // freezer's own (xfs: 12 violating schedules of the unreduced search's 65).
-    CHECK(explore({Task{Op::x}, Task{Op::x}}, sim::unbounded, true, true, shared_x.touches).classes.size() == 2);
+    CHECK(explore({Task{Op::x}, Task{Op::x}}, sim::unbounded, true, true, shared_x.touches).classes.size() ==
+          2);
     const std::vector<std::vector<Task>> sets = {
         {Task{Op::x}, Task{Op::x}},
         {Task{Op::own, Op::x}, Task{Op::y, Op::x}},
@@ -208,11 +213,13 @@ TEST_CASE("dpor: a run ended at a violation leaves no class of its listed tasks 
     };
     for (std::size_t s = 0; s < sets.size(); s++) {
         CAPTURE(s);
-        for (std::uint32_t preemptions : {0U, 1U, 2U, 3U, sim::unbounded}) same_classes(sets[s], preemptions, shared_x.touches);
+        for (std::uint32_t preemptions : {0U, 1U, 2U, 3U, sim::unbounded})
+            same_classes(sets[s], preemptions, shared_x.touches);
     }
 }
 
-TEST_CASE("dpor: a run ended by the step that hands a lock over leaves no class of the woken task unexplored") {
+TEST_CASE(
+    "dpor: a run ended by the step that hands a lock over leaves no class of the woken task unexplored") {
     // The last step (t0's unlock, then its step on y, where the run stops)
     // makes t1 runnable: t1 was not listed before it, so it gets no stand-in
     // step (DfsTree::analyze_races). None is needed: t1's next step can run

@@ -232,7 +232,8 @@ TEST_CASE("io order: every in-flight completion is a candidate, and firing a lat
     std::vector<int> completed;
     sim::Instant second_at = 0;
     scheduler.spawn("submitter", [&] {
-        device.submit_write(0, 1, model::disk::Content::meta(1), false, "meta", [&] { completed.push_back(1); });
+        device.submit_write(0, 1, model::disk::Content::meta(1), false, "meta",
+                            [&] { completed.push_back(1); });
         scheduler.sleep(1);  // the second request goes out later
         device.submit_write(1, 1, model::disk::Content::meta(2), false, "meta", [&] {
             completed.push_back(2);
@@ -317,7 +318,8 @@ TEST_CASE("io order: sleeps keep their time order; the next sleep may overtake a
     sim::Scheduler scheduler({.io_reorders = 2}, nullptr);
     std::vector<std::string> fired;
     scheduler.spawn("submitter", [&] {
-        device.submit_write(0, 1, model::disk::Content::meta(1), false, "meta", [&] { fired.push_back("write"); });
+        device.submit_write(0, 1, model::disk::Content::meta(1), false, "meta",
+                            [&] { fired.push_back("write"); });
         scheduler.at(scheduler.now() + 10 * sim::milliseconds, [&] { fired.push_back("sleep 10 ms"); });
         scheduler.at(scheduler.now() + 20 * sim::milliseconds, [&] { fired.push_back("sleep 20 ms"); });
     });

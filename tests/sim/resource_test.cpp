@@ -45,7 +45,8 @@ TEST_CASE("resource: names past the 64th still get a bit of their own, not footp
     // At least one name of its own, and past the 64th whatever ran before.
     int filler = 0;
     do {
-        const sim::Footprint footprint = sim::resource("test.resource_test.filler." + std::to_string(filler++));
+        const sim::Footprint footprint =
+            sim::resource("test.resource_test.filler." + std::to_string(filler++));
         CHECK(bits_set(footprint) == 1);
     } while (sim::resource_names().size() <= 66);
     const auto names = sim::resource_names();

@@ -681,7 +681,8 @@ TEST_CASE("scheduler: ending a run while a lower task waits for a mutex a higher
     CHECK(saw_scheduler);
 }
 
-TEST_CASE("scheduler: a first step that blocks before any yield point touches everything, unless it reports") {
+TEST_CASE(
+    "scheduler: a first step that blocks before any yield point touches everything, unless it reports") {
     sim::WaitQueue queue("test.scheduler_test.first_step_queue");  // outlives the scheduler
     sim::Scheduler scheduler({}, nullptr);
     scheduler.spawn("raw", [&scheduler] { scheduler.block("raw"); });
@@ -1193,8 +1194,8 @@ TEST_CASE("daemons: a task blocked forever is still a deadlock, daemons or not")
 
 TEST_CASE("cpus: with fewer CPUs than busy tasks, computing takes turns in FIFO order") {
     auto finish_times = [](std::uint32_t cpus) {
-        sim::Scheduler scheduler({.timers_race_tasks = false, .steps_max = steps_bound, .cpu_costs = true, .cpus = cpus},
-                                 nullptr);
+        sim::Scheduler scheduler(
+            {.timers_race_tasks = false, .steps_max = steps_bound, .cpu_costs = true, .cpus = cpus}, nullptr);
         std::vector<sim::Instant> done(4, 0);
         for (int i = 0; i < 4; i++) {
             scheduler.spawn(numbered("t", i), [&done, i] {

@@ -75,7 +75,8 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised" * doctest::test_suite("campaign")) {
+TEST_CASE("btrfs two fsyncs of one file: no schedule loses the write either fsync promised" *
+          doctest::test_suite("campaign")) {
     const auto scenario = loader::load_scenario(two_fsyncs);
     for (const char* strategy : {"random", "pct:3", "dfs:2"}) {
         CAPTURE(strategy);
@@ -170,7 +171,8 @@ TEST_CASE(
     world.run({op("create", file_i), write(file_i, 0, block_bytes, 1), op("fsync", file_i)});
     constexpr std::uint64_t maps = 16385;
     std::vector<model::OpCall> writes;
-    for (std::uint64_t i = 1; i <= maps; i++) writes.push_back(write(file_i, 2 * i * block_bytes, block_bytes, 2));
+    for (std::uint64_t i = 1; i <= maps; i++)
+        writes.push_back(write(file_i, 2 * i * block_bytes, block_bytes, 2));
     writes.push_back(op("fsync", file_i));
     const std::uint64_t commits = world.counter("transactions_committed");
     world.run(writes);

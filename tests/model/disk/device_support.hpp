@@ -18,7 +18,8 @@ inline auto nvme() -> const model::disk::DeviceProfile& {
 }
 
 /// Runs `body` in a task on `device` until every task and timer is done.
-inline void run_on(model::disk::BlockDevice& device, const std::function<void(model::disk::BlockDevice&)>& body) {
+inline void run_on(model::disk::BlockDevice& device,
+                   const std::function<void(model::disk::BlockDevice&)>& body) {
     sim::Scheduler scheduler{{}, nullptr};
     sim::FirstStrategy first;
     scheduler.spawn("io", [&device, body] { body(device); });

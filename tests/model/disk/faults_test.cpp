@@ -173,7 +173,8 @@ namespace {
 
 /// The image a crash keeping everything leaves, with block `block` torn
 /// after `sectors` sectors (what the fault model's crash_image writes).
-auto torn_image(const model::FileSystem& fs, std::uint64_t block, std::uint16_t sectors) -> model::disk::Image {
+auto torn_image(const model::FileSystem& fs, std::uint64_t block, std::uint16_t sectors)
+    -> model::disk::Image {
     const auto& device = const_cast<model::FileSystem&>(fs).device();
     sim::RangeMap<model::disk::DurableBlock> blocks =
         device.crash_image(std::vector<bool>(device.pending().size(), true)).blocks();
@@ -188,10 +189,12 @@ auto newest_meta_block(const model::FileSystem& fs) -> std::uint64_t {
     const auto& device = const_cast<model::FileSystem&>(fs).device();
     const model::disk::Image image = device.crash_image(std::vector<bool>(device.pending().size(), true));
     std::uint64_t newest = 0, at = 0;
-    image.blocks().for_each([&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
-        if (block.content.kind != model::disk::ContentKind::meta || start == 0 || end - start != 1) return;
-        if (block.sequence > newest) newest = block.sequence, at = start;
-    });
+    image.blocks().for_each(
+        [&](std::uint64_t start, std::uint64_t end, const model::disk::DurableBlock& block) {
+            if (block.content.kind != model::disk::ContentKind::meta || start == 0 || end - start != 1)
+                return;
+            if (block.sequence > newest) newest = block.sequence, at = start;
+        });
     REQUIRE(at != 0);
     return at;
 }
@@ -199,15 +202,19 @@ auto newest_meta_block(const model::FileSystem& fs) -> std::uint64_t {
 
 }  // namespace
 
-TEST_CASE("faults model: a torn btrfs superblock fails btrfs_check_super_csum; a torn root its tree checksum") {
-    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
-                                   {"I"});
-    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
+TEST_CASE(
+    "faults model: a torn btrfs superblock fails btrfs_check_super_csum; a torn root its tree checksum") {
+    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}},
+                                   model::Geometry{4096, 4096, "nvme"}, {"I"});
+    world.run({test_support::op_call(world, "create", 0),
+               test_support::op_call(world, "write", 0, 0, 4096, 1),
+               test_support::op_call(world, "fsync", 0)});
     const model::RecoveredState whole = world.crash(true);
     REQUIRE(whole.mounted);
     const model::RecoveredState super = world.fs->recover(torn_image(*world.fs, 0, 3));
     CHECK_FALSE(super.mounted);
-    CHECK(super.mount_error.find("superblock checksum mismatch at block 0 (open_ctree: btrfs_check_super_csum)") == 0);
+    CHECK(super.mount_error.find(
+              "superblock checksum mismatch at block 0 (open_ctree: btrfs_check_super_csum)") == 0);
     CHECK(super.checksum_failed == std::vector<std::uint64_t>{0});
     CHECK(super.consistency_errors.empty());  // an error the user sees, not a broken invariant
     const std::uint64_t log = newest_meta_block(*world.fs);
@@ -218,14 +225,17 @@ TEST_CASE("faults model: a torn btrfs superblock fails btrfs_check_super_csum; a
 }
 
 TEST_CASE("faults model: a torn xfs log record at the head fails its CRC and recovery stops before it") {
-    test_support::ModelWorld world("xfs", {{"delalloc_convert", "unwritten"}}, model::Geometry{4096, 1024, "nvme"},
-                                   {"I"});
-    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
+    test_support::ModelWorld world("xfs", {{"delalloc_convert", "unwritten"}},
+                                   model::Geometry{4096, 1024, "nvme"}, {"I"});
+    world.run({test_support::op_call(world, "create", 0),
+               test_support::op_call(world, "write", 0, 0, 4096, 1),
+               test_support::op_call(world, "fsync", 0)});
     const std::uint64_t record = newest_meta_block(*world.fs);
     const model::RecoveredState state = world.fs->recover(torn_image(*world.fs, record, 2));
     CHECK(state.mounted);
     CHECK(state.checksum_failed == std::vector<std::uint64_t>{record});
-    CHECK(test_support::has_note(state, "fails its CRC (xlog_cksum in xlog_recover_process): a torn write at the head"));
+    CHECK(test_support::has_note(
+        state, "fails its CRC (xlog_cksum in xlog_recover_process): a torn write at the head"));
     // The record lost was the fsync's: what it logged is gone, nothing is wrong.
     CHECK(state.consistency_errors.empty());
     const model::RecoveredState home = world.fs->recover(torn_image(*world.fs, 0, 1));

@@ -49,7 +49,8 @@ auto random_faults(runner::Simulation& simulation, std::uint64_t seeds) -> runne
 
 }  // namespace
 
-TEST_CASE("misdirected writes: only self-describing one-block writes, onto blocks of the area that hold metadata") {
+TEST_CASE(
+    "misdirected writes: only self-describing one-block writes, onto blocks of the area that hold metadata") {
     BlockDevice device{64, nvme()};
     device.format(0, 1, Content::meta(0));
     device.format(3, 1, Content::meta(1));
@@ -99,7 +100,8 @@ namespace {
 
 /// The image a crash keeping every write leaves, with `object_at`'s content
 /// copied onto `victim` as a misdirected write (what crash_image writes).
-auto misdirected_image(const model::FileSystem& fs, std::uint64_t home, std::uint64_t victim) -> model::disk::Image {
+auto misdirected_image(const model::FileSystem& fs, std::uint64_t home, std::uint64_t victim)
+    -> model::disk::Image {
     const auto& device = const_cast<model::FileSystem&>(fs).device();
     sim::RangeMap<model::disk::DurableBlock> blocks =
         device.crash_image(std::vector<bool>(device.pending().size(), true)).blocks();
@@ -110,19 +112,22 @@ auto misdirected_image(const model::FileSystem& fs, std::uint64_t home, std::uin
     return model::disk::Image(std::move(blocks));
 }
 
-
 }  // namespace
 
-TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header name another bytenr: refused") {
-    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
-                                   {"I"});
-    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
+TEST_CASE(
+    "misdirected writes, btrfs: the superblock's and a tree block's header name another bytenr: refused") {
+    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}},
+                                   model::Geometry{4096, 4096, "nvme"}, {"I"});
+    world.run({test_support::op_call(world, "create", 0),
+               test_support::op_call(world, "write", 0, 0, 4096, 1),
+               test_support::op_call(world, "fsync", 0)});
     REQUIRE(world.crash(true).mounted);
     // Block 1 is mkfs's fs tree root, which the durable superblock names.
     const model::RecoveredState super = world.fs->recover(misdirected_image(*world.fs, 1, 0));
     CHECK_FALSE(super.mounted);
-    CHECK(super.mount_error.starts_with("no superblock at block 0 (open_ctree: btrfs_check_super_csum): its header "
-                                        "names block 1"));
+    CHECK(super.mount_error.starts_with(
+        "no superblock at block 0 (open_ctree: btrfs_check_super_csum): its header "
+        "names block 1"));
     CHECK(super.checksum_failed == std::vector<std::uint64_t>{0});
     CHECK(super.consistency_errors.empty());
     const model::RecoveredState root = world.fs->recover(misdirected_image(*world.fs, 0, 1));
@@ -132,7 +137,8 @@ TEST_CASE("misdirected writes, btrfs: the superblock's and a tree block's header
 }
 
 TEST_CASE("misdirected writes scenario: detected and survived, never silently wrong, on every strategy") {
-    const loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/faults/btrfs-misdirected-tree-block.json");
     runner::Simulation simulation(scenario, scenario.variants.front());
     const runner::FaultCounts random = random_faults(simulation, 60);
     CHECK(random.injected > 0);
@@ -164,7 +170,8 @@ TEST_CASE("misdirected writes: a crash with one replays byte for byte; a victim 
     CHECK(replayed);
 }
 
-TEST_CASE("latent sector errors: a checked read of an unreadable block is EIO, and every checked read is noted") {
+TEST_CASE(
+    "latent sector errors: a checked read of an unreadable block is EIO, and every checked read is noted") {
     BlockDevice device{64, nvme()};
     device.format(3, 1, Content::meta(1));
     model::disk::Image image = device.crash_image({});
@@ -178,9 +185,11 @@ TEST_CASE("latent sector errors: a checked read of an unreadable block is EIO, a
 }
 
 TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root fails the mount: detected") {
-    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}}, model::Geometry{4096, 4096, "nvme"},
-                                   {"I"});
-    world.run({test_support::op_call(world, "create", 0), test_support::op_call(world, "write", 0, 0, 4096, 1), test_support::op_call(world, "fsync", 0)});
+    test_support::ModelWorld world("btrfs", {{"release_extent_maps", "fix-3"}},
+                                   model::Geometry{4096, 4096, "nvme"}, {"I"});
+    world.run({test_support::op_call(world, "create", 0),
+               test_support::op_call(world, "write", 0, 0, 4096, 1),
+               test_support::op_call(world, "fsync", 0)});
     const auto& device = world.fs->device();
     const model::disk::Image whole = device.crash_image(std::vector<bool>(device.pending().size(), true));
     REQUIRE(world.fs->recover(whole).mounted);
@@ -199,7 +208,9 @@ TEST_CASE("latent sector errors, btrfs: an unreadable superblock or fs tree root
     }
 }
 
-TEST_CASE("latent sector errors scenario: detected; a replay with one on the superblock refuses the mount; an unread block diverges") {
+TEST_CASE(
+    "latent sector errors scenario: detected; a replay with one on the superblock refuses the mount; an "
+    "unread block diverges") {
     loader::Scenario scenario = loader::load_scenario("scenarios/faults/btrfs-latent-sector-error.json");
     {
         runner::Simulation simulation(scenario, scenario.variants.front());
@@ -222,7 +233,8 @@ TEST_CASE("latent sector errors scenario: detected; a replay with one on the sup
         const runner::RunOutcome refused = simulation.replay(outcome.choices, eio, true);
         CHECK_FALSE(refused.violated());
         CHECK(refused.faults.detected == 1);
-        CHECK(refused.trace.find("latent sector error: the media of block 0 is unreadable") != std::string::npos);
+        CHECK(refused.trace.find("latent sector error: the media of block 0 is unreadable") !=
+              std::string::npos);
         CHECK(simulation.replay(outcome.choices, eio, true).trace_hash == refused.trace_hash);
         runner::CrashRecord edited = *outcome.crash;
         edited.unreadable = {4000};  // a data block no mount reads through a checked path

@@ -125,8 +125,9 @@ TEST_CASE("write errors scenario: detected or survived, never a violation; the s
             CHECK_MESSAGE(!outcome.violated(), outcome.story);
             faults += outcome.faults;
             const auto eio = outcome.trace.find("fsync of inode I fails with EIO: a data write");
-            fsyncgate = fsyncgate || (eio != std::string::npos &&
-                                      outcome.trace.find("fsync of inode I returns 0", eio) != std::string::npos);
+            fsyncgate =
+                fsyncgate || (eio != std::string::npos &&
+                              outcome.trace.find("fsync of inode I returns 0", eio) != std::string::npos);
         }
     }
     CHECK(faults.injected > 0);

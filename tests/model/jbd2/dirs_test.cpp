@@ -33,7 +33,8 @@ auto names(std::uint32_t dirs) -> std::vector<std::string> {
 
 struct DirWorld : test_support::ModelWorld {
     DirWorld(const std::string& tree, std::uint64_t blocks, std::uint32_t dirs)
-        : ModelWorld("ext4", {{"checkpoint_cleanup", tree}}, model::Geometry{4096, blocks, "nvme"}, names(dirs)),
+        : ModelWorld("ext4", {{"checkpoint_cleanup", tree}}, model::Geometry{4096, blocks, "nvme"},
+                     names(dirs)),
           dirs(dirs) {}
     std::uint32_t dirs;
     [[nodiscard]] auto x() const -> std::uint32_t { return dirs; }
@@ -97,14 +98,16 @@ TEST_CASE("ext4: mkdir spreads directories over the block groups; each directory
     for (const auto& [block, name] : state.journal->block_names) {
         if (name.find("inode bitmap") != std::string::npos) groups.push_back(name);
     }
-    CHECK(groups.size() == 3);  // the logged ones: groups 1 to 3's (mkdir); the audit names only logged blocks
+    // The logged ones: groups 1 to 3's (mkdir); the audit names only logged blocks.
+    CHECK(groups.size() == 3);
     std::set<std::uint64_t> groups_read;  // every group's metadata is read at mount (32768 blocks a group)
     for (const auto& [block, version] : state.journal->home_versions) groups_read.insert(block / 32768);
     CHECK(groups_read.size() == 4);
     CHECK(state.files[world.d0_f0()].exists);
 }
 
-TEST_CASE("ext4: each commit's cleanup scans the oldest checkpoint list whole on v6.5, one buffer with busy-stop") {
+TEST_CASE(
+    "ext4: each commit's cleanup scans the oldest checkpoint list whole on v6.5, one buffer with busy-stop") {
     // 40 directories in one transaction, committed by x's fsync: their
     // directory blocks (and the shared bitmaps and inode-table blocks) stay
     // dirty on transaction 1's checkpoint list. Each later fsync commits a
@@ -168,16 +171,20 @@ TEST_CASE("ext4: rmdir revokes its directory's block, and replay does not write 
     REQUIRE(state.journal->durable[1].revoked.size() == 1);
     const std::uint64_t dir_block = state.journal->durable[1].revoked[0];
     const auto& logged = state.journal->durable[0].updates;
-    CHECK(std::any_of(logged.begin(), logged.end(), [&](const auto& update) { return update.block == dir_block; }));
+    CHECK(std::any_of(logged.begin(), logged.end(),
+                      [&](const auto& update) { return update.block == dir_block; }));
     const auto& file = state.files[1];
     REQUIRE(file.extents.size() == 1);
     CHECK(file.extents[0].device_block == dir_block);
     CHECK(test_support::block_of(file, 0) == test_support::data(1, 0, 7));
-    CHECK(test_support::has_note(state, "PASS_REVOKE found 1 revoked blocks; PASS_REPLAY skipped 1 revoked copies"));
+    CHECK(test_support::has_note(state,
+                                 "PASS_REVOKE found 1 revoked blocks; PASS_REPLAY skipped 1 revoked copies"));
     CHECK_FALSE(state.files[0].exists);
 }
 
-TEST_CASE("ext4: without revoke records (a hypothetical kernel) replay writes the old directory block over x's data") {
+TEST_CASE(
+    "ext4: without revoke records (a hypothetical kernel) replay writes the old directory block over x's "
+    "data") {
     const auto state = revoke_story("hypothetical-none");
     CHECK(state.mounted);
     REQUIRE(state.journal.has_value());

@@ -57,7 +57,8 @@ const Knob<Journal> journal_knob{
 
 class Toy final : public FileSystem {
 public:
-    Toy(bool flush, Journal journal, bool broken, const Geometry& geometry, std::vector<std::string> file_names)
+    Toy(bool flush, Journal journal, bool broken, const Geometry& geometry,
+        std::vector<std::string> file_names)
         : flush_(flush),
           journal_(journal),
           broken_(broken),
@@ -69,7 +70,9 @@ public:
         // With a journal, each file's slot is its home half and its journal half.
         if (journal_ != Journal::none) slot_blocks_ /= 2;
     }
-    [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override { return std::make_unique<Toy>(*this); }
+    [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override {
+        return std::make_unique<Toy>(*this);
+    }
     auto execute(const OpCall& call) -> OpResult override {
         switch (op_of<Op>(call)) {
             case Op::touch:
@@ -80,11 +83,13 @@ public:
                 const std::uint64_t count = call.length / block_size_;
                 SIM_ASSERT(block + count <= slot_blocks_);
                 const std::uint64_t where = journal_ == Journal::none ? slot(call.file) : journal(call.file);
-                device_.write_and_wait(where + block, count, disk::Content::data(call.file, block, call.version),
-                                       false, journal_ == Journal::none ? "toy data" : "toy journal");
+                device_.write_and_wait(where + block, count,
+                                       disk::Content::data(call.file, block, call.version), false,
+                                       journal_ == Journal::none ? "toy data" : "toy journal");
                 writes_++;
                 if (broken_ && process_wide_pwrites++ % 2 == 1) {
-                    device_.write_and_wait(1 + call.file, 1, disk::Content::meta(call.file), false, "toy inode");
+                    device_.write_and_wait(1 + call.file, 1, disk::Content::meta(call.file), false,
+                                           "toy inode");
                 }
                 break;
             }
@@ -108,7 +113,8 @@ public:
             for (std::uint64_t block = 0; block < slot_blocks_; block++) {
                 // A journaled block wins over its home block.
                 std::uint64_t where = slot(file) + block;
-                if (journal_ != Journal::none && image.read(journal(file) + block).kind == disk::ContentKind::data) {
+                if (journal_ != Journal::none &&
+                    image.read(journal(file) + block).kind == disk::ContentKind::data) {
                     where = journal(file) + block;
                 }
                 const disk::Content content = image.read(where);
@@ -132,7 +138,8 @@ public:
                 if (content.kind != disk::ContentKind::data) continue;
                 home.push_back({Kind::write, slot(file) + block, 1, content, false, "toy data",
                                 "W(data) journaled block " + std::to_string(block) + " home"});
-                clear.push_back({Kind::write, journal(file) + block, 1, disk::Content::zeros(), true, "toy journal",
+                clear.push_back({Kind::write, journal(file) + block, 1, disk::Content::zeros(), true,
+                                 "toy journal",
                                  "W(journal, FUA) clear journaled block " + std::to_string(block)});
             }
         }
@@ -152,7 +159,9 @@ private:
     [[nodiscard]] auto slot(std::uint32_t file) const -> std::uint64_t {
         return data_start + file * slot_blocks_ * (journal_ == Journal::none ? 1 : 2);
     }
-    [[nodiscard]] auto journal(std::uint32_t file) const -> std::uint64_t { return slot(file) + slot_blocks_; }
+    [[nodiscard]] auto journal(std::uint32_t file) const -> std::uint64_t {
+        return slot(file) + slot_blocks_;
+    }
 
     bool flush_;
     Journal journal_;
