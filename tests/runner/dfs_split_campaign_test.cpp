@@ -315,7 +315,8 @@ TEST_CASE("dfs split campaign: a visited-state table at its memory bound gives t
           doctest::test_suite("campaign")) {
     // Each job's table is bounded alone and emptied per unit, so the states
     // it drops, and the runs that follow, do not depend on the jobs.
-    const loader::Scenario scenario = loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
+    const loader::Scenario scenario =
+        loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const auto locals = sim::VisitedKey::locals;
     const Figures whole = split_search(scenario, "fix-1", "dfs:2", 1, 1, 1, false, locals, 1);
     const Figures unbounded = split_search(scenario, "fix-1", "dfs:2", 1, 1, 1, false, locals);
