@@ -50,8 +50,8 @@ inline const sim::YieldPoint fsync_after_data = register_yield_point(
 inline const sim::YieldPoint get_write_access = register_yield_point(
     "jbd2.handle.get_write_access",
     "do_get_write_access: the buffer joined the running transaction (b_transaction set, or "
-    "b_next_transaction while the committing one owns it, {journal, buffer, inode, log}); a dirty buffer "
-    "became JBDDirty");
+    "b_next_transaction while the committing one owns it); a dirty buffer became JBDDirty",
+    {journal, buffer, inode, log});
 inline const sim::YieldPoint commit_requested = register_yield_point(
     "jbd2.commit.requested",
     "jbd2_complete_transaction (fsync): the commit is asked for (kjournald2 woken) and the caller has "
