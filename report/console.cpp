@@ -511,7 +511,8 @@ auto check_determinism_text(const std::vector<runner::CheckRow>& rows, std::uint
     for (const auto& row : rows) verified += row.verified;
     std::string out;
     appendf(
-        out, "determinism: %llu schedule(s) (%s of each campaign) run twice more with a trace%s\n",
+        out, "determinism: %llu schedule(s) (%s of each campaign, or of each unit of a dfs search that "
+             "--jobs splits) run twice more with a trace%s\n",
         static_cast<ull>(verified), every_text(every, false).c_str(),
         std::any_of(rows.begin(), rows.end(),
                     [](const runner::CheckRow& row) { return row.nondeterministic != 0; })

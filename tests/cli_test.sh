@@ -1052,7 +1052,7 @@ expect_grep "a split dfs says its determinism sample is per unit" \
 if campaigns "check --verify-determinism 256 of the btrfs race"; then
     run_cs "$TMP/verify-check.out" "$TMP/verify-check.err" check "$SCEN" --verify-determinism 256
     expect_rc "check --verify-determinism" 0 "$TMP/verify-check.out" "$TMP/verify-check.err"
-    expect_grep "check --verify-determinism sums what it ran again" "of each campaign) run twice more with a trace: each ran the same" \
+    expect_grep "check --verify-determinism sums what it ran again" "--jobs splits) run twice more with a trace: each ran the same" \
         "$TMP/verify-check.out"
 fi
 
