@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "report/console.hpp"
 #include "report/report.hpp"
@@ -105,26 +106,8 @@ void parse_shard(const std::string& text, runner::FuzzRequest& request) {
     }
 }
 
-/// The flags turned into a request; every flag error before any work.
-auto fuzz_request(const FuzzArgs& args) -> runner::FuzzRequest {
-    runner::FuzzRequest request;
-    const std::string strategy_text =
-        args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
-    if (!sim::parse_strategy(strategy_text, request.strategy)) {
-        throw loader::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
-                                 ", got \"" + args.strategy + "\"");
-    }
-    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
-    if (args.preemptions_given && args.strategy != "dfs") {
-        throw loader::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
-                                 args.strategy + "\"");
-    }
-    if (!args.shard.empty()) parse_shard(args.shard, request);
-    if (args.split_depth != 0 && !dfs) {
-        throw loader::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
-                                 args.strategy + "\"");
-    }
-    request.split_depth = args.split_depth;
+/// --estimate, --walks and --probes into the request.
+void estimate_request(const FuzzArgs& args, bool dfs, runner::FuzzRequest& request) {
     request.estimate_walks = args.walks;
     // The line a dfs run prints first costs a few walks (the first
     // counterexample within 10 ms), the same line for any J and N; --estimate
@@ -145,6 +128,29 @@ auto fuzz_request(const FuzzArgs& args) -> runner::FuzzRequest {
         throw loader::InputError(
             "--probes: expected only with --strategy dfs and --estimate, without --walks, got it " + got);
     }
+}
+
+/// The flags turned into a request; every flag error before any work.
+auto fuzz_request(const FuzzArgs& args) -> runner::FuzzRequest {
+    runner::FuzzRequest request;
+    const std::string strategy_text =
+        args.strategy == "dfs" ? "dfs:" + std::to_string(args.preemptions) : args.strategy;
+    if (!sim::parse_strategy(strategy_text, request.strategy)) {
+        throw loader::InputError(std::string("--strategy: expected dfs or ") + sim::strategy_spellings +
+                                 ", got \"" + args.strategy + "\"");
+    }
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    if (args.preemptions_given && args.strategy != "dfs") {
+        throw loader::InputError("--preemptions: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
+    }
+    if (!args.shard.empty()) parse_shard(args.shard, request);
+    if (args.split_depth != 0 && !dfs) {
+        throw loader::InputError("--split-depth: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
+    }
+    request.split_depth = args.split_depth;
+    estimate_request(args, dfs, request);
     require_writable("--trace", args.trace);
     require_writable("--result", args.result);
     if (!std::filesystem::is_directory(args.out)) {
@@ -298,15 +304,10 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     return ExitCode::violation;
 }
 
-}  // namespace
-
-void add_fuzz_command(CLI::App& app, Verbs& verbs) {
-    auto args = std::make_shared<FuzzArgs>();
-    const CLI::Validator any_u64 = in_range(0, ~std::uint64_t{0});
+/// The search's flags: strategy, bound, reductions, visited states and the
+/// kernel's nondeterminism. Returns --preemptions, whose count the verb reads.
+auto add_search_options(CLI::App* fuzz, FuzzArgs* args) -> CLI::Option* {
     const CLI::Validator bound = in_range(0, loader::explore_bound_max);
-    CLI::App* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
-    fuzz->add_option("scenario", args->scenario, "scenario JSON file")->required();
-    fuzz->add_option("--variant", args->variant, "variant name (default: the first)");
     fuzz->add_option("--strategy", args->strategy, "random, pct:D, dfs (with --preemptions) or dfs:P");
     CLI::Option* preemptions = fuzz->add_option("--preemptions", args->preemptions,
                                          "dfs: the most preemptions a schedule may take (default 2)")
@@ -344,6 +345,13 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
                 std::to_string(loader::recovery_crashes_max) + "; default: the scenario's explore, else " +
                 std::to_string(loader::recovery_crashes_default) + ")")
         ->check(in_range(0, loader::recovery_crashes_max));
+    return preemptions;
+}
+
+/// The campaign's flags: seed, schedules, output, shrinking, jobs and
+/// shards. Returns --schedules, whose count the verb reads.
+auto add_campaign_options(CLI::App* fuzz, FuzzArgs* args) -> CLI::Option* {
+    const CLI::Validator any_u64 = in_range(0, ~std::uint64_t{0});
     fuzz->add_option("--seed", args->seed, "campaign seed")->check(any_u64);
     CLI::Option* schedules =
         fuzz->add_option("--schedules", args->schedules,
@@ -365,6 +373,12 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
     fuzz->add_option(
         "--shard", args->shard,
         "K/N: run schedules i (dfs: units i) with i % N == K and write a result for crashsim merge");
+    return schedules;
+}
+
+/// The estimate's flags and the split depth. Returns --walks and --probes,
+/// whose counts the verb reads.
+auto add_estimate_options(CLI::App* fuzz, FuzzArgs* args) -> std::pair<CLI::Option*, CLI::Option*> {
     fuzz->add_flag("--estimate", args->estimate,
                      "print an estimate of the schedules, crash states and time, run nothing");
     CLI::Option* walks =
@@ -384,6 +398,21 @@ void add_fuzz_command(CLI::App& app, Verbs& verbs) {
             "dfs with --jobs or --shard: split the tree into units at this many choices (default: from "
             "the estimate, 64 units per shard or job)")
         ->check(in_range(1, split_depth_max));
+    return {walks, probes};
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& app, Verbs& verbs) {
+    auto args = std::make_shared<FuzzArgs>();
+    CLI::App* fuzz = app.add_subcommand("fuzz", "explore schedules, crash points and kept writes");
+    fuzz->add_option("scenario", args->scenario, "scenario JSON file")->required();
+    fuzz->add_option("--variant", args->variant, "variant name (default: the first)");
+    CLI::Option* preemptions = add_search_options(fuzz, args.get());
+    CLI::Option* schedules = add_campaign_options(fuzz, args.get());
+    const std::pair<CLI::Option*, CLI::Option*> estimate = add_estimate_options(fuzz, args.get());
+    CLI::Option* walks = estimate.first;
+    CLI::Option* probes = estimate.second;
     fuzz->add_option("--result", args->result, "write the campaign's JSON result to FILE");
     fuzz->add_flag("--all", args->all, "do not stop at the first violation");
     fuzz->add_option("--verify-determinism", args->verify_every,

@@ -173,8 +173,6 @@ auto read_file(const std::string& path) -> std::string {
 const std::map<std::string, std::size_t> long_lines_allowed = {};
 // A test case's body is named TEST_CASE.
 const std::set<std::pair<std::string, std::string>> long_functions_allowed = {
-    {"cli/fuzz.cpp", "add_fuzz_command"},
-    {"cli/fuzz.cpp", "fuzz_request"},
     {"model/ext4/super.cpp", "ops"},
     {"model/xfs/super.cpp", "ops"},
     {"sim/dfs.cpp", "stratified_probe"},
