@@ -255,9 +255,6 @@ public:
     /// revisits run again. Each tree (each job) has its own table, emptied
     /// per unit of a split search, so the counts do not depend on --jobs.
     void limit_visited(std::uint64_t bytes) { visited_limit_ = bytes; }
-    /// What the visited-state table holds now, in bytes (an estimate from
-    /// its entries' sizes).
-    [[nodiscard]] auto visited_bytes() const -> std::uint64_t { return visited_bytes_; }
     /// Keeps only the low `bits` bits of every visited-state key, so that
     /// keys collide often: tests show with it what check mode does at a
     /// collision.
@@ -306,7 +303,8 @@ private:
         std::uint32_t run = no_trail;      // check mode: its run (marks_) and
         std::uint32_t mark = 0;            //   the run's mark of it
     };
-    std::unordered_map<std::uint64_t, std::vector<Visit>> visits_;
+    using VisitTable = std::unordered_map<std::uint64_t, std::vector<Visit>>;
+    VisitTable visits_;
     std::uint64_t visited_limit_ = 0;  // limit_visited
     std::uint64_t visited_bytes_ = 0;
     std::uint64_t key_mask_ = ~std::uint64_t{0};  // narrow_keys
@@ -394,9 +392,10 @@ private:
     /// rule): no more preemptions or steps spent, no task asleep that is
     /// awake at `visit`.
     [[nodiscard]] static auto covers(const DfsTree::Visit& first, const DfsTree::Visit& visit) -> bool;
-    /// Records `visit` under `key` (`fresh`: the first of that key), unless
-    /// the table is at its bound (DfsTree::limit_visited).
-    void remember(std::uint64_t key, bool fresh, DfsTree::Visit visit);
+    /// Records `visit` under `key` (`found`: the key's entry, or the table's
+    /// end when it has none), unless the table is at its bound
+    /// (DfsTree::limit_visited).
+    void remember(std::uint64_t key, DfsTree::VisitTable::iterator found, DfsTree::Visit visit);
     /// The state's parts now; false when a hash failed.
     auto state_parts(const Scheduler& scheduler, std::span<const Candidate> candidates,
                      const DfsTree::Node& node, StateParts& parts) const -> bool;

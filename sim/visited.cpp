@@ -173,7 +173,7 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
             return false;
         }
     }
-    remember(key, found == tree_.visits_.end(), std::move(visit));
+    remember(key, found, std::move(visit));
     return false;
 }
 
@@ -186,10 +186,11 @@ auto DfsStrategy::covers(const DfsTree::Visit& first, const DfsTree::Visit& visi
            std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end());
 }
 
-void DfsStrategy::remember(std::uint64_t key, bool fresh, DfsTree::Visit visit) {
+void DfsStrategy::remember(std::uint64_t key, DfsTree::VisitTable::iterator found, DfsTree::Visit visit) {
     // An unordered_map node (key, vector, cached hash, link) and its bucket,
     // then the visit and its sleep set.
     constexpr std::uint64_t entry_bytes = 64;
+    const bool fresh = found == tree_.visits_.end();
     const std::uint64_t bytes = (fresh ? entry_bytes : 0) + sizeof(DfsTree::Visit) +
                                 visit.sleep.capacity() * sizeof(std::uint64_t);
     if (tree_.visited_limit_ != 0 && tree_.visited_bytes_ + bytes > tree_.visited_limit_) {
@@ -202,7 +203,11 @@ void DfsStrategy::remember(std::uint64_t key, bool fresh, DfsTree::Visit visit) 
         visit.run = run_;
         visit.mark = static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1);
     }
-    tree_.visits_[key].push_back(std::move(visit));
+    if (fresh) {
+        tree_.visits_.emplace(key, std::vector<DfsTree::Visit>{std::move(visit)});
+    } else {
+        found->second.push_back(std::move(visit));
+    }
 }
 
 void DfsStrategy::check_decision(const Scheduler& scheduler, const StateParts& parts) {
