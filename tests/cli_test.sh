@@ -58,6 +58,8 @@ show() {
 }
 
 lines_of() { wc -l <"$1" | tr -d ' '; }
+# distinct_of FILE: the distinct crash states a fuzz run printed.
+distinct_of() { sed -n 's/^distinct crash states without a violation: \([0-9]*\).*/\1/p' "$1"; }
 
 # campaigns NAME: whether to run the campaign-sized checks that follow (a
 # `check` of whole scenario sets, `perf` sweeps). CLI_CAMPAIGNS=skip leaves
@@ -273,8 +275,8 @@ expect_egrep "fuzz --estimate --walks 4 takes Knuth's walks" '^estimate \(4 Knut
 # Under a bound dpor runs without sleep sets and takes more schedules than
 # they do on this race (33,289 against 11,557 at dfs:1); what it must keep is
 # every crash state: the same distinct crash states as the unreduced search.
-dpor_n=$(sed -n 's/^distinct crash states without a violation: \([0-9]*\).*/\1/p' "$TMP/dpor.out")
-nodpor_n=$(sed -n 's/^distinct crash states without a violation: \([0-9]*\).*/\1/p' "$TMP/nodpor.out")
+dpor_n=$(distinct_of "$TMP/dpor.out")
+nodpor_n=$(distinct_of "$TMP/nodpor.out")
 if [ -n "$dpor_n" ] && [ "$dpor_n" = "$nodpor_n" ] && [ "$dpor_n" -gt 0 ]; then
     ok "--dpor judges the same distinct crash states as the unreduced search ($dpor_n)"
 else
@@ -284,7 +286,6 @@ fi
 # fuzz --states locals: visited states cut revisits and keep every distinct
 # crash state; a table at its --max-memory bound says how many states it did
 # not remember; check mode says what it compared and counts collisions.
-distinct_of() { sed -n 's/^distinct crash states without a violation: \([0-9]*\).*/\1/p' "$1"; }
 schedules_of() { sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$1"; }
 run_cs "$TMP/states.out" "$TMP/states.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 --states locals \
     --quiet --out "$TMP/fix1"
