@@ -500,6 +500,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : Footprint{};
+    step_footprint_ |= task.uncovered;
     const bool histories = before_ != nullptr && hasher_ != nullptr && !reads_lost_;
     if (histories) {
         before_->bits.fill(0);

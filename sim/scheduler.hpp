@@ -202,6 +202,7 @@ public:
         SIM_ASSERT(current_ != no_task);
         Task& task = *tasks_[current_];
         task.last_point = &point;
+        task.uncovered = Footprint{};
         hits_[point.id]++;
         leave_for_scheduler(task);
     }
@@ -240,6 +241,14 @@ public:
     void io_event(bool submitted, std::uint64_t id, std::string text);
     /// Adds resources to the running step's footprint.
     void touch(Footprint footprint) { step_footprint_ |= footprint; }
+    /// Adds resources to every step of the running task up to its next
+    /// yield point, this one included: what a stretch that no yield point's
+    /// declaration covers may touch (an operation's start, a daemon's
+    /// wake-up), blocked or not on the way.
+    void cover(Footprint footprint) {
+        tasks_[current_]->uncovered = footprint;
+        step_footprint_ |= footprint;
+    }
 
     // ---- Timers, from anywhere. ----
     // Each returns the timer's id (Timer::id), which a model that keeps the
@@ -362,6 +371,7 @@ private:
         /// order (a function of everything its locals can hold).
         std::uint64_t reads = 0;
         std::uint64_t arguments = 0;  // spawn's
+        Footprint uncovered;          // cover()'s, until the next yield point
         /// The live locals of the functions it is in (sim/live.hpp), outermost first.
         std::vector<const LiveFrame*> frames;
     };
@@ -519,6 +529,7 @@ inline auto current_scheduler() -> Scheduler& {
 inline auto has_current_scheduler() -> bool { return detail::this_thread_scheduler != nullptr; }
 
 inline void yield(const YieldPoint& point) { current_scheduler().yield(point); }
+inline void cover(Footprint footprint) { current_scheduler().cover(footprint); }
 /// The calling task computes for about `duration` (each task has a CPU of its
 /// own): 50% to 150% of it, drawn from the scheduler's own stream.
 inline void cpu(Duration duration) {

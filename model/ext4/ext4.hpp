@@ -222,7 +222,7 @@ private:
     void hash_journal(sim::ResourceHashes& out) const;
     void hash_buffers(sim::ResourceHashes& out) const;
     // super.cpp: the entry point and the mount
-    void touch_op(Op op);
+    void cover_op(Op op);
     auto file_op(const OpCall& call) -> OpResult;
     // mkfs.cpp, namei.cpp, ialloc.cpp, balloc.cpp, inode.cpp, fsync.cpp
     void format_groups();
@@ -388,13 +388,14 @@ private:
                        const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                        std::set<std::uint64_t>& dir_blocks) const;
 
-    /// Reports `names` (points.hpp) as touched by the running step, for a
-    /// stretch that no yield point's footprint covers.
-    static void touch(std::initializer_list<std::string_view> names) {
+    /// Reports `names` (points.hpp) as touched by every step of the running
+    /// task up to its next yield point (sim::cover), for a stretch that no
+    /// yield point's footprint covers, a wait on the way included.
+    static void cover(std::initializer_list<std::string_view> names) {
         if (!sim::has_current_scheduler()) return;
         sim::Footprint footprint;
         for (const std::string_view name : names) footprint |= sim::resource(name);
-        sim::current_scheduler().touch(footprint);
+        sim::current_scheduler().cover(footprint);
     }
     auto store(MetaObject object) -> disk::Content {
         return disk::Content::meta(meta_objects_.store(std::move(object)));

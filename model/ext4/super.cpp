@@ -34,9 +34,10 @@ auto Ext4::op_name() const -> std::string {
     return found == task_op_.end() ? std::string("kernel") : found->second;
 }
 
-void Ext4::touch_op(Op op) {
-    // The stretch from the operation's start to its first yield point (or
-    // its first wait) is covered by no point: report what it may touch.
+void Ext4::cover_op(Op op) {
+    // The stretch from the operation's start to its first yield point,
+    // through any wait on the way, is covered by no point: report what it
+    // may touch.
     using namespace points;
     switch (op) {
         case Op::create:
@@ -44,17 +45,17 @@ void Ext4::touch_op(Op op) {
         case Op::unlink:
         case Op::rmdir:
         case Op::write:
-            touch({journal, buffer, inode, log});
+            cover({journal, buffer, inode, log});
             break;
         case Op::fsync:
         case Op::sync:
-            touch({journal, buffer, inode});
+            cover({journal, buffer, inode});
             break;
         case Op::checkpoint:
-            touch({journal, checkpoint, buffer, log});
+            cover({journal, checkpoint, buffer, log});
             break;
         case Op::shrink:
-            touch({journal, checkpoint, buffer});
+            cover({journal, checkpoint, buffer});
             break;
     }
 }
@@ -87,7 +88,7 @@ auto Ext4::file_op(const OpCall& call) -> OpResult {
 auto Ext4::execute(const OpCall& call) -> OpResult {
     task_op_[sim::current_scheduler().current()] = std::string(call.name);
     counters_.ops[std::string(call.name)]++;
-    touch_op(op_of<Op>(call));
+    cover_op(op_of<Op>(call));
     OpResult result = OpResult::ok;
     switch (op_of<Op>(call)) {
         case Op::create:
@@ -134,7 +135,7 @@ void Ext4::flusher() {
     // completion). JBDDirty buffers are not dirty to writeback.
     for (;;) {
         sim::current_scheduler().sleep(dirty_writeback_interval);
-        touch({points::buffer});  // woken by its timer: no yield point covers this stretch
+        cover({points::buffer});  // woken by its timer: no yield point covers this stretch
         std::uint64_t submitted = 0;
         for (const auto& [block, buffer] : bcache_.buffers()) {
             BufferHead& bh = bcache_.get(block);

@@ -24,7 +24,7 @@ void Ext4::log_wait_for_space() {
     // __jbd2_log_wait_for_space.
     while (log_space_left() < max_transaction_buffers_) {
         // The checkpoint may run from here, in a stretch the caller's points do not cover.
-        touch({points::journal, points::checkpoint, points::buffer, points::log});
+        cover({points::journal, points::checkpoint, points::buffer, points::log});
         j_checkpoint_mutex_.lock();
         if (log_space_left() >= max_transaction_buffers_) {
             j_checkpoint_mutex_.unlock();

@@ -15,7 +15,7 @@ void Ext4::kjournald2() {
         while (j_commit_sequence_ >= j_commit_request_) j_wait_commit_.wait();
         // Woken (or back from a commit): the commit reads and sets t_state
         // before its first yield point.
-        touch({points::journal});
+        cover({points::journal});
         if (running_ == 0 || running_ > j_commit_request_) {
             j_commit_sequence_ = std::max(j_commit_sequence_, j_commit_request_);
             continue;
@@ -29,7 +29,7 @@ void Ext4::commit_timer() {
     // commit_interval after it started, wakes kjournald2 to commit it.
     for (;;) {
         sim::current_scheduler().sleep(commit_interval);
-        touch({points::journal});  // woken by its timer: no yield point covers this stretch
+        cover({points::journal});  // woken by its timer: no yield point covers this stretch
         if (running_ != 0 && sim::now() - tx(running_).t_start >= commit_interval) log_start_commit(running_);
     }
 }

@@ -21,8 +21,9 @@
 // A stretch that starts where no yield point covers it (a task's start, an
 // operation's start after workload.op_begin, a daemon woken by its timer,
 // __jbd2_log_wait_for_space entering its loop) reports what it touches with
-// sim::Scheduler::touch (Ext4::touch). When unsure, a point names more: a
-// footprint too small would hide a race from the exhaustive search.
+// sim::Scheduler::cover (Ext4::cover), up to its first yield point, a wait
+// on the way included. When unsure, a point names more: a footprint too
+// small would hide a race from the exhaustive search.
 #include <string_view>
 
 #include "sim/yield_point.hpp"

@@ -340,6 +340,40 @@ TEST_CASE(
     CHECK_FALSE(sim::independent(sleeper, sim::footprint_all));
 }
 
+namespace {
+const sim::YieldPoint declared = sim::register_yield_point(
+    "test.scheduler_test.cover_declared", "declares one resource", {"test.scheduler_test.declared"});
+}  // namespace
+
+TEST_CASE("scheduler: cover reaches every step of the task up to its next yield point, and no further") {
+    // An operation's start covers the stretch no yield point declares,
+    // through a wait on the way (model/xfs/file.cpp, Xfs::op_footprint).
+    const sim::Footprint covered = sim::resource("test.scheduler_test.covered");
+    sim::WaitQueue queue("test.scheduler_test.cover_queue");  // outlives the scheduler
+    sim::Scheduler scheduler({}, nullptr);
+    scheduler.spawn("op", [&] {
+        sim::yield(declared);
+        sim::cover(covered);
+        queue.wait();
+        sim::yield(declared);
+        queue.wait();
+    });
+    scheduler.spawn("waker", [&] {
+        queue.wake_all();
+        sim::yield(declared);
+        queue.wake_all();
+    });
+    run_task(scheduler, 0);  // to the first point
+    run_task(scheduler, 0);  // covers, then waits
+    CHECK(scheduler.last_footprint().meets(covered));
+    run_task(scheduler, 1);  // wakes it
+    run_task(scheduler, 0);  // after the wait, to the point: still covered
+    CHECK(scheduler.last_footprint().meets(covered));
+    run_task(scheduler, 1);  // wakes it again
+    run_task(scheduler, 0);  // from the point on: the cover ended there
+    CHECK_FALSE(scheduler.last_footprint().meets(covered));
+}
+
 TEST_CASE("scheduler: a nested scheduler restores the outer one when destroyed") {
     sim::Scheduler outer({}, nullptr);
     CHECK(&sim::current_scheduler() == &outer);
