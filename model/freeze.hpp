@@ -46,17 +46,20 @@ public:
     }
     /// sb->s_writers.frozen = level.
     void set_frozen(FreezeLevel level) {
+        touch_everything();
         frozen_ = level;
         emit(freeze_level_event(level));
     }
     /// sb_wait_write(sb, level): block new holders, wait for the ones inside.
     void wait_write(WriteLevel level) {
         SIM_LIVE(level);
+        touch_everything();
         blocked_[index(level)] = true;
         while (holders_[index(level)] > 0) drained_wait_.wait();
     }
     /// sb_freeze_unlock: every level released; blocked writers go on.
     void unlock_all() {
+        touch_everything();
         blocked_ = {false, false, false};
         unfrozen_wait_.wake_all();
     }
@@ -76,6 +79,12 @@ public:
 
 private:
     static auto index(WriteLevel level) -> std::size_t { return static_cast<std::size_t>(level); }
+    /// The level and the blocked levels decide whether every writer and
+    /// transaction goes on: a step that changes them touches everything, so
+    /// that the steps reading them need not say so.
+    static void touch_everything() {
+        if (sim::has_current_scheduler()) sim::current_scheduler().touch(sim::footprint_all);
+    }
 
     FreezeLevel frozen_ = FreezeLevel::unfrozen;
     std::array<std::uint32_t, 3> holders_{};

@@ -600,12 +600,13 @@ else
         "$(cat "$TMP/visited.out")"
 fi
 # A dfs run names the yield points it reached that declare no footprint
-# (xfs's, today); the btrfs race's all declare theirs.
-run_cs "$TMP/undeclared.out" "$TMP/undeclared.err" fuzz scenarios/xfs/delalloc-writeback-race.json --variant fix \
-    --strategy dfs:0 --out "$TMP/flag"
-expect_rc "fuzz dfs:0 on the xfs race" 0 "$TMP/undeclared.out" "$TMP/undeclared.err"
+# (the xfs freezer's, which change the freeze level every step reads); the
+# btrfs race's all declare theirs.
+run_cs "$TMP/undeclared.out" "$TMP/undeclared.err" fuzz scenarios/xfs/freeze-vs-log-worker.json \
+    --variant cancel-first --strategy dfs:0 --out "$TMP/flag"
+expect_rc "fuzz dfs:0 on the xfs freeze race" 0 "$TMP/undeclared.out" "$TMP/undeclared.err"
 expect_egrep "fuzz dfs names the reached yield points that declare no footprint" \
-    '^footprints: 11 of the 11 yield points reached declare none, .*: xfs\.write\.after_dirty, xfs\.wb\.map_lookup,' \
+    '^footprints: 6 of the 13 yield points reached declare none, .*: xfs\.freeze\.write, xfs\.freeze\.fs,' \
     "$TMP/undeclared.out"
 run_cs "$TMP/declared.out" "$TMP/declared.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --out "$TMP/flag"
 if [ "$RC" = 0 ] && ! grep -q '^footprints:' "$TMP/declared.out"; then

@@ -112,6 +112,7 @@ auto Xfs::alloc_extent(Transaction& tp, std::uint64_t length, bool wasdel)
     for (int attempt = 0; attempt < 2; attempt++) {
         SIM_LIVE(attempt);
         // Busy extents (freed by a transaction not yet on disk) are skipped.
+        touch(points::parts().busy);
         sim::RangeMap<Free> available = free_space_;
         for (const BusyExtent& busy : busy_) available.erase(busy.start, busy.end);
         std::pair<std::uint64_t, std::uint64_t> found{0, 0};

@@ -50,7 +50,34 @@ auto Xfs::op_name() const -> std::string {
     return found == task_op_.end() ? "background" : found->second;
 }
 
+auto Xfs::op_footprint(Op op) const -> sim::Footprint {
+    // What an operation may touch from its start to its first yield point
+    // (or its end, when it reaches none), blocked or not on the way; the
+    // transaction and log helpers report their own parts.
+    const points::Parts& parts = points::parts();
+    const sim::Footprint files = device_.faults().write_errors ? parts.open_files : sim::Footprint{};
+    switch (op) {
+        case Op::create: return parts.inode | parts.ialloc | files;
+        case Op::unlink: return parts.data | parts.ialloc | files;  // xfs_inactive truncates
+        case Op::write:
+        case Op::writeback:
+        case Op::sync_file_range:
+        case Op::fsync:
+        case Op::falloc:
+        case Op::fpunch:
+        case Op::fzero:
+        case Op::truncate: return parts.data | files;
+        case Op::log_force: return parts.logging | files;
+        // The shutdown flag and the freeze level: every step reads them.
+        case Op::shutdown:
+        case Op::freeze:
+        case Op::thaw: return sim::footprint_all;
+    }
+    return sim::footprint_all;
+}
+
 auto Xfs::execute(const OpCall& call) -> OpResult {
+    if (sim::has_current_scheduler()) sim::cover(op_footprint(op_of<Op>(call)));
     // xfs_is_shutdown: every entry point fails with EIO once godown ran.
     if (shutdown_ && op_of<Op>(call) != Op::shutdown) {
         SIM_NOTE(std::string(call.name) + " fails with EIO: the file system is shut down");
@@ -247,6 +274,7 @@ auto Xfs::check_writeback_error(std::uint32_t file, const std::string& who) -> b
 
 auto Xfs::check_wb_err(std::uint32_t file, const std::string& who) -> bool {
     if (!device_.faults().write_errors) return true;  // no wb_err is ever set
+    touch(points::parts().inode | points::parts().open_files);
     MappingErrors& errors = inodes_[file].errors;
     if (file_check_and_advance_wb_err(errors, open_files_.cursor(file, errors.wb_err)) == 0) return true;
     SIM_NOTE(who + " of inode " + name(file) + " fails with EIO: a data write of its writeback failed " +

@@ -1,45 +1,21 @@
 // The xfs model's state, hashed per footprint resource (sim/fingerprint.hpp)
-// for a search that remembers visited states. The xfs yield points declare
-// no resources, so every step touches them all; the state is still split
-// over named resources so that check mode's report names the part two
+// for a search that remembers visited states, in the parts the yield points
+// declare (points.hpp), which also lets check mode's report name the part two
 // merged states differ in: the in-core inodes, their data forks, the page
 // cache, the log (CIL, checkpoints, the metadata as of the last record,
-// the covering state), the allocator, the ioends, inode chunks, freezing,
-// the log worker, the open files' error cursors and the metadata objects by
-// content. Each lock and wait queue hashes itself into its own resource.
+// the covering state), the allocator, busy extents, the ioends, inode chunks,
+// freezing, the log worker, the open files' error cursors and the metadata
+// objects by content. Each lock and wait queue hashes itself into its own resource.
 // The counters are statistics that decide nothing, and the cache line of
 // m_active_trans costs time in performance runs only: neither is hashed.
 #include "model/key_words.hpp"
+#include "model/xfs/points.hpp"
 #include "model/xfs/xfs.hpp"
 
 namespace model::xfs {
 
-namespace {
-
-struct Resources {
-    sim::Footprint inode = sim::resource("xfs.inode");
-    sim::Footprint data_fork = sim::resource("xfs.data_fork");
-    sim::Footprint ialloc = sim::resource("xfs.ialloc");
-    sim::Footprint page_cache = sim::resource("xfs.page_cache");
-    sim::Footprint log = sim::resource("xfs.log");
-    sim::Footprint allocator = sim::resource("xfs.allocator");
-    sim::Footprint ioend = sim::resource("xfs.ioend");
-    sim::Footprint freeze = sim::resource("xfs.freeze");
-    sim::Footprint log_work = sim::resource("xfs.log_work");
-    sim::Footprint mount = sim::resource("xfs.mount");
-    sim::Footprint open_files = sim::resource("xfs.open_files");
-    sim::Footprint meta = sim::resource("xfs.meta");
-};
-
-auto resources() -> const Resources& {
-    static const Resources named;
-    return named;
-}
-
-}  // namespace
-
 void Xfs::hash_inodes(sim::ResourceHashes& out) const {
-    const Resources& named = resources();
+    const points::Parts& named = points::parts();
     sim::StateHash inode_hash(inodes_.size());
     KeyWords forks;
     for (const Inode& inode : inodes_) {
@@ -73,22 +49,22 @@ void Xfs::hash_log(sim::ResourceHashes& out) const {
     }
     for (const LoggedTransaction& transaction : cil_) encode_transaction(words, transaction);
     encode_object(words, durable_meta_);
-    out.add(resources().log, sim::hash_words(words));
+    out.add(points::parts().log, sim::hash_words(words));
     log_force_lock_.hash_into(out);
 }
 
 void Xfs::hash_io(sim::ResourceHashes& out) const {
-    const Resources& named = resources();
+    const points::Parts& named = points::parts();
     KeyWords free;
     encode_free(free, free_space_);
     sim::StateHash allocator(sim::hash_words(free));
-    for (const std::uint64_t word : {free_blocks_, delalloc_blocks_, std::uint64_t{busy_.size()}}) {
-        allocator.add(word);
-    }
-    for (const BusyExtent& busy : busy_) {
-        for (const std::uint64_t word : {busy.start, busy.end, busy.sequence}) allocator.add(word);
-    }
+    for (const std::uint64_t word : {free_blocks_, delalloc_blocks_}) allocator.add(word);
     out.add(named.allocator, allocator.value());
+    sim::StateHash busy(busy_.size());
+    for (const BusyExtent& extent : busy_) {
+        for (const std::uint64_t word : {extent.start, extent.end, extent.sequence}) busy.add(word);
+    }
+    out.add(named.busy, busy.value());
     agf_lock_.hash_into(out);
     sim::StateHash ioends;
     sim::hash_value(ioends, ioends_);
@@ -100,7 +76,7 @@ void Xfs::hash_io(sim::ResourceHashes& out) const {
 }
 
 auto Xfs::hash_resources(sim::ResourceHashes& out) const -> bool {
-    const Resources& named = resources();
+    const points::Parts& named = points::parts();
     hash_inodes(out);
     hash_log(out);
     hash_io(out);

@@ -75,7 +75,9 @@ auto Xfs::cover_refusal() const -> std::string {
 }
 
 void Xfs::log_worker() {
-    // xfs_log_worker (v5.7), L1..L3; the daemon re-arms (L4).
+    // xfs_log_worker (v5.7), L1..L3; the daemon re-arms (L4). The daemon's
+    // wake-up reaches here through no yield point of its own.
+    sim::cover(points::parts().logging);
     const std::string refusal = cover_refusal();
     const bool need_covered = log_need_covered();
     SIM_LIVE(need_covered);

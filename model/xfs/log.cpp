@@ -52,6 +52,7 @@ auto Xfs::trans_alloc(const char* kind, bool no_writecount) -> std::optional<Tra
     // T2: "if (!(flags & XFS_TRANS_NO_WRITECOUNT)) sb_start_intwrite(mp->m_super);"
     // ("xfs: remove the m_active_trans counter"): blocks once freezing reached FS.
     if (!no_writecount) sb_.start(WriteLevel::fs);
+    touch(points::parts().log);  // next_transaction_id_, in the step after any wait above
     Transaction tp;
     tp.id = next_transaction_id_++;
     tp.kind = kind;
@@ -99,6 +100,7 @@ void Xfs::trans_roll(Transaction& tp) {
     // "atomic_inc(&tp->t_mountp->m_active_trans);" (v5.7). The old handle's
     // commit frees it: atomic_dec, and no sb_end_intwrite.
     SIM_ASSERT(tp.id != 0 && !tp.holds_agf);
+    touch(points::parts().log);
     Transaction ntp;
     ntp.id = next_transaction_id_++;
     ntp.kind = tp.kind;
@@ -137,6 +139,13 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
         return true;
     }
     sim::cpu(cpu_cost::transaction_commit);
+    // The CIL; the logged inodes' images (their cores and forks) and pins;
+    // the free-space map it copies; the busy extents it adds.
+    const points::Parts& parts = points::parts();
+    touch(parts.log);
+    if (!tp.inodes.empty()) touch(parts.inode | parts.data_fork);
+    if (tp.free_space) touch(parts.allocator);
+    if (!tp.busy.empty()) touch(parts.busy);
     LoggedTransaction logged{tp.id, tp.kind, {}, std::nullopt, tp.superblock};
     for (std::uint32_t file : tp.inodes) {
         logged.inodes.emplace_back(file, image_of(file));
@@ -156,6 +165,7 @@ auto Xfs::trans_commit(Transaction& tp) -> bool {
 }
 
 void Xfs::log_force(const char* why) {
+    touch(points::parts().logging);
     if (shutdown_) return;
     SIM_LIVE(why);
     log_force_lock_.lock();
@@ -173,10 +183,12 @@ auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
     // Waiting for a record someone else is writing does not count as a flush
     // (log_flushed stays 0): that record's PREFLUSH may have gone out before
     // the caller's data completed, so the caller flushes the device itself.
+    touch(points::parts().logging);
     if (sequence <= durable_sequence_ || shutdown_) return false;
     bool wrote = false;
     SIM_LIVE(sequence, why, wrote);
     log_force_lock_.lock();
+    touch(points::parts().logging);  // after the wait: a step of its own
     if (sequence > durable_sequence_) wrote = push_cil(why);
     // The force leaves the asked checkpoint on disk (or the log shut down).
     SIM_ASSERT(sequence <= durable_sequence_ || shutdown_);
@@ -187,6 +199,7 @@ auto Xfs::log_force_seq(std::uint64_t sequence, const char* why) -> bool {
 
 auto Xfs::push_cil(const char* why) -> bool {
     SIM_ASSERT(log_force_lock_.held());
+    touch(points::parts().logging);
     if (cil_.empty() || shutdown_) return false;
     sim::cpu(cpu_cost::cil_push);
     // xlog_cil_push: switch the context; later commits go to the next checkpoint.
@@ -241,7 +254,9 @@ void Xfs::log_unmount_write() {
     // pushed the AIL: a record holding only the unmount op, written through
     // an iclog (PREFLUSH | FUA). A log that ends with it is clean.
     if (shutdown_) return;
+    touch(points::parts().logging);
     log_force_lock_.lock();
+    touch(points::parts().logging);  // after the wait too: a step of its own
     const std::uint64_t lsn = lsn_ + 1;
     SIM_LIVE(lsn);
     if (lsn > home_lsn_ + log_blocks_) push_ail();
@@ -274,6 +289,7 @@ auto cover_state_name(CoverState state) -> const char* {
 }
 
 void Xfs::log_write_done(std::uint64_t lsn, bool items, bool cover_record) {
+    touch(points::parts().logging);
     // xlog_cil_committed -> xfs_trans_committed_bulk: the checkpoint's items
     // enter the AIL at its commit lsn (they leave it when written in place).
     if (items) ail_lsn_ = lsn;
@@ -304,6 +320,7 @@ void Xfs::push_ail() {
     // every record written so far and the AIL is empty. xfsaild's writes are
     // folded into the pusher: xfs_ail_push_all_sync waits for them, and
     // xfs_ail_push_all (the log worker's) is modelled as waiting too.
+    touch(points::parts().logging);
     const std::uint64_t object = store(durable_meta_);
     device_.write_and_wait(0, 1, disk::Content::meta(object), true, "meta");
     home_lsn_ = durable_meta_.applied_lsn;
@@ -320,6 +337,7 @@ void Xfs::shutdown() {
     SIM_NOTE("godown -f: XFS_IOC_GOINGDOWN with XFS_FSOP_GOING_FLAGS_LOGFLUSH: force the log, "
              "then shut down");
     log_force("godown -f");
+    touch(sim::footprint_all);  // every step reads the flag
     shutdown_ = true;
     std::string dirty;
     for (std::uint32_t file = 0; file < inodes_.size(); file++) {

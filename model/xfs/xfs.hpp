@@ -408,6 +408,7 @@ private:
     /// The operation itself, between sb_start_write and sb_end_write; false:
     /// it returned an error. `short_write`: a write copied call.copied bytes only.
     auto run_op(const OpCall& call, std::uint64_t start, std::uint64_t end, bool& short_write) -> bool;
+    [[nodiscard]] auto op_footprint(Op op) const -> sim::Footprint;
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
     /// one, which xfs_dir_ialloc commits and rolls (`tp` becomes the new handle).
@@ -548,6 +549,12 @@ private:
     /// (xlog_state_clean_iclog), which moves the covering state.
     void log_write_done(std::uint64_t lsn, bool items, bool cover_record);
     auto store(MetaObject object) -> std::uint64_t { return meta_objects_.store(std::move(object)); }
+    /// Reports parts of the state (points::parts()) as touched by the running
+    /// step: what the transaction and log helpers change for their callers,
+    /// whatever yield point the caller's stretch runs between.
+    static void touch(const sim::Footprint& parts) {
+        if (sim::has_current_scheduler()) sim::current_scheduler().touch(parts);
+    }
     [[nodiscard]] auto image_of(std::uint32_t file) const -> InodeImage;
     // log_recover.cpp
     /// xlog_find_tail and xlog_recover over the metadata in place.

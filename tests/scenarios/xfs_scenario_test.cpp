@@ -335,6 +335,35 @@ TEST_CASE("xfs scenario: fuzzing the race finds the exposure before the fix only
 }
 
 // Slow (about 15 s): the quick loop skips it (`crashsim_tests -tse=slow,campaign`), tools/test runs it.
+auto race_dfs(const std::string& variant, bool sleep_sets) -> runner::FuzzReport {
+    const auto scenario = loader::load_scenario(race);
+    runner::Simulation simulation(scenario, variant_of(scenario, variant));
+    runner::FuzzRequest request;
+    request.strategy.kind = sim::StrategySpec::Kind::dfs;
+    request.strategy.preemptions = 0;
+    request.schedules = 100000;
+    request.sleep_sets = sleep_sets;
+    request.dpor = false;
+    return runner::fuzz(simulation, request);
+}
+
+TEST_CASE("xfs scenario: the race's footprints prune and lose no crash state the unpruned search reaches" *
+          doctest::test_suite("campaign")) {
+    // The data path and the log touch different parts (model/xfs/points.hpp): the log worker's force
+    // commutes with the writer's buffered write, so sleep sets skip orders the unpruned search runs.
+    const runner::FuzzReport unpruned = race_dfs("fix", false);
+    const runner::FuzzReport pruned = race_dfs("fix", true);
+    REQUIRE(unpruned.complete);
+    REQUIRE(pruned.complete);
+    CHECK(pruned.schedules < unpruned.schedules);
+    REQUIRE(pruned.crash_states_distinct.has_value());
+    CHECK(pruned.crash_states_distinct == unpruned.crash_states_distinct);
+    CHECK_FALSE(pruned.found);
+    const runner::FuzzReport exposed = race_dfs("before-fix", true);
+    REQUIRE(exposed.found);
+    CHECK(exposed.failing.violations.front().checker == "no_stale_data");
+}
+
 TEST_CASE("xfs scenario: check_variant meets every shipped variant's expectation" *
           doctest::test_suite("campaign")) {
     for (const char* path : {generic_042, generic_042_prealloc, falloc_sized, race}) {

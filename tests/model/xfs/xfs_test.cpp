@@ -479,3 +479,16 @@ TEST_CASE("xfs: a clone of a quiescent file system evolves independently") {
     CHECK(state.files[file_i].size_bytes == 8 * kib);
     CHECK(world.crash(false).files[file_i].size_bytes == 16 * kib);
 }
+
+TEST_CASE("xfs yield points: each declares what the code on either side touches, or changes what all read") {
+    // A point that declares nothing touches everything: sleep sets reorder no step around it. Only
+    // godown's and the freezer's points may: they change the shutdown flag and the freeze level,
+    // which every step reads (model/xfs/points.hpp).
+    for (const sim::YieldPoint* point : model::xfs::points::all) {
+        CAPTURE(point->name);
+        const std::string_view name = point->name;
+        const bool freezer = name.starts_with("xfs.freeze.") || name.starts_with("xfs.quiesce.");
+        const bool global = freezer || name == "xfs.shutdown.done";
+        CHECK((point->touches == sim::footprint_all) == global);
+    }
+}
