@@ -18,6 +18,7 @@
 #include "model/info.hpp"
 #include "sim/fingerprint.hpp"
 #include "sim/range_map.hpp"
+#include "sim/scheduler.hpp"
 
 namespace model {
 
@@ -222,6 +223,14 @@ public:
     virtual void start_daemons() {}
     /// Runs one operation in the calling fiber.
     virtual auto execute(const OpCall& call) -> OpResult = 0;
+    /// What `call` may touch from its start to its first yield point, waits
+    /// on the way included: the runner covers that stretch with it
+    /// (sim::cover), which no yield point's declaration covers. Any model
+    /// state (everything the engine does not report itself) unless the model
+    /// says less.
+    [[nodiscard]] virtual auto op_footprint(const OpCall&) const -> sim::Footprint {
+        return sim::footprint_all.without(sim::self_reported());
+    }
     virtual auto device() -> disk::BlockDevice& = 0;
     /// Mounts a crashed image: superblock, log replay.
     [[nodiscard]] virtual auto recover(const disk::Image& image) const -> RecoveredState = 0;

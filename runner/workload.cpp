@@ -11,7 +11,7 @@ namespace {
 // task and its first operation), which is what yield points' footprint
 // declarations cover.
 const sim::YieldPoint op_begin = sim::register_yield_point(
-    "workload.op_begin", "a task is about to issue its next operation", {"oracle"});
+    "workload.op_begin", "a task is about to issue its next operation", {"oracle"}, false);
 
 
 }  // namespace
@@ -79,6 +79,7 @@ void Workload::run(const loader::Op& op) {
     model::OpCall call = make_call(op);
     auto& scheduler = sim::current_scheduler();
     scheduler.touch(oracle_resource());
+    scheduler.cover(fs.op_footprint(call));
     switch (effect_of(op)) {
         case model::OracleEffect::write_data:
             run_write(op, call);

@@ -79,6 +79,12 @@ public:
         for (std::size_t w = 0; w < footprint_words; w++) words_[w] &= other.words_[w];
         return *this;
     }
+    /// These bits less `other`'s.
+    [[nodiscard]] constexpr auto without(const Footprint& other) const -> Footprint {
+        Footprint left = *this;
+        for (std::size_t w = 0; w < footprint_words; w++) left.words_[w] &= ~other.words_[w];
+        return left;
+    }
     friend constexpr auto operator|(Footprint a, const Footprint& b) -> Footprint { return a |= b; }
     friend constexpr auto operator&(Footprint a, const Footprint& b) -> Footprint { return a &= b; }
     friend constexpr auto operator==(const Footprint&, const Footprint&) -> bool = default;

@@ -27,6 +27,15 @@ auto clock_footprint(TaskId task) -> Footprint {
 }
 }  // namespace
 
+auto self_reported() -> Footprint {
+    static const Footprint footprint = [] {
+        Footprint bits = resource("sim.cpu_jitter") | resource("disk") | resource("oracle");
+        for (TaskId task = 0; task < 8; task++) bits |= clock_footprint(task);
+        return bits;
+    }();
+    return footprint;
+}
+
 Scheduler::Scheduler(Options options, Trace* trace)
     : options_(options), trace_(trace), tracing_(trace != nullptr && trace->enabled()),
       hits_(yield_point_count(), 0) {
@@ -500,7 +509,6 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : Footprint{};
-    step_footprint_ |= task.uncovered;
     const bool histories = before_ != nullptr && hasher_ != nullptr && !reads_lost_;
     if (histories) {
         before_->bits.fill(0);
@@ -514,6 +522,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     }
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
+    if (task.state != TaskState::runnable) step_footprint_ |= task.uncovered;  // a wait or the task's end
     if (task.state == TaskState::runnable) {
         step_footprint_ |= task.last_point->touches;
         task.waiting_since = now_;

@@ -202,6 +202,7 @@ public:
         SIM_ASSERT(current_ != no_task);
         Task& task = *tasks_[current_];
         task.last_point = &point;
+        if (!point.covers_before) step_footprint_ |= task.uncovered;
         task.uncovered = Footprint{};
         hits_[point.id]++;
         leave_for_scheduler(task);
@@ -241,13 +242,19 @@ public:
     void io_event(bool submitted, std::uint64_t id, std::string text);
     /// Adds resources to the running step's footprint.
     void touch(Footprint footprint) { step_footprint_ |= footprint; }
-    /// Adds resources to every step of the running task up to its next
-    /// yield point, this one included: what a stretch that no yield point's
-    /// declaration covers may touch (an operation's start, a daemon's
-    /// wake-up), blocked or not on the way.
+    /// What the running task's code from here to its next yield point
+    /// touches, where that stretch starts after a point whose declaration
+    /// does not cover it (an operation's start, a daemon's wake-up): it
+    /// reaches each step of the stretch that ends at a wait, at the task's
+    /// end or at a point that does not cover the code before it
+    /// (YieldPoint::covers_before); a step that ends at a point that does is
+    /// covered by that point's declaration.
     void cover(Footprint footprint) {
+        if (current_ == no_task) {
+            step_footprint_ |= footprint;
+            return;
+        }
         tasks_[current_]->uncovered = footprint;
-        step_footprint_ |= footprint;
     }
 
     // ---- Timers, from anywhere. ----
@@ -530,6 +537,11 @@ inline auto has_current_scheduler() -> bool { return detail::this_thread_schedul
 
 inline void yield(const YieldPoint& point) { current_scheduler().yield(point); }
 inline void cover(Footprint footprint) { current_scheduler().cover(footprint); }
+/// The resources the engine, the device and the runner report themselves
+/// wherever they are touched: the tasks' clock bits, the CPU jitter stream,
+/// the disk and the oracle. A stretch that may touch any model state
+/// touches everything else.
+auto self_reported() -> Footprint;
 /// The calling task computes for about `duration` (each task has a CPU of its
 /// own): 50% to 150% of it, drawn from the scheduler's own stream.
 inline void cpu(Duration duration) {

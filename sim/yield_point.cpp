@@ -35,12 +35,12 @@ void assert_fail(const char* condition, const char* file, int line) {
 }  // namespace detail
 
 auto register_yield_point(std::string_view name, std::string_view about,
-                          std::initializer_list<std::string_view> touches) -> YieldPoint {
+                          std::initializer_list<std::string_view> touches, bool covers_before) -> YieldPoint {
     auto& points = registry();
     for (const auto& point : points) SIM_ASSERT(point.name != name);
     Footprint footprint = touches.size() == 0 ? footprint_all : Footprint{};
     for (std::string_view resource_name : touches) footprint |= resource(resource_name);
-    const YieldPoint point{name, about, static_cast<std::uint32_t>(points.size()), footprint};
+    const YieldPoint point{name, about, static_cast<std::uint32_t>(points.size()), footprint, covers_before};
     points.push_back(point);
     return point;
 }

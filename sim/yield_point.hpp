@@ -21,6 +21,11 @@ struct YieldPoint {
     /// every operation's start, so no stretch spans two operations). A point
     /// that declares nothing touches everything.
     Footprint touches;
+    /// Whether `touches` covers the code before it back to the task's previous
+    /// point: false for a point between operations (workload.op_begin), which
+    /// names only its own; then what the operation's start covered
+    /// (sim::cover) reaches the step that ends there.
+    bool covers_before = true;
 };
 
 /// Registers a yield point; call it to initialise a namespace-scope
@@ -28,7 +33,8 @@ struct YieldPoint {
 /// resources (sim::resource) the code around it uses besides locks, wait
 /// queues, the disk and the oracle, which report themselves.
 auto register_yield_point(std::string_view name, std::string_view about,
-                          std::initializer_list<std::string_view> touches = {}) -> YieldPoint;
+                          std::initializer_list<std::string_view> touches = {}, bool covers_before = true)
+    -> YieldPoint;
 
 /// Every registered point, sorted by name.
 auto yield_points() -> std::vector<YieldPoint>;

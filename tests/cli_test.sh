@@ -262,7 +262,7 @@ run_cs "$TMP/walks.out" "$TMP/walks.err" fuzz "$SCEN" --variant fix-1 --strategy
 expect_egrep "fuzz --walks 8 takes its 8 walks in a dfs run's first line" '^estimate \(8 Knuth walks, seed 0\)' "$TMP/walks.out"
 if grep -q "walks stopped at" "$TMP/walks.out"; then not_ok "fuzz --walks 8 is not capped" "$(show "$TMP/walks.out")"; else ok "fuzz --walks 8 is not capped"; fi
 # fuzz --estimate on dfs: stratified probes (heuristic sampling), close to the
-# search (11,557 schedules at dfs:1); --walks N asks for Knuth's walks instead.
+# search (14,925 schedules at dfs:1); --walks N asks for Knuth's walks instead.
 run_cs "$TMP/strat.out" "$TMP/strat.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate
 expect_rc "fuzz --estimate on dfs" 0 "$TMP/strat.out" "$TMP/strat.err"
 expect_egrep "fuzz --estimate on dfs takes two stratified probes and says its runs" \
@@ -273,7 +273,7 @@ expect_egrep "fuzz --estimate --probes 1" '^estimate \(1 stratified probe, seed 
 run_cs "$TMP/knuthw.out" "$TMP/knuthw.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate --walks 4
 expect_egrep "fuzz --estimate --walks 4 takes Knuth's walks" '^estimate \(4 Knuth walks, seed 0\)' "$TMP/knuthw.out"
 # Under a bound dpor runs without sleep sets and takes more schedules than
-# they do on this race (33,289 against 11,557 at dfs:1); what it must keep is
+# they do on this race (33,421 against 14,925 at dfs:1); what it must keep is
 # every crash state: the same distinct crash states as the unreduced search.
 dpor_n=$(distinct_of "$TMP/dpor.out")
 nodpor_n=$(distinct_of "$TMP/nodpor.out")

@@ -222,7 +222,7 @@ private:
     void hash_journal(sim::ResourceHashes& out) const;
     void hash_buffers(sim::ResourceHashes& out) const;
     // super.cpp: the entry point and the mount
-    void cover_op(Op op);
+    [[nodiscard]] auto op_footprint(const OpCall& call) const -> sim::Footprint override;
     auto file_op(const OpCall& call) -> OpResult;
     // mkfs.cpp, namei.cpp, ialloc.cpp, balloc.cpp, inode.cpp, fsync.cpp
     void format_groups();
@@ -392,10 +392,12 @@ private:
     /// task up to its next yield point (sim::cover), for a stretch that no
     /// yield point's footprint covers, a wait on the way included.
     static void cover(std::initializer_list<std::string_view> names) {
-        if (!sim::has_current_scheduler()) return;
+        if (sim::has_current_scheduler()) sim::current_scheduler().cover(footprint_of(names));
+    }
+    static auto footprint_of(std::initializer_list<std::string_view> names) -> sim::Footprint {
         sim::Footprint footprint;
         for (const std::string_view name : names) footprint |= sim::resource(name);
-        sim::current_scheduler().cover(footprint);
+        return footprint;
     }
     auto store(MetaObject object) -> disk::Content {
         return disk::Content::meta(meta_objects_.store(std::move(object)));

@@ -34,30 +34,26 @@ auto Ext4::op_name() const -> std::string {
     return found == task_op_.end() ? std::string("kernel") : found->second;
 }
 
-void Ext4::cover_op(Op op) {
+auto Ext4::op_footprint(const OpCall& call) const -> sim::Footprint {
     // The stretch from the operation's start to its first yield point,
-    // through any wait on the way, is covered by no point: report what it
-    // may touch.
+    // through any wait on the way, is covered by no point.
     using namespace points;
-    switch (op) {
+    switch (op_of<Op>(call)) {
         case Op::create:
         case Op::mkdir:
         case Op::unlink:
         case Op::rmdir:
         case Op::write:
-            cover({journal, buffer, inode, log});
-            break;
+            return footprint_of({journal, buffer, inode, log});
         case Op::fsync:
         case Op::sync:
-            cover({journal, buffer, inode});
-            break;
+            return footprint_of({journal, buffer, inode});
         case Op::checkpoint:
-            cover({journal, checkpoint, buffer, log});
-            break;
+            return footprint_of({journal, checkpoint, buffer, log});
         case Op::shrink:
-            cover({journal, checkpoint, buffer});
-            break;
+            return footprint_of({journal, checkpoint, buffer});
     }
+    return sim::footprint_all;
 }
 
 auto Ext4::file_op(const OpCall& call) -> OpResult {
@@ -88,7 +84,6 @@ auto Ext4::file_op(const OpCall& call) -> OpResult {
 auto Ext4::execute(const OpCall& call) -> OpResult {
     task_op_[sim::current_scheduler().current()] = std::string(call.name);
     counters_.ops[std::string(call.name)]++;
-    cover_op(op_of<Op>(call));
     OpResult result = OpResult::ok;
     switch (op_of<Op>(call)) {
         case Op::create:

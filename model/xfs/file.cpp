@@ -50,13 +50,13 @@ auto Xfs::op_name() const -> std::string {
     return found == task_op_.end() ? "background" : found->second;
 }
 
-auto Xfs::op_footprint(Op op) const -> sim::Footprint {
+auto Xfs::op_footprint(const OpCall& call) const -> sim::Footprint {
     // What an operation may touch from its start to its first yield point
     // (or its end, when it reaches none), blocked or not on the way; the
     // transaction and log helpers report their own parts.
     const points::Parts& parts = points::parts();
     const sim::Footprint files = device_.faults().write_errors ? parts.open_files : sim::Footprint{};
-    switch (op) {
+    switch (op_of<Op>(call)) {
         case Op::create: return parts.inode | parts.ialloc | files;
         case Op::unlink: return parts.data | parts.ialloc | files;  // xfs_inactive truncates
         case Op::write:
@@ -77,7 +77,6 @@ auto Xfs::op_footprint(Op op) const -> sim::Footprint {
 }
 
 auto Xfs::execute(const OpCall& call) -> OpResult {
-    if (sim::has_current_scheduler()) sim::cover(op_footprint(op_of<Op>(call)));
     // xfs_is_shutdown: every entry point fails with EIO once godown ran.
     if (shutdown_ && op_of<Op>(call) != Op::shutdown) {
         SIM_NOTE(std::string(call.name) + " fails with EIO: the file system is shut down");

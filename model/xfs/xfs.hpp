@@ -408,7 +408,7 @@ private:
     /// The operation itself, between sb_start_write and sb_end_write; false:
     /// it returned an error. `short_write`: a write copied call.copied bytes only.
     auto run_op(const OpCall& call, std::uint64_t start, std::uint64_t end, bool& short_write) -> bool;
-    [[nodiscard]] auto op_footprint(Op op) const -> sim::Footprint;
+    [[nodiscard]] auto op_footprint(const OpCall& call) const -> sim::Footprint override;
     void create(std::uint32_t file);
     /// xfs_dialloc's inode for `file`: from the current chunk, or from a new
     /// one, which xfs_dir_ialloc commits and rolls (`tp` becomes the new handle).

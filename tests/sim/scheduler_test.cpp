@@ -343,11 +343,17 @@ TEST_CASE(
 namespace {
 const sim::YieldPoint declared = sim::register_yield_point(
     "test.scheduler_test.cover_declared", "declares one resource", {"test.scheduler_test.declared"});
+const sim::YieldPoint between = sim::register_yield_point(
+    "test.scheduler_test.cover_between", "between operations: covers only itself",
+    {"test.scheduler_test.between"}, false);
 }  // namespace
 
-TEST_CASE("scheduler: cover reaches every step of the task up to its next yield point, and no further") {
-    // An operation's start covers the stretch no yield point declares,
-    // through a wait on the way (model/xfs/file.cpp, Xfs::op_footprint).
+TEST_CASE("scheduler: cover reaches the steps of its stretch that end at a wait or an uncovering point") {
+    // An operation's start covers the stretch no yield point declares
+    // (runner/workload.cpp, FileSystem::op_footprint): a step of it that
+    // waits, or that ends at workload.op_begin, touches what it covers; a
+    // step that reaches a point whose declaration covers the code before it
+    // does not.
     const sim::Footprint covered = sim::resource("test.scheduler_test.covered");
     sim::WaitQueue queue("test.scheduler_test.cover_queue");  // outlives the scheduler
     sim::Scheduler scheduler({}, nullptr);
@@ -356,21 +362,20 @@ TEST_CASE("scheduler: cover reaches every step of the task up to its next yield 
         sim::cover(covered);
         queue.wait();
         sim::yield(declared);
-        queue.wait();
-    });
-    scheduler.spawn("waker", [&] {
-        queue.wake_all();
+        sim::cover(covered);
+        sim::yield(between);
         sim::yield(declared);
-        queue.wake_all();
     });
+    scheduler.spawn("waker", [&] { queue.wake_all(); });
     run_task(scheduler, 0);  // to the first point
     run_task(scheduler, 0);  // covers, then waits
     CHECK(scheduler.last_footprint().meets(covered));
     run_task(scheduler, 1);  // wakes it
-    run_task(scheduler, 0);  // after the wait, to the point: still covered
+    run_task(scheduler, 0);  // after the wait, to a point that covers the code before it
+    CHECK_FALSE(scheduler.last_footprint().meets(covered));
+    run_task(scheduler, 0);  // covers, to a point that covers only itself
     CHECK(scheduler.last_footprint().meets(covered));
-    run_task(scheduler, 1);  // wakes it again
-    run_task(scheduler, 0);  // from the point on: the cover ended there
+    run_task(scheduler, 0);  // past it: the cover ended there
     CHECK_FALSE(scheduler.last_footprint().meets(covered));
 }
 
