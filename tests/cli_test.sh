@@ -266,7 +266,7 @@ if grep -q "walks stopped at" "$TMP/walks.out"; then not_ok "fuzz --walks 8 is n
 run_cs "$TMP/strat.out" "$TMP/strat.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate
 expect_rc "fuzz --estimate on dfs" 0 "$TMP/strat.out" "$TMP/strat.err"
 expect_egrep "fuzz --estimate on dfs takes two stratified probes and says its runs" \
-    '^estimate \(2 stratified probes, seed 0\): about (10[4-9][0-9]{2}|11[0-9]{3}|12[0-6][0-9]{2}) schedules \(standard error [0-9]+%\).* \([0-9]+ runs\)' \
+    '^estimate \(2 stratified probes, seed 0\): about (13[4-9][0-9]{2}|1[45][0-9]{3}|16[0-3][0-9]{2}) schedules \(standard error [0-9]+%\).* \([0-9]+ runs\)' \
     "$TMP/strat.out"
 run_cs "$TMP/strat1.out" "$TMP/strat1.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate --probes 1
 expect_egrep "fuzz --estimate --probes 1" '^estimate \(1 stratified probe, seed 0\)' "$TMP/strat1.out"
