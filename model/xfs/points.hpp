@@ -40,10 +40,10 @@ inline constexpr std::string_view meta = "xfs.meta";
 inline constexpr std::string_view log_work = "xfs.log_work";
 inline constexpr std::string_view open_files = "xfs.open_files";
 
-/// The parts above as footprints, with the two that only steps touching
-/// everything change (the freeze level, the shutdown flag and
-/// m_active_trans): fingerprint.cpp hashes the state into them, the helpers
-/// report them (Xfs::touch).
+/// The parts above as footprints, and two more that only steps touching
+/// everything change: xfs.freeze (the freeze levels) and xfs.mount (the
+/// shutdown flag; m_active_trans, whose updates commute). fingerprint.cpp
+/// hashes the state into them; the helpers report them (Xfs::touch).
 struct Parts {
     sim::Footprint inode = sim::resource(points::inode);
     sim::Footprint data_fork = sim::resource(points::data_fork);
