@@ -522,15 +522,15 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     }
     current_ = no_task;
     if (failure_) std::rethrow_exception(failure_);
-    if (task.state != TaskState::runnable) step_footprint_ |= task.uncovered;  // a wait or the task's end
     if (task.state == TaskState::runnable) {
         step_footprint_ |= task.last_point->touches;
         task.waiting_since = now_;
-    } else if (start == nullptr && step_footprint_.empty()) {
+    } else {
+        step_footprint_ |= task.uncovered;  // a wait or the task's end: cover()'s reaches it
         // A first step that blocked or ended before any yield point, with
         // nothing reported: no point declares its code, so it touches
         // everything (yield_point.hpp), as an undeclared point does.
-        step_footprint_ = footprint_all;
+        if (start == nullptr && step_footprint_.empty()) step_footprint_ = footprint_all;
     }
     if (histories && !reads_lost_) record_reads(task, start, *before_);
     if (tracing_) {

@@ -388,9 +388,9 @@ private:
                        const std::map<std::uint64_t, disk::Content>& replayed, RecoveredState& state,
                        std::set<std::uint64_t>& dir_blocks) const;
 
-    /// Reports `names` (points.hpp) as touched by every step of the running
-    /// task up to its next yield point (sim::cover), for a stretch that no
-    /// yield point's footprint covers, a wait on the way included.
+    /// Covers the running task's stretch to its next yield point with `names`
+    /// (points.hpp; sim::cover): a stretch no yield point's declaration covers,
+    /// whose steps that end at a wait or at the task's end touch them.
     static void cover(std::initializer_list<std::string_view> names) {
         if (sim::has_current_scheduler()) sim::current_scheduler().cover(footprint_of(names));
     }

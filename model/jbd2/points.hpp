@@ -21,8 +21,8 @@
 // A stretch that starts where no yield point covers it (a task's start, an
 // operation's start after workload.op_begin, a daemon woken by its timer,
 // __jbd2_log_wait_for_space entering its loop) reports what it touches with
-// sim::Scheduler::cover (Ext4::cover), up to its first yield point, a wait
-// on the way included. When unsure, a point names more: a footprint too
+// sim::Scheduler::cover (Ext4::cover): a step of that stretch that ends at a
+// wait or at the task's end touches it. When unsure, a point names more: a footprint too
 // small would hide a race from the exhaustive search.
 #include <string_view>
 
