@@ -23,12 +23,15 @@ namespace cli {
 /// defect of crashsim or of a model, not of the modelled file system).
 /// key_merges_unequal: --check-fingerprints saw two states with one
 /// visited-state key part (a live local left undeclared, a hash too narrow).
+/// footprint_undeclared: --check-footprints saw a step change a resource its
+/// footprint does not name.
 enum class ExitCode : int {
     pass = 0,
     violation = 1,
     input = 2,
     nondeterministic = 3,
     key_merges_unequal = 4,
+    footprint_undeclared = 5,
     interrupted = 130
 };
 

@@ -48,6 +48,8 @@ struct FuzzArgs {
     std::size_t split_depth = 0;     // --split-depth D (dfs with --jobs or --shard)
     std::string states = "none";     // --states locals|reads
     bool check_fingerprints = false;
+    bool check_footprints = false;
+    std::string footprint_omit;
     std::string fingerprint_omit;
     std::uint64_t max_memory_mib = runner::visited_memory_default_mib;  // --max-memory MiB
 };
@@ -82,6 +84,18 @@ void visited_states(const FuzzArgs& args, bool dfs, runner::FuzzRequest& request
         throw loader::InputError("--check-fingerprints: expected one job and no shard, got more");
     }
     request.check_fingerprints = args.check_fingerprints;
+    if (args.check_footprints && !dfs) {
+        throw loader::InputError("--check-footprints: expected only with --strategy dfs, got it with \"" +
+                                 args.strategy + "\"");
+    }
+    if (args.check_footprints && (args.jobs > 1 || request.shard_count > 1)) {
+        throw loader::InputError("--check-footprints: expected one job and no shard, got more");
+    }
+    if (!args.footprint_omit.empty() && !args.check_footprints) {
+        throw loader::InputError("--footprint-omit: expected --check-footprints, got none");
+    }
+    request.check_footprints = args.check_footprints;
+    request.footprint_left_out = args.footprint_omit;
     request.fingerprint_omit = args.fingerprint_omit;
     request.max_memory_mib = args.max_memory_mib;
 }
@@ -251,6 +265,18 @@ auto estimate_first(runner::FuzzRequest& request, runner::Simulation& simulation
     return estimate;
 }
 
+/// A search that found no violation: what its check modes saw decides.
+auto exit_without_violation(const runner::FuzzReport& report) -> ExitCode {
+    if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
+    // Check mode: the visited-state key merged two states that then parted, so
+    // a run with --states would have cut a run it needed.
+    if (report.dfs.mismatches != 0) return ExitCode::key_merges_unequal;
+    // Footprint check mode: a step changed what its footprint does not name,
+    // so the reductions could have taken it for one that commutes.
+    if (!report.omissions.empty()) return ExitCode::footprint_undeclared;
+    return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
+}
+
 auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
     runner::FuzzRequest request = fuzz_request(args);
     std::string text;
@@ -295,11 +321,7 @@ auto cmd_fuzz(const FuzzArgs& args) -> ExitCode {
         output() += runner::undeclared_text(scenario.model, report.hits);
     }
     if (!result_path.empty()) say("result written to %s\n", result_path.c_str());
-    if (!report.nondeterministic.empty()) return ExitCode::nondeterministic;
-    // Check mode: the visited-state key merged two states that then parted, so
-    // a run with --states would have cut a run it needed.
-    if (report.dfs.mismatches != 0 && !report.found) return ExitCode::key_merges_unequal;
-    if (!report.found) return report.interrupted ? ExitCode::interrupted : ExitCode::pass;
+    if (!report.found) return exit_without_violation(report);
     if (!report_violation(args, request, scenario, text, variant.name, report)) return ExitCode::interrupted;
     return ExitCode::violation;
 }
@@ -324,6 +346,12 @@ auto add_search_options(CLI::App* fuzz, FuzzArgs* args) -> CLI::Option* {
     fuzz->add_flag("--check-fingerprints", args->check_fingerprints,
                    "dfs with --states: follow every revisit beside the first visit's run instead of cutting "
                    "it, and name the task, yield point and part where they part");
+    fuzz->add_flag("--check-footprints", args->check_footprints,
+                   "dfs: hash every resource before and after each task step and name the steps that "
+                   "changed one their footprint does not declare");
+    fuzz->add_option("--footprint-omit", args->footprint_omit,
+                     "dfs with --check-footprints: take a resource out of every step's footprint (a "
+                     "mutation the check must catch)");
     fuzz->add_option("--fingerprint-omit", args->fingerprint_omit,
                      "dfs with --states: leave a live local or a resource out of the key (a mutation that "
                      "--check-fingerprints must catch)");

@@ -266,6 +266,12 @@ public:
     /// bit the step touches; the disk's bit is the engine's. The default:
     /// false, the model has no hashes and its runs are not remembered.
     virtual auto hash_resources(sim::ResourceHashes&) const -> bool { return false; }
+    /// Resources whose updates by steps that do not declare them commute
+    /// with each other (a count of running transactions, of writers at a
+    /// freeze level, a task's own record), while every step that reads them
+    /// touches everything: --check-footprints does not count their changes
+    /// as omissions. None by default.
+    [[nodiscard]] virtual auto commuting_parts() const -> sim::Footprint { return {}; }
 };
 
 /// Builds a freshly formatted file system of the named model (one of

@@ -286,6 +286,28 @@ auto fuzz_conclusion(const runner::FuzzReport& report, const runner::FuzzRequest
 
 namespace {
 
+/// What --check-footprints found.
+auto footprint_check_text(const runner::FuzzRequest& request, const runner::FuzzReport& report)
+    -> std::string {
+    std::string out;
+    if (!request.check_footprints) return out;
+    const sim::DfsStats& dfs = report.dfs;
+    appendf(out,
+            "footprint check: %llu task steps compared, %zu kind(s) of step changed a resource their "
+            "footprint does not name (writes only: a read changes no hash)\n",
+            static_cast<ull>(dfs.footprint_steps), report.omissions.size());
+    const std::size_t shown = std::min(report.omissions.size(), sim::omissions_described_max);
+    for (std::size_t i = 0; i < shown; i++) {
+        const sim::FootprintOmission& omission = report.omissions[i];
+        appendf(out, "footprint check: %s, from %s to %s, changed %s\n", omission.task.c_str(),
+                omission.from.c_str(), omission.to.c_str(), omission.resource.c_str());
+    }
+    if (shown < report.omissions.size()) {
+        appendf(out, "footprint check: %zu more not shown\n", report.omissions.size() - shown);
+    }
+    return out;
+}
+
 /// What remembering visited states did (fuzz --states), and check mode's findings.
 auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& report) -> std::string {
     const sim::DfsStats& dfs = report.dfs;
@@ -348,6 +370,7 @@ auto dfs_search_text(const runner::FuzzReport& report, const runner::FuzzRequest
             static_cast<ull>(report.dfs.abandoned));
     out += reduction_text(request, report.split_depth);
     out += visited_text(request, report);
+    out += footprint_check_text(request, report);
     if (report.split_depth != 0) {
         appendf(out,
                 "split at depth %zu into %s units, %llu explored here (every job walks the tree above the "

@@ -363,6 +363,10 @@ auto search_tree(const FuzzRequest& request) -> sim::DfsTree {
     sim::DfsTree tree(request.strategy.preemptions, request.sleep_sets, request.dpor, crash_visible());
     tree.measure_visited(request.states);
     if (request.check_fingerprints) tree.check_fingerprints();
+    if (request.check_footprints) {
+        tree.check_footprints(request.footprint_left_out.empty() ? sim::Footprint{}
+                                                                 : sim::resource(request.footprint_left_out));
+    }
     tree.omit_from_key(request.fingerprint_omit);
     tree.limit_visited(request.max_memory_mib << 20);
     return tree;
@@ -396,6 +400,7 @@ void DfsSearch::work(Simulation& world, bool caller) {
         if (owned && record(*unit, outcome, world)) {
             unit->part.dfs += tree.take_stats();
             unit->part.mismatches = tree.mismatches();
+            unit->part.omissions = tree.omissions();
             std::uint64_t lowest = stop_unit_.load();
             while (number < lowest && !stop_unit_.compare_exchange_weak(lowest, number)) {
             }
@@ -405,6 +410,7 @@ void DfsSearch::work(Simulation& world, bool caller) {
         if (!owned) continue;
         unit->part.dfs += tree.take_stats();
         unit->part.mismatches = tree.mismatches();
+        unit->part.omissions = tree.omissions();
         if (!more || tree.unit() != number) {
             unit->ended = true;
             bound = 0;  // read again for the next unit
@@ -475,6 +481,11 @@ void DfsSearch::add(FuzzReport& report, std::uint64_t number, Unit& unit, std::u
     add_counts(report.hits, part.hits);
     report.dfs += part.dfs;
     report.mismatches.insert(report.mismatches.end(), part.mismatches.begin(), part.mismatches.end());
+    for (const sim::FootprintOmission& omission : part.omissions) {
+        if (std::find(report.omissions.begin(), report.omissions.end(), omission) == report.omissions.end()) {
+            report.omissions.push_back(omission);
+        }
+    }
     for (FoundViolation found : part.violations) {
         if (sharded) found.unit = number;
         found.index += sharded ? 0 : offset;

@@ -68,6 +68,12 @@ struct FuzzRequest {
     /// dfs with states: follow every revisit instead of cutting it and
     /// compare it with the first visit's run (--check-fingerprints).
     bool check_fingerprints = false;
+    /// dfs: compare every task step's footprint with the resources it
+    /// changed (--check-footprints).
+    bool check_footprints = false;
+    /// With check_footprints: a resource the check takes out of every
+    /// step's footprint (a mutation its tests must see caught).
+    std::string footprint_left_out;
     /// A mutation of the key that check mode must catch: a live local's
     /// name, or a resource's (--fingerprint-omit).
     std::string fingerprint_omit;
@@ -147,6 +153,9 @@ struct FuzzReport {
     sim::DfsStats dfs;                // dfs: pruning figures
     /// dfs --check-fingerprints: the first merges whose runs parted.
     std::vector<sim::FingerprintMismatch> mismatches;
+    /// dfs --check-footprints: the steps that changed a resource their
+    /// footprint does not name, each once.
+    std::vector<sim::FootprintOmission> omissions;
     loader::ExploreBounds bounds;     // the simulation's, for the output
     std::uint64_t schedules_reordering = 0;  // schedules that took an I/O reordering
     std::uint64_t schedules_waking = 0;      // schedules that took a daemon wake-up

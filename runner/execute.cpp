@@ -95,6 +95,7 @@ public:
             });
         });
     }
+    [[nodiscard]] auto commuting() const -> sim::Footprint override { return fs_.commuting_parts(); }
     auto hash_outside(sim::StateHash& out) -> bool override {
         out.add(static_cast<std::uint64_t>(run_.frozen));
         out.add(static_cast<std::uint64_t>(run_.seen_frozen));
@@ -110,6 +111,29 @@ private:
     const sim::Scheduler& scheduler_;
     std::uint64_t oracle_revision_ = ~std::uint64_t{0};
     std::uint64_t oracle_hash_ = 0;
+};
+
+/// What the strategy asks of the world's hashes for one run: visited
+/// states (Scheduler::remember_reads) and the footprint check, whose
+/// findings it hands the strategy at the run's end.
+class StateWatch {
+public:
+    StateWatch(sim::Strategy& strategy, sim::Scheduler& scheduler, WorldHasher& hasher)
+        : strategy_(strategy), scheduler_(scheduler) {
+        if (strategy.remembers_states()) scheduler.remember_reads(&hasher, strategy.needs_read_histories());
+        if (strategy.checks_footprints()) scheduler.check_footprints(&hasher, strategy.footprint_left_out());
+    }
+    StateWatch(const StateWatch&) = delete;
+    auto operator=(const StateWatch&) -> StateWatch& = delete;
+    ~StateWatch() {
+        if (strategy_.checks_footprints()) {
+            strategy_.see_omissions(scheduler_.footprint_omissions(), scheduler_.footprint_steps_checked());
+        }
+    }
+
+private:
+    sim::Strategy& strategy_;
+    sim::Scheduler& scheduler_;
 };
 
 /// One event watch per checker (nullptr for a checker that judges crash states only).
@@ -335,7 +359,7 @@ auto Simulation::execute(sim::Strategy& strategy, const CrashPlan& plan, sim::Pr
         run.list_reached = list_memo_reached_;
         ProgressWatch progress{workload.completed};
         WorldHasher hasher{*fs, workload, run, progress, scheduler};
-        if (strategy.remembers_states()) scheduler.remember_reads(&hasher, strategy.needs_read_histories());
+        const StateWatch state_watch{strategy, scheduler, hasher};
         run.see();
         const RunLoop loop{strategy, plan, script, bounds, crash_states_max, interruptible};
         const bool stop = run_steps(loop, run, channel, watches, progress, crash_prng);

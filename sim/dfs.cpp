@@ -29,7 +29,18 @@ auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     decisions_compared += other.decisions_compared;
     mismatches += other.mismatches;
     collisions += other.collisions;
+    footprint_steps += other.footprint_steps;
     return *this;
+}
+
+void DfsStrategy::see_omissions(std::span<const FootprintOmission> omissions, std::uint64_t steps_checked) {
+    if (!tree_.owned_) return;
+    tree_.stats_.footprint_steps += steps_checked;
+    for (const FootprintOmission& omission : omissions) {
+        auto& known = tree_.omissions_;
+        if (std::find(known.begin(), known.end(), omission) != known.end()) continue;
+        known.push_back(omission);
+    }
 }
 
 auto DfsTree::asleep(const std::vector<Explored>& set, std::uint64_t key) -> bool {

@@ -88,6 +88,8 @@ struct DfsStats {
     // Check mode: key hits whose states differ in what the key hashes (a
     // 64-bit collision), neither cut nor followed.
     std::uint64_t collisions = 0;
+    // Footprint check mode (DfsTree::check_footprints): task steps compared.
+    std::uint64_t footprint_steps = 0;
     auto operator+=(const DfsStats& other) -> DfsStats&;
 };
 
@@ -166,6 +168,8 @@ struct FingerprintMismatch {
 inline constexpr std::size_t check_decisions = 8;
 /// Mismatches check mode describes.
 inline constexpr std::size_t check_described_max = 4;
+/// Footprint omissions a report describes.
+inline constexpr std::size_t omissions_described_max = 16;
 /// A preemption bound that never bites (dpor adds no conservative points).
 inline constexpr std::uint32_t unbounded = ~std::uint32_t{0};
 
@@ -245,6 +249,19 @@ public:
     [[nodiscard]] auto checking_fingerprints() const -> bool { return checking_; }
     /// The first check_described_max mismatches check mode found, in order.
     [[nodiscard]] auto mismatches() const -> const std::vector<FingerprintMismatch>& { return mismatches_; }
+    /// Footprint check mode (--check-footprints): every run compares each
+    /// task step's footprint with the resources it changed
+    /// (Scheduler::check_footprints); the search itself is unchanged.
+    /// `left_out` names resources the check takes out of every step's
+    /// footprint: a mutation its tests must see caught.
+    void check_footprints(Footprint left_out = {}) {
+        checking_footprints_ = true;
+        footprint_left_out_ = left_out;
+    }
+    [[nodiscard]] auto checking_footprints() const -> bool { return checking_footprints_; }
+    /// What it found, each (task, start, end, resource) once, in the order
+    /// found (a few hundred at most: points by points by resources).
+    [[nodiscard]] auto omissions() const -> const std::vector<FootprintOmission>& { return omissions_; }
     /// Leaves `bit` (a footprint bit) or the live local `local` out of every
     /// key: a mutation that check mode must catch (tests, --fingerprint-omit).
     /// `name` is a resource's when one is registered by that name at the
@@ -320,6 +337,9 @@ private:
     std::vector<std::vector<Mark>> marks_;
     bool checking_ = false;
     std::vector<FingerprintMismatch> mismatches_;
+    bool checking_footprints_ = false;
+    Footprint footprint_left_out_;
+    std::vector<FootprintOmission> omissions_;
     std::uint64_t runs_ = 0;  // runs ended (backtrack calls), for check mode's reports
     std::string omit_;  // omit_from_key
     void resolve_omit();
@@ -379,6 +399,9 @@ public:
     [[nodiscard]] auto needs_read_histories() const -> bool override {
         return tree_.visited_key_ == VisitedKey::reads;
     }
+    [[nodiscard]] auto checks_footprints() const -> bool override { return tree_.checking_footprints_; }
+    [[nodiscard]] auto footprint_left_out() const -> Footprint override { return tree_.footprint_left_out_; }
+    void see_omissions(std::span<const FootprintOmission> omissions, std::uint64_t steps_checked) override;
 
 private:
     DfsTree& tree_;

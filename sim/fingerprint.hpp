@@ -101,6 +101,10 @@ public:
     /// has them (none by default), so that a report names the part of a
     /// resource two merged states differ in.
     virtual void hash_fields(std::vector<ResourceField>& /*out*/) {}
+    /// Resources whose undeclared updates commute with each other (counters
+    /// whose every reader touches everything): a step may change them
+    /// without naming them (Scheduler::check_footprints).
+    [[nodiscard]] virtual auto commuting() const -> Footprint { return {}; }
 
 protected:
     ResourceHasher() = default;

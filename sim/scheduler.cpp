@@ -509,11 +509,13 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
     SIM_ASSERT(task.state == TaskState::runnable);
     const YieldPoint* start = task.last_point;
     step_footprint_ = start != nullptr ? start->touches : Footprint{};
+    step_footprint_ |= task.through;  // a stretch touch_to_next_point named, resumed after a wait
     const bool histories = before_ != nullptr && hasher_ != nullptr && !reads_lost_;
     if (histories) {
         before_->bits.fill(0);
         if (!hasher_->hash_resources(*before_)) reads_lost_ = true;
     }
+    const bool checking = footprint_hasher_ != nullptr && hash_before_footprint_check();
     current_ = task.id;
     if (!task.started) start_fiber(task);
     {
@@ -533,6 +535,7 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
         if (start == nullptr && step_footprint_.empty()) step_footprint_ = footprint_all;
     }
     if (histories && !reads_lost_) record_reads(task, start, *before_);
+    if (checking) compare_footprint(task, start);
     if (tracing_) {
         std::string where = task.state == TaskState::finished ? "(finished)"
                             : task.state == TaskState::blocked
@@ -541,6 +544,31 @@ auto Scheduler::execute(Candidate candidate) -> StepOutcome {
         trace_->add({TraceLine::Kind::step, steps_, now_, task.name, std::move(where)});
     }
     return StepOutcome::ran_task;
+}
+
+auto Scheduler::hash_before_footprint_check() -> bool {
+    footprint_before_->bits.fill(0);
+    return footprint_hasher_->hash_resources(*footprint_before_);
+}
+
+void Scheduler::compare_footprint(const Task& task, const YieldPoint* start) {
+    footprint_after_->bits.fill(0);
+    if (!footprint_hasher_->hash_resources(*footprint_after_)) return;
+    footprint_steps_++;
+    const Footprint named = step_footprint_.without(footprint_left_out_) | footprint_hasher_->commuting();
+    for (std::size_t bit = 0; bit < footprint_bits; bit++) {
+        if (footprint_before_->bits[bit] == footprint_after_->bits[bit] || named.has(bit)) continue;
+        const std::vector<std::string> names = resource_names();
+        FootprintOmission omission{
+            task.name, start == nullptr ? std::string("its start") : std::string(start->name),
+            task.state == TaskState::finished  ? std::string("(finished)")
+            : task.state == TaskState::blocked ? std::string("(blocked on ") + task.blocked_on + ")"
+                                               : std::string(task.last_point->name),
+            bit < names.size() ? names[bit] : "bit " + std::to_string(bit)};
+        if (std::find(omissions_.begin(), omissions_.end(), omission) == omissions_.end()) {
+            omissions_.push_back(std::move(omission));
+        }
+    }
 }
 
 void Scheduler::record_reads(Task& task, const YieldPoint* start, const ResourceHashes& before) {

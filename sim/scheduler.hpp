@@ -96,6 +96,17 @@ private:
     CacheLineCounts counts_;
 };
 
+/// A task step that changed a resource its footprint does not name
+/// (Scheduler::check_footprints): where it started and ended, and the
+/// resource's name.
+struct FootprintOmission {
+    std::string task;
+    std::string from;  // its start point, or "its start"
+    std::string to;    // its end point, or "(blocked on ...)", "(finished)"
+    std::string resource;
+    auto operator==(const FootprintOmission&) const -> bool = default;
+};
+
 /// Policy: which candidate runs next (Relacy-style plug-in).
 class Strategy {
 public:
@@ -118,6 +129,17 @@ public:
     /// With remembers_states: the key needs each task's history of reads
     /// (Scheduler::remember_reads).
     [[nodiscard]] virtual auto needs_read_histories() const -> bool { return false; }
+    /// The run must check every task step's footprint against the resources
+    /// it changed (Scheduler::check_footprints) and hand the strategy what
+    /// it found at the run's end (see_omissions).
+    [[nodiscard]] virtual auto checks_footprints() const -> bool { return false; }
+    /// With checks_footprints: resources the check takes out of every
+    /// step's footprint (a mutation its tests must see caught).
+    [[nodiscard]] virtual auto footprint_left_out() const -> Footprint { return {}; }
+    virtual void see_omissions(std::span<const FootprintOmission> omissions, std::uint64_t steps_checked) {
+        static_cast<void>(omissions);
+        static_cast<void>(steps_checked);
+    }
 };
 
 enum class StepOutcome : std::uint8_t {
@@ -204,6 +226,7 @@ public:
         task.last_point = &point;
         if (!point.covers_before) step_footprint_ |= task.uncovered;
         task.uncovered = Footprint{};
+        task.through = Footprint{};
         hits_[point.id]++;
         leave_for_scheduler(task);
     }
@@ -255,6 +278,16 @@ public:
             return;
         }
         tasks_[current_]->uncovered = footprint;
+    }
+
+    /// What the running task's code from here to its next yield point
+    /// touches, where the point there may declare less (a helper that many
+    /// operations call, such as jbd2's wait for log space): it reaches every
+    /// step of the stretch, this one, those after its waits, and the one
+    /// that ends at the point.
+    void touch_to_next_point(Footprint footprint) {
+        step_footprint_ |= footprint;
+        if (current_ != no_task) tasks_[current_]->through |= footprint;
     }
 
     // ---- Timers, from anywhere. ----
@@ -347,6 +380,30 @@ public:
     /// the charged budgets spent.
     void hash_engine(StateHash& out) const;
     [[nodiscard]] auto resource_hasher() const -> ResourceHasher* { return hasher_; }
+    /// Check mode for footprints (--check-footprints): from now on every task
+    /// step hashes each resource through `hasher` before and after it runs,
+    /// and a resource whose hash the step changed without its footprint
+    /// naming it is an omission: a step that wrote it would commute, for
+    /// sleep sets and dpor, with one that reads it (but for the hasher's
+    /// commuting() resources). Reads leave no trace in a hash, so only
+    /// writes are checked.
+    /// `left_out`: resources taken out of every step's footprint for the
+    /// comparison only (a mutation for tests).
+    void check_footprints(ResourceHasher* hasher, Footprint left_out = {}) {
+        footprint_hasher_ = hasher;
+        footprint_left_out_ = left_out;
+        if (footprint_before_ == nullptr) {
+            footprint_before_ = std::make_unique<ResourceHashes>();
+            footprint_after_ = std::make_unique<ResourceHashes>();
+        }
+    }
+    /// What check_footprints found: each (start point, end, resource) once,
+    /// in the order first seen.
+    [[nodiscard]] auto footprint_omissions() const -> const std::vector<FootprintOmission>& {
+        return omissions_;
+    }
+    /// Steps check_footprints compared (none when a hash failed).
+    [[nodiscard]] auto footprint_steps_checked() const -> std::uint64_t { return footprint_steps_; }
     /// False once a hash failed in this run: no state of it may be remembered.
     [[nodiscard]] auto reads_known() const -> bool { return hasher_ != nullptr && !reads_lost_; }
     /// The engine's part of a state: every task's (hash_task), then the rest
@@ -379,6 +436,7 @@ private:
         std::uint64_t reads = 0;
         std::uint64_t arguments = 0;  // spawn's
         Footprint uncovered;          // cover()'s, until the next yield point
+        Footprint through;            // touch_to_next_point()'s, until the next yield point
         /// The live locals of the functions it is in (sim/live.hpp), outermost first.
         std::vector<const LiveFrame*> frames;
     };
@@ -515,6 +573,16 @@ private:
     void release_cpu();
     std::exception_ptr failure_;
     ResourceHasher* hasher_ = nullptr;  // remember_reads
+    ResourceHasher* footprint_hasher_ = nullptr;  // check_footprints
+    std::unique_ptr<ResourceHashes> footprint_before_;
+    std::unique_ptr<ResourceHashes> footprint_after_;
+    Footprint footprint_left_out_;
+    std::vector<FootprintOmission> omissions_;
+    std::uint64_t footprint_steps_ = 0;
+    /// check_footprints' hashes before a step; false when one failed.
+    auto hash_before_footprint_check() -> bool;
+    /// check_footprints' comparison of the step `task` just ran from `start`.
+    void compare_footprint(const Task& task, const YieldPoint* start);
     std::unique_ptr<ResourceHashes> before_;  // the hashes before the running step
     bool reads_lost_ = false;
     /// Folds the hashes `before` (taken before the step) of the bits the

@@ -18,6 +18,8 @@ struct VisitedSearch {
     std::string omit{};
     std::uint64_t schedules = 2'000'000;
     bool kernel_nondeterminism = true;
+    bool check_footprints = false;
+    std::string footprint_left_out{};
 };
 
 inline auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions,
@@ -38,6 +40,8 @@ inline auto search(const std::string& path, const std::string& variant, std::uin
     request.states = key.states;
     request.check_fingerprints = key.check;
     request.fingerprint_omit = key.omit;
+    request.check_footprints = key.check_footprints;
+    request.footprint_left_out = key.footprint_left_out;
     return runner::fuzz(simulation, request);
 }
 

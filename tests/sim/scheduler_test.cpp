@@ -379,6 +379,47 @@ TEST_CASE("scheduler: cover reaches the steps of its stretch that end at a wait 
     CHECK_FALSE(scheduler.last_footprint().meets(covered));
 }
 
+namespace {
+/// Two values, each a resource of its own, for check_footprints.
+class TwoValues final : public sim::ResourceHasher {
+public:
+    std::uint64_t declared_value = 0;
+    std::uint64_t other_value = 0;
+    auto hash_resources(sim::ResourceHashes& out) -> bool override {
+        out.add(sim::resource("test.scheduler_test.declared"), declared_value);
+        out.add(sim::resource("test.scheduler_test.other"), other_value);
+        return true;
+    }
+    auto hash_outside(sim::StateHash& /*out*/) -> bool override { return true; }
+};
+}  // namespace
+
+TEST_CASE("scheduler: check_footprints names a step that changed a resource its footprint leaves out") {
+    // The step from `declared` to `declared` may change the declared value;
+    // the one that also changes the other value, which no point names and
+    // no lock reports, is an omission, named by its task, points and resource.
+    TwoValues values;
+    sim::Scheduler scheduler({}, nullptr);
+    scheduler.check_footprints(&values);
+    scheduler.spawn("writer", [&] {
+        sim::yield(declared);
+        values.declared_value++;
+        sim::yield(declared);
+        values.other_value++;
+        sim::yield(declared);
+        values.other_value++;
+        sim::current_scheduler().touch(sim::resource("test.scheduler_test.other"));
+    });
+    for (int i = 0; i < 4; i++) run_task(scheduler, 0);
+    CHECK(scheduler.footprint_steps_checked() == 4);
+    REQUIRE(scheduler.footprint_omissions().size() == 1);
+    const sim::FootprintOmission& omission = scheduler.footprint_omissions().front();
+    CHECK(omission.task == "writer");
+    CHECK(omission.from == "test.scheduler_test.cover_declared");
+    CHECK(omission.to == "test.scheduler_test.cover_declared");
+    CHECK(omission.resource == "test.scheduler_test.other");
+}
+
 TEST_CASE("scheduler: a nested scheduler restores the outer one when destroyed") {
     sim::Scheduler outer({}, nullptr);
     CHECK(&sim::current_scheduler() == &outer);
