@@ -23,6 +23,7 @@ void PageReclaim::balance(const ReclaimTarget& target) {
     if (cached <= limit_) return;
     kswapd_wait_.wake_all();
     if (cached > limit_ + batch_) {
+        sim::current_scheduler().touch(target.footprint);
         direct_reclaims_++;
         shrink(target, cached - limit_, "direct reclaim");
     }
@@ -32,6 +33,9 @@ void PageReclaim::kswapd(const ReclaimTarget& target) {
     const PageCache& cache = target.cache;
     for (;;) {
         while (cache.pages() <= limit_) kswapd_wait_.wait();
+        // From its wake-up to the hook's first yield point, or to its next
+        // sleep when it frees nothing.
+        sim::cover(target.footprint);
         const std::uint64_t freed = shrink(target, cache.pages() - (limit_ - batch_), "kswapd");
         // Nothing reclaimable (every page dirty or under writeback): sleep
         // until the next allocation over the limit wakes it.

@@ -35,11 +35,13 @@ inline constexpr sim::Duration reclaim_page = 500;  // ns
 using ReleaseFolio = std::function<bool(std::uint32_t file, std::uint64_t page)>;
 
 /// What reclaim works on: a model's page cache, its files' names (for the
-/// story) and its release hook.
+/// story) and its release hook, and what the two touch (the footprint of a
+/// reclaim pass that reaches no yield point of the hook's).
 struct ReclaimTarget {
     PageCache& cache;
     const std::vector<std::string>& file_names;
     ReleaseFolio release_folio;
+    sim::Footprint footprint;
 };
 
 class PageReclaim {

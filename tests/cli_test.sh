@@ -262,7 +262,7 @@ run_cs "$TMP/walks.out" "$TMP/walks.err" fuzz "$SCEN" --variant fix-1 --strategy
 expect_egrep "fuzz --walks 8 takes its 8 walks in a dfs run's first line" '^estimate \(8 Knuth walks, seed 0\)' "$TMP/walks.out"
 if grep -q "walks stopped at" "$TMP/walks.out"; then not_ok "fuzz --walks 8 is not capped" "$(show "$TMP/walks.out")"; else ok "fuzz --walks 8 is not capped"; fi
 # fuzz --estimate on dfs: stratified probes (heuristic sampling), close to the
-# search (14,925 schedules at dfs:1); --walks N asks for Knuth's walks instead.
+# search (14,871 schedules at dfs:1); --walks N asks for Knuth's walks instead.
 run_cs "$TMP/strat.out" "$TMP/strat.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate
 expect_rc "fuzz --estimate on dfs" 0 "$TMP/strat.out" "$TMP/strat.err"
 expect_egrep "fuzz --estimate on dfs takes two stratified probes and says its runs" \
@@ -273,7 +273,7 @@ expect_egrep "fuzz --estimate --probes 1" '^estimate \(1 stratified probe, seed 
 run_cs "$TMP/knuthw.out" "$TMP/knuthw.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --estimate --walks 4
 expect_egrep "fuzz --estimate --walks 4 takes Knuth's walks" '^estimate \(4 Knuth walks, seed 0\)' "$TMP/knuthw.out"
 # Under a bound dpor runs without sleep sets and takes more schedules than
-# they do on this race (33,421 against 14,925 at dfs:1); what it must keep is
+# they do on this race (33,421 against 14,871 at dfs:1); what it must keep is
 # every crash state: the same distinct crash states as the unreduced search.
 dpor_n=$(distinct_of "$TMP/dpor.out")
 nodpor_n=$(distinct_of "$TMP/nodpor.out")
@@ -320,6 +320,18 @@ expect_egrep "check mode says what it compared" \
     "$TMP/check.out"
 expect_egrep "check mode counts the key hits that are collisions" \
     '^fingerprint check: 0 key hits whose states differ in what the key hashes' "$TMP/check.out"
+# The footprint check: every task step's footprint against what it changed.
+run_cs "$TMP/fpcheck.out" "$TMP/fpcheck.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --check-footprints \
+    --quiet --out "$TMP/fix1"
+expect_rc "fuzz --check-footprints" 0 "$TMP/fpcheck.out" "$TMP/fpcheck.err"
+expect_egrep "the footprint check says what it compared and found" \
+    '^footprint check: [1-9][0-9]* task steps compared, 0 kind\(s\) of step changed a resource' "$TMP/fpcheck.out"
+run_cs "$TMP/fpomit.out" "$TMP/fpomit.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:0 --check-footprints \
+    --footprint-omit btrfs.em_tree --quiet --out "$TMP/fix1"
+expect_rc "fuzz --check-footprints catches a resource left out of every footprint" 5 "$TMP/fpomit.out" \
+    "$TMP/fpomit.err"
+expect_egrep "the footprint check names the task, the points and the resource" \
+    '^footprint check: [a-z]+, from [a-z._]+ to [a-z._() ]+, changed btrfs.em_tree$' "$TMP/fpomit.out"
 
 # ---------------------------------------------------------------- list
 run_cs "$TMP/list.out" "$TMP/list.err" list
@@ -519,6 +531,14 @@ bad_flag "fuzz --dpor --jobs 2 without --split-depth" \
 bad_flag "fuzz --dpor with --no-reduction" "crashsim: --dpor: expected no --no-reduction (dpor is a reduction), got both" -- \
     fuzz "$SCEN" --variant fix-1 --strategy dfs:1 --dpor --no-reduction --out "$TMP/flag"
 bad_flag "fuzz --schedules abc" "crashsim: " -- fuzz "$SCEN" --schedules abc --out "$TMP/flag"
+bad_flag "fuzz --check-footprints with random" \
+    "crashsim: --check-footprints: expected only with --strategy dfs, got it with \"random\"" -- \
+    fuzz "$SCEN" --strategy random --check-footprints --out "$TMP/flag"
+bad_flag "fuzz --footprint-omit without --check-footprints" \
+    "crashsim: --footprint-omit: expected --check-footprints, got none" -- \
+    fuzz "$SCEN" --strategy dfs:0 --footprint-omit btrfs.em_tree --out "$TMP/flag"
+bad_flag "fuzz --check-footprints --jobs 2" "crashsim: --check-footprints: expected one job and no shard" -- \
+    fuzz "$SCEN" --strategy dfs:0 --check-footprints --jobs 2 --out "$TMP/flag"
 bad_flag "fuzz --out /nonexistent/dir" "crashsim: --out" -- fuzz "$SCEN" --out /nonexistent/dir
 bad_flag "fuzz --variant nosuch" "crashsim: $SCEN: \$.variants" -- fuzz "$SCEN" --variant nosuch --out "$TMP/flag"
 bad_flag "run --variant nosuch" "crashsim: $SCEN: \$.variants" -- \

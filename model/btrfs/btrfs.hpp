@@ -417,6 +417,9 @@ public:
     /// Every counter the model keeps, registered once (super.cpp).
     static const CounterTable<Btrfs, Counters> counter_table;
     auto hash_resources(sim::ResourceHashes& out) const -> bool override;
+    [[nodiscard]] auto op_footprint(const OpCall& call) const -> sim::Footprint override;
+    /// A write's op_footprint.
+    [[nodiscard]] static auto write_footprint() -> sim::Footprint;
 
 private:
     // fingerprint.cpp: hash_resources' parts.

@@ -50,6 +50,10 @@ auto Btrfs::alloc_data_ondemand(std::uint32_t file, std::uint64_t pages) -> bool
     for (int need_commit = 2;;) {
         SIM_LIVE(need_commit);
         if (data_space_fits(pages)) return true;
+        // The flush and commit below yield at points that declare none of
+        // the write's parts (op_footprint: the write read and changed them
+        // before).
+        sim::current_scheduler().touch(write_footprint());
         need_commit--;
         SIM_NOTE("ENOSPC for " + std::to_string(pages) + " page(s) of inode " + name(file) +
                  ": btrfs_alloc_data_chunk_ondemand " +

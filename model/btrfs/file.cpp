@@ -82,7 +82,12 @@ void Btrfs::buffered_write_passes(std::uint32_t file, std::uint64_t start, std::
             // The passes before this one have copied their pages already,
             // and btrfs_dirty_pages raised i_size to their end.
             if (dirtied < reserved) dirty_range(file, dirtied, reserved, version);
-            if (reserved > start) inode.size_bytes = std::max(inode.size_bytes, bytes(reserved));
+            if (reserved > start) {
+                inode.size_bytes = std::max(inode.size_bytes, bytes(reserved));
+                // The flush below yields at the flusher's and the commit's
+                // points, which declare no inode.
+                sim::current_scheduler().touch(sim::resource("btrfs.inode"));
+            }
             dirtied = reserved;
             if (!alloc_data_ondemand(file, chunk)) break;
         }

@@ -92,6 +92,53 @@ auto Btrfs::execute(const OpCall& call) -> OpResult {
     return OpResult::ok;
 }
 
+namespace {
+auto parts(std::initializer_list<std::string_view> names) -> sim::Footprint {
+    sim::Footprint footprint;
+    for (const std::string_view name : names) footprint |= sim::resource(name);
+    return footprint;
+}
+/// An inode's data path: its fields, extent maps, io tree, ordered extents,
+/// pages and the data allocator.
+auto inode_data() -> const sim::Footprint& {
+    static const sim::Footprint data = parts({"btrfs.inode", "btrfs.em_tree", "btrfs.io_tree",
+                                              "btrfs.ordered", "btrfs.page_cache", "btrfs.allocator"});
+    return data;
+}
+}  // namespace
+
+auto Btrfs::write_footprint() -> sim::Footprint {
+    // The inode lock, ordered extents, page reclaim (btrfs_releasepage), the
+    // space reservation, last_sub_trans from the root's log_transid.
+    static const sim::Footprint write = inode_data() | parts({"btrfs.log", "btrfs.transaction"});
+    return write;
+}
+
+auto Btrfs::op_footprint(const OpCall& call) const -> sim::Footprint {
+    // What an operation may touch from its start to its first yield point
+    // (or its end, when it reaches none), blocked or not on the way; locks
+    // and wait queues report their own.
+    switch (op_of<Op>(call)) {
+        // join_transaction, the inode and its item in the subvolume tree.
+        case Op::create: return parts({"btrfs.inode", "btrfs.fs_tree", "btrfs.transaction"});
+        // ENOSPC's flush and commit report the write's parts themselves
+        // (alloc_data_ondemand).
+        case Op::write: return write_footprint();
+        // Dirty pages found and locked, the extent reserved, the ordered
+        // extent and the pinned extent map created.
+        case Op::writeback: return inode_data();
+        // btrfs_releasepage: the page, i_size, the extent maps, NEEDS_FULL_SYNC.
+        case Op::release_pages: return points::release_before_em_lock.touches;
+        // F1's writeback, up to fsync.after_start_writeback.
+        case Op::fsync: return inode_data() | parts({"btrfs.log"});
+        // The commit's start, up to commit.after_writers.
+        case Op::commit: return points::commit_after_writers.touches;
+        // Every inode's writeback and ordered extents, then a commit.
+        case Op::sync: return sim::footprint_all.without(sim::self_reported());
+    }
+    return sim::footprint_all;
+}
+
 auto Btrfs::counters() const -> std::map<std::string, std::uint64_t> {
     return counter_values(counter_table, *this, counters_, device_.counters());
 }

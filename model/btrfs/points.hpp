@@ -3,7 +3,9 @@
 // Each names what the code on either side of it touches (sim/yield_point.hpp):
 // the inode's fields (size, flags, last_trans), its extent map tree, io tree
 // and pages, the ordered extents, the running transaction, the subvolume tree,
-// the log, metadata objects and the data allocator.
+// the log, metadata objects and the data allocator; the checksum trees by
+// their locks' names (csum_root.lock, log_root.lock). `crashsim fuzz
+// --check-footprints` names a step that changes a part its points leave out.
 #include "sim/yield_point.hpp"
 
 namespace model::btrfs::points {
@@ -11,11 +13,11 @@ using sim::register_yield_point;
 
 inline const sim::YieldPoint write_after_dirty = register_yield_point(
     "btrfs.write.after_dirty", "buffered write dirtied its pages and marked them delalloc",
-    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode"});
+    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.allocator", "btrfs.log"});
 inline const sim::YieldPoint direct_write_done = register_yield_point(
     "btrfs.write.direct_done", "an O_DIRECT write's bio completed; its ordered extent is queued to endio",
     {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.em_tree", "btrfs.io_tree",
-     "btrfs.allocator"});
+     "btrfs.allocator", "btrfs.log"});
 inline const sim::YieldPoint flusher_after_delalloc = register_yield_point(
     "btrfs.flusher.after_delalloc",
     "run_delalloc_range created the pinned extent map and the ordered extent (range LOCKED)",
@@ -66,7 +68,7 @@ inline const sim::YieldPoint sync_log_root_released = register_yield_point(
     "btrfs.sync_log.root_released",
     "the leader started the log write and released log_mutex: later fsyncs join the next log "
     "transaction",
-    {"btrfs.log", "btrfs.transaction", "btrfs.meta"});
+    {"btrfs.log", "btrfs.transaction", "btrfs.meta", "log_root.lock"});
 inline const sim::YieldPoint sync_log_after_log_write = register_yield_point(
     "btrfs.sync_log.after_log_write", "the log tree blocks are written (not yet flushed)",
     {"btrfs.log", "btrfs.transaction", "btrfs.meta", "btrfs.inode", "btrfs.em_tree"});
@@ -78,14 +80,14 @@ inline const sim::YieldPoint commit_after_writers = register_yield_point(
     {"btrfs.transaction", "btrfs.fs_tree", "btrfs.meta", "btrfs.log"});
 inline const sim::YieldPoint commit_after_tree_write = register_yield_point(
     "btrfs.commit.after_tree_write", "the transaction's tree blocks are written (not yet flushed)",
-    {"btrfs.transaction", "btrfs.fs_tree", "btrfs.meta", "btrfs.log"});
+    {"btrfs.transaction", "btrfs.fs_tree", "btrfs.meta", "btrfs.log", "csum_root.lock", "log_root.lock"});
 inline const sim::YieldPoint commit_super_durable = register_yield_point(
     "btrfs.commit.super_durable", "FLUSH then superblock FUA: the transaction is committed",
-    {"btrfs.transaction", "btrfs.meta", "btrfs.log"});
+    {"btrfs.transaction", "btrfs.meta", "btrfs.log", "csum_root.lock", "log_root.lock"});
 inline const sim::YieldPoint write_enospc = register_yield_point(
     "btrfs.write.enospc",
     "a write could not reserve data space after flushing delalloc and committing: -ENOSPC or a short write",
-    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.allocator"});
+    {"btrfs.ordered", "btrfs.page_cache", "btrfs.inode", "btrfs.allocator", "btrfs.log"});
 
 /// Every point above, so that whoever lists the model links (and registers) them.
 inline const sim::YieldPoint* const all[] = {

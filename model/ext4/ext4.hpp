@@ -207,6 +207,7 @@ public:
     /// Every counter the model keeps, registered once (super.cpp).
     static const CounterTable<Ext4, Counters> counter_table;
     auto hash_resources(sim::ResourceHashes& out) const -> bool override;
+    [[nodiscard]] auto commuting_parts() const -> sim::Footprint override;
 
     /// Layout: superblock, journal superblock, log, then the block groups.
     static auto journal_length(std::uint32_t block_size, std::uint64_t device_blocks,
@@ -393,6 +394,10 @@ private:
     /// whose steps that end at a wait or at the task's end touch them.
     static void cover(std::initializer_list<std::string_view> names) {
         if (sim::has_current_scheduler()) sim::current_scheduler().cover(footprint_of(names));
+    }
+    /// sim::Scheduler::touch_to_next_point of the parts `names`.
+    static void touch_to_next_point(std::initializer_list<std::string_view> names) {
+        if (sim::has_current_scheduler()) sim::current_scheduler().touch_to_next_point(footprint_of(names));
     }
     static auto footprint_of(std::initializer_list<std::string_view> names) -> sim::Footprint {
         sim::Footprint footprint;

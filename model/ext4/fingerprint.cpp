@@ -14,6 +14,7 @@ struct Resources {
     sim::Footprint journal = sim::resource(points::journal);
     sim::Footprint checkpoint = sim::resource(points::checkpoint);
     sim::Footprint log = sim::resource(points::log);
+    sim::Footprint objects = sim::resource(points::objects);
     sim::Footprint buffer = sim::resource(points::buffer);
     sim::Footprint inode = sim::resource(points::inode);
 };
@@ -66,6 +67,9 @@ void Ext4::hash_journal(sim::ResourceHashes& out) const {
         }
         journal.add(transaction.t_inode_list.size());
         for (const std::uint32_t file : transaction.t_inode_list) journal.add(file);
+        // Only the checkpoint lists: a transaction starting (journal_start)
+        // changes the journal, not them.
+        if (transaction.t_checkpoint_list.empty()) continue;
         checkpoint.add(tid);
         hash_blocks(checkpoint, transaction.t_checkpoint_list);
     }
@@ -112,6 +116,8 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     out.add(resources().buffer, buffers.value());
 }
 
+auto Ext4::commuting_parts() const -> sim::Footprint { return resources().objects; }
+
 auto Ext4::hash_resources(sim::ResourceHashes& out) const -> bool {
     const Resources& named = resources();
     hash_journal(out);
@@ -119,9 +125,11 @@ auto Ext4::hash_resources(sim::ResourceHashes& out) const -> bool {
     sim::StateHash log(j_head_);
     log.add(j_tail_);
     log.add(j_tail_sequence_);
-    // The objects the device's contents name (Content::meta ids).
-    if (!meta_objects_.hash_into(log)) return false;
     out.add(named.log, log.value());
+    // The objects the device's contents name (Content::meta ids).
+    sim::StateHash objects;
+    if (!meta_objects_.hash_into(objects)) return false;
+    out.add(named.objects, objects.value());
     sim::StateHash inodes(data_in_flight_);
     for (const Inode& inode : inodes_) {
         inodes.add(inode.ino);

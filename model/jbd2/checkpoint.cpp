@@ -23,8 +23,9 @@ auto Ext4::log_space_left() const -> std::uint64_t {
 void Ext4::log_wait_for_space() {
     // __jbd2_log_wait_for_space.
     while (log_space_left() < max_transaction_buffers_) {
-        // The checkpoint may run from here, in a stretch the caller's points do not cover.
-        cover({points::journal, points::checkpoint, points::buffer, points::log});
+        // The checkpoint may run from here, in a stretch the caller's points
+        // (jbd2.handle.get_write_access) do not declare.
+        touch_to_next_point({points::journal, points::checkpoint, points::buffer, points::log});
         j_checkpoint_mutex_.lock();
         if (log_space_left() >= max_transaction_buffers_) {
             j_checkpoint_mutex_.unlock();

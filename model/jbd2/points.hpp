@@ -34,6 +34,10 @@ using sim::register_yield_point;
 inline constexpr std::string_view journal = "jbd2.journal";
 inline constexpr std::string_view checkpoint = "jbd2.checkpoint";
 inline constexpr std::string_view log = "jbd2.log";
+/// The stored metadata objects the device's contents name (Content::meta
+/// ids): immutable once stored, so stores commute up to their ids, which
+/// crash states compare by content; no point declares them.
+inline constexpr std::string_view objects = "jbd2.objects";
 inline constexpr std::string_view buffer = "buffer.state";
 inline constexpr std::string_view inode = "ext4.inode";
 

@@ -87,7 +87,10 @@ auto Xfs::execute(const OpCall& call) -> OpResult {
     counters_.by_op[task_op_[task]].ops++;
     const auto [start, end] = call.blocks(block_size_);
     // The task's open file samples wb_err at its first operation (do_dentry_open).
-    if (device_.faults().write_errors) open_files_.cursor(call.file, inodes_[call.file].errors.wb_err);
+    if (device_.faults().write_errors) {
+        open_files_.cursor(call.file, inodes_[call.file].errors.wb_err);
+        touch(points::parts().open_files);
+    }
     bool short_write = false;  // a write copied call.copied bytes only
     // sb_start_write: blocks once freeze_super reached SB_FREEZE_WRITE.
     const bool write_protected = takes_write_protection(op_of<Op>(call));

@@ -75,6 +75,13 @@ void Xfs::hash_io(sim::ResourceHashes& out) const {
     out.add(named.page_cache, pages.value());
 }
 
+auto Xfs::commuting_parts() const -> sim::Footprint {
+    // The freeze levels' writer counts, m_active_trans and each task's own
+    // operation: their updates commute, and the freezer and godown, which
+    // read the counts, touch everything (points.hpp, Parts).
+    return points::parts().freeze | points::parts().mount;
+}
+
 auto Xfs::hash_resources(sim::ResourceHashes& out) const -> bool {
     const points::Parts& named = points::parts();
     hash_inodes(out);

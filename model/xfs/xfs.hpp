@@ -394,6 +394,7 @@ public:
     void start_daemons() override;
     /// The model's state per footprint resource, for visited states (fingerprint.cpp).
     auto hash_resources(sim::ResourceHashes& out) const -> bool override;
+    [[nodiscard]] auto commuting_parts() const -> sim::Footprint override;
 
 private:
     /// xlog_recover and the mount around it: recover() and

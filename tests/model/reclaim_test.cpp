@@ -67,7 +67,8 @@ TEST_CASE(
                                           if (page == 3) return false;
                                           cache.remove(file, page, page + 1);
                                           return true;
-                                      }};
+                                      },
+                                      sim::footprint_all};
     in_task([&] { reclaim.balance(target); });
     CHECK(reclaim.direct_reclaims() == 1);
     // Down to the limit: 36 pages freed, the oldest first, page 3 kept.
@@ -93,7 +94,8 @@ TEST_CASE(
     const model::ReclaimTarget target{cache, names, [&](std::uint32_t, std::uint64_t) {
                                           offered = true;
                                           return true;
-                                      }};
+                                      },
+                                      sim::footprint_all};
     in_task([&] { reclaim.balance(target); });
     CHECK(reclaim.direct_reclaims() == 0);
     CHECK(reclaim.pages_reclaimed() == 0);

@@ -316,7 +316,7 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
     variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
-    // The dfs:1 proof takes 14,925 schedules: 50 would leave it incomplete
+    // The dfs:1 proof takes 14,871 schedules: 50 would leave it incomplete
     // (not met), the dfs cap lets it finish while random still runs 50.
     const runner::CheckRow capped = runner::check_variant(scenario, variant, fixed_clock);
     INFO(capped.detail);
@@ -325,7 +325,7 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
     INFO(row.detail);
     CHECK(row.met);
-    CHECK(row.schedules == 1 + 50 + 14925);
+    CHECK(row.schedules == 1 + 50 + 14871);
 }
 
 TEST_CASE("scenario: check_variant is not met when the expectation is wrong" *
