@@ -247,6 +247,8 @@ void Xfs::inactive(std::uint32_t file) {
     // xfs_defer_finish_noroll rolls once (EFI, then EFD in the new handle).
     auto tp = trans_alloc("xfs_inactive_ifree");
     if (!tp) return;
+    // After the truncate's points, which declare the data path only.
+    touch(points::parts().inode | points::parts().ialloc);
     inode.exists = false;
     tp->inodes.push_back(file);
     const std::uint32_t chunk = chunk_of_[file];
