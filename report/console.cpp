@@ -318,12 +318,14 @@ auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& 
     std::string out;
     const auto states = static_cast<double>(dfs.states);
     appendf(out,
-            "visited states: %llu distinct remembered (key: %s), %llu runs cut at a visited state; "
+            "visited states: %llu distinct remembered (key: %s), %llu runs cut at a visited state "
+            "(%llu first reached with fewer I/O reorderings, daemon wake-ups or I/O errors spent); "
             "64-bit keys: a collision, which could only cut a run too many, has probability at most %.2g\n",
             static_cast<ull>(dfs.states),
             request.states == sim::VisitedKey::locals ? "the tasks' declared live locals"
                                                       : "the tasks' reads",
-            static_cast<ull>(dfs.cut_visited), states * states / 3.6893488147419103e19);
+            static_cast<ull>(dfs.cut_visited), static_cast<ull>(dfs.cut_fewer_charges),
+            states * states / 3.6893488147419103e19);
     if (dfs.dropped != 0) {
         appendf(out,
                 "visited states: %llu states not remembered: the table reached its bound of %llu MiB per job "

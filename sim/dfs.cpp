@@ -22,6 +22,7 @@ auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     pruned_bound += other.pruned_bound;
     abandoned += other.abandoned;
     cut_visited += other.cut_visited;
+    cut_fewer_charges += other.cut_fewer_charges;
     unhashed += other.unhashed;
     states += other.states;
     dropped += other.dropped;

@@ -74,6 +74,10 @@ struct DfsStats {
     std::uint64_t pruned_bound = 0;     // alternatives beyond the preemption bound
     std::uint64_t abandoned = 0;        // runs cut where every choice was asleep
     std::uint64_t cut_visited = 0;      // runs cut at a visited state (VisitedKey)
+    // Of cut_visited: at a state first reached with fewer charged choices
+    // spent (I/O reorderings, daemon wake-ups, I/O errors), compared as a
+    // budget rather than keyed.
+    std::uint64_t cut_fewer_charges = 0;
     std::uint64_t unhashed = 0;         // decisions whose state could not be hashed (never cut)
     std::uint64_t states = 0;           // distinct states remembered (VisitedKey::reads, locals)
     // States not remembered because the table had reached its memory bound
@@ -317,6 +321,9 @@ private:
         std::uint32_t preemptions;
         std::uint64_t steps;
         std::vector<std::uint64_t> sleep;  // task keys, sorted
+        // The charged choices spent (Scheduler::io_reorders_used,
+        // daemon_wakeups_used, io_errors_used): a budget, as preemptions.
+        std::array<std::uint32_t, 3> charges{};
         std::uint32_t run = no_trail;      // check mode: its run (marks_) and
         std::uint32_t mark = 0;            //   the run's mark of it
     };

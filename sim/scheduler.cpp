@@ -615,7 +615,6 @@ void Scheduler::hash_engine(StateHash& out) const {
         out.add(timer->failable ? 1 : 0);
     }
     out.add(engine_timers_added_);
-    for (const std::uint32_t used : {io_reorders_used_, daemon_wakeups_used_, io_errors_used_}) out.add(used);
     for (const TaskId holder : cpu_holder_) out.add(holder);
     for (const TaskId waiter : cpu_waiters_) out.add(waiter);
 }

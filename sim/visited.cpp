@@ -147,6 +147,8 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     }
     if (tree_.checking_) check_decision(scheduler, parts_);
     DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
+    visit.charges = {scheduler.io_reorders_used(), scheduler.daemon_wakeups_used(),
+                     scheduler.io_errors_used()};
     for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
     std::sort(visit.sleep.begin(), visit.sleep.end());
     const std::uint64_t key = parts_.key() & tree_.key_mask_;
@@ -154,7 +156,10 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     if (found != tree_.visits_.end()) {
         for (const DfsTree::Visit& first : found->second) {
             if (!covers(first, visit)) continue;
-            if (!tree_.checking_) return true;
+            if (!tree_.checking_) {
+                if (tree_.owned_ && first.charges != visit.charges) tree_.stats_.cut_fewer_charges++;
+                return true;
+            }
             // Check mode compares the parts, not their 64-bit key: a first
             // visit that differs in what the key hashes is a collision.
             const bool marked = first.run != DfsTree::no_trail;
@@ -163,8 +168,11 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
                 continue;
             }
             // Follow the first visit's run from its mark of this state (not
-            // a visit of this same run: that is a cycle).
-            if (following_ == DfsTree::no_trail && marked && first.run != run_) {
+            // a visit of this same run: that is a cycle). Only with the same
+            // charged choices spent: with fewer, the first run may list a
+            // charged timer the revisit cannot, which is the budget, not the key.
+            if (following_ == DfsTree::no_trail && marked && first.run != run_ &&
+                first.charges == visit.charges) {
                 following_ = first.run;
                 followed_ = first.mark;
                 follow_end_ = first.mark + check_decisions + 1;
@@ -182,6 +190,11 @@ auto DfsStrategy::covers(const DfsTree::Visit& first, const DfsTree::Visit& visi
     // that slept on one is not compared.
     const bool timers_asleep =
         std::any_of(first.sleep.begin(), first.sleep.end(), [](std::uint64_t k) { return (k >> 63) != 0; });
+    // Charged choices, as preemptions, are a budget: a first visit that had
+    // spent no more of each had every choice the revisit has.
+    for (std::size_t i = 0; i < first.charges.size(); i++) {
+        if (first.charges[i] > visit.charges[i]) return false;
+    }
     return first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
            std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end());
 }

@@ -18,6 +18,7 @@ struct VisitedSearch {
     std::string omit{};
     std::uint64_t schedules = 2'000'000;
     bool kernel_nondeterminism = true;
+    bool io_reorders_only = false;  // with kernel_nondeterminism off: the scenario's I/O reorderings kept
     bool check_footprints = false;
     std::string footprint_left_out{};
 };
@@ -28,7 +29,7 @@ inline auto search(const std::string& path, const std::string& variant, std::uin
     runner::Simulation simulation(scenario, *scenario.find_variant(variant));
     if (!key.kernel_nondeterminism) {
         loader::ExploreBounds none = simulation.bounds();
-        none.io_reorders = 0;
+        if (!key.io_reorders_only) none.io_reorders = 0;
         none.daemon_wakeups = 0;
         none.recovery_crashes = 0;
         simulation.set_bounds(none);

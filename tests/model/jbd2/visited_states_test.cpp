@@ -42,6 +42,24 @@ TEST_CASE("jbd2 visited states: the same distinct crash states in fewer schedule
     CHECK(cached.schedules < full.schedules);
 }
 
+TEST_CASE("jbd2 visited states: charged choices are a budget, not a part of the key" *
+          doctest::test_suite("campaign")) {
+    // With one I/O reordering allowed, a state the search reaches again with
+    // the reordering spent was first reached with it unspent: cut there, and
+    // no distinct crash state is lost.
+    constexpr const char* enospc = "scenarios/jbd2/enospc-write.json";
+    const test_support::VisitedSearch reorders{.kernel_nondeterminism = false, .io_reorders_only = true};
+    test_support::VisitedSearch cached_reorders = reorders;
+    cached_reorders.states = sim::VisitedKey::locals;
+    const runner::FuzzReport full = search(enospc, "fix", 0, reorders);
+    const runner::FuzzReport cached = search(enospc, "fix", 0, cached_reorders);
+    REQUIRE(full.complete);
+    REQUIRE(cached.complete);
+    CHECK(cached.crash_states_distinct == full.crash_states_distinct);
+    CHECK(cached.dfs.cut_fewer_charges > 0);
+    CHECK(cached.schedules * 4 < full.schedules);
+}
+
 TEST_CASE("jbd2 visited states: the unfixed kernels still fail with the key on") {
     for (const char* variant : {"before-2-3", "v6.5"}) {
         CAPTURE(variant);
