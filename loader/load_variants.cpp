@@ -30,7 +30,7 @@ void Loader::read_checkers(const Json& value) {
 }
 
 auto Loader::read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget {
-    check_keys(value, json_path, {"strategies", "schedules", "dfs_schedules", "seed"},
+    check_keys(value, json_path, {"strategies", "schedules", "dfs_schedules", "seed", "states"},
                {"strategies", "schedules"});
     FuzzBudget budget;
     const auto& strategies = value.at("strategies");
@@ -55,7 +55,21 @@ auto Loader::read_budget(const Json& value, const std::string& json_path) const 
         if (!dfs) fail(json_path + ".dfs_schedules", "a dfs strategy in strategies to cap", "none");
     }
     if (value.contains("seed")) budget.seed = read_unsigned(value.at("seed"), json_path + ".seed");
+    if (value.contains("states")) {
+        budget.states = read_states(value.at("states"), json_path + ".states", budget);
+    }
     return budget;
+}
+
+auto Loader::read_states(const Json& value, const std::string& json_path, const FuzzBudget& budget) const
+    -> sim::VisitedKey {
+    const std::string key = read_choice(value, json_path, {"none", "locals", "reads"}, "");
+    const bool dfs =
+        std::any_of(budget.strategies.begin(), budget.strategies.end(),
+                    [](const sim::StrategySpec& s) { return s.kind == sim::StrategySpec::Kind::dfs; });
+    if (key != "none" && !dfs) fail(json_path, "a dfs strategy in strategies to remember states for", "none");
+    if (key == "locals") return sim::VisitedKey::locals;
+    return key == "reads" ? sim::VisitedKey::reads : sim::VisitedKey::none;
 }
 
 // Only canonical spellings ("pct:3", not "pct:03"), since strategies are printed back in

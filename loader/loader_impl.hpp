@@ -123,6 +123,8 @@ private:
     // load_variants.cpp: checkers, fuzz budgets, variants and their expectations.
     void read_checkers(const Json& value);
     auto read_budget(const Json& value, const std::string& json_path) const -> FuzzBudget;
+    auto read_states(const Json& value, const std::string& json_path, const FuzzBudget& budget) const
+        -> sim::VisitedKey;
     auto read_strategy(const Json& value, const std::string& json_path) const -> sim::StrategySpec;
     void read_variants(const Json& value);
     auto read_variant(const Json& value, const std::string& json_path) const -> Variant;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/dfs.hpp"
 #include "sim/strategy.hpp"
 
 namespace loader {
@@ -100,6 +101,9 @@ struct FuzzBudget {
     /// sample needs; 0: `schedules`.
     std::uint64_t dfs_schedules = 0;
     std::uint64_t seed = 0;
+    /// `states`: the dfs strategies remember visited states by this key
+    /// (`fuzz --states`, sim/visited.cpp); none: stateless.
+    sim::VisitedKey states = sim::VisitedKey::none;
 };
 
 struct Expectation {

@@ -862,6 +862,16 @@ void judge_attempt(CheckRow& row, const std::string& text, const FuzzRequest& re
     }
 }
 
+/// A dfs search that remembers visited states (the budget's `states`). It
+/// splits at a depth chosen for stateful_split_units whatever `jobs`, so its
+/// counts are the same for every --jobs. Returns the flags that rerun it.
+auto remember_states(Simulation& simulation, FuzzRequest& request, sim::VisitedKey key) -> std::string {
+    request.states = key;
+    request.split_depth = split_depth_for(estimate_search(simulation, request), stateful_split_units);
+    return std::string(" --states ") + (key == sim::VisitedKey::locals ? "locals" : "reads") +
+           " --split-depth " + std::to_string(request.split_depth);
+}
+
 /// A campaign of one of the expectation's strategies.
 void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts,
                     const sim::StrategySpec& strategy, std::uint32_t jobs,
@@ -878,6 +888,11 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts,
     request.jobs = jobs;
     request.progress = progress;
     request.verify_every = verify_every;
+    std::string flags;
+    const bool dfs = request.strategy.kind == sim::StrategySpec::Kind::dfs;
+    if (dfs && expect.fuzz.states != sim::VisitedKey::none) {
+        flags = remember_states(simulation, request, expect.fuzz.states);
+    }
     const FuzzReport report = fuzz(simulation, request);
     row.interrupted = row.interrupted || report.interrupted;
     row.verified += report.verified;
@@ -894,8 +909,12 @@ void check_strategy(CheckRow& row, Simulation& simulation, RowCounts& counts,
     const std::string command = "crashsim fuzz " + simulation.scenario().path + " --variant " +
                                 simulation.variant().name + " --strategy " + text + " --seed " +
                                 std::to_string(request.seed) + " --schedules " +
-                                std::to_string(request.schedules);
+                                std::to_string(request.schedules) + flags;
     judge_attempt(row, text, request, report, expect, command);
+    if (report.dfs.dropped != 0) {
+        row.detail += (row.detail.empty() ? "" : "; ") + text + ": " + std::to_string(report.dfs.dropped) +
+                      " visited state(s) not remembered (--max-memory), their revisits run again";
+    }
     if (!report.nondeterministic.empty()) {
         const Nondeterminism& first = report.nondeterministic.front();
         row.met = false;

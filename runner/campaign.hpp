@@ -215,6 +215,9 @@ auto estimate_search(Simulation& simulation, const FuzzRequest& request,
 auto split_depth_for(const SearchEstimate& estimate, double wanted) -> std::size_t;
 /// The units a split search asks for: 64 per shard, or per job unsharded.
 auto split_units_wanted(const FuzzRequest& request) -> double;
+/// The units `check` asks for when a budget remembers visited states, for
+/// every --jobs: each unit has a table of its own, so fewer units merge more.
+inline constexpr double stateful_split_units = 16;
 
 /// Runs the campaign (or, for dfs, the bounded exhaustive search).
 auto fuzz(Simulation& simulation, const FuzzRequest& request) -> FuzzReport;

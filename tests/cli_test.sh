@@ -821,7 +821,7 @@ fi
 # A campaign's budgets are totals: check --json and fuzz --result (times
 # aside) are the same for --jobs 1, 2 and 3, where dfs stops at its cap and
 # where it completes, and the merged dfs shards are the unsharded result.
-sed -e 's/"schedules": 10000, "dfs_schedules": 50000/"schedules": 300, "dfs_schedules": 12000/' \
+sed -e 's/"strategies": \["random", "pct:3", "dfs:2"\], "schedules": 10000, "dfs_schedules": 500000, "states": "locals"/"strategies": ["random", "pct:3", "dfs:1"], "schedules": 300, "dfs_schedules": 12000/' \
     scenarios/btrfs/kthread-commit-in-fast-fsync.json >"$TMP/capped.json"
 mkdir "$TMP/budgets"
 for j in 1 2 3; do

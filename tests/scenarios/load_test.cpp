@@ -451,6 +451,9 @@ const std::map<std::string, std::string> bad_input_messages = {
      "$.crash.unflushed: expected one of none, all, any-subset, prefix, got \"some\""},
     {"fuzz_dfs_schedules_without_dfs",
      "$.fuzz.dfs_schedules: expected a dfs strategy in strategies to cap, got none"},
+    {"fuzz_states_without_dfs",
+     "$.fuzz.states: expected a dfs strategy in strategies to remember states for, got none"},
+    {"fuzz_states_unknown", "$.fuzz.states: expected one of none, locals, reads, got \"all\""},
     {"bad_fuzz_strategy",
      "$.fuzz.strategies[1]: expected one of random, pct:D with D from 1 to 16, or dfs:P "
      "with P from 0 to 8, got \"pct:0\""},

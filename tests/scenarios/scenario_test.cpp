@@ -289,8 +289,8 @@ TEST_CASE("scenario: check_variant meets every variant's expectation (reduced bu
         loader::Variant variant = shipped;
         REQUIRE(!variant.expect.fuzz.strategies.empty());
         // For dfs the budget is a cap on an exhaustive search, which 5000 does
-        // not cover at two preemptions; the dfs tests below run it whole.
-        std::erase_if(variant.expect.fuzz.strategies, [](const auto& s) { return s.text() == "dfs:2"; });
+        // not cover at three preemptions; the dfs tests below run it whole.
+        std::erase_if(variant.expect.fuzz.strategies, [](const auto& s) { return s.text() == "dfs:3"; });
         variant.expect.fuzz.schedules = 5000;
         const runner::CheckRow row = runner::check_variant(scenario, variant, fixed_clock);
         INFO(row.detail);
@@ -315,7 +315,8 @@ TEST_CASE("scenario: expect.fuzz.dfs_schedules caps the dfs strategy only") {
     loader::Variant variant = *scenario.find_variant("fix-1");
     variant.expect.fuzz.strategies = test_support::strategy_specs({"random", "dfs:1"});
     variant.expect.fuzz.schedules = 50;
-    variant.expect.fuzz.dfs_schedules = 0;  // the file's 200,000: none
+    variant.expect.fuzz.dfs_schedules = 0;  // the file's 1,000,000: none
+    variant.expect.fuzz.states = sim::VisitedKey::none;
     // The dfs:1 proof takes 14,871 schedules: 50 would leave it incomplete
     // (not met), the dfs cap lets it finish while random still runs 50.
     const runner::CheckRow capped = runner::check_variant(scenario, variant, fixed_clock);
