@@ -324,12 +324,15 @@ auto DfsSearch::record(Unit& unit, const RunOutcome& outcome, Simulation& world)
     ScheduleResult result = summarize(outcome);
     // A dfs run evaluates crash states only past its fresh branch point,
     // so a replay of its choices compares steps and choices; a run the
-    // search abandoned has no whole choice list to replay.
+    // search abandoned has no whole choice list to replay. A run that ended
+    // at a violation is replayed to the crash that showed it: past it, the
+    // run would ask for choices the search never made.
     if (request_.verify_every != 0 && part.schedules % request_.verify_every == 0 && !outcome.abandoned) {
         result.verified = true;
+        const std::optional<CrashRecord> crash = outcome.violated() ? outcome.crash : std::nullopt;
         try {
             result.nondeterminism = verify_schedule(
-                outcome, [&] { return world.replay(outcome.choices, std::nullopt, true); }, false);
+                outcome, [&] { return world.replay(outcome.choices, crash, true); }, false);
         } catch (const sim::ReplayDiverged& diverged) {
             result.nondeterminism = std::string("the replay of its choices diverged: ") + diverged.what();
         }

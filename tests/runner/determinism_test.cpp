@@ -80,3 +80,17 @@ TEST_CASE("verify determinism: check marks a row whose campaign was not determin
     CHECK(sound.nondeterministic == 0);
     CHECK(broken.detail.rfind("nondeterminism (a crashsim defect): ", 0) == 0);
 }
+
+TEST_CASE("verify determinism: a dfs run that ends at a violation replays to its crash, and runs the same") {
+    // xfs falloc-k before-fix fails on the search's first schedule, at a
+    // crash before the tasks finish: its choices end there.
+    const loader::Scenario scenario = loader::load_scenario("scenarios/xfs/falloc-k-over-sized-file.json");
+    runner::Simulation simulation(scenario, *scenario.find_variant("before-fix"));
+    runner::FuzzRequest request;
+    REQUIRE(sim::parse_strategy("dfs:2", request.strategy));
+    request.verify_every = 1;
+    const runner::FuzzReport report = runner::fuzz(simulation, request);
+    REQUIRE(report.found);
+    CHECK(report.verified > 0);
+    CHECK(report.nondeterministic.empty());
+}
