@@ -120,6 +120,11 @@ struct MetaBlock {
     std::vector<InodeRecord> inodes;                             // inode table
     std::vector<std::pair<std::string, std::uint64_t>> entries;  // directory: name, inode
     std::vector<bool> bits;                                      // bitmaps
+    // The visited-state hash of the members above (hash_meta_blocks), kept
+    // for `version`: every change bumps it (Ext4::modify) before the block
+    // is hashed again, so a hash kept for the current version is current.
+    mutable std::uint64_t hashed_version = ~std::uint64_t{0};
+    mutable std::uint64_t content_hash = 0;
 };
 
 using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock, RevokeBlock>;
@@ -192,6 +197,10 @@ struct Counters {
     std::uint64_t transactions_dropped = 0;
     std::map<std::string, std::uint64_t> ops;
 };
+
+/// Tests: every metadata block hash kept for its version is recomputed and
+/// must agree (a change that did not bump `version` is a model defect).
+void verify_meta_block_hashes(bool on);
 
 class Ext4 final : public FileSystemBase<MetaObject> {
 public:

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "model/ext4/ext4.hpp"
 #include "runner/campaign.hpp"
 #include "tests/runner/visited_search.hpp"
 
@@ -58,6 +59,28 @@ TEST_CASE("jbd2 visited states: charged choices are a budget, not a part of the 
     CHECK(cached.crash_states_distinct == full.crash_states_distinct);
     CHECK(cached.dfs.cut_fewer_charges > 0);
     CHECK(cached.schedules * 4 < full.schedules);
+}
+
+TEST_CASE("jbd2 visited states: a metadata block's kept hash is its contents' at every decision" *
+          doctest::test_suite("campaign")) {
+    // hash_meta_blocks keeps a block's hash for its version; with the check
+    // on, every kept hash is recomputed, and a change that did not bump the
+    // version fails an assertion (an internal error).
+    struct Verify {
+        Verify() { model::ext4::verify_meta_block_hashes(true); }
+        ~Verify() { model::ext4::verify_meta_block_hashes(false); }
+        Verify(const Verify&) = delete;
+        auto operator=(const Verify&) -> Verify& = delete;
+    } verify;
+    for (const char* path : {relogged, sync_durability, "scenarios/jbd2/enospc-write.json",
+                             "scenarios/jbd2/unlink-reuse.json", "scenarios/jbd2/rmdir-revoke.json",
+                             "scenarios/jbd2/flusher-writeback.json"}) {
+        CAPTURE(path);
+        const runner::FuzzReport report =
+            search(path, "fix", 0, {.states = sim::VisitedKey::locals, .schedules = 3'000});
+        CHECK(report.schedules == 3'000);
+        CHECK(report.dfs.unhashed == 0);
+    }
 }
 
 TEST_CASE("jbd2 visited states: the unfixed kernels still fail with the key on") {
