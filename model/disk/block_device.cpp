@@ -113,6 +113,7 @@ BlockDevice::BlockDevice(std::uint64_t blocks, DeviceProfile profile, std::uint3
 void BlockDevice::format(std::uint64_t block, std::uint64_t count, Content content) {
     SIM_ASSERT(block + count <= blocks_);
     durable_.assign(block, block + count, DurableBlock{content, ++sequence_});
+    durable_version_++;
     epoch_++;
 }
 
@@ -190,6 +191,7 @@ void BlockDevice::complete_write(std::uint64_t sequence) {
     it->timer = 0;
     if (it->fua) {
         make_durable(*it, durable_);
+        durable_version_++;
         pending_.erase(it);
     }
     epoch_++;
@@ -230,6 +232,7 @@ void BlockDevice::submit_flush(std::function<void()> on_complete) {
             });
             if (it == pending_.end()) continue;
             make_durable(*it, durable_);
+            durable_version_++;
             pending_.erase(it);
         }
         epoch_++;

@@ -35,7 +35,10 @@ auto Ext4::new_blocks(std::uint64_t tid, std::uint64_t goal_group, std::uint64_t
         const bool last_of_group = i + 1 == taken.size() || taken[i + 1].first != taken[i].first;
         if (first_of_group) do_get_write_access(tid, group.block_bitmap);
         MetaBlock& bitmap = live_.at(group.block_bitmap);
-        if (first_of_group) bitmap.version++;
+        if (first_of_group) {
+            bitmap.version++;
+            live_hash_.note(group.block_bitmap);
+        }
         bitmap.bits[taken[i].second] = true;
         buddy_used_.erase(group.data_start + taken[i].second);
         found.push_back(group.data_start + taken[i].second);

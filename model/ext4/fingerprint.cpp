@@ -38,26 +38,63 @@ auto content_hash(KeyWords& words, const MetaBlock& meta) -> std::uint64_t {
 
 bool verify_kept_hashes = false;  // verify_meta_block_hashes
 
-void hash_meta_blocks(sim::StateHash& out, const std::map<std::uint64_t, MetaBlock>& blocks) {
-    // Encoding every block at every decision was a third of a jbd2 search's
-    // time; a block's hash is kept until its version changes.
-    out.add(blocks.size());
-    KeyWords words;
-    for (const auto& [block, meta] : blocks) {
-        if (meta.hashed_version != meta.version) {
-            meta.content_hash = content_hash(words, meta);
-            meta.hashed_version = meta.version;
-        } else if (verify_kept_hashes) {
-            SIM_ASSERT(meta.content_hash == content_hash(words, meta));
-        }
-        out.add(block);
-        out.add(meta.content_hash);
+auto kept_content_hash(KeyWords& words, const MetaBlock& meta) -> std::uint64_t {
+    // A block's hash is kept until its version changes.
+    if (meta.hashed_version != meta.version) {
+        meta.content_hash = content_hash(words, meta);
+        meta.hashed_version = meta.version;
+    } else if (verify_kept_hashes) {
+        SIM_ASSERT(meta.content_hash == content_hash(words, meta));
     }
+    return meta.content_hash;
+}
+
+auto block_term(KeyWords& words, std::uint64_t block, const MetaBlock& meta) -> std::uint64_t {
+    sim::StateHash term(block);
+    term.add(kept_content_hash(words, meta));
+    return term.value();
+}
+
+void hash_meta_blocks(sim::StateHash& out, const std::map<std::uint64_t, MetaBlock>& blocks,
+                      MetaBlocksHash& kept) {
+    KeyWords words;
+    if (!kept.primed) {
+        kept.sum = 0;
+        for (const auto& [block, meta] : blocks) {
+            meta.counted = block_term(words, block, meta);
+            meta.in_sum = true;
+            kept.sum += meta.counted;
+        }
+        kept.primed = true;
+    } else {
+        for (const std::uint64_t block : kept.changed) {
+            const auto found = blocks.find(block);
+            if (found == blocks.end()) continue;
+            kept.forget(found->second);
+            found->second.counted = block_term(words, block, found->second);
+            found->second.in_sum = true;
+            kept.sum += found->second.counted;
+        }
+    }
+    kept.changed.clear();
+    if (verify_kept_hashes) {
+        std::uint64_t sum = 0;
+        for (const auto& [block, meta] : blocks) {
+            SIM_ASSERT(meta.in_sum);
+            sum += block_term(words, block, meta);
+        }
+        SIM_ASSERT(sum == kept.sum);
+    }
+    out.add(blocks.size());
+    out.add(kept.sum);
 }
 
 }  // namespace
 
-void verify_meta_block_hashes(bool on) { verify_kept_hashes = on; }
+void verify_meta_block_hashes(bool on) {
+    verify_kept_hashes = on;
+    disk::verify_kept_durable_hash = on;
+}
 
 void Ext4::hash_journal(sim::ResourceHashes& out) const {
     // journal_t's transactions and sequences (jbd2.journal) and the
@@ -110,8 +147,8 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     // state beside the bitmaps (buffer.state).
     sim::StateHash buffers;
     bcache_.hash_into(buffers, out);
-    hash_meta_blocks(buffers, live_);
-    hash_meta_blocks(buffers, frozen_);
+    hash_meta_blocks(buffers, live_, live_hash_);
+    hash_meta_blocks(buffers, frozen_, frozen_hash_);
     buffers.add(groups_.size());
     for (const Group& group : groups_) buffers.add(group.used_dirs);
     buffers.add(dirs_.size());
@@ -131,6 +168,13 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     buffers.add(buddy_used_.size());
     for (const std::uint64_t block : buddy_used_) buffers.add(block);
     out.add(resources().buffer, buffers.value());
+}
+
+void Ext4::keep_meta_hashes() const {
+    sim::StateHash ignored;
+    hash_meta_blocks(ignored, live_, live_hash_);
+    hash_meta_blocks(ignored, frozen_, frozen_hash_);
+    device_.keep_durable_hash();
 }
 
 auto Ext4::commuting_parts() const -> sim::Footprint { return resources().objects; }

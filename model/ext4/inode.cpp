@@ -54,6 +54,7 @@ auto Ext4::modify(std::uint64_t tid, std::uint64_t block) -> MetaBlock& {
     do_get_write_access(tid, block);
     MetaBlock& meta = live_.at(block);
     meta.version++;
+    live_hash_.note(block);
     return meta;
 }
 

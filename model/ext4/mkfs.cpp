@@ -87,6 +87,7 @@ void Ext4::format_groups() {
             }
             device_.format(block, 1, store(meta));
             live_[block] = std::move(meta);
+            live_hash_.note(block);
         }
     }
 }

@@ -32,7 +32,9 @@ auto Ext4::append_dir_block(std::uint64_t tid, Directory& dir) -> bool {
     MetaBlock meta;
     meta.kind = MetaKind::directory;
     meta.block = block;
+    if (const auto old = live_.find(block); old != live_.end()) live_hash_.forget(old->second);
     live_[block] = std::move(meta);
+    live_hash_.note(block);
     dir.blocks.push_back(block);
     modify(tid, block);
     dirty_metadata(tid, block);

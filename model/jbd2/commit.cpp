@@ -126,7 +126,10 @@ void Ext4::write_log_copies(std::uint64_t tid, const std::vector<std::uint64_t>&
     for (const std::uint64_t block : buffers) {
         const auto frozen = frozen_.find(block);
         submit_log_block(log, store(frozen != frozen_.end() ? frozen->second : live_.at(block)));
-        if (frozen != frozen_.end()) frozen_.erase(frozen);
+        if (frozen != frozen_.end()) {
+            frozen_hash_.forget(frozen->second);
+            frozen_.erase(frozen);
+        }
     }
 }
 

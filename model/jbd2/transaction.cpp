@@ -39,6 +39,12 @@ void Ext4::journal_stop(std::uint64_t tid) {
     if (--transaction.t_updates == 0) j_wait_updates_.wake_all();
 }
 
+void Ext4::freeze(std::uint64_t block) {
+    const MetaBlock& copy = frozen_[block] = live_.at(block);
+    copy.in_sum = false;  // its term is in live_hash_, not frozen_hash_
+    frozen_hash_.note(block);
+}
+
 void Ext4::do_get_write_access(std::uint64_t tid, std::uint64_t block) {
     SIM_LIVE(tid, block);
     BufferHead& bh = bcache_.get(block);
@@ -76,8 +82,7 @@ void Ext4::do_get_write_access(std::uint64_t tid, std::uint64_t block) {
         // freezes only a buffer still on BJ_Metadata. Past C5 (T_COMMIT) the
         // model's commit has already submitted its log copy, and a frozen copy
         // taken now would be logged by the next commit in place of b_data.
-        if (tx(bh.jh.b_transaction).state < TState::commit && frozen_.count(block) == 0)
-            frozen_[block] = live_.at(block);
+        if (tx(bh.jh.b_transaction).state < TState::commit && frozen_.count(block) == 0) freeze(block);
         bh.jh.b_next_transaction = tid;
         if (sim::tracing()) {
             story = "do_get_write_access: transaction " + std::to_string(tid) + " takes " +

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "model/disk/block_device.hpp"
 #include "runner/campaign.hpp"
 #include "tests/runner/visited_search.hpp"
 
@@ -78,5 +79,31 @@ TEST_CASE("visited states: check mode names a resource left out of the key") {
         REQUIRE(!checked.mismatches.empty());
         CHECK(checked.mismatches.front().what.find(std::string("resource ") + omitted + " differs") !=
               std::string::npos);
+    }
+}
+
+TEST_CASE("visited states: the device's kept durable-blocks hash is its blocks' at every decision" *
+          doctest::test_suite("campaign")) {
+    // BlockDevice keeps the durable blocks' hash until a write becomes
+    // durable; with the check on, it is recomputed at every state hash and
+    // a change that did not bump its version fails an assertion.
+    struct Verify {
+        Verify() { model::disk::verify_kept_durable_hash = true; }
+        ~Verify() { model::disk::verify_kept_durable_hash = false; }
+        Verify(const Verify&) = delete;
+        auto operator=(const Verify&) -> Verify& = delete;
+    } verify;
+    const struct {
+        const char* path;
+        const char* variant;
+    } cases[] = {{race, "fix-1"},
+                 {"scenarios/xfs/delalloc-writeback-race.json", "fix"},
+                 {"scenarios/faults/btrfs-torn-superblock.json", "fix-3"}};
+    for (const auto& [path, variant] : cases) {
+        CAPTURE(path);
+        const runner::FuzzReport report =
+            search(path, variant, 1, {.states = sim::VisitedKey::locals, .schedules = 3'000});
+        CHECK(report.schedules > 0);
+        CHECK(report.dfs.unhashed == 0);
     }
 }
