@@ -57,8 +57,8 @@ struct ProgressWatch {
 /// (sim/fingerprint.hpp): the model's resources, the disk's, and the
 /// oracle with the workload's shared counters under the oracle's resource,
 /// which every operation touches; outside every footprint, the freeze level
-/// the event watches keep and the steps since an operation completed (the
-/// liveness window).
+/// the event watches keep; apart, the steps since an operation completed
+/// (the liveness window), which the search compares as a budget.
 class WorldHasher final : public sim::ResourceHasher {
 public:
     WorldHasher(model::FileSystem& fs, const Workload& workload, const RunState& run,
@@ -99,8 +99,10 @@ public:
     auto hash_outside(sim::StateHash& out) -> bool override {
         out.add(static_cast<std::uint64_t>(run_.frozen));
         out.add(static_cast<std::uint64_t>(run_.seen_frozen));
-        out.add(scheduler_.steps() - progress_.at_step);
         return true;
+    }
+    [[nodiscard]] auto steps_without_progress() const -> std::uint64_t override {
+        return scheduler_.steps() - progress_.at_step;
     }
 
 private:

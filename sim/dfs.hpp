@@ -324,6 +324,9 @@ private:
         // The charged choices spent (Scheduler::io_reorders_used,
         // daemon_wakeups_used, io_errors_used): a budget, as preemptions.
         std::array<std::uint32_t, 3> charges{};
+        // Steps since an operation completed (ResourceHasher::
+        // steps_without_progress): what is left of the liveness window.
+        std::uint64_t without_progress = 0;
         std::uint32_t run = no_trail;      // check mode: its run (marks_) and
         std::uint32_t mark = 0;            //   the run's mark of it
     };

@@ -97,6 +97,10 @@ public:
     /// oracle's record of what was acknowledged, the freeze level. False as
     /// hash_resources.
     virtual auto hash_outside(StateHash& out) -> bool = 0;
+    /// Steps since an operation last completed, for a world that ends a run
+    /// with a liveness violation once they reach a window: compared as a
+    /// budget, not hashed (DfsStrategy::covers).
+    [[nodiscard]] virtual auto steps_without_progress() const -> std::uint64_t { return 0; }
     /// Check mode: the named parts of the resources' hashes, where the world
     /// has them (none by default), so that a report names the part of a
     /// resource two merged states differ in.

@@ -149,6 +149,7 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
     visit.charges = {scheduler.io_reorders_used(), scheduler.daemon_wakeups_used(),
                      scheduler.io_errors_used()};
+    visit.without_progress = scheduler.resource_hasher()->steps_without_progress();
     for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
     std::sort(visit.sleep.begin(), visit.sleep.end());
     const std::uint64_t key = parts_.key() & tree_.key_mask_;
@@ -172,7 +173,7 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
             // charged choices spent: with fewer, the first run may list a
             // charged timer the revisit cannot, which is the budget, not the key.
             if (following_ == DfsTree::no_trail && marked && first.run != run_ &&
-                first.charges == visit.charges) {
+                first.charges == visit.charges && first.without_progress == visit.without_progress) {
                 following_ = first.run;
                 followed_ = first.mark;
                 follow_end_ = first.mark + check_decisions + 1;
@@ -195,6 +196,11 @@ auto DfsStrategy::covers(const DfsTree::Visit& first, const DfsTree::Visit& visi
     for (std::size_t i = 0; i < first.charges.size(); i++) {
         if (first.charges[i] > visit.charges[i]) return false;
     }
+    // The liveness window: a first visit that had no more of it left (and
+    // no fewer steps) ran every path the revisit can into the same liveness
+    // violation or further, so it saw every finding the revisit can make
+    // (past its own window's end only what follows a liveness violation).
+    if (first.without_progress < visit.without_progress) return false;
     return first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
            std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end());
 }

@@ -1,9 +1,9 @@
 #pragma once
 // A bounded dfs over one variant of a bundled scenario, for the visited-state
 // tests of each model: the key it remembers states by, check mode, a
-// key part left out, the schedule cap, and whether the kernel's own
+// key part left out, the schedule cap, whether the kernel's own
 // nondeterminism (I/O reordering, daemon wake-ups, crashes in recovery) is
-// the scenario's or off.
+// the scenario's or off, and the liveness window.
 #include <cstdint>
 #include <string>
 
@@ -21,6 +21,7 @@ struct VisitedSearch {
     bool io_reorders_only = false;  // with kernel_nondeterminism off: the scenario's I/O reorderings kept
     bool check_footprints = false;
     std::string footprint_left_out{};
+    std::uint64_t progress_steps = 0;  // explore.progress_steps; 0: the scenario's
 };
 
 inline auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions,
@@ -33,6 +34,11 @@ inline auto search(const std::string& path, const std::string& variant, std::uin
         none.daemon_wakeups = 0;
         none.recovery_crashes = 0;
         simulation.set_bounds(none);
+    }
+    if (key.progress_steps != 0) {
+        loader::ExploreBounds bounds = simulation.bounds();
+        bounds.progress_steps = key.progress_steps;
+        simulation.set_bounds(bounds);
     }
     runner::FuzzRequest request;
     request.strategy.kind = sim::StrategySpec::Kind::dfs;

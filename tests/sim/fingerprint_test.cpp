@@ -219,3 +219,85 @@ TEST_CASE("visited states: check mode tells a collision of keys from a merge") {
     const Search wide = explore(sim::VisitedKey::locals, sim::unbounded, {.check = true});
     CHECK(wide.collisions == 0);
 }
+
+namespace {
+
+const sim::YieldPoint spin_check = sim::register_yield_point(
+    "test.fingerprint.spin", "a spinner found the flag clear and goes round again",
+    {"test.fingerprint.flag"});
+
+/// The world of the liveness test: a flag a spinner waits for and a setter
+/// sets; progress is a task ending (an operation completing).
+class SpinHasher final : public sim::ResourceHasher {
+public:
+    SpinHasher(const bool& flag, const sim::Scheduler& scheduler, const std::uint64_t& progress_at)
+        : flag_(flag), scheduler_(scheduler), progress_at_(progress_at) {}
+    auto hash_resources(sim::ResourceHashes& out) -> bool override {
+        static const sim::Footprint flag = sim::resource("test.fingerprint.flag");
+        out.add(flag, flag_ ? 2 : 1);
+        return true;
+    }
+    auto hash_outside(sim::StateHash& /*out*/) -> bool override { return true; }
+    [[nodiscard]] auto steps_without_progress() const -> std::uint64_t override {
+        return scheduler_.steps() - progress_at_;
+    }
+
+private:
+    const bool& flag_;
+    const sim::Scheduler& scheduler_;
+    const std::uint64_t& progress_at_;
+};
+
+/// Every schedule within `bound` of a spinner and a setter; true when some
+/// schedule goes `window` steps without a task ending (a livelock).
+auto finds_livelock(std::uint32_t bound, sim::VisitedKey key, std::uint64_t window) -> bool {
+    sim::DfsTree tree(bound, true);
+    tree.measure_visited(key);
+    bool found = false;
+    do {
+        bool flag = false;
+        std::uint64_t progress_at = 0;
+        sim::Scheduler scheduler({.steps_max = 1000}, nullptr);
+        SpinHasher hasher(flag, scheduler, progress_at);
+        scheduler.spawn("spinner", [&flag] {
+            while (!flag) sim::yield(spin_check);
+        });
+        scheduler.spawn("setter", [&flag] {
+            sim::yield(spin_check);
+            flag = true;
+        });
+        sim::DfsStrategy strategy(tree);
+        if (strategy.remembers_states()) scheduler.remember_reads(&hasher, strategy.needs_read_histories());
+        std::size_t running = 2;
+        while (scheduler.step(strategy) != sim::StepOutcome::finished) {
+            std::size_t now_running = 0;
+            for (sim::TaskId task = 0; task < 2; task++)
+                now_running += scheduler.task_state(task) == sim::TaskState::finished ? 0 : 1;
+            if (now_running != running) progress_at = scheduler.steps();
+            running = now_running;
+            strategy.after_step(scheduler);
+            if (strategy.abandoned()) break;
+            if (scheduler.steps() - progress_at >= window) {
+                found = true;
+                break;
+            }
+        }
+        REQUIRE(tree.stats().schedules < 100000);
+    } while (!found && tree.backtrack());
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("visited states: the liveness window is a budget: a spin that revisits its state livelocks") {
+    // Within no preemption the spinner, never blocking, spins forever: its
+    // every turn is the same state with more steps since a task ended. A
+    // key that cut that revisit would never see the window run out.
+    for (const sim::VisitedKey key : {sim::VisitedKey::none, sim::VisitedKey::locals}) {
+        CAPTURE(static_cast<int>(key));
+        CHECK(finds_livelock(0, key, 20));
+        // One preemption lets the setter in; the spin then has turns to
+        // spare only where the window is short.
+        CHECK(finds_livelock(1, key, 20));
+    }
+}
