@@ -110,16 +110,16 @@ public:
     }
     [[nodiscard]] auto in_flight() const -> std::uint64_t { return in_flight_; }
 
-    /// Every buffer's state bits, dirtying time and journal head, and the
-    /// writes in flight, into `out`; the buffer lock's waiters into their
-    /// own resource (sim/fingerprint.hpp).
-    void hash_into(sim::StateHash& out, sim::ResourceHashes& waits) const {
+    /// Every buffer's state bits, dirtying time (as its age at `now`) and
+    /// journal head, and the writes in flight, into `out`; the buffer lock's
+    /// waiters into their own resource (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out, sim::ResourceHashes& waits, sim::Instant now) const {
         out.add(buffers_.size());
         for (const auto& [block, bh] : buffers_) {
             out.add(block);
             out.add((bh.locked ? 1U : 0U) | (bh.dirty ? 2U : 0U) | (bh.jbddirty ? 4U : 0U) |
                     (bh.freed ? 8U : 0U) | (bh.jh.attached ? 16U : 0U));
-            out.add(static_cast<std::uint64_t>(bh.dirtied_at));
+            out.add(static_cast<std::uint64_t>(now - bh.dirtied_at));
             out.add(bh.jh.b_transaction);
             out.add(bh.jh.b_next_transaction);
             out.add(bh.jh.b_cp_transaction);

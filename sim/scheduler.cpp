@@ -593,13 +593,17 @@ void Scheduler::hash_task(TaskId id, StateHash& out, std::string_view omit) cons
     out.add(task.arguments);
     // How long a runnable task has waited bounds which sleeps may end first
     // (fires_before_tasks).
-    out.add(task.state == TaskState::runnable ? static_cast<std::uint64_t>(task.waiting_since) : 0);
+    out.add(task.state == TaskState::runnable ? static_cast<std::uint64_t>(now_ - task.waiting_since) : 0);
     out.add(task.frames.size());
     for (const LiveFrame* frame : task.frames) frame->hash_into(out, omit);
 }
 
 void Scheduler::hash_engine(StateHash& out) const {
-    out.add(static_cast<std::uint64_t>(now_));
+    // Not the clock itself: every time a state remembers (a timer's due
+    // time, a task's wait, a transaction's start) is hashed relative to now,
+    // so two states that differ only by when they were reached merge (the
+    // engine and the models do not read the clock but as a difference; a
+    // model that reads its phase, btrfs's tick-aligned jiffy, hashes it).
     out.add(reads_lost_ ? 1 : 0);
     // The queue in (time, id) order: the heap's layout depends on the order
     // of insertion, the state does not.

@@ -96,6 +96,11 @@ void Btrfs::hash_log(sim::ResourceHashes& out) const {
     log_hash.add(log_start_task_);
     log_hash.add((multi_log_tasks_ ? 1U : 0U) | (ssd_ ? 2U : 0U));
     for (const std::uint64_t word : {log_batch_, log_block_, log_object_}) log_hash.add(word);
+    // A tick-aligned jiffy sleep lasts to the next tick but one: the clock's
+    // phase within a jiffy decides when the sleeper wakes (jiffy_sleep).
+    if (knobs_.jiffy_tick_aligned) {
+        log_hash.add(static_cast<std::uint64_t>(sim::now() % (sim::seconds / knobs_.hz)));
+    }
     KeyWords words;
     encode_object(words, log_tree_);
     log_hash.add(sim::hash_words(words));
@@ -113,7 +118,7 @@ auto Btrfs::hash_resources(sim::ResourceHashes& out) const -> bool {
     sim::StateHash transaction(generation_);
     for (const std::uint64_t word : {last_trans_committed_, root_block_, root_object_}) transaction.add(word);
     transaction.add((transaction_running_ ? 1U : 0U) | (commit_in_progress_ ? 2U : 0U));
-    transaction.add(static_cast<std::uint64_t>(transaction_start_));
+    transaction.add(static_cast<std::uint64_t>(sim::now() - transaction_start_));
     transaction.add(transaction_writers_);
     out.add(named.transaction, transaction.value());
     transaction_wait_.hash_into(out);

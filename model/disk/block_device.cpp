@@ -110,6 +110,11 @@ BlockDevice::BlockDevice(std::uint64_t blocks, DeviceProfile profile, std::uint3
     durable_.assign(0, blocks, DurableBlock{Content::stale(0), 0});
 }
 
+auto BlockDevice::channel_backlog() const -> std::uint64_t {
+    const sim::Instant now = sim::current_scheduler().now();
+    return channel_free_ > now ? static_cast<std::uint64_t>(channel_free_ - now) : 0;
+}
+
 void BlockDevice::format(std::uint64_t block, std::uint64_t count, Content content) {
     SIM_ASSERT(block + count <= blocks_);
     durable_.assign(block, block + count, DurableBlock{content, ++sequence_});

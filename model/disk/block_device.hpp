@@ -279,8 +279,10 @@ public:
             for (const std::uint64_t sequence : flush.sequences) flushing.add(sequence);
         }
         add("in-flight flushes' covered writes", flushing.value());
-        add("transfer channel", static_cast<std::uint64_t>(channel_free_));
+        add("transfer channel", channel_backlog());
     }
+    /// How long the transfer channel stays busy from now (0: free).
+    [[nodiscard]] auto channel_backlog() const -> std::uint64_t;
     /// Brings the durable blocks' kept hash up to date (a copy of the device
     /// keeps it: a run's state hashes walk the durable blocks only after a
     /// write became durable).

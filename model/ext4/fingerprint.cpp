@@ -100,6 +100,7 @@ void Ext4::hash_journal(sim::ResourceHashes& out) const {
     // journal_t's transactions and sequences (jbd2.journal) and the
     // checkpoint lists (jbd2.checkpoint).
     const Resources& named = resources();
+    const sim::Instant now = sim::now();
     sim::StateHash journal(running_);
     for (const std::uint64_t word :
          {committing_, j_transaction_sequence_, j_commit_sequence_, j_commit_request_}) {
@@ -112,7 +113,7 @@ void Ext4::hash_journal(sim::ResourceHashes& out) const {
     for (const auto& [tid, transaction] : transactions_) {
         for (const std::uint64_t word : {tid, static_cast<std::uint64_t>(transaction.state),
                                          std::uint64_t{transaction.t_updates}, transaction.t_log_start,
-                                         static_cast<std::uint64_t>(transaction.t_start)}) {
+                                         static_cast<std::uint64_t>(now - transaction.t_start)}) {
             journal.add(word);
         }
         for (const auto* list : {&transaction.t_buffers, &transaction.t_reserved, &transaction.t_forget,
@@ -146,7 +147,7 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     // The buffer cache, b_data (live and frozen copies) and the allocator's
     // state beside the bitmaps (buffer.state).
     sim::StateHash buffers;
-    bcache_.hash_into(buffers, out);
+    bcache_.hash_into(buffers, out, sim::now());
     hash_meta_blocks(buffers, live_, live_hash_);
     hash_meta_blocks(buffers, frozen_, frozen_hash_);
     buffers.add(groups_.size());
