@@ -13,6 +13,7 @@
 //   before its transaction committed (jbd2 turns it into BH_Dirty at commit, C10).
 // Writeback (write_dirty_buffer, __block_write_full_page) clears BH_Dirty at
 // submission, so a buffer under I/O is locked and clean.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 
@@ -110,16 +111,19 @@ public:
     }
     [[nodiscard]] auto in_flight() const -> std::uint64_t { return in_flight_; }
 
-    /// Every buffer's state bits, dirtying time (as its age at `now`) and
-    /// journal head, and the writes in flight, into `out`; the buffer lock's
-    /// waiters into their own resource (sim/fingerprint.hpp).
-    void hash_into(sim::StateHash& out, sim::ResourceHashes& waits, sim::Instant now) const {
+    /// Every buffer's state bits, a dirty buffer's age at `now` up to
+    /// `expire`, its journal head, and the writes in flight, into `out`; the
+    /// buffer lock's waiters into their own resource (sim/fingerprint.hpp).
+    void hash_into(sim::StateHash& out, sim::ResourceHashes& waits, sim::Instant now,
+                   sim::Duration expire) const {
         out.add(buffers_.size());
         for (const auto& [block, bh] : buffers_) {
             out.add(block);
             out.add((bh.locked ? 1U : 0U) | (bh.dirty ? 2U : 0U) | (bh.jbddirty ? 4U : 0U) |
                     (bh.freed ? 8U : 0U) | (bh.jh.attached ? 16U : 0U));
-            out.add(static_cast<std::uint64_t>(now - bh.dirtied_at));
+            // Read only by background writeback, of a dirty buffer, as
+            // whether its age has reached `expire` (ext4's flusher).
+            if (bh.dirty) out.add(static_cast<std::uint64_t>(std::min(now - bh.dirtied_at, expire)));
             out.add(bh.jh.b_transaction);
             out.add(bh.jh.b_next_transaction);
             out.add(bh.jh.b_cp_transaction);

@@ -3,6 +3,7 @@
 // piece goes to the resource model/jbd2/points.hpp names for it (jbd2.journal,
 // jbd2.checkpoint, jbd2.log, buffer.state, ext4.inode), each lock and wait
 // queue to its own. Metadata blocks and stored objects are hashed by content.
+#include <algorithm>
 #include "model/ext4/ext4.hpp"
 #include "model/key_words.hpp"
 #include "sim/assert.hpp"
@@ -112,9 +113,14 @@ void Ext4::hash_journal(sim::ResourceHashes& out) const {
     journal.add(transactions_.size());
     for (const auto& [tid, transaction] : transactions_) {
         for (const std::uint64_t word : {tid, static_cast<std::uint64_t>(transaction.state),
-                                         std::uint64_t{transaction.t_updates}, transaction.t_log_start,
-                                         static_cast<std::uint64_t>(now - transaction.t_start)}) {
+                                         std::uint64_t{transaction.t_updates}, transaction.t_log_start}) {
             journal.add(word);
+        }
+        // t_start is read only by the commit timer, of the running
+        // transaction, as whether its age has reached commit_interval.
+        if (tid == running_) {
+            const sim::Duration age = std::min<sim::Duration>(now - transaction.t_start, commit_interval);
+            journal.add(static_cast<std::uint64_t>(age));
         }
         for (const auto* list : {&transaction.t_buffers, &transaction.t_reserved, &transaction.t_forget,
                                  &transaction.t_revoke}) {
@@ -147,7 +153,7 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     // The buffer cache, b_data (live and frozen copies) and the allocator's
     // state beside the bitmaps (buffer.state).
     sim::StateHash buffers;
-    bcache_.hash_into(buffers, out, sim::now());
+    bcache_.hash_into(buffers, out, sim::now(), dirty_expire_interval);
     hash_meta_blocks(buffers, live_, live_hash_);
     hash_meta_blocks(buffers, frozen_, frozen_hash_);
     buffers.add(groups_.size());
