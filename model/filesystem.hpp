@@ -232,6 +232,11 @@ public:
         return sim::footprint_all.without(sim::self_reported());
     }
     virtual auto device() -> disk::BlockDevice& = 0;
+    /// Brings up to date the state hashes the model keeps across copies
+    /// (visited states): the runner calls it once on the set-up world, so
+    /// that every run's copy starts with them. The default keeps the
+    /// device's durable-blocks hash.
+    virtual void keep_state_hashes() { device().keep_durable_hash(); }
     /// Mounts a crashed image: superblock, log replay.
     [[nodiscard]] virtual auto recover(const disk::Image& image) const -> RecoveredState = 0;
     /// Mounts as recover() does and also returns the disk requests the mount

@@ -82,6 +82,8 @@ Simulation::Simulation(const loader::Scenario& scenario, const loader::Variant& 
     prototype_->device().set_faults({scenario.faults.budget, scenario.faults.torn_writes,
                                      scenario.device.lying_cache, scenario.faults.misdirected_writes,
                                      scenario.faults.latent_errors, scenario.faults.write_errors});
+    // Every run's copy starts with the hashes a search remembering states keeps.
+    prototype_->keep_state_hashes();
 }
 
 auto Simulation::decisions_estimate() -> std::uint64_t {

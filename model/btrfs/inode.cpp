@@ -55,7 +55,6 @@ Btrfs::Btrfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::stri
 auto Btrfs::clone() const -> std::unique_ptr<FileSystem> {
     SIM_ASSERT(transaction_writers_ == 0);
     // Unflushed writes of the set-up are cloned too: a crash may lose them.
-    device_.keep_durable_hash();  // copies keep it
     return std::make_unique<Btrfs>(*this);
 }
 

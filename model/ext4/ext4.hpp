@@ -147,6 +147,12 @@ struct MetaBlocksHash {
         if (meta.in_sum) sum -= meta.counted;
         meta.in_sum = false;
     }
+    /// Adds `meta`'s term, which it keeps for forget().
+    void count(const MetaBlock& meta, std::uint64_t term) {
+        meta.counted = term;
+        meta.in_sum = true;
+        sum += term;
+    }
 };
 
 using MetaObject = std::variant<JournalSuper, Descriptor, MetaBlock, CommitBlock, RevokeBlock>;
@@ -230,6 +236,8 @@ public:
     Ext4(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> file_names);
 
     [[nodiscard]] auto clone() const -> std::unique_ptr<FileSystem> override;
+    /// The metadata blocks' sums (live_hash_, frozen_hash_) and the device's.
+    void keep_state_hashes() override;
     void start_daemons() override;
     auto execute(const OpCall& call) -> OpResult override;
     [[nodiscard]] auto recover(const disk::Image& image) const -> RecoveredState override;
@@ -465,8 +473,6 @@ private:
     std::map<std::uint64_t, MetaBlock> frozen_;
     mutable MetaBlocksHash live_hash_;
     mutable MetaBlocksHash frozen_hash_;
-    /// Brings live_hash_, frozen_hash_ and the device's durable hash up to date.
-    void keep_meta_hashes() const;
     std::vector<Inode> inodes_;  // by file id
     // Blocks freed by a transaction not yet committed, by tid: cleared in the
     // block bitmap buffer, not yet reusable (ext4_mb_free_metadata: with

@@ -61,20 +61,14 @@ void hash_meta_blocks(sim::StateHash& out, const std::map<std::uint64_t, MetaBlo
     KeyWords words;
     if (!kept.primed) {
         kept.sum = 0;
-        for (const auto& [block, meta] : blocks) {
-            meta.counted = block_term(words, block, meta);
-            meta.in_sum = true;
-            kept.sum += meta.counted;
-        }
+        for (const auto& [block, meta] : blocks) kept.count(meta, block_term(words, block, meta));
         kept.primed = true;
     } else {
         for (const std::uint64_t block : kept.changed) {
             const auto found = blocks.find(block);
             if (found == blocks.end()) continue;
             kept.forget(found->second);
-            found->second.counted = block_term(words, block, found->second);
-            found->second.in_sum = true;
-            kept.sum += found->second.counted;
+            kept.count(found->second, block_term(words, block, found->second));
         }
     }
     kept.changed.clear();
@@ -177,7 +171,7 @@ void Ext4::hash_buffers(sim::ResourceHashes& out) const {
     out.add(resources().buffer, buffers.value());
 }
 
-void Ext4::keep_meta_hashes() const {
+void Ext4::keep_state_hashes() {
     sim::StateHash ignored;
     hash_meta_blocks(ignored, live_, live_hash_);
     hash_meta_blocks(ignored, frozen_, frozen_hash_);

@@ -18,9 +18,6 @@
 namespace model::ext4 {
 
 auto Ext4::clone() const -> std::unique_ptr<FileSystem> {
-    // Copies start with the metadata blocks' sums kept (a run's first state
-    // hash then recomputes only the blocks it changed).
-    keep_meta_hashes();
     return std::make_unique<Ext4>(*this);
 }
 

@@ -41,7 +41,6 @@ Xfs::Xfs(const Knobs& knobs, const Geometry& geometry, std::vector<std::string> 
 auto Xfs::clone() const -> std::unique_ptr<FileSystem> {
     SIM_ASSERT(task_op_.empty());
     SIM_ASSERT(!log_force_lock_.held());
-    device_.keep_durable_hash();  // copies keep it
     return std::make_unique<Xfs>(*this);
 }
 
