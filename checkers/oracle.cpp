@@ -1,6 +1,7 @@
 #include "checkers/oracle.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "model/key_words.hpp"
 #include "sim/assert.hpp"
@@ -209,25 +210,64 @@ void encode_contents(std::vector<std::uint64_t>& out, const sim::RangeMap<model:
 // fsync_durability reads them only to word a violation (its where() and the
 // Violation's offset), never to decide one or its at_stake, and no other
 // checker reads them; a memoized verdict is always one without a violation.
+// The sequence numbers are encoded as the outcomes of the comparisons made of
+// them (encode_order), not as numbers.
 void Oracle::encode(std::vector<std::uint64_t>& out) const {
-    out.insert(out.end(), {last_version_, epoch_, errors_reported_, sequence_, files_.size()});
+    out.insert(out.end(), {last_version_, epoch_, errors_reported_, files_.size()});
     for (const FileRecord& file : files_) {
-        out.insert(out.end(), {file.size_bytes, std::uint64_t{file.removed}, file.reported_version,
-                               file.reported_sequence});
+        out.insert(out.end(), {file.size_bytes, std::uint64_t{file.removed}, file.reported_version});
         encode_contents(out, file.contents);
         encode_contents(out, file.zeroed);
         out.push_back(file.size_changes.size());
         for (const SizeChange& change : file.size_changes) {
-            out.insert(out.end(),
-                       {std::uint64_t{change.sets}, change.size_bytes, change.began, change.ended});
+            out.insert(out.end(), {std::uint64_t{change.sets}, change.size_bytes});
         }
     }
     out.push_back(promises_.size());
     for (const Promise& promise : promises_) {
-        out.insert(out.end(), {promise.file, std::uint64_t{promise.returned}, promise.began_sequence,
-                               promise.returned_sequence, promise.error_sequence});
+        out.insert(out.end(), {promise.file, std::uint64_t{promise.returned}});
         encode_contents(out, promise.contents);
     }
+    encode_order(out);
+}
+
+// Every comparison of sequence numbers the oracle makes, now or later, is one
+// of these (legitimate_sizes, begin_fsync): whether a size change returned
+// before another began or before an fsync began, whether it began before an
+// fsync returned, after the fsync's last reported error, after the file's.
+// A number taken later exceeds every number held now, so a comparison with a
+// later one is decided by which of the two has been taken; two oracles whose
+// held numbers compare alike judge alike from here on, in whichever order
+// the operations that took them interleaved (an fsync that began before or
+// after a write past EOF that has not returned: the same promise).
+void Oracle::encode_order(std::vector<std::uint64_t>& out) const {
+    constexpr std::uint64_t never = ~std::uint64_t{0};
+    const auto returned_before = [](const SizeChange& change, std::uint64_t sequence) {
+        return change.ended != 0 && change.ended < sequence;
+    };
+    std::uint64_t bits = 0;
+    std::uint64_t count = 0;
+    const auto add = [&](bool bit) {
+        bits = (bits << 1) | (bit ? 1 : 0);
+        if (++count % 64 == 0) out.push_back(std::exchange(bits, 0));
+    };
+    for (const FileRecord& file : files_) {
+        for (const SizeChange& change : file.size_changes) {
+            add(change.ended != 0);
+            add(change.began > file.reported_sequence);
+            for (const SizeChange& other : file.size_changes) add(returned_before(change, other.began));
+        }
+    }
+    for (const Promise& promise : promises_) {
+        const std::uint64_t fsync_returned = promise.returned ? promise.returned_sequence : never;
+        for (const SizeChange& change : files_[promise.file].size_changes) {
+            add(returned_before(change, promise.began_sequence));
+            add(change.began < fsync_returned);
+            add(change.began > promise.error_sequence);
+        }
+    }
+    out.push_back(bits);
+    out.push_back(count);
 }
 
 }  // namespace checkers

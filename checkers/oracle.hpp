@@ -122,6 +122,7 @@ public:
     void encode(std::vector<std::uint64_t>& out) const;
 
 private:
+    void encode_order(std::vector<std::uint64_t>& out) const;
     struct FileRecord {
         std::uint64_t size_bytes = 0;
         sim::RangeMap<model::disk::Content> contents;  // zeros carry their operation's version

@@ -96,7 +96,9 @@ auto DfsStrategy::state_parts(const Scheduler& scheduler, std::span<const Candid
     if (!tree_.omit_resolved_) tree_.resolve_omit();
     // The preemptions are left out: they are compared as a budget.
     parts.signature = signature(scheduler, candidates, node.current, 0);
-    parts.running = current_;
+    // A task that finished never runs again: which one it was decides nothing.
+    const bool ended = current_ != no_task && scheduler.task_state(current_) == TaskState::finished;
+    parts.running = ended ? no_task : current_;
     StateHash listed;
     for (const Candidate& candidate : candidates) {
         if (candidate.is_timer()) listed.add(1 + static_cast<std::uint64_t>(candidate.charge));
