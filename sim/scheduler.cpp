@@ -612,7 +612,11 @@ void Scheduler::hash_engine(StateHash& out) const {
     for (const Timer& timer : timers_) timers.push_back(&timer);
     std::sort(timers.begin(), timers.end(), [](const Timer* a, const Timer* b) { return *b > *a; });
     for (const Timer* timer : timers) {
-        out.add(static_cast<std::uint64_t>(timer->when - now_));
+        // A timer already due fires at now (fire_timer: time never goes
+        // back), after the ones due before it: by how much it is late
+        // decides nothing, its place in the order (hashed in order) does.
+        constexpr std::uint64_t late = ~std::uint64_t{0};
+        out.add(timer->when < now_ ? late : static_cast<std::uint64_t>(timer->when - now_));
         out.add(timer->id);
         out.add(static_cast<std::uint64_t>(timer->kind));
         out.add(timer->owner);

@@ -657,3 +657,30 @@ TEST_CASE("daemons: every task blocked with only daemons' sleeps pending is a de
     CHECK(run_first(scheduler) == sim::StepOutcome::deadlock);
     CHECK(scheduler.now() == 0);
 }
+
+TEST_CASE("timers: a timer already due hashes by its place in the order, not by how late it is") {
+    // Two device completions; the later one fires first (an I/O reordering),
+    // so the earlier one is late by 30 - first.
+    const auto engine_after_reorder = [](sim::Duration first) {
+        sim::Scheduler scheduler({.timers_race_tasks = true, .io_reorders = 1}, nullptr);
+        scheduler.io_after(first, [] {});
+        scheduler.io_after(30, [] {});
+        class ChargedStrategy final : public sim::Strategy {
+        public:
+            auto choose(const sim::Scheduler&, std::span<const sim::Candidate> candidates)
+                -> std::size_t override {
+                return candidates.size() - 1;
+            }
+        } charged;
+        CHECK(scheduler.step(charged) == sim::StepOutcome::fired_timer);
+        CHECK(scheduler.now() == 30);
+        sim::StateHash hash;
+        scheduler.hash_engine(hash);
+        return hash.value();
+    };
+    // Late by 20 or by 10: it fires at now, first, either way.
+    CHECK(engine_after_reorder(10) == engine_after_reorder(20));
+    // Due at now, not late: a timer added for now fires after it or before
+    // it by id, so that state is another.
+    CHECK(engine_after_reorder(10) != engine_after_reorder(30));
+}
