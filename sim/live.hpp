@@ -97,7 +97,7 @@ auto hash_of(const T&... values) -> std::uint64_t {
 template <class... T>
 class Live final : public LiveFrame {
 public:
-    Live(const char* where, const char* names, const T&... locals)
+    Live(std::uint64_t where, const char* names, const T&... locals)
         : where_(where), names_(names), locals_(locals...) {
         if (has_current_scheduler()) frames_ = current_scheduler().push_frame(this);
     }
@@ -109,7 +109,11 @@ public:
         frames_->pop_back();
     }
     void hash_into(StateHash& out, std::string_view omit = {}) const override {
-        out.add(hash_name(where_));
+        out.add(where_);
+        if (omit.empty()) {
+            std::apply([&out](const auto&... value) { (hash_value(out, value), ...); }, locals_);
+            return;
+        }
         std::string_view names = names_;
         const auto one = [&](const auto& value) {
             const std::size_t comma = names.find(',');
@@ -123,7 +127,7 @@ public:
     [[nodiscard]] auto names() const -> const char* override { return names_; }
 
 private:
-    const char* where_;  // file:line of the declaration
+    std::uint64_t where_;  // hash_name of the declaration's file:line, computed when compiled
     const char* names_;
     std::tuple<const T&...> locals_;
     std::vector<const LiveFrame*>* frames_ = nullptr;
@@ -137,5 +141,7 @@ private:
 #define SIM_LIVE_TEXT2(a) #a
 #define SIM_LIVE_TEXT(a) SIM_LIVE_TEXT2(a)
 #define SIM_LIVE(...)                                                                   \
-    const ::sim::Live SIM_LIVE_CONCAT(sim_live_, __LINE__)(__FILE__ ":" SIM_LIVE_TEXT(__LINE__), \
-                                                            #__VA_ARGS__, __VA_ARGS__)
+    const ::sim::Live SIM_LIVE_CONCAT(sim_live_, __LINE__)(                                \
+        std::integral_constant<std::uint64_t,                                               \
+                               ::sim::hash_name(__FILE__ ":" SIM_LIVE_TEXT(__LINE__))>::value, \
+        #__VA_ARGS__, __VA_ARGS__)

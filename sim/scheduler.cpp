@@ -148,6 +148,7 @@ void Scheduler::block(const char* what) {
     Task& task = *tasks_[current_];
     task.state = TaskState::blocked;
     task.blocked_on = what;
+    task.blocked_on_hash = hash_name(what);
     mark_not_runnable(task.id);
     switch_to_scheduler();
     SIM_ASSERT(task.state == TaskState::runnable || task.stoppable);
@@ -163,6 +164,7 @@ void Scheduler::wake(TaskId id) {
     SIM_ASSERT(task.state == TaskState::blocked);
     task.state = TaskState::runnable;
     task.blocked_on = "";
+    task.blocked_on_hash = hash_name("");
     task.waiting_since = now_;
     mark_runnable(id);
 }
@@ -586,7 +588,7 @@ void Scheduler::hash_task(TaskId id, StateHash& out, std::string_view omit) cons
     const Task& task = *tasks_[id];
     out.add(static_cast<std::uint64_t>(task.state));
     out.add(task.last_point == nullptr ? ~std::uint64_t{0} : task.last_point->id);
-    out.add(hash_name(task.blocked_on));
+    out.add(task.blocked_on_hash);
     out.add(task.started ? 1 : 0);
     out.add(task.cpu);
     out.add(task.reads);

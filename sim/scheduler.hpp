@@ -418,6 +418,7 @@ private:
         bool starts_asleep = false;  // DaemonStart::asleep
         TaskState state = TaskState::runnable;
         const char* blocked_on = "";
+        std::uint64_t blocked_on_hash = hash_name("");  // hash_name(blocked_on), for hash_task
         const YieldPoint* last_point = nullptr;
         std::function<void()> body;
         Fiber fiber;   // the suspended task; made when it first runs
