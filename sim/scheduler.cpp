@@ -1,7 +1,10 @@
 #include "sim/scheduler.hpp"
 
+#include <unwind.h>
+
 #include <algorithm>
 #include <boost/context/fiber.hpp>
+#include <cstdlib>
 
 #include "sim/assert.hpp"
 
@@ -49,13 +52,9 @@ Scheduler::Scheduler(Options options, Trace* trace)
 
 Scheduler::~Scheduler() {
     // A suspended task is ended by resuming it with `cancelled` set: its
-    // switch back (leave_for_scheduler) throws TaskCancelled, which unwinds
-    // its stack, running model destructors that may look for the current
-    // scheduler, and is caught once where the fiber starts (start_fiber), so
-    // the fiber returns normally. Boost's forced_unwind (destroying the
-    // suspended fiber) did the same unwind, but start_fiber had to catch it
-    // ahead of catch (...) and rethrow it: a second unwind search per task,
-    // about a sixth of a dfs estimate's time.
+    // switch back (leave_for_scheduler) unwinds its stack (cancel), running
+    // model destructors that may look for the current scheduler, up to
+    // where the fiber starts (start_fiber), so the fiber returns normally.
     // The unwinding task is "current" while its destructors run, so a lock
     // guard on its stack releases the lock as its holder. A daemon in
     // kthread_sleep instead sees its sleep end with the stop and returns
@@ -109,14 +108,14 @@ void Scheduler::start_fiber(Task& task) {
                        [this, raw](Fiber&& caller) -> Fiber {
                            asan::finish_switch(nullptr, &raw->caller_stack);
                            raw->caller = std::move(caller);
+                           // ~Scheduler ended the task (cancel): its stack
+                           // is unwound up to here, no run goes on to count it.
+                           Task* volatile self = raw;
+                           if (__builtin_setjmp(raw->cancel_point.jump) != 0) return leave_ended(*self);
                            try {
                                raw->body();
                                // kthread_sleep's stop: the body returned.
                                if (raw->cancelled) return leave_ended(*raw);
-                           } catch (const TaskCancelled&) {
-                               // ~Scheduler ended the task: its stack is
-                               // unwound, no run goes on to count it.
-                               return leave_ended(*raw);
                            } catch (const boost::context::detail::forced_unwind&) {
                                asan::start_switch(nullptr, raw->caller_stack);
                                throw;
@@ -133,6 +132,39 @@ void Scheduler::start_fiber(Task& task) {
                            asan::start_switch(nullptr, raw->caller_stack);
                            return std::move(raw->caller);
                        });
+}
+
+namespace {
+
+/// _Unwind_ForcedUnwind's stop function: called for each frame before its
+/// cleanups run, with the context's CFA still that of the frame it called
+/// (its stack pointer at the call). At start_fiber's frame, whose stack
+/// pointer __builtin_setjmp saved (the buffer's third word, as glibc's
+/// cancellation compares its jmp_buf's), it jumps there instead.
+auto stop_at_fiber_start(int /*version*/, _Unwind_Action actions, _Unwind_Exception_Class /*kind*/,
+                         _Unwind_Exception* /*exception*/, _Unwind_Context* context, void* argument)
+    -> _Unwind_Reason_Code {
+    auto* point = static_cast<CancelPoint*>(argument);
+    const auto stack_pointer = reinterpret_cast<std::uintptr_t>(point->jump[2]);
+    if ((actions & _UA_END_OF_STACK) != 0 || _Unwind_GetCFA(context) >= stack_pointer) {
+        __builtin_longjmp(point->jump, 1);
+    }
+    return _URC_NO_REASON;
+}
+
+}  // namespace
+
+void Scheduler::cancel(Task& task) {
+    // A forced unwind runs only the cleanup phase: each frame's destructors,
+    // no search for a handler first (a thrown exception walks the stack
+    // twice), and nothing on a task's stack catches it (start_fiber's frame,
+    // whose catch (...) would, is never reached: the stop function jumps).
+    thread_local _Unwind_Exception exception{};
+    exception.exception_class = 0x4352534843414e43ULL;  // "CRSHCANC"
+    exception.exception_cleanup = nullptr;
+    _Unwind_ForcedUnwind(&exception, stop_at_fiber_start, &task.cancel_point);
+    SIM_ASSERT(false && "a forced unwind returns only when it cannot start");
+    std::abort();
 }
 
 auto Scheduler::leave_ended(Task& task) -> Fiber {

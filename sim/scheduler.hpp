@@ -149,6 +149,12 @@ enum class StepOutcome : std::uint8_t {
     deadlock,     // unfinished tasks, none runnable, no timer pending
 };
 
+/// Where a cancelled task's unwinding ends: the buffer start_fiber's
+/// __builtin_setjmp filled (frame pointer, resume address, stack pointer).
+struct CancelPoint {
+    void* jump[5] = {};
+};
+
 class Scheduler {
 public:
     struct Options {
@@ -336,6 +342,11 @@ public:
     /// A kernel thread (spawn_daemon).
     [[nodiscard]] auto task_is_daemon(TaskId task) const -> bool { return tasks_[task]->daemon; }
     [[nodiscard]] auto blocked_on(TaskId task) const -> const char* { return tasks_[task]->blocked_on; }
+    /// Whether the running task's stack is being unwound because the
+    /// scheduler ended it (~Scheduler).
+    [[nodiscard]] auto cancelling() const -> bool {
+        return current_ != no_task && tasks_[current_]->cancelled;
+    }
     /// The yield point where the task last stopped (nullptr before its first yield).
     [[nodiscard]] auto last_point(TaskId task) const -> const YieldPoint* { return tasks_[task]->last_point; }
     [[nodiscard]] auto has_timers() const -> bool { return !timers_.empty(); }
@@ -424,7 +435,8 @@ private:
         Fiber fiber;   // the suspended task; made when it first runs
         Fiber caller;  // the scheduler, while the task runs
         bool started = false;
-        bool cancelled = false;    // ~Scheduler ends it: its next arrival throws TaskCancelled
+        bool cancelled = false;    // ~Scheduler ends it: its next arrival unwinds it (cancel)
+        CancelPoint cancel_point;  // where that unwinding stops (start_fiber)
         bool stoppable = false;    // in kthread_sleep: ~Scheduler ends it by a return instead
         StackBounds stack;         // the fiber's stack
         StackBounds caller_stack;  // the scheduler's stack, while the task runs
@@ -469,13 +481,12 @@ private:
             const Arrival arrival{task};
             task.caller = std::move(task.caller).resume();
         }
-        if (task.cancelled && !task.stoppable) throw TaskCancelled{};
+        if (task.cancelled && !task.stoppable) cancel(task);
     }
-    /// Thrown on a suspended task's stack when ~Scheduler ends it; caught
-    /// only by start_fiber (nothing on a task's stack catches everything).
-    struct TaskCancelled {};
+    /// Unwinds the task's stack up to start_fiber's frame and jumps there.
+    [[noreturn]] static void cancel(Task& task);
     void start_fiber(Task& task);
-    /// The last switch of a task ~Scheduler ended (TaskCancelled or kthread_sleep).
+    /// The last switch of a task ~Scheduler ended (cancel or kthread_sleep).
     static auto leave_ended(Task& task) -> Fiber;
     enum class TimerKind : std::uint8_t {
         sleep,   // a task's sleep or CPU time, or a model timer (at/after)

@@ -132,7 +132,7 @@ public:
         // jbd2_log_do_checkpoint drops j_checkpoint_mutex to wait for a
         // commit) does not hold it: its unwinding has nothing to release.
         // Outside unwinding, unlocking a lock not held still asserts.
-        if (std::uncaught_exceptions() > 0 && mutex_.holder() != current_scheduler().current()) return;
+        if (current_scheduler().cancelling() && mutex_.holder() != current_scheduler().current()) return;
         mutex_.unlock();
     }
     MutexGuard(const MutexGuard&) = delete;
