@@ -127,26 +127,23 @@ TEST_CASE("oracle: histories that encode alike give every promise the same sizes
 }
 
 TEST_CASE("oracle: an fsync begun before or after a write past EOF that has not returned encodes alike") {
+    const auto words_of = [](const History& history) {
+        std::vector<std::uint64_t> words;
+        history.oracle.encode(words);
+        return words;
+    };
     History fsync_first;
     fsync_first.step(fsync_first.actors[3]);
     fsync_first.step(fsync_first.actors[0]);
     History write_first;
     write_first.step(write_first.actors[0]);
     write_first.step(write_first.actors[3]);
-    std::vector<std::uint64_t> first_words;
-    std::vector<std::uint64_t> second_words;
-    fsync_first.oracle.encode(first_words);
-    write_first.oracle.encode(second_words);
-    CHECK(first_words == second_words);
+    CHECK(words_of(fsync_first) == words_of(write_first));
     // Once the write returns before the fsync begins, its size is promised.
     History returned_first;
     returned_first.step(returned_first.actors[0]);
     returned_first.step(returned_first.actors[0]);
     returned_first.step(returned_first.actors[3]);
     fsync_first.step(fsync_first.actors[0]);
-    std::vector<std::uint64_t> returned_words;
-    std::vector<std::uint64_t> later_words;
-    returned_first.oracle.encode(returned_words);
-    fsync_first.oracle.encode(later_words);
-    CHECK(returned_words != later_words);
+    CHECK(words_of(returned_first) != words_of(fsync_first));
 }
