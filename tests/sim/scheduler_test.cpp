@@ -20,6 +20,20 @@
 
 using namespace engine_test;
 
+namespace {
+
+/// Picks the last candidate: a timer whenever one is offered, and of the
+/// timers the last listed (the charged ones come after the free one).
+class LastStrategy final : public sim::Strategy {
+public:
+    auto choose(const sim::Scheduler& /*scheduler*/, std::span<const sim::Candidate> candidates)
+        -> std::size_t override {
+        return candidates.size() - 1;
+    }
+};
+
+}  // namespace
+
 // ---- Scheduler: yield points, blocking, candidates ----
 
 TEST_CASE("scheduler: tasks interleave only at yield points") {
@@ -496,14 +510,7 @@ TEST_CASE("timers: with timers_race_tasks=false timers fire only when no task ca
         log.push_back("task after sleep");
     });
     CHECK(candidate_tasks(scheduler) == std::vector<sim::TaskId>{0});
-    /// Would pick the timer whenever it is offered.
-    class LastStrategy final : public sim::Strategy {
-    public:
-        auto choose(const sim::Scheduler&, std::span<const sim::Candidate> candidates)
-            -> std::size_t override {
-            return candidates.size() - 1;
-        }
-    } last;
+    LastStrategy last;  // would pick the timer whenever it is offered
     CHECK(run_to_end(scheduler, last) == sim::StepOutcome::finished);
     CHECK(log == std::vector<std::string>{"task", "task", "task", "timer", "task after sleep"});
     CHECK(scheduler.choices().empty());  // never more than one candidate
@@ -665,13 +672,7 @@ TEST_CASE("timers: a timer already due hashes by its place in the order, not by 
         sim::Scheduler scheduler({.timers_race_tasks = true, .io_reorders = 1}, nullptr);
         scheduler.io_after(first, [] {});
         scheduler.io_after(30, [] {});
-        class ChargedStrategy final : public sim::Strategy {
-        public:
-            auto choose(const sim::Scheduler&, std::span<const sim::Candidate> candidates)
-                -> std::size_t override {
-                return candidates.size() - 1;
-            }
-        } charged;
+        LastStrategy charged;  // the reordered completion, listed last
         CHECK(scheduler.step(charged) == sim::StepOutcome::fired_timer);
         CHECK(scheduler.now() == 30);
         sim::StateHash hash;
