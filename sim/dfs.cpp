@@ -89,7 +89,7 @@ void DfsTree::split(std::size_t depth, std::function<bool(std::uint64_t)> claim)
 void DfsTree::next_unit() {
     unit_++;
     visits_.clear();
-    visited_bytes_ = 0;
+    visit_marks_.clear();
     marks_.clear();
     owned_ = claim_(unit_);
     cut_at_ = owned_ ? no_cut : split_depth_;
@@ -267,10 +267,9 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
         if (tree_.owned_) tree_.stats_.abandoned++;
         return 0;
     }
-    // bench --visited: a decision some earlier one had the key of (only one
-    // with an awake choice marks its key).
-    // A split search remembers states within a unit only, so that its
-    // counts do not depend on which worker took which unit.
+    // A split search remembers states within a unit only, so that its counts do
+    // not depend on which worker took which unit (bench --visited: a decision some
+    // earlier one had the key of; only one with an awake choice marks its key).
     const bool in_unit = tree_.split_depth_ == no_cut || tree_.nodes_.size() >= tree_.split_depth_;
     const bool seen = remembers_states() ? in_unit && visited_state(scheduler, candidates, node)
                       : tree_.visited_key_ != VisitedKey::none && visited(scheduler, node.signature);

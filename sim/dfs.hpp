@@ -58,13 +58,13 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "sim/prng.hpp"
 
 #include "sim/scheduler.hpp"
+#include "sim/visit_table.hpp"
 
 namespace sim {
 
@@ -123,10 +123,10 @@ inline constexpr std::size_t no_cut = ~std::size_t{0};
 ///   locals (sim/live.hpp) stand for its stack, so a model that leaves one
 ///   out merges states whose futures differ (check mode names it).
 /// With reads and locals a revisit is cut only when the first visit had
-/// spent no more preemptions and steps and its sleep set held no task the
-/// revisit's does not (Godefroid's rule), so the first visit explored at
-/// least what the revisit would. A run whose hashes fail (a model without
-/// them) is never cut.
+/// spent no more preemptions, charged choices and steps and its sleep set
+/// held no task the revisit's does not (Godefroid's rule), so the first
+/// visit explored at least what the revisit would. A run whose hashes fail
+/// (a model without them) is never cut.
 enum class VisitedKey : std::uint8_t { none, positions, histories, reads, locals };
 
 /// One state split into the parts its key hashes, for check mode's report of
@@ -315,25 +315,16 @@ private:
 
     VisitedKey visited_key_ = VisitedKey::none;
     std::unordered_set<std::uint64_t> visited_;  // membership only: no order reaches behaviour
-    /// VisitedKey::reads: per fingerprint, what each earlier visit had left
-    /// (looked up only: no order reaches behaviour).
-    struct Visit {
-        std::uint32_t preemptions;
-        std::uint64_t steps;
-        std::vector<std::uint64_t> sleep;  // task keys, sorted
-        // The charged choices spent (Scheduler::io_reorders_used,
-        // daemon_wakeups_used, io_errors_used): a budget, as preemptions.
-        std::array<std::uint32_t, 3> charges{};
-        // Steps since an operation completed (ResourceHasher::
-        // steps_without_progress): what is left of the liveness window.
-        std::uint64_t without_progress = 0;
-        std::uint32_t run = no_trail;      // check mode: its run (marks_) and
-        std::uint32_t mark = 0;            //   the run's mark of it
-    };
-    using VisitTable = std::unordered_map<std::uint64_t, std::vector<Visit>>;
+    /// VisitedKey::reads and locals: each visit's fingerprint and what the
+    /// search had left there (looked up only: no order reaches behaviour).
     VisitTable visits_;
+    // Check mode: per visit (its ordinal), its run (marks_) and the run's mark of it.
+    struct VisitMark {
+        std::uint32_t run;
+        std::uint32_t mark;
+    };
+    std::vector<VisitMark> visit_marks_;
     std::uint64_t visited_limit_ = 0;  // limit_visited
-    std::uint64_t visited_bytes_ = 0;
     std::uint64_t key_mask_ = ~std::uint64_t{0};  // narrow_keys
     // Check mode: per run, its fresh decisions (the parts at each and the
     // choice taken there): a first visit's continuation is its run's marks
@@ -421,14 +412,9 @@ private:
     /// never cuts: it follows the first visit's trail instead.
     auto visited_state(const Scheduler& scheduler, std::span<const Candidate> candidates,
                        const DfsTree::Node& node) -> bool;
-    /// Whether `first` explored at least what `visit` would (Godefroid's
-    /// rule): no more preemptions or steps spent, no task asleep that is
-    /// awake at `visit`.
-    [[nodiscard]] static auto covers(const DfsTree::Visit& first, const DfsTree::Visit& visit) -> bool;
-    /// Records `visit` under `key` (`found`: the key's entry, or the table's
-    /// end when it has none), unless the table is at its bound
-    /// (DfsTree::limit_visited).
-    void remember(std::uint64_t key, DfsTree::VisitTable::iterator found, DfsTree::Visit visit);
+    /// Records `visit` (`fresh`: its key's first), unless the table is at
+    /// its bound (DfsTree::limit_visited).
+    void remember(const Visit& visit, bool fresh);
     /// The state's parts now; false when a hash failed.
     auto state_parts(const Scheduler& scheduler, std::span<const Candidate> candidates,
                      const DfsTree::Node& node, StateParts& parts) const -> bool;

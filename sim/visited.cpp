@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "sim/assert.hpp"
 #include "sim/dfs.hpp"
@@ -45,6 +46,42 @@ auto fields_text(const std::vector<ResourceField>& first, const std::vector<Reso
         names += field.name;
     }
     return names.empty() ? std::string() : " (in its " + names + ")";
+}
+
+/// `value` in a field of type T: saturated, and whether it fitted below
+/// the field's largest value (a first visit whose figure does not covers
+/// nothing; a revisit's saturated figure compares as its own would).
+template <class T>
+auto narrow(std::uint64_t value, bool& fits) -> T {
+    constexpr std::uint64_t most = std::numeric_limits<T>::max();
+    if (value >= most) fits = false;
+    return static_cast<T>(std::min(value, most));
+}
+
+/// The visit of the state keyed `key`, at `node`, as the table keeps it.
+auto visit_of(const Scheduler& scheduler, const DfsTree::Node& node, std::uint64_t key) -> Visit {
+    Visit visit;
+    visit.key = key;
+    bool fits = true;
+    visit.preemptions = narrow<std::uint8_t>(node.preemptions, fits);
+    visit.steps = narrow<std::uint32_t>(scheduler.steps(), fits);
+    const std::uint64_t without_progress = scheduler.resource_hasher()->steps_without_progress();
+    visit.without_progress = narrow<std::uint32_t>(without_progress, fits);
+    const std::array<std::uint32_t, 3> charges{scheduler.io_reorders_used(),
+                                               scheduler.daemon_wakeups_used(), scheduler.io_errors_used()};
+    for (std::size_t i = 0; i < charges.size(); i++) {
+        visit.charges[i] = narrow<std::uint8_t>(charges[i], fits);
+    }
+    for (const DfsTree::Explored& asleep : node.sleep) {
+        // A timer's key (top bit) names a different timer on another path.
+        if ((asleep.key >> 63) != 0 || asleep.key >= 32) {
+            fits = false;
+        } else {
+            visit.sleep |= std::uint32_t{1} << asleep.key;
+        }
+    }
+    visit.covers_none = !fits;
+    return visit;
 }
 
 }  // namespace
@@ -148,86 +185,49 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
         return false;
     }
     if (tree_.checking_) check_decision(scheduler, parts_);
-    DfsTree::Visit visit{node.preemptions, scheduler.steps(), {}};
-    visit.charges = {scheduler.io_reorders_used(), scheduler.daemon_wakeups_used(),
-                     scheduler.io_errors_used()};
-    visit.without_progress = scheduler.resource_hasher()->steps_without_progress();
-    for (const DfsTree::Explored& asleep : node.sleep) visit.sleep.push_back(asleep.key);
-    std::sort(visit.sleep.begin(), visit.sleep.end());
-    const std::uint64_t key = parts_.key() & tree_.key_mask_;
-    const auto found = tree_.visits_.find(key);
-    if (found != tree_.visits_.end()) {
-        for (const DfsTree::Visit& first : found->second) {
-            if (!covers(first, visit)) continue;
-            if (!tree_.checking_) {
-                if (tree_.owned_ && first.charges != visit.charges) tree_.stats_.cut_fewer_charges++;
-                return true;
-            }
-            // Check mode compares the parts, not their 64-bit key: a first
-            // visit that differs in what the key hashes is a collision.
-            const bool marked = first.run != DfsTree::no_trail;
-            if (marked && !tree_.marks_[first.run][first.mark].parts.same_key(parts_)) {
-                if (tree_.owned_) tree_.stats_.collisions++;
-                continue;
-            }
-            // Follow the first visit's run from its mark of this state (not
-            // a visit of this same run: that is a cycle). Only with the same
-            // charged choices spent: with fewer, the first run may list a
-            // charged timer the revisit cannot, which is the budget, not the key.
-            if (following_ == DfsTree::no_trail && marked && first.run != run_ &&
-                first.charges == visit.charges && first.without_progress == visit.without_progress) {
-                following_ = first.run;
-                followed_ = first.mark;
-                follow_end_ = first.mark + check_decisions + 1;
-                if (tree_.owned_) tree_.stats_.merges_followed++;
-            }
+    const Visit visit = visit_of(scheduler, node, parts_.key() & tree_.key_mask_);
+    bool fresh = true;
+    const Visit* covering = tree_.visits_.find(visit.key, [&](const Visit& first) {
+        fresh = false;
+        if (!first.covers(visit)) return false;
+        if (!tree_.checking_) return true;
+        // Check mode compares the parts, not their 64-bit key: a first
+        // visit that differs in what the key hashes is a collision.
+        const DfsTree::VisitMark& marked = tree_.visit_marks_[first.ordinal];
+        if (!tree_.marks_[marked.run][marked.mark].parts.same_key(parts_)) {
+            if (tree_.owned_) tree_.stats_.collisions++;
             return false;
         }
+        // Follow the first visit's run from its mark of this state (not a
+        // visit of this same run: that is a cycle). Only with the same
+        // charged choices spent: with fewer, the first run may list a
+        // charged timer the revisit cannot, which is the budget, not the key.
+        if (following_ == DfsTree::no_trail && marked.run != run_ && first.charges == visit.charges &&
+            first.without_progress == visit.without_progress) {
+            following_ = marked.run;
+            followed_ = marked.mark;
+            follow_end_ = marked.mark + check_decisions + 1;
+            if (tree_.owned_) tree_.stats_.merges_followed++;
+        }
+        return true;
+    });
+    if (covering == nullptr) {
+        remember(visit, fresh);
+        return false;
     }
-    remember(key, found, std::move(visit));
-    return false;
+    if (tree_.checking_) return false;
+    if (tree_.owned_ && covering->charges != visit.charges) tree_.stats_.cut_fewer_charges++;
+    return true;
 }
 
-auto DfsStrategy::covers(const DfsTree::Visit& first, const DfsTree::Visit& visit) -> bool {
-    // A timer's key names a different timer on another path: a first visit
-    // that slept on one is not compared.
-    const bool timers_asleep =
-        std::any_of(first.sleep.begin(), first.sleep.end(), [](std::uint64_t k) { return (k >> 63) != 0; });
-    // Charged choices, as preemptions, are a budget: a first visit that had
-    // spent no more of each had every choice the revisit has.
-    for (std::size_t i = 0; i < first.charges.size(); i++) {
-        if (first.charges[i] > visit.charges[i]) return false;
-    }
-    // The liveness window: a first visit that had no more of it left (and
-    // no fewer steps) ran every path the revisit can into the same liveness
-    // violation or further, so it saw every finding the revisit can make
-    // (past its own window's end only what follows a liveness violation).
-    if (first.without_progress < visit.without_progress) return false;
-    return first.preemptions <= visit.preemptions && first.steps <= visit.steps && !timers_asleep &&
-           std::includes(visit.sleep.begin(), visit.sleep.end(), first.sleep.begin(), first.sleep.end());
-}
-
-void DfsStrategy::remember(std::uint64_t key, DfsTree::VisitTable::iterator found, DfsTree::Visit visit) {
-    // An unordered_map node (key, vector, cached hash, link) and its bucket,
-    // then the visit and its sleep set.
-    constexpr std::uint64_t entry_bytes = 64;
-    const bool fresh = found == tree_.visits_.end();
-    const std::uint64_t bytes = (fresh ? entry_bytes : 0) + sizeof(DfsTree::Visit) +
-                                visit.sleep.capacity() * sizeof(std::uint64_t);
-    if (tree_.visited_limit_ != 0 && tree_.visited_bytes_ + bytes > tree_.visited_limit_) {
+void DfsStrategy::remember(const Visit& visit, bool fresh) {
+    if (!tree_.visits_.insert(visit, tree_.visited_limit_)) {
         if (tree_.owned_) tree_.stats_.dropped++;
         return;
     }
-    tree_.visited_bytes_ += bytes;
     if (fresh && tree_.owned_) tree_.stats_.states++;
     if (tree_.checking_) {
-        visit.run = run_;
-        visit.mark = static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1);
-    }
-    if (fresh) {
-        tree_.visits_.emplace(key, std::vector<DfsTree::Visit>{std::move(visit)});
-    } else {
-        found->second.push_back(std::move(visit));
+        tree_.visit_marks_.push_back({run_, static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1)});
     }
 }
 
