@@ -319,12 +319,14 @@ auto visited_text(const runner::FuzzRequest& request, const runner::FuzzReport& 
     const auto states = static_cast<double>(dfs.states);
     appendf(out,
             "visited states: %llu distinct remembered (key: %s), %llu runs cut at a visited state "
-            "(%llu first reached with fewer I/O reorderings, daemon wake-ups or I/O errors spent); "
+            "(%llu first reached with fewer I/O reorderings, daemon wake-ups or I/O errors spent, %llu with "
+            "more steps); "
             "64-bit keys: a collision, which could only cut a run too many, has probability at most %.2g\n",
             static_cast<ull>(dfs.states),
             request.states == sim::VisitedKey::locals ? "the tasks' declared live locals"
                                                       : "the tasks' reads",
             static_cast<ull>(dfs.cut_visited), static_cast<ull>(dfs.cut_fewer_charges),
+            static_cast<ull>(dfs.cut_more_steps),
             states * states / 3.6893488147419103e19);
     if (dfs.dropped != 0) {
         appendf(out,

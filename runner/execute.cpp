@@ -170,6 +170,7 @@ auto advance(sim::Scheduler& scheduler, sim::Strategy& strategy, RunOutcome& out
     if (scheduler.steps() >= bounds.steps) {
         // A bound, not a finding: the run is not explored past this step.
         outcome.cut_at_step = bounds.steps;
+        strategy.see_step_bound();
         trace.add({sim::TraceLine::Kind::note, scheduler.steps(), scheduler.now(), "engine",
                    "not explored past step " + std::to_string(bounds.steps) +
                        ": the run reached the step bound (explore.steps); no claim about the rest of it"});

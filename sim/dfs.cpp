@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "sim/assert.hpp"
 
@@ -23,6 +24,7 @@ auto DfsStats::operator+=(const DfsStats& other) -> DfsStats& {
     abandoned += other.abandoned;
     cut_visited += other.cut_visited;
     cut_fewer_charges += other.cut_fewer_charges;
+    cut_more_steps += other.cut_more_steps;
     unhashed += other.unhashed;
     states += other.states;
     dropped += other.dropped;
@@ -90,6 +92,7 @@ void DfsTree::next_unit() {
     unit_++;
     visits_.clear();
     visit_marks_.clear();
+    step_bound_reached_ = false;
     marks_.clear();
     owned_ = claim_(unit_);
     cut_at_ = owned_ ? no_cut : split_depth_;
@@ -281,6 +284,7 @@ auto DfsStrategy::decide(const Scheduler& scheduler, std::span<const Candidate> 
     note_choice(scheduler, candidates, pick);
     node.chosen = pick;
     node.backtrack.push_back(candidates[pick].key());
+    node.visit = std::exchange(remembered_, DfsTree::no_visit);
     tree_.nodes_.push_back(std::move(node));
     if (tree_.nodes_.size() - 1 == tree_.cut_at_) {
         // Recorded, not taken: the run ends before its step counts.

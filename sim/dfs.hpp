@@ -78,6 +78,9 @@ struct DfsStats {
     // spent (I/O reorderings, daemon wake-ups, I/O errors), compared as a
     // budget rather than keyed.
     std::uint64_t cut_fewer_charges = 0;
+    // Of cut_visited: at a state first reached with more steps spent, whose
+    // subtree was explored with no run at the step bound (Visit::covers).
+    std::uint64_t cut_more_steps = 0;
     std::uint64_t unhashed = 0;         // decisions whose state could not be hashed (never cut)
     std::uint64_t states = 0;           // distinct states remembered (VisitedKey::reads, locals)
     // States not remembered because the table had reached its memory bound
@@ -123,10 +126,11 @@ inline constexpr std::size_t no_cut = ~std::size_t{0};
 ///   locals (sim/live.hpp) stand for its stack, so a model that leaves one
 ///   out merges states whose futures differ (check mode names it).
 /// With reads and locals a revisit is cut only when the first visit had
-/// spent no more preemptions, charged choices and steps and its sleep set
-/// held no task the revisit's does not (Godefroid's rule), so the first
-/// visit explored at least what the revisit would. A run whose hashes fail
-/// (a model without them) is never cut.
+/// spent no more preemptions and charged choices and its sleep set held no
+/// task the revisit's does not (Godefroid's rule), so the first visit
+/// explored at least what the revisit would; more steps spent only while no
+/// run met the step bound (Visit::covers). A run whose hashes fail (a model
+/// without them) is never cut.
 enum class VisitedKey : std::uint8_t { none, positions, histories, reads, locals };
 
 /// One state split into the parts its key hashes, for check mode's report of
@@ -188,6 +192,7 @@ public:
         Footprint footprint;
         std::uint32_t preemptions_after;  // spent once it had run, where it was explored
     };
+    static constexpr std::uint32_t no_visit = ~std::uint32_t{0};
     struct Node {
         std::vector<std::uint64_t> candidates;  // keys
         std::uint64_t current = no_candidate_key;  // the task that may run on without a preemption
@@ -195,6 +200,10 @@ public:
         std::vector<Explored> sleep;    // asleep on arrival
         std::vector<Explored> explored; // chosen here in earlier schedules
         std::vector<std::uint64_t> backtrack;  // dpor: the keys to explore here
+        // The visit of this decision's state the table remembered (its
+        // ordinal), or none: while the node is on the path, that visit's
+        // subtree is still being explored.
+        std::uint32_t visit = no_visit;
         std::size_t chosen = 0;
         bool chosen_recorded = false;
         /// Where every task stands at this decision (its state and last
@@ -324,6 +333,11 @@ private:
         std::uint32_t mark;
     };
     std::vector<VisitMark> visit_marks_;
+    // A run of this unit ended at the step bound (DfsStrategy::see_step_bound).
+    bool step_bound_reached_ = false;
+    /// Whether the visit `ordinal` is a decision of the current path (its
+    /// subtree not explored yet).
+    [[nodiscard]] auto on_path(std::uint32_t ordinal) const -> bool;
     std::uint64_t visited_limit_ = 0;  // limit_visited
     std::uint64_t key_mask_ = ~std::uint64_t{0};  // narrow_keys
     // Check mode: per run, its fresh decisions (the parts at each and the
@@ -403,6 +417,7 @@ public:
     [[nodiscard]] auto checks_footprints() const -> bool override { return tree_.checking_footprints_; }
     [[nodiscard]] auto footprint_left_out() const -> Footprint override { return tree_.footprint_left_out_; }
     void see_omissions(std::span<const FootprintOmission> omissions, std::uint64_t steps_checked) override;
+    void see_step_bound() override { tree_.step_bound_reached_ = true; }
 
 private:
     DfsTree& tree_;
@@ -426,6 +441,7 @@ private:
     /// The report of a part that differs between `first` and `now`.
     [[nodiscard]] auto describe_mismatch(const Scheduler& scheduler, const DfsTree::Mark& before,
                                          const StateParts& first, const StateParts& now) const -> std::string;
+    std::uint32_t remembered_ = DfsTree::no_visit;  // the visit this decision remembered
     std::uint32_t run_ = DfsTree::no_trail;        // this run's marks (check mode)
     std::uint32_t following_ = DfsTree::no_trail;  // the run this one is compared with
     std::size_t followed_ = 0;  // its mark that the next decision compares with

@@ -140,6 +140,8 @@ public:
         static_cast<void>(omissions);
         static_cast<void>(steps_checked);
     }
+    /// The run just ended at the step bound (explore.steps): not explored past it.
+    virtual void see_step_bound() {}
 };
 
 enum class StepOutcome : std::uint8_t {

@@ -34,7 +34,10 @@ struct Visit {
 
     /// Whether this first visit had every choice `revisit` has (Godefroid's
     /// rule, with the charged choices and the liveness window as budgets).
-    [[nodiscard]] auto covers(const Visit& revisit) const -> bool {
+    /// Steps are a budget only against the step bound: `steps_free` says
+    /// that this visit's subtree is explored and no run stopped at the bound,
+    /// so a revisit with fewer steps spent would reach nothing more.
+    [[nodiscard]] auto covers(const Visit& revisit, bool steps_free = false) const -> bool {
         if (covers_none) return false;
         for (std::size_t i = 0; i < charges.size(); i++) {
             if (charges[i] > revisit.charges[i]) return false;
@@ -43,7 +46,7 @@ struct Visit {
         // fewer steps) ran every path the revisit can into the same liveness
         // violation or further.
         return without_progress >= revisit.without_progress && preemptions <= revisit.preemptions &&
-               steps <= revisit.steps && (sleep & ~revisit.sleep) == 0;
+               (steps <= revisit.steps || steps_free) && (sleep & ~revisit.sleep) == 0;
     }
 };
 

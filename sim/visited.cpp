@@ -86,6 +86,16 @@ auto visit_of(const Scheduler& scheduler, const DfsTree::Node& node, std::uint64
 
 }  // namespace
 
+auto DfsTree::on_path(std::uint32_t ordinal) const -> bool {
+    // The path's visits were remembered in its order: their ordinals rise with depth.
+    for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
+        if (node->visit == no_visit) continue;
+        if (node->visit == ordinal) return true;
+        if (node->visit < ordinal) return false;
+    }
+    return false;
+}
+
 auto StateParts::key() const -> std::uint64_t {
     StateHash hash(signature);
     hash.add(running);
@@ -189,7 +199,9 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     bool fresh = true;
     const Visit* covering = tree_.visits_.find(visit.key, [&](const Visit& first) {
         fresh = false;
-        if (!first.covers(visit)) return false;
+        const bool steps_free =
+            first.steps > visit.steps && !tree_.step_bound_reached_ && !tree_.on_path(first.ordinal);
+        if (!first.covers(visit, steps_free)) return false;
         if (!tree_.checking_) return true;
         // Check mode compares the parts, not their 64-bit key: a first
         // visit that differs in what the key hashes is a collision.
@@ -217,6 +229,7 @@ auto DfsStrategy::visited_state(const Scheduler& scheduler, std::span<const Cand
     }
     if (tree_.checking_) return false;
     if (tree_.owned_ && covering->charges != visit.charges) tree_.stats_.cut_fewer_charges++;
+    if (tree_.owned_ && covering->steps > visit.steps) tree_.stats_.cut_more_steps++;
     return true;
 }
 
@@ -226,6 +239,7 @@ void DfsStrategy::remember(const Visit& visit, bool fresh) {
         return;
     }
     if (fresh && tree_.owned_) tree_.stats_.states++;
+    remembered_ = static_cast<std::uint32_t>(tree_.visits_.size() - 1);
     if (tree_.checking_) {
         tree_.visit_marks_.push_back({run_, static_cast<std::uint32_t>(tree_.marks_[run_].size() - 1)});
     }

@@ -287,15 +287,16 @@ fi
 # crash state; a table at its --max-memory bound says how many states it did
 # not remember; check mode says what it compared and counts collisions.
 schedules_of() { sed -n 's/^complete: \([0-9]*\) schedules.*/\1/p' "$1"; }
-run_cs "$TMP/states.out" "$TMP/states.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 --states locals \
+run_cs "$TMP/states.out" "$TMP/states.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:3 --states locals \
     --quiet --out "$TMP/fix1"
 expect_rc "fuzz --states locals" 0 "$TMP/states.out" "$TMP/states.err"
 expect_egrep "fuzz --states locals says what it remembered and cut" \
     '^visited states: [1-9][0-9]* distinct remembered \(key: the tasks. declared live locals\), [1-9][0-9]* runs cut' \
     "$TMP/states.out"
-run_cs "$TMP/states-all.out" "$TMP/states-all.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 --quiet \
+# dfs:3: the first bound whose visits do not fit 1 MiB (24,576 entries).
+run_cs "$TMP/states-all.out" "$TMP/states-all.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:3 --quiet \
     --out "$TMP/fix1"
-run_cs "$TMP/states-mem.out" "$TMP/states-mem.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:2 \
+run_cs "$TMP/states-mem.out" "$TMP/states-mem.err" fuzz "$SCEN" --variant fix-1 --strategy dfs:3 \
     --states locals --max-memory 1 --quiet --out "$TMP/fix1"
 expect_rc "fuzz --states locals --max-memory 1" 0 "$TMP/states-mem.out" "$TMP/states-mem.err"
 expect_egrep "fuzz --max-memory 1 says how many states it did not remember" \

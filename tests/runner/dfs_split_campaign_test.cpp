@@ -318,8 +318,8 @@ TEST_CASE("dfs split campaign: a visited-state table at its memory bound gives t
     const loader::Scenario scenario =
         loader::load_scenario("scenarios/btrfs/fast-fsync-vs-page-release.json");
     const auto locals = sim::VisitedKey::locals;
-    const Figures whole = split_search(scenario, "fix-1", "dfs:3", 1, 1, 1, false, locals, 1);
-    const Figures unbounded = split_search(scenario, "fix-1", "dfs:3", 1, 1, 1, false, locals);
+    const Figures whole = split_search(scenario, "fix-1", "dfs:4", 1, 1, 1, false, locals, 1);
+    const Figures unbounded = split_search(scenario, "fix-1", "dfs:4", 1, 1, 1, false, locals);
     CHECK(whole.complete);
     CHECK(whole.dropped > 0);
     CHECK(unbounded.dropped == 0);
@@ -327,7 +327,7 @@ TEST_CASE("dfs split campaign: a visited-state table at its memory bound gives t
     CHECK(whole.distinct == unbounded.distinct);
     for (const std::uint32_t jobs : {2U, 3U}) {
         CAPTURE(jobs);
-        const Figures split = split_search(scenario, "fix-1", "dfs:3", jobs, 1, 1, false, locals, 1);
+        const Figures split = split_search(scenario, "fix-1", "dfs:4", jobs, 1, 1, false, locals, 1);
         CHECK(split.schedules == whole.schedules);
         CHECK(split.dropped == whole.dropped);
         CHECK(split.crash_states == whole.crash_states);

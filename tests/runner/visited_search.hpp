@@ -22,6 +22,7 @@ struct VisitedSearch {
     bool check_footprints = false;
     std::string footprint_left_out{};
     std::uint64_t progress_steps = 0;  // explore.progress_steps; 0: the scenario's
+    std::uint64_t steps = 0;           // explore.steps; 0: the scenario's
 };
 
 inline auto search(const std::string& path, const std::string& variant, std::uint32_t preemptions,
@@ -35,9 +36,10 @@ inline auto search(const std::string& path, const std::string& variant, std::uin
         none.recovery_crashes = 0;
         simulation.set_bounds(none);
     }
-    if (key.progress_steps != 0) {
+    if (key.progress_steps != 0 || key.steps != 0) {
         loader::ExploreBounds bounds = simulation.bounds();
-        bounds.progress_steps = key.progress_steps;
+        if (key.progress_steps != 0) bounds.progress_steps = key.progress_steps;
+        if (key.steps != 0) bounds.steps = key.steps;
         simulation.set_bounds(bounds);
     }
     runner::FuzzRequest request;

@@ -36,6 +36,22 @@ TEST_CASE("visited states: the btrfs race keeps every distinct crash state in fe
     }
 }
 
+TEST_CASE("visited states: a first visit with more steps cuts a revisit while no run met the step bound") {
+    // Steps are a budget only against the step bound: a first visit whose
+    // subtree is explored saw everything a revisit with fewer steps would.
+    const auto locals = sim::VisitedKey::locals;
+    const runner::FuzzReport cached = search(race, "fix-1", 2, {.states = locals});
+    CHECK(cached.dfs.cut_more_steps > 0);
+    // Runs stopped at step 16: a revisit with fewer steps would explore further (leaving
+    // the bound out of the rule loses 4 of its 25 distinct crash states).
+    const runner::FuzzReport full = search(race, "fix-1", 2, {.steps = 16});
+    const runner::FuzzReport bounded = search(race, "fix-1", 2, {.states = locals, .steps = 16});
+    REQUIRE(bounded.complete);
+    CHECK(bounded.dfs.cut_visited > 0);
+    CHECK(bounded.dfs.cut_more_steps == 0);
+    CHECK(bounded.crash_states_distinct == full.crash_states_distinct);
+}
+
 TEST_CASE("visited states: before-fix of the btrfs race still fails with the key on") {
     for (const std::uint32_t bound : {1U, 2U}) {
         CAPTURE(bound);
