@@ -42,9 +42,8 @@ struct Visit {
         for (std::size_t i = 0; i < charges.size(); i++) {
             if (charges[i] > revisit.charges[i]) return false;
         }
-        // A first visit with no more of the liveness window left (and no
-        // fewer steps) ran every path the revisit can into the same liveness
-        // violation or further.
+        // A first visit with no more of the liveness window left ran every
+        // path the revisit can into the same liveness violation or further.
         return without_progress >= revisit.without_progress && preemptions <= revisit.preemptions &&
                (steps <= revisit.steps || steps_free) && (sleep & ~revisit.sleep) == 0;
     }
@@ -53,8 +52,7 @@ struct Visit {
 static_assert(sizeof(Visit) == 32, "two visits to a cache line");
 
 /// The slots are mapped from the system and returned to it whole (mmap,
-/// munmap), so a table that grew leaves no freed arrays resident: the
-/// process's memory is the table's.
+/// munmap): the table's memory is its array, which --max-memory bounds.
 class VisitTable {
 public:
     VisitTable() = default;
@@ -82,9 +80,6 @@ public:
             if (!slot.used) return nullptr;
             if (slot.key == key && pick(slot)) return &slot;
         }
-    }
-    [[nodiscard]] auto contains(std::uint64_t key) const -> bool {
-        return find(key, [](const Visit&) { return true; }) != nullptr;
     }
     /// Remembers `visit` (its ordinal set here), unless the table would grow
     /// past `limit` bytes (0: no bound): then nothing is kept and it says so.
